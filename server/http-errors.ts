@@ -1,0 +1,42 @@
+/**
+ * How the proxy turns what went wrong into the shared error body. 5xx answers say only what the
+ * browser can act on (try again); their causes go to the log, never into the response.
+ */
+import type { Context } from 'hono';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import { errorBody, type ErrorCode } from '../src/shared/errors.ts';
+import { PartnerError } from './upstream/errors.ts';
+
+export class HttpError extends Error {
+  constructor(
+    readonly status: ContentfulStatusCode,
+    readonly code: ErrorCode,
+    message: string,
+    readonly fields?: Record<string, string>,
+  ) {
+    super(message);
+  }
+}
+
+export function respondError(c: Context, error: unknown): Response {
+  if (error instanceof HttpError) return c.json(errorBody(error.code, error.message, error.fields), error.status);
+  if (error instanceof PartnerError) {
+    switch (error.kind) {
+      case 'invalid_input':
+        return c.json(errorBody('invalid_request', error.message, error.details.fields), 400);
+      case 'not_found':
+        return c.json(errorBody('not_found', 'No such payment.'), 404);
+      case 'refused':
+        console.error(`[proxy] partner refused: ${error.message}`);
+        return c.json(errorBody('upstream_refused', 'The payment service refused the request.', error.details.fields), 502);
+      case 'timeout':
+        console.error(`[proxy] ${error.message}`);
+        return c.json(errorBody('upstream_timeout', 'The payment service did not answer in time; try again.'), 504);
+      default:
+        console.error(`[proxy] ${error.message}`);
+        return c.json(errorBody('upstream_unavailable', 'The payment service is unavailable; try again.'), 503);
+    }
+  }
+  console.error('[proxy] unexpected error', error);
+  return c.json(errorBody('internal', 'Something went wrong on the server; try again.'), 500);
+}

@@ -1,0 +1,95 @@
+/**
+ * The one error body every endpoint of the proxy answers with, and the turning of zod issues into
+ * it, so that a bad field is named the same way in the proxy, the client and the sandbox.
+ */
+import { z } from 'zod/mini';
+
+export const ERROR_CODES = [
+  'invalid_request',
+  'invalid_json',
+  'unsupported_media_type',
+  'payload_too_large',
+  'invalid_reference',
+  'not_found',
+  'method_not_allowed',
+  'unauthorized',
+  'forbidden',
+  'rate_limited',
+  'upstream_refused',
+  'upstream_unavailable',
+  'upstream_timeout',
+  'internal',
+] as const;
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
+export const ErrorBody = z.object({
+  error: z.object({
+    code: z.string(),
+    message: z.string(),
+    /** Field path (dotted) to what is wrong with it. */
+    fields: z.optional(z.record(z.string(), z.string())),
+  }),
+});
+export type ErrorBody = z.infer<typeof ErrorBody>;
+
+export function errorBody(code: ErrorCode, message: string, fields?: Record<string, string>): ErrorBody {
+  return { error: fields ? { code, message, fields } : { code, message } };
+}
+
+/** The subset of a zod issue this module reads; zod and zod/mini issues both fit. */
+export interface Issue {
+  readonly code: string;
+  readonly path: readonly PropertyKey[];
+  readonly message: string;
+  readonly expected?: unknown;
+  readonly keys?: readonly string[];
+  readonly input?: unknown;
+}
+
+function describe(issue: Issue): string {
+  if (issue.code === 'invalid_type') {
+    return issue.input === undefined ? 'is required' : `must be ${article(String(issue.expected))}`;
+  }
+  if (issue.code === 'invalid_value' && issue.message === 'Invalid input') return 'is not one of the accepted values';
+  // Every other check in src/shared carries its own sentence.
+  return issue.message === 'Invalid input' ? 'is invalid' : issue.message;
+}
+
+function article(type: string): string {
+  return /^[aeiou]/.test(type) ? `an ${type}` : `a ${type}`;
+}
+
+/** Field path -> what is wrong, one entry per field (the first problem found). */
+export function issuesToFields(issues: readonly Issue[]): Record<string, string> {
+  const fields: Record<string, string> = {};
+  for (const issue of issues) {
+    if (issue.code === 'unrecognized_keys') {
+      for (const key of issue.keys ?? []) fields[[...issue.path, key].join('.')] ??= 'is not a known field';
+      continue;
+    }
+    const path = issue.path.map(String).join('.') || 'body';
+    fields[path] ??= describe(issue);
+  }
+  return fields;
+}
+
+/**
+ * Parses `input` with `schema`; on failure, the 400 body naming every bad field. Issues carry the
+ * input only so "is required" can be told from "must be a string"; it never reaches a message.
+ */
+export function parseInput<T>(
+  schema: z.ZodMiniType<T>,
+  input: unknown,
+): { success: true; data: T } | { success: false; body: ErrorBody; issues: readonly Issue[] } {
+  const result = schema.safeParse(input, { reportInput: true });
+  return result.success ? { success: true, data: result.data } : { success: false, body: invalidRequest(result.error.issues), issues: result.error.issues };
+}
+
+/** A 400 body naming every bad field: `value must be at least 0.20; name is required`. */
+export function invalidRequest(issues: readonly Issue[]): ErrorBody {
+  const fields = issuesToFields(issues);
+  const message = Object.entries(fields)
+    .map(([path, problem]) => `${path} ${problem}`)
+    .join('; ');
+  return errorBody('invalid_request', message, fields);
+}

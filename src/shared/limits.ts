@@ -1,0 +1,39 @@
+/**
+ * The partner service's limits (spec section 8) and the few limits of our own that the spec leaves
+ * open. Every check in the widget, the proxy, the client and the sandbox reads them from here.
+ */
+export const LIMITS = {
+  /** Payment value in reais (spec 4.3, 8). */
+  paymentValue: { min: 0.2, max: 10_000 },
+  /** Transfer value in reais (spec 4.6, 8). */
+  transferValue: { min: 0.2, max: 49_000 },
+  /** Characters (code points) of a payment description (spec 4.3). */
+  descriptionMaxLength: 50,
+  /** Seconds until a QR code expires when creation does not say (spec 4.3). */
+  defaultExpirationSeconds: 3600,
+  /** An unpaid payment is canceled this long after it expires (spec 3, 8). */
+  cancelAfterExpirationSeconds: 3600,
+  /** Webhook attempts after the first (spec 6, 8). */
+  webhookRetries: 2,
+  /** Access token lifetime (spec 5). */
+  tokenLifetimeSeconds: 5 * 365 * 24 * 3600,
+  /** Our own bound on a customer's name: the spec sets none, a proof of payment shows a line. */
+  customerNameMaxLength: 120,
+  /** Our own bound on a partner reference in a path: the spec sets none. */
+  referenceMaxLength: 64,
+} as const;
+
+/** True when `value` is a finite amount with at most two decimals (cents), immune to float noise. */
+export function isCents(value: number): boolean {
+  return Number.isFinite(value) && Math.abs(value * 100 - Math.round(value * 100)) < 1e-6;
+}
+
+/** Length in code points, as the spec and the BR Code count characters. */
+export function charCount(text: string): number {
+  return [...text].length;
+}
+
+/** Formats reais as the spec writes limits (0.20, 10,000.00) for error messages. */
+export function formatReais(value: number): string {
+  return value.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 });
+}
