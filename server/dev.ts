@@ -46,7 +46,13 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
     credentials: { email: DEFAULT_ACCOUNT.email, accessKey: DEFAULT_ACCOUNT.accessKey },
   });
 
-  const app = createApp({ partner, allowedOrigins: options.allowedOrigins ?? ['*'], expirationSeconds: options.expirationSeconds });
+  // The proxy reads the sandbox's clock, so advancing it expires QR codes on every screen at once.
+  const app = createApp({
+    partner,
+    allowedOrigins: options.allowedOrigins ?? ['*'],
+    expirationSeconds: options.expirationSeconds,
+    now: sandbox.state.clock.now,
+  });
   app.route('/sandbox', sandbox.publicApp);
   options.mount?.(app);
 

@@ -22,23 +22,23 @@ export const API_PATHS = {
 const { min, max } = LIMITS.paymentValue;
 
 /** A payment value in reais: cents as decimals, within the partner's limits. */
-export const PaymentValue = z.number().check(
+export const PaymentValue = /* @__PURE__ */ z.number().check(
   z.refine(isCents, 'must be an amount with at most two decimals'),
   z.gte(min, `must be at least ${formatReais(min)}`),
   z.lte(max, `must be at most ${formatReais(max)}`),
 );
 
 /** Text printed on the customer's proof of payment. */
-export const PaymentDescription = z.string().check(
+export const PaymentDescription = /* @__PURE__ */ z.string().check(
   z.refine((s) => charCount(s) <= LIMITS.descriptionMaxLength, `must be at most ${LIMITS.descriptionMaxLength} characters`),
 );
 
-export const CustomerName = z.string().check(
+export const CustomerName = /* @__PURE__ */ z.string().check(
   z.refine((s) => s.trim().length > 0, 'must not be empty'),
   z.refine((s) => charCount(s) <= LIMITS.customerNameMaxLength, `must be at most ${LIMITS.customerNameMaxLength} characters`),
 );
 
-export const CustomerDocument = z.string().check(z.refine(isValidDocument, 'must be a valid CPF or CNPJ'));
+export const CustomerDocument = /* @__PURE__ */ z.string().check(z.refine(isValidDocument, 'must be a valid CPF or CNPJ'));
 
 /**
  * The spec's pairing rule: a customer's name and document go together or not at all. Shared by every
@@ -50,7 +50,7 @@ export function nameAndDocumentTogether(value: { name?: string | undefined; docu
   return null;
 }
 
-export const pairingCheck = z.superRefine((value: { name?: string | undefined; document?: string | undefined }, ctx) => {
+export const pairingCheck = /* @__PURE__ */ z.superRefine((value: { name?: string | undefined; document?: string | undefined }, ctx) => {
   const missing = nameAndDocumentTogether(value);
   if (missing) {
     ctx.issues.push({
@@ -63,7 +63,7 @@ export const pairingCheck = z.superRefine((value: { name?: string | undefined; d
 });
 
 /** POST {endpoint}/payments */
-export const CreatePaymentRequest = z
+export const CreatePaymentRequest = /* @__PURE__ */ z
   .strictObject({
     value: PaymentValue,
     description: z.optional(PaymentDescription),
@@ -73,10 +73,10 @@ export const CreatePaymentRequest = z
   .check(pairingCheck);
 export type CreatePaymentRequest = z.infer<typeof CreatePaymentRequest>;
 
-export const PaymentStatusSchema = z.enum(PAYMENT_STATUSES);
+export const PaymentStatusSchema = /* @__PURE__ */ z.enum(PAYMENT_STATUSES);
 
 /** A partner reference as it may appear in a path. */
-export const Reference = z.string().check(
+export const Reference = /* @__PURE__ */ z.string().check(
   z.regex(/^[A-Za-z0-9_-]+$/, 'must contain only letters, digits, "-" and "_"'),
   z.maxLength(LIMITS.referenceMaxLength, `must be at most ${LIMITS.referenceMaxLength} characters`),
 );
@@ -85,7 +85,7 @@ export const Reference = z.string().check(
  * What the browser sees of a payment, and nothing more: no token, tenant, document or internal id.
  * `server_time` lets the widget correct its countdown for a wrong device clock.
  */
-export const PaymentView = z.object({
+export const PaymentView = /* @__PURE__ */ z.object({
   reference: z.string(),
   status: PaymentStatusSchema,
   value: z.number(),

@@ -22,7 +22,7 @@ export const ERROR_CODES = [
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
 
-export const ErrorBody = z.object({
+export const ErrorBody = /* @__PURE__ */ z.object({
   error: z.object({
     code: z.string(),
     message: z.string(),
