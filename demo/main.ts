@@ -12,7 +12,6 @@ async function start(port: number): Promise<DevStack> {
     port,
     mount(app) {
       app.get('/', serveStatic({ path: './demo/index.html' }));
-      app.get('/demo.js', serveStatic({ path: './demo/demo.js' }));
       app.get('/dist/*', serveStatic({ root: './' }));
     },
   });

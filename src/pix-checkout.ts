@@ -80,6 +80,8 @@ export class PixCheckout extends LitElement {
   override connectedCallback(): void {
     super.connectedCallback();
     if (this.phase === 'idle') void this.start();
+    // Moved in the DOM (frameworks do this): pick up following where disconnecting stopped it.
+    else if (this.phase === 'ready' && this.payment && !isFinalStatus(this.payment.status)) this.status.follow(this.payment.reference);
   }
 
   override disconnectedCallback(): void {

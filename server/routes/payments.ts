@@ -6,6 +6,7 @@ import { parseInput } from '../../src/shared/errors.ts';
 import { PARTNER_STATUS } from '../../src/shared/partner.ts';
 import type { PaymentStatus } from '../../src/shared/status.ts';
 import { HttpError } from '../http-errors.ts';
+import { readJson } from '../json-body.ts';
 import type { PartnerClient } from '../upstream/client.ts';
 
 export interface PaymentRoutesDeps {
@@ -19,18 +20,15 @@ export interface PaymentRoutesDeps {
 export const MAX_CREATE_BODY_BYTES = 4 * 1024;
 
 async function readJsonBody(c: Context, maxBytes: number): Promise<unknown> {
-  const type = c.req.header('content-type') ?? '';
-  if (!/^application\/json\s*(;|$)/i.test(type)) {
-    throw new HttpError(415, 'unsupported_media_type', 'Send the body as JSON with Content-Type: application/json.');
-  }
-  const declared = Number(c.req.header('content-length'));
-  if (declared > maxBytes) throw new HttpError(413, 'payload_too_large', `The body must be at most ${maxBytes} bytes.`);
-  const raw = await c.req.arrayBuffer();
-  if (raw.byteLength > maxBytes) throw new HttpError(413, 'payload_too_large', `The body must be at most ${maxBytes} bytes.`);
-  try {
-    return JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(raw));
-  } catch {
-    throw new HttpError(400, 'invalid_json', 'The body is not valid JSON.');
+  const read = await readJson(c, maxBytes);
+  if (read.ok) return read.body;
+  switch (read.problem) {
+    case 'media_type':
+      throw new HttpError(415, 'unsupported_media_type', 'Send the body as JSON with Content-Type: application/json.');
+    case 'too_large':
+      throw new HttpError(413, 'payload_too_large', `The body must be at most ${maxBytes} bytes.`);
+    default:
+      throw new HttpError(400, 'invalid_json', 'The body is not valid JSON.');
   }
 }
 

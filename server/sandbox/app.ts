@@ -19,6 +19,7 @@ import {
   type PartnerErrorResponse,
   type PartnerPaymentRecord,
 } from '../../src/shared/partner.ts';
+import { readJson } from '../json-body.ts';
 import type { SandboxPayment, SandboxState } from './state.ts';
 
 /** The largest JSON body the sandbox reads; anything bigger is refused unread. */
@@ -40,20 +41,16 @@ function toPartnerErrors(issues: readonly Issue[]): Record<string, string[]> {
   return Object.fromEntries(Object.entries(issuesToFields(issues)).map(([field, problem]) => [field, [`${field} ${problem}`]]));
 }
 
-async function readJson(c: Context): Promise<{ ok: true; body: unknown } | { ok: false; response: Response }> {
-  const type = c.req.header('content-type') ?? '';
-  if (!/^application\/json\s*(;|$)/i.test(type)) {
-    return { ok: false, response: fail(c, 415, 'Content-Type must be application/json.') };
-  }
-  const declared = Number(c.req.header('content-length') ?? 0);
-  if (declared > MAX_BODY_BYTES) return { ok: false, response: fail(c, 413, 'The request body is too large.') };
-  const text = await c.req.text();
-  if (Buffer.byteLength(text) > MAX_BODY_BYTES) return { ok: false, response: fail(c, 413, 'The request body is too large.') };
-  try {
-    return { ok: true, body: JSON.parse(text) };
-  } catch {
-    return { ok: false, response: fail(c, 400, 'The request body is not valid JSON.') };
-  }
+async function readBody(c: Context): Promise<{ ok: true; body: unknown } | { ok: false; response: Response }> {
+  const read = await readJson(c, MAX_BODY_BYTES);
+  if (read.ok) return read;
+  const response =
+    read.problem === 'media_type'
+      ? fail(c, 415, 'Content-Type must be application/json.')
+      : read.problem === 'too_large'
+        ? fail(c, 413, 'The request body is too large.')
+        : fail(c, 400, 'The request body is not valid JSON.');
+  return { ok: false, response };
 }
 
 export function createPartnerApi(state: SandboxState, urls: SandboxUrls): Hono {
@@ -72,7 +69,7 @@ export function createPartnerApi(state: SandboxState, urls: SandboxUrls): Hono {
   });
 
   api.post(PARTNER_PATHS.login, async (c) => {
-    const read = await readJson(c);
+    const read = await readBody(c);
     if (!read.ok) return read.response;
     const parsed = parseInput(LoginRequest, read.body);
     if (!parsed.success) return fail(c, 422, 'The given data was invalid.', toPartnerErrors(parsed.issues));
@@ -90,7 +87,7 @@ export function createPartnerApi(state: SandboxState, urls: SandboxUrls): Hono {
   api.get(PARTNER_PATHS.getTenant, (c) => c.json({ message: 'Tenant.', data: state.account.tenant }));
 
   api.post(PARTNER_PATHS.createPayment, async (c) => {
-    const read = await readJson(c);
+    const read = await readBody(c);
     if (!read.ok) return read.response;
     const parsed = parseInput(CreatePartnerPaymentRequest, read.body);
     if (!parsed.success) return fail(c, 422, 'The given data was invalid.', toPartnerErrors(parsed.issues));

@@ -49,6 +49,18 @@ describe('<pix-checkout> against the real proxy and sandbox', () => {
     expect(shadow(el).querySelector('[role="status"]')!.textContent).to.equal('Pagamento confirmado');
   });
 
+  it('keeps following the payment after being moved in the page', async () => {
+    const el = await fixture<PixCheckout>(html`<pix-checkout endpoint=${apiUrl} amount="2"></pix-checkout>`);
+    const { detail } = await oneEvent(el, 'pix-created');
+    const elsewhere = document.createElement('div');
+    document.body.append(elsewhere);
+    elsewhere.append(el);
+    const paid = oneEvent(el, 'pix-paid');
+    await executeServerCommand('sandbox-pay', { reference: detail.payment.reference });
+    expect((await paid).detail.payment.status).to.equal('paid');
+    elsewhere.remove();
+  });
+
   it('shows an error with a retry when the proxy refuses the amount, and names the field', async () => {
     const el = await fixture<PixCheckout>(html`<pix-checkout endpoint=${apiUrl} amount="0.1"></pix-checkout>`);
     const { detail } = await oneEvent(el, 'pix-error');

@@ -109,6 +109,41 @@ describe('creating a payment', () => {
   test('a huge body: 413', async () => {
     expectError(await create({ value: 1, description: 'x'.repeat(100_000) }), 413, 'payload_too_large');
   });
+
+  test('a huge body sent in chunks, with no Content-Length: 413 without reading it all', async () => {
+    let sent = 0;
+    const chunk = new TextEncoder().encode(`"${'x'.repeat(1022)}",`);
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode('{"value":1,"padding":['));
+      },
+      pull(controller) {
+        // Would go on for 10 MB if the proxy kept reading.
+        if (sent > 10_000_000) return controller.close();
+        sent += chunk.byteLength;
+        controller.enqueue(chunk);
+      },
+    });
+    const res = await fetch(`${stack.apiUrl}/payments`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body,
+      duplex: 'half',
+    } as RequestInit);
+    assert.equal(res.status, 413);
+    assert.equal(ErrorBody.parse(await res.json()).error.code, 'payload_too_large');
+    assert.ok(sent < 10_000_000, `stopped early (sent ${sent} bytes)`);
+  });
+
+  test('a body that is not UTF-8: 400 invalid_json', async () => {
+    const res = await fetch(`${stack.apiUrl}/payments`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: new Uint8Array([0x7b, 0xff, 0xfe, 0x7d]),
+    });
+    assert.equal(res.status, 400);
+    assert.equal(ErrorBody.parse(await res.json()).error.code, 'invalid_json');
+  });
 });
 
 describe('reading a payment', () => {

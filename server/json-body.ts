@@ -1,0 +1,39 @@
+/**
+ * Reading a JSON request body safely, for the proxy and the sandbox alike: the content type is
+ * checked first, and the body is read only up to the limit, so a huge or endless body costs at most
+ * `maxBytes` of memory. Each caller turns the outcome into its own error shape.
+ */
+import type { Context } from 'hono';
+
+export type JsonRead =
+  | { ok: true; body: unknown }
+  | { ok: false; problem: 'media_type' | 'too_large' | 'invalid_json'; maxBytes: number };
+
+const JSON_TYPE = /^application\/json\s*(;|$)/i;
+
+export async function readJson(c: Context, maxBytes: number): Promise<JsonRead> {
+  if (!JSON_TYPE.test(c.req.header('content-type') ?? '')) return { ok: false, problem: 'media_type', maxBytes };
+  if (Number(c.req.header('content-length')) > maxBytes) return { ok: false, problem: 'too_large', maxBytes };
+
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = c.req.raw.body?.getReader();
+  if (reader) {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      size += value.byteLength;
+      if (size > maxBytes) {
+        await reader.cancel();
+        return { ok: false, problem: 'too_large', maxBytes };
+      }
+      chunks.push(value);
+    }
+  }
+  try {
+    const text = new TextDecoder('utf-8', { fatal: true }).decode(Buffer.concat(chunks));
+    return { ok: true, body: JSON.parse(text) };
+  } catch {
+    return { ok: false, problem: 'invalid_json', maxBytes };
+  }
+}
