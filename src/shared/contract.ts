@@ -17,6 +17,22 @@ export function fillPath(template: string, params: Record<string, string>): stri
 export const API_PATHS = {
   payments: '/payments',
   payment: '/payments/:reference',
+  /** Server-Sent Events: see STATUS_STREAM. */
+  paymentEvents: '/payments/:reference/events',
+} as const;
+
+/**
+ * The live status stream (`GET {endpoint}/payments/:reference/events`, `text/event-stream`): one
+ * `status` event with the payment view (JSON) at once, then one on every change. After a final
+ * status (see isFinalStatus) the server ends the stream; the client must then close its EventSource,
+ * or it would reconnect. Comment lines keep idle connections alive.
+ */
+export const STATUS_STREAM = {
+  event: 'status',
+  /** Milliseconds the server asks EventSource to wait before reconnecting. */
+  retryMs: 3000,
+  /** Milliseconds between keep-alive comments. */
+  keepAliveMs: 15_000,
 } as const;
 
 const { min, max } = LIMITS.paymentValue;
