@@ -7,6 +7,8 @@
  */
 import { z } from 'zod/mini';
 import { CustomerDocument, CustomerName, PaymentDescription, PaymentValue, pairingCheck } from './contract.ts';
+import { LIMITS, formatReais, isCents } from './limits.ts';
+import { PIX_KEY_TYPES, detectPixKeyType, isValidPixKey, type PixKeyType } from './pix-keys.ts';
 
 /** Paths of section 4, relative to the service's base URL; fill `:external_reference` with fillPath. */
 export const PARTNER_PATHS = {
@@ -21,9 +23,24 @@ export const PARTNER_PATHS = {
   notificationUrl: '/api/v2/identity/partner/notification-url',
 } as const;
 
-/** ASSUMPTION (spec 3: "meaning of the numeric status codes: not shown"). */
+/** ASSUMPTION (spec 3: "meaning of the numeric status codes: not shown"); payments and transfers alike. */
 export const PARTNER_STATUS = { pending: 1, approved: 2, canceled: 3 } as const;
 export type PartnerStatusCode = (typeof PARTNER_STATUS)[keyof typeof PARTNER_STATUS];
+
+/** ASSUMPTION (spec 4.4: "mapping from HTTP status to payment state: not shown"). */
+export const PAYMENT_CHECK_HTTP = { paid: 200, pending: 202, canceled: 410, notFound: 404 } as const;
+
+/** ASSUMPTION (spec 4.8, 6: "values of notify_type: not shown"); old is the default. */
+export const NOTIFY_TYPE = { old: 1, new: 2 } as const;
+export type NotifyType = (typeof NOTIFY_TYPE)[keyof typeof NOTIFY_TYPE];
+
+/**
+ * ASSUMPTION (spec 4.6, 7: refusals "not shown"): why a transfer was refused up front, sent as
+ * `reason` in the error body: 422 invalid_data; 403 kyc_not_approved and key_owner_mismatch;
+ * 422 bank_refused.
+ */
+export const TRANSFER_REFUSAL_REASONS = ['invalid_data', 'kyc_not_approved', 'key_owner_mismatch', 'bank_refused'] as const;
+export type TransferRefusalReason = (typeof TRANSFER_REFUSAL_REASONS)[number];
 
 /** `User-Agent: <COMPANY_NAME> (<CONTACT_EMAIL>)` (spec 4, 5). */
 export const USER_AGENT_PATTERN = /^[^()\r\n]*[^\s()][^()\r\n]* \([^\s()@]+@[^\s()@]+\.[^\s()@]+\)$/;
@@ -107,13 +124,14 @@ export type PartnerPaymentRecord = z.infer<typeof PartnerPaymentRecord>;
 export const PartnerPaymentResponse = z.looseObject({ message: z.string(), data: PartnerPaymentRecord });
 
 /**
- * ASSUMPTION (spec 7: "error response body shape: not shown"): `{message, errors?}` with the field
- * name mapped to its problems, answered with 422 for invalid data, 401 for a missing or bad token,
- * 404 for an unknown reference.
+ * ASSUMPTION (spec 7: "error response body shape: not shown"): `{message, errors?, reason?}` with the
+ * field name mapped to its problems, answered with 422 for invalid data, 401 for a missing or bad
+ * token, 404 for an unknown reference; `reason` names a transfer refusal.
  */
 export const PartnerErrorResponse = z.looseObject({
   message: z.string(),
   errors: z.optional(z.record(z.string(), z.array(z.string()))),
+  reason: z.optional(z.string()),
 });
 export type PartnerErrorResponse = z.infer<typeof PartnerErrorResponse>;
 
@@ -122,3 +140,133 @@ export function partnerTimestamp(epochMs: number): string {
   const micros = Math.round((epochMs % 1) * 1000);
   return new Date(Math.floor(epochMs)).toISOString().replace('Z', `${String(micros).padStart(3, '0')}Z`);
 }
+
+const { min: tMin, max: tMax } = LIMITS.transferValue;
+
+/** A transfer value in reais: 0.20 to 49,000.00 (spec 4.6, 8). */
+export const TransferValue = z.number().check(
+  z.refine(isCents, 'must be an amount with at most two decimals'),
+  z.gte(tMin, `must be at least ${formatReais(tMin)}`),
+  z.lte(tMax, `must be at most ${formatReais(tMax)}`),
+);
+
+const TransactionId = z.string().check(z.minLength(1, 'must not be empty'), z.maxLength(100, 'must be at most 100 characters'));
+
+/** Body of 4.6 solicit-for-customer (the first field list). */
+export const SolicitTransferRequest = z
+  .strictObject({
+    customer_document: CustomerDocument,
+    value: TransferValue,
+    pix_key: z.string(),
+    pix_key_type: z.enum(PIX_KEY_TYPES),
+    transaction_id: z.optional(TransactionId),
+  })
+  .check(
+    z.superRefine((body, ctx) => {
+      if (!isValidPixKey(body.pix_key, body.pix_key_type)) {
+        ctx.issues.push({ code: 'custom', path: ['pix_key'], message: `is not a valid ${body.pix_key_type} key`, input: body });
+      }
+    }),
+  );
+export type SolicitTransferRequest = z.infer<typeof SolicitTransferRequest>;
+
+/** Body of 4.6 pix-key/transfer (the second field list): the key's type is read from its form. */
+export const KeyTransferRequest = z.strictObject({
+  value: TransferValue,
+  pix_key: z.string().check(z.refine((key) => detectPixKeyType(key) !== null, 'is not a valid CPF, e-mail, phone (+55) or random key')),
+  transaction_id: z.optional(TransactionId),
+});
+export type KeyTransferRequest = z.infer<typeof KeyTransferRequest>;
+
+/** ASSUMPTION (spec 2.2: "fields of the transfer record: not shown"). */
+export const PartnerTransferRecord = z.looseObject({
+  id: z.int(),
+  external_reference: z.string(),
+  type: z.string(),
+  value: z.number(),
+  status: z.int(),
+  pix_key: z.string(),
+  pix_key_type: z.enum(PIX_KEY_TYPES),
+  transaction_id: z.nullable(z.string()),
+  end2end: z.nullable(z.string()),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+export type PartnerTransferRecord = z.infer<typeof PartnerTransferRecord>;
+
+/** ASSUMPTION: both transfer operations (201) and the transfer check (4.7, 200) answer `{message, data: record}`. */
+export const PartnerTransferResponse = z.looseObject({ message: z.string(), data: PartnerTransferRecord });
+
+/** Body of 4.8. The URL may be http or https: the spec's webhooks are "HTTP or HTTPS POST". */
+export const NotificationUrlRequest = z.strictObject({
+  notification_url: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }),
+  notify_type: z.optional(z.union([z.literal(NOTIFY_TYPE.old), z.literal(NOTIFY_TYPE.new)], `must be ${NOTIFY_TYPE.old} (old format) or ${NOTIFY_TYPE.new} (new format)`)),
+});
+export type NotificationUrlRequest = z.infer<typeof NotificationUrlRequest>;
+
+/** ASSUMPTION (spec 4.8: "response body: not shown"). */
+export const NotificationUrlResponse = z.looseObject({
+  message: z.string(),
+  data: z.looseObject({ notification_url: z.string(), notify_type: z.int() }),
+});
+
+export const WEBHOOK_KINDS = ['payment', 'transfer'] as const;
+export const WEBHOOK_OUTCOMES = ['approved', 'canceled'] as const;
+export type WebhookKind = (typeof WEBHOOK_KINDS)[number];
+export type WebhookOutcome = (typeof WEBHOOK_OUTCOMES)[number];
+
+/**
+ * ASSUMPTION (spec 6: "payload field lists of both formats: not shown"). The old format (notify_type
+ * 1) is the flat transaction; `end2end` is null for payments, `user_id` null outside the wallet.
+ */
+export const OldWebhookPayload = z.looseObject({
+  type: z.enum(WEBHOOK_KINDS),
+  external_reference: z.string().check(z.minLength(1)),
+  status: z.int(),
+  value: z.number(),
+  transaction_id: z.nullable(z.string()),
+  end2end: z.nullable(z.string()),
+  user_id: z.nullable(z.int()),
+});
+export type OldWebhookPayload = z.infer<typeof OldWebhookPayload>;
+
+/** ASSUMPTION: the new format (notify_type 2) is an event envelope with its own id. */
+export const NewWebhookPayload = z.looseObject({
+  id: z.string().check(z.minLength(1)),
+  event: z.enum(['payment.approved', 'payment.canceled', 'transfer.approved', 'transfer.canceled']),
+  occurred_at: z.string(),
+  data: z.looseObject({
+    external_reference: z.string().check(z.minLength(1)),
+    status: z.int(),
+    value: z.number(),
+    transaction_id: z.nullable(z.string()),
+    end2end: z.nullable(z.string()),
+    user_id: z.nullable(z.int()),
+  }),
+});
+export type NewWebhookPayload = z.infer<typeof NewWebhookPayload>;
+
+export interface WebhookEvent {
+  format: 'old' | 'new';
+  kind: WebhookKind;
+  externalReference: string;
+  outcome: WebhookOutcome;
+  /** The service's own event id (new format only). */
+  eventId: string | null;
+}
+
+/** Reads a notification in either format; null when it is neither (or an outcome we do not know). */
+export function parseWebhook(body: unknown): WebhookEvent | null {
+  const fresh = NewWebhookPayload.safeParse(body);
+  if (fresh.success) {
+    const [kind, outcome] = fresh.data.event.split('.') as [WebhookKind, WebhookOutcome];
+    return { format: 'new', kind, outcome, externalReference: fresh.data.data.external_reference, eventId: fresh.data.id };
+  }
+  const old = OldWebhookPayload.safeParse(body);
+  if (!old.success) return null;
+  const outcome = old.data.status === PARTNER_STATUS.approved ? 'approved' : old.data.status === PARTNER_STATUS.canceled ? 'canceled' : null;
+  if (!outcome) return null;
+  return { format: 'old', kind: old.data.type, outcome, externalReference: old.data.external_reference, eventId: null };
+}
+
+export type { PixKeyType };
