@@ -19,6 +19,10 @@ export interface DevStackOptions {
   /** Origins allowed to call the browser API; default any, as this is the sandbox. */
   allowedOrigins?: readonly string[];
   expirationSeconds?: number;
+  /** Serve live status streams (default true); false makes the widget fall back to polling. */
+  streams?: boolean;
+  /** How often the proxy asks the sandbox about a watched payment (default 2000 ms). */
+  watchIntervalMs?: number;
   /** Routes of the page being served (the demo), added after the proxy's own. */
   mount?: (app: Hono) => void;
 }
@@ -51,6 +55,8 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
     partner,
     allowedOrigins: options.allowedOrigins ?? ['*'],
     expirationSeconds: options.expirationSeconds,
+    streams: options.streams,
+    watchIntervalMs: options.watchIntervalMs,
     now: sandbox.state.clock.now,
   });
   app.route('/sandbox', sandbox.publicApp);

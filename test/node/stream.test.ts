@@ -1,0 +1,135 @@
+/** The live status stream (Server-Sent Events) over a real socket, against the sandbox. */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { PaymentView, STATUS_STREAM } from '../../src/shared/contract.ts';
+import { ErrorBody } from '../../src/shared/errors.ts';
+import { startDevStack, type DevStack } from '../../server/dev.ts';
+
+let stack: DevStack;
+before(async () => {
+  stack = await startDevStack({ watchIntervalMs: 50 });
+});
+after(async () => {
+  await stack.close();
+});
+
+async function createPayment(on: DevStack = stack): Promise<PaymentView> {
+  const res = await fetch(`${on.apiUrl}/payments`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"value":7.5}' });
+  assert.equal(res.status, 201);
+  return PaymentView.parse(await res.json());
+}
+
+/** Reads SSE events until the server ends the stream. */
+async function* events(res: Response): AsyncGenerator<{ event: string; data: string; retry?: string }> {
+  const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = '';
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return;
+    buffer += value;
+    let end: number;
+    while ((end = buffer.indexOf('\n\n')) >= 0) {
+      const block = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      const fields: Record<string, string> = {};
+      for (const line of block.split('\n')) {
+        if (line.startsWith(':')) continue;
+        const colon = line.indexOf(':');
+        fields[line.slice(0, colon)] = line.slice(colon + 1).trimStart();
+      }
+      if (fields.data !== undefined) yield { event: fields.event ?? 'message', data: fields.data, retry: fields.retry };
+    }
+  }
+}
+
+describe('live status stream', () => {
+  test('sends the current status at once, then paid, then ends', async () => {
+    const payment = await createPayment();
+    const res = await fetch(`${stack.apiUrl}/payments/${payment.reference}/events`);
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get('content-type') ?? '', /^text\/event-stream/);
+    const stream = events(res);
+
+    const first = await stream.next();
+    assert.equal(first.value?.event, STATUS_STREAM.event);
+    assert.equal(first.value?.retry, String(STATUS_STREAM.retryMs));
+    assert.equal(PaymentView.parse(JSON.parse(first.value!.data)).status, 'pending');
+
+    const pay = await fetch(`${stack.url}/sandbox/_sandbox/payments/${payment.reference}/pay`, { method: 'POST' });
+    assert.equal(pay.status, 200);
+    const second = await stream.next();
+    const paid = PaymentView.parse(JSON.parse(second.value!.data));
+    assert.equal(paid.status, 'paid');
+    assert.equal(paid.reference, payment.reference);
+    assert.equal((await stream.next()).done, true, 'the server ends the stream after a final status');
+  });
+
+  test('reports expiry as it happens', async () => {
+    const payment = await createPayment();
+    const res = await fetch(`${stack.apiUrl}/payments/${payment.reference}/events`);
+    const stream = events(res);
+    assert.equal(JSON.parse((await stream.next()).value!.data).status, 'pending');
+    stack.sandbox.state.clock.advance(3600 * 1000);
+    assert.equal(JSON.parse((await stream.next()).value!.data).status, 'expired');
+    assert.equal((await stream.next()).done, true);
+  });
+
+  test('a paid payment gets one event and an ended stream', async () => {
+    const payment = await createPayment();
+    await fetch(`${stack.url}/sandbox/_sandbox/payments/${payment.reference}/pay`, { method: 'POST' });
+    const stream = events(await fetch(`${stack.apiUrl}/payments/${payment.reference}/events`));
+    assert.equal(JSON.parse((await stream.next()).value!.data).status, 'paid');
+    assert.equal((await stream.next()).done, true);
+  });
+
+  test('an unknown reference is a 404 before any stream opens', async () => {
+    const res = await fetch(`${stack.apiUrl}/payments/unknownref/events`);
+    assert.equal(res.status, 404);
+    assert.equal(ErrorBody.parse(await res.json()).error.code, 'not_found');
+  });
+
+  test('a malformed reference is a 400', async () => {
+    const res = await fetch(`${stack.apiUrl}/payments/bad%20ref/events`);
+    assert.equal(res.status, 400);
+    assert.equal(ErrorBody.parse(await res.json()).error.code, 'invalid_reference');
+  });
+
+  test('many streams of one payment share one upstream poller', async () => {
+    const payment = await createPayment();
+    const original = stack.partner.getPayment;
+    let calls = 0;
+    stack.partner.getPayment = (ref) => {
+      calls++;
+      return original(ref);
+    };
+    try {
+      const controllers = Array.from({ length: 20 }, () => new AbortController());
+      const streams = await Promise.all(
+        controllers.map(async (ctl) => events(await fetch(`${stack.apiUrl}/payments/${payment.reference}/events`, { signal: ctl.signal }))),
+      );
+      await Promise.all(streams.map((s) => s.next()));
+      const afterOpen = calls;
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      const polls = calls - afterOpen;
+      // ~10 intervals of 50 ms passed: one poller makes ~10 calls; twenty would make ~200.
+      assert.ok(polls > 0 && polls <= 15, `upstream polls while 20 streams were open: ${polls}`);
+      for (const ctl of controllers) ctl.abort();
+    } finally {
+      stack.partner.getPayment = original;
+    }
+  });
+});
+
+describe('streams turned off', () => {
+  test('the events path answers 404 not_found, so the widget polls', async () => {
+    const off = await startDevStack({ streams: false });
+    try {
+      const payment = await createPayment(off);
+      const res = await fetch(`${off.apiUrl}/payments/${payment.reference}/events`);
+      assert.equal(res.status, 404);
+      assert.equal(ErrorBody.parse(await res.json()).error.code, 'not_found');
+    } finally {
+      await off.close();
+    }
+  });
+});
