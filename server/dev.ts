@@ -8,8 +8,8 @@ import type { AddressInfo } from 'node:net';
 import { getRequestListener } from '@hono/node-server';
 import type { Hono } from 'hono';
 import { createApp } from './app.ts';
+import { SANDBOX_DEFAULTS } from './config.ts';
 import { startSandbox, type RunningSandbox } from './sandbox/server.ts';
-import { DEFAULT_ACCOUNT } from './sandbox/state.ts';
 import { createPartnerClient, type PartnerClient } from './upstream/client.ts';
 
 export interface DevStackOptions {
@@ -37,17 +37,14 @@ export interface DevStack {
   close(): Promise<void>;
 }
 
-/** The User-Agent the proxy sends in the sandbox: the spec wants a company and a contact. */
-export const SANDBOX_USER_AGENT = 'pix-checkout sandbox (dev@pix-checkout.test)';
-
 export async function startDevStack(options: DevStackOptions = {}): Promise<DevStack> {
   const host = options.host ?? '127.0.0.1';
   const sandbox = await startSandbox();
   const partner = createPartnerClient({
     baseUrl: sandbox.url,
     ca: sandbox.ca,
-    userAgent: SANDBOX_USER_AGENT,
-    credentials: { email: DEFAULT_ACCOUNT.email, accessKey: DEFAULT_ACCOUNT.accessKey },
+    userAgent: SANDBOX_DEFAULTS.userAgent,
+    credentials: { email: SANDBOX_DEFAULTS.email, accessKey: SANDBOX_DEFAULTS.accessKey },
   });
 
   // The proxy reads the sandbox's clock, so advancing it expires QR codes on every screen at once.

@@ -1,8 +1,14 @@
 /**
- * The client of the partner service: the one place that speaks its wire format. It holds the token,
- * validates every input against the spec before sending, and parses every answer, so that a bad
+ * The client of the partner service: the one place that speaks its wire format (src/shared/partner.ts).
+ * One typed method per operation of the spec. Inputs are checked against the spec before anything is
+ * sent; answers are parsed, tolerant of extra fields and strict about the ones used, so that a bad
  * answer is an error naming the field rather than a crash further in.
+ *
+ * Safety: reads, HEAD and login are retried with backoff and jitter; creating a payment or a transfer
+ * is never repeated. It carries a `transaction_id`, and when its outcome is unknown the error says
+ * so and names that id, for reconciliation.
  */
+import { randomUUID } from 'node:crypto';
 import { Agent } from 'node:https';
 import type { z } from 'zod/mini';
 import { fillPath } from '../../src/shared/contract.ts';
@@ -10,29 +16,58 @@ import { issuesToFields, parseInput, type Issue } from '../../src/shared/errors.
 import {
   CreatePartnerPaymentRequest,
   CreatePartnerPaymentResponse,
+  KeyTransferRequest,
   LoginResponse,
+  NOTIFY_TYPE,
+  NotificationUrlRequest,
+  NotificationUrlResponse,
   PARTNER_PATHS,
+  PAYMENT_CHECK_HTTP,
   PartnerErrorResponse,
   PartnerPaymentResponse,
+  PartnerTransferResponse,
+  SolicitTransferRequest,
   TenantResponse,
+  type NotifyType,
   type PartnerPaymentRecord,
+  type PartnerTransferRecord,
 } from '../../src/shared/partner.ts';
 import { PartnerError } from './errors.ts';
-import { HttpTimeoutError, httpsExchange } from './http.ts';
+import { HttpTimeoutError, httpsExchange, type HttpResponse } from './http.ts';
+import { memoryTokenStore, type TokenStore } from './token-store.ts';
 
 export interface PartnerClientOptions {
   /** https:// base URL of the service (or of the sandbox). */
   baseUrl: string;
-  /** Used to log in when no token is given, and again when the token is refused. */
-  credentials?: { email: string; accessKey: string };
+  /** Used to log in when there is no token, and again when the token is refused. */
+  credentials?: { email: string; accessKey: string } | null;
   /** A token from an earlier login; it lives 5 years. */
-  token?: string;
+  token?: string | null;
+  /** Keeps the token from a login across restarts (default: memory only). */
+  tokenStore?: TokenStore;
   /** `Company (contact@example.com)`, required by the service on every request. */
   userAgent: string;
   /** Extra certificate authority to trust, PEM (the sandbox's certificate). */
-  ca?: string;
-  /** Deadline of each call. */
+  ca?: string | null;
+  /** Deadline of each attempt. */
   timeoutMs?: number;
+  /** Attempts of a safe operation (read, HEAD, login, notification URL) before giving up. */
+  attempts?: number;
+  /** First backoff delay; doubled at each retry, with jitter. */
+  backoffMs?: number;
+  /** One line per attempt: operation, status, duration. Never headers, bodies or secrets. */
+  log?: (entry: PartnerLogEntry) => void;
+}
+
+export interface PartnerLogEntry {
+  operation: string;
+  method: string;
+  path: string;
+  attempt: number;
+  /** HTTP status, or 0 when no answer came. */
+  status: number;
+  durationMs: number;
+  outcome: 'ok' | 'retry' | 'error';
 }
 
 export type CreatePaymentInput = Omit<CreatePartnerPaymentRequest, 'tenant_id'>;
@@ -43,13 +78,23 @@ export interface CreatedPayment {
   qrCodeUrl: string;
   checkoutUrl: string;
   createdAt: string;
+  /** The partner-side `transaction_id` the request carried. */
+  transactionId: string;
 }
+
+/** What the quick check (4.4) says of a payment. */
+export type PaymentCheck = 'paid' | 'pending' | 'canceled';
 
 export interface PartnerClient {
   login(): Promise<void>;
   getTenant(): Promise<{ id: string; name: string }>;
   createPayment(input: CreatePaymentInput): Promise<CreatedPayment>;
+  checkPayment(externalReference: string): Promise<PaymentCheck>;
   getPayment(externalReference: string): Promise<PartnerPaymentRecord>;
+  solicitTransferForCustomer(input: SolicitTransferRequest): Promise<PartnerTransferRecord>;
+  transferToKey(input: KeyTransferRequest): Promise<PartnerTransferRecord>;
+  checkTransfer(externalReference: string): Promise<PartnerTransferRecord>;
+  setNotificationUrl(input: { notification_url: string; notify_type?: NotifyType }): Promise<{ notificationUrl: string; notifyType: NotifyType }>;
 }
 
 interface Call<T> {
@@ -57,8 +102,12 @@ interface Call<T> {
   method: 'GET' | 'POST' | 'PATCH' | 'HEAD';
   path: string;
   body?: unknown;
-  response: z.ZodMiniType<T>;
+  /** How to read a 2xx answer. */
+  read: (res: HttpResponse) => T;
   authenticated?: boolean;
+  /** Safe to repeat: a retry cannot do anything twice. */
+  idempotent: boolean;
+  transactionId?: string;
 }
 
 function describeIssues(issues: readonly Issue[]): string {
@@ -67,56 +116,113 @@ function describeIssues(issues: readonly Issue[]): string {
     .join('; ');
 }
 
+const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'CERT_HAS_EXPIRED', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'SELF_SIGNED_CERT_IN_CHAIN', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'ERR_TLS_CERT_ALTNAME_INVALID']);
+
 export function createPartnerClient(options: PartnerClientOptions): PartnerClient {
   const base = new URL(options.baseUrl);
   if (base.protocol !== 'https:') throw new TypeError('the partner service is reached over https:// only');
   const agent = new Agent({ keepAlive: true, ...(options.ca ? { ca: options.ca } : {}) });
   const timeoutMs = options.timeoutMs ?? 10_000;
-  let token = options.token ?? null;
+  const attempts = Math.max(1, options.attempts ?? 3);
+  const backoffMs = options.backoffMs ?? 250;
+  const store = options.tokenStore ?? memoryTokenStore();
+  const storeKey = `${base.origin}|${options.credentials?.email ?? 'token'}`;
+  let token: string | null = options.token ?? null;
+  let tokenLoaded = token !== null;
   let loggingIn: Promise<void> | null = null;
   let tenant: Promise<{ id: string; name: string }> | null = null;
 
-  async function send<T>(call: Call<T>, retryOn401 = true): Promise<T> {
-    const authenticated = call.authenticated ?? true;
-    if (authenticated && token === null) await login();
+  function parse<T>(operation: string, schema: z.ZodMiniType<T>, res: HttpResponse): T {
+    let json: unknown;
+    try {
+      json = JSON.parse(res.body);
+    } catch {
+      throw new PartnerError('unavailable', `${operation}: the partner service answered HTTP ${res.status} with a body that is not JSON`, { operation, status: res.status });
+    }
+    const parsed = schema.safeParse(json);
+    if (!parsed.success) {
+      throw new PartnerError('unavailable', `${operation}: unexpected answer from the partner service: ${describeIssues(parsed.error.issues)}`, { operation, status: res.status });
+    }
+    return parsed.data;
+  }
+
+  async function ensureToken(): Promise<void> {
+    if (token !== null) return;
+    if (!tokenLoaded) {
+      tokenLoaded = true;
+      token = await store.load(storeKey);
+      if (token !== null) return;
+    }
+    await login();
+  }
+
+  async function attempt<T>(call: Call<T>, number: number): Promise<T> {
     const headers: Record<string, string> = { 'user-agent': options.userAgent, accept: 'application/json' };
-    if (authenticated) headers.authorization = `Bearer ${token}`;
+    if (call.authenticated !== false) headers.authorization = `Bearer ${token}`;
     let payload: string | undefined;
     if (call.body !== undefined) {
       payload = JSON.stringify(call.body);
       headers['content-type'] = 'application/json';
       headers['content-length'] = String(Buffer.byteLength(payload));
     }
-    let res;
+    const started = performance.now();
+    const logLine = (status: number, outcome: PartnerLogEntry['outcome']) =>
+      options.log?.({ operation: call.operation, method: call.method, path: call.path, attempt: number, status, durationMs: Math.round(performance.now() - started), outcome });
+    const unknown = call.idempotent ? {} : { outcomeUnknown: true, transactionId: call.transactionId };
+
+    let res: HttpResponse;
     try {
       res = await httpsExchange(agent, { method: call.method, url: new URL(call.path, base), headers, body: payload, timeoutMs });
     } catch (error) {
+      logLine(0, 'error');
       if (error instanceof HttpTimeoutError) {
-        throw new PartnerError('timeout', `${call.operation}: the partner service did not answer within ${timeoutMs} ms`, { operation: call.operation });
+        throw new PartnerError('timeout', `${call.operation}: the partner service did not answer within ${timeoutMs} ms`, { operation: call.operation, ...unknown });
       }
-      const reason = error instanceof Error ? error.message : String(error);
-      throw new PartnerError('unavailable', `${call.operation}: the partner service could not be reached (${reason})`, { operation: call.operation });
-    }
-
-    if (res.status === 401 && authenticated && retryOn401 && options.credentials) {
-      token = null;
-      return send(call, false);
-    }
-    let json: unknown;
-    try {
-      json = res.body === '' ? undefined : JSON.parse(res.body);
-    } catch {
-      json = undefined;
-    }
-    if (res.status < 200 || res.status > 299) throw toError(call.operation, res.status, json);
-    const parsed = call.response.safeParse(json);
-    if (!parsed.success) {
-      throw new PartnerError('unavailable', `${call.operation}: unexpected answer from the partner service: ${describeIssues(parsed.error.issues)}`, {
+      const code = (error as NodeJS.ErrnoException).code ?? '';
+      const reason = code || (error instanceof Error ? error.message : String(error));
+      throw new PartnerError('unavailable', `${call.operation}: the partner service could not be reached (${reason})`, {
         operation: call.operation,
-        status: res.status,
+        ...(NOT_SENT.has(code) ? {} : unknown),
       });
     }
-    return parsed.data;
+    if (res.status >= 200 && res.status <= 299) {
+      try {
+        const value = call.read(res);
+        logLine(res.status, 'ok');
+        return value;
+      } catch (error) {
+        logLine(res.status, 'error');
+        throw error;
+      }
+    }
+    logLine(res.status, 'error');
+    throw toError(call.operation, res, unknown);
+  }
+
+  async function send<T>(call: Call<T>): Promise<T> {
+    if (call.authenticated !== false) await ensureToken();
+    let relogged = false;
+    for (let number = 1; ; number++) {
+      try {
+        return await attempt(call, number);
+      } catch (error) {
+        if (!(error instanceof PartnerError)) throw error;
+        // A refused token: log in again once and repeat the same request once. Safe even for a
+        // create, because a 401 means the service did not act on it.
+        if (error.kind === 'unauthorized' && call.authenticated !== false && !relogged && options.credentials) {
+          relogged = true;
+          token = null;
+          await store.clear(storeKey);
+          await login();
+          number--;
+          continue;
+        }
+        const transient = error.kind === 'unavailable' || error.kind === 'timeout';
+        if (!transient || !call.idempotent || number >= attempts) throw error;
+        const delay = backoffMs * 2 ** (number - 1);
+        await new Promise((resolve) => setTimeout(resolve, delay / 2 + Math.random() * (delay / 2)));
+      }
+    }
   }
 
   function login(): Promise<void> {
@@ -125,28 +231,41 @@ export function createPartnerClient(options: PartnerClientOptions): PartnerClien
       if (!options.credentials) {
         throw new PartnerError('unauthorized', 'login: no credentials configured and no valid token', { operation: 'login' });
       }
-      const answer = await send(
-        {
-          operation: 'login',
-          method: 'POST',
-          path: PARTNER_PATHS.login,
-          body: { email: options.credentials.email, access_key: options.credentials.accessKey },
-          response: LoginResponse,
-          authenticated: false,
-        },
-        false,
-      );
+      const credentials = options.credentials;
+      const answer = await send({
+        operation: 'login',
+        method: 'POST',
+        path: PARTNER_PATHS.login,
+        body: { email: credentials.email, access_key: credentials.accessKey },
+        read: (res) => parse('login', LoginResponse, res),
+        authenticated: false,
+        idempotent: true,
+      });
       token = answer.data.access_token;
+      await store.save(storeKey, token);
     })().finally(() => {
       loggingIn = null;
     });
     return loggingIn;
   }
 
-  return {
+  function checkInput<T>(operation: string, schema: z.ZodMiniType<T>, input: unknown): T {
+    const parsed = parseInput(schema, input);
+    if (parsed.success) return parsed.data;
+    throw new PartnerError('invalid_input', `${operation}: ${parsed.body.error.message}`, { operation, fields: parsed.body.error.fields });
+  }
+
+  const client: PartnerClient = {
     login,
+
     getTenant() {
-      tenant ??= send({ operation: 'getTenant', method: 'GET', path: PARTNER_PATHS.getTenant, response: TenantResponse })
+      tenant ??= send({
+        operation: 'getTenant',
+        method: 'GET',
+        path: PARTNER_PATHS.getTenant,
+        read: (res) => parse('getTenant', TenantResponse, res),
+        idempotent: true,
+      })
         .then((answer) => ({ id: answer.data.id, name: answer.data.name }))
         .catch((error: unknown) => {
           tenant = null;
@@ -154,53 +273,137 @@ export function createPartnerClient(options: PartnerClientOptions): PartnerClien
         });
       return tenant;
     },
+
     async createPayment(input) {
-      const { id: tenant_id } = await this.getTenant();
-      const request = parseInput(CreatePartnerPaymentRequest, { ...input, tenant_id });
-      if (!request.success) {
-        throw new PartnerError('invalid_input', `createPayment: ${request.body.error.message}`, {
-          operation: 'createPayment',
-          fields: request.body.error.fields,
-        });
-      }
-      const answer = await send({
+      const transactionId = input.transaction_id ?? randomUUID();
+      // Checked before the tenant is fetched: a bad input costs no request at all.
+      checkInput('createPayment', CreatePartnerPaymentRequest, { ...input, tenant_id: 'checked-below' });
+      const { id: tenant_id } = await client.getTenant();
+      const body = checkInput('createPayment', CreatePartnerPaymentRequest, { ...input, tenant_id, transaction_id: transactionId });
+      const { data } = await send({
         operation: 'createPayment',
         method: 'POST',
         path: PARTNER_PATHS.createPayment,
-        body: request.data,
-        response: CreatePartnerPaymentResponse,
+        body,
+        read: (res) => parse('createPayment', CreatePartnerPaymentResponse, res),
+        idempotent: false,
+        transactionId,
       });
-      const { data } = answer;
       return {
         externalReference: data.external_reference,
         pixKey: data.pix_key,
         qrCodeUrl: data.qr_code_url,
         checkoutUrl: data.checkout,
         createdAt: data.created_at,
+        transactionId,
       };
     },
+
+    async checkPayment(externalReference) {
+      return send({
+        operation: 'checkPayment',
+        method: 'HEAD',
+        path: fillPath(PARTNER_PATHS.checkPayment, { external_reference: externalReference }),
+        read: (res): PaymentCheck => {
+          if (res.status === PAYMENT_CHECK_HTTP.paid) return 'paid';
+          if (res.status === PAYMENT_CHECK_HTTP.pending) return 'pending';
+          throw new PartnerError('unavailable', `checkPayment: unexpected HTTP ${res.status}`, { operation: 'checkPayment', status: res.status });
+        },
+        idempotent: true,
+      }).catch((error: unknown) => {
+        // 410 is an answer, not a failure: the payment is canceled.
+        if (error instanceof PartnerError && error.details.status === PAYMENT_CHECK_HTTP.canceled) return 'canceled' as const;
+        throw error;
+      });
+    },
+
     async getPayment(externalReference) {
       const answer = await send({
         operation: 'getPayment',
         method: 'GET',
         path: fillPath(PARTNER_PATHS.getPayment, { external_reference: externalReference }),
-        response: PartnerPaymentResponse,
+        read: (res) => parse('getPayment', PartnerPaymentResponse, res),
+        idempotent: true,
       });
       return answer.data;
     },
+
+    async solicitTransferForCustomer(input) {
+      const transactionId = input.transaction_id ?? randomUUID();
+      const body = checkInput('solicitTransferForCustomer', SolicitTransferRequest, { ...input, transaction_id: transactionId });
+      const answer = await send({
+        operation: 'solicitTransferForCustomer',
+        method: 'POST',
+        path: PARTNER_PATHS.solicitTransferForCustomer,
+        body,
+        read: (res) => parse('solicitTransferForCustomer', PartnerTransferResponse, res),
+        idempotent: false,
+        transactionId,
+      });
+      return answer.data;
+    },
+
+    async transferToKey(input) {
+      const transactionId = input.transaction_id ?? randomUUID();
+      const body = checkInput('transferToKey', KeyTransferRequest, { ...input, transaction_id: transactionId });
+      const answer = await send({
+        operation: 'transferToKey',
+        method: 'POST',
+        path: PARTNER_PATHS.transferToKey,
+        body,
+        read: (res) => parse('transferToKey', PartnerTransferResponse, res),
+        idempotent: false,
+        transactionId,
+      });
+      return answer.data;
+    },
+
+    async checkTransfer(externalReference) {
+      const answer = await send({
+        operation: 'checkTransfer',
+        method: 'GET',
+        path: fillPath(PARTNER_PATHS.checkTransfer, { external_reference: externalReference }),
+        read: (res) => parse('checkTransfer', PartnerTransferResponse, res),
+        idempotent: true,
+      });
+      return answer.data;
+    },
+
+    async setNotificationUrl(input) {
+      const body = checkInput('setNotificationUrl', NotificationUrlRequest, { notify_type: NOTIFY_TYPE.old, ...input });
+      const answer = await send({
+        operation: 'setNotificationUrl',
+        method: 'PATCH',
+        path: PARTNER_PATHS.notificationUrl,
+        body,
+        read: (res) => parse('setNotificationUrl', NotificationUrlResponse, res),
+        // Setting the same URL twice leaves the same state.
+        idempotent: true,
+      });
+      return { notificationUrl: answer.data.notification_url, notifyType: answer.data.notify_type as NotifyType };
+    },
   };
+  return client;
 }
 
-function toError(operation: string, status: number, json: unknown): PartnerError {
+function toError(operation: string, res: HttpResponse, unknown: { outcomeUnknown?: boolean; transactionId?: string }): PartnerError {
+  let json: unknown;
+  try {
+    json = res.body ? JSON.parse(res.body) : undefined;
+  } catch {
+    json = undefined;
+  }
   const body = PartnerErrorResponse.safeParse(json);
   const upstreamMessage = body.success ? body.data.message : undefined;
-  const fields = body.success && body.data.errors
-    ? Object.fromEntries(Object.entries(body.data.errors).map(([k, v]) => [k, v.join(' ')]))
-    : undefined;
-  const details = { operation, status, upstreamMessage, fields };
+  const fields = body.success && body.data.errors ? Object.fromEntries(Object.entries(body.data.errors).map(([k, v]) => [k, v.join(' ')])) : undefined;
+  const status = res.status;
+  const details = { operation, status, upstreamMessage, fields, reason: body.success ? body.data.reason : undefined };
   const said = upstreamMessage ? `: ${upstreamMessage}` : '';
-  if (status === 401 || status === 403) return new PartnerError('unauthorized', `${operation}: refused credentials (HTTP ${status})${said}`, details);
+  if (status === 401) return new PartnerError('unauthorized', `${operation}: refused credentials (HTTP ${status})${said}`, details);
   if (status === 404) return new PartnerError('not_found', `${operation}: not found (HTTP ${status})${said}`, details);
-  if (status >= 500 || status === 429 || status === 408) return new PartnerError('unavailable', `${operation}: the partner service failed (HTTP ${status})${said}`, details);
+  if (status >= 500 || status === 429 || status === 408) {
+    // The service may have acted before failing: a create's outcome is then unknown.
+    return new PartnerError('unavailable', `${operation}: the partner service failed (HTTP ${status})${said}`, { ...details, ...unknown });
+  }
   return new PartnerError('refused', `${operation}: refused (HTTP ${status})${said}`, details);
 }

@@ -1,31 +1,47 @@
 /**
  * The one error family of the partner-service client. Messages never carry the token, the access key
- * or a customer's document: they name the operation, the HTTP status and the service's own message.
+ * or a customer's document: they name the operation, the HTTP status and the service's own message,
+ * and even that message is redacted, in case the service echoes what it was sent.
  */
 export type PartnerErrorKind =
   /** Our input broke a rule of the spec; nothing was sent. */
   | 'invalid_input'
   /** The credentials or the token were refused. */
   | 'unauthorized'
-  /** The service understood and said no (invalid data, KYC, bank), with its reason. */
+  /** The service understood and said no (invalid data, KYC, key owner, bank), with its reason. */
   | 'refused'
   | 'not_found'
   /** 5xx, a dropped connection, or an answer we could not read. */
   | 'unavailable'
   | 'timeout';
 
+export interface PartnerErrorDetails {
+  operation: string;
+  status?: number;
+  upstreamMessage?: string;
+  /** The refusal's reason (TRANSFER_REFUSAL_REASONS), when the service gave one. */
+  reason?: string;
+  fields?: Record<string, string>;
+  /** A create whose request may have reached the service: reconcile by `transactionId`, never repeat blindly. */
+  outcomeUnknown?: boolean;
+  transactionId?: string;
+}
+
 export class PartnerError extends Error {
   override readonly name = 'PartnerError';
   constructor(
     readonly kind: PartnerErrorKind,
     message: string,
-    readonly details: {
-      operation: string;
-      status?: number;
-      upstreamMessage?: string;
-      fields?: Record<string, string>;
-    },
+    readonly details: PartnerErrorDetails,
   ) {
-    super(message);
+    super(redact(message));
   }
+}
+
+/** Masks what looks like a CPF, CNPJ or bearer token in text that may reach a log. */
+export function redact(text: string): string {
+  return text
+    .replace(/Bearer\s+\S+/gi, 'Bearer [redacted]')
+    .replace(/\d{2,3}[.\s]?\d{3}[.\s]?\d{3}[/\s]?\d{4}[-\s]?\d{2}/g, '[document]')
+    .replace(/\d{3}[.\s]?\d{3}[.\s]?\d{3}[-\s]?\d{2}/g, '[document]');
 }

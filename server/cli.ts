@@ -1,0 +1,302 @@
+/**
+ * `pix-checkout <command>`: the partner service from a terminal, through the same client and the same
+ * configuration as the proxy. With nothing configured it talks to the local sandbox (`npm run sandbox`).
+ */
+import { readFile } from 'node:fs/promises';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { NOTIFY_TYPE, type PixKeyType } from '../src/shared/partner.ts';
+import { PIX_KEY_TYPES, detectPixKeyType } from '../src/shared/pix-keys.ts';
+import { ConfigError, loadEnv, partnerConfig, type PartnerConfig } from './config.ts';
+import { createPartnerClient, type PartnerClient } from './upstream/client.ts';
+import { PartnerError } from './upstream/errors.ts';
+import { fileTokenStore } from './upstream/token-store.ts';
+
+export interface CliIo {
+  out: (text: string) => void;
+  err: (text: string) => void;
+  env: Record<string, string | undefined>;
+}
+
+class UsageError extends Error {}
+
+type Row = [string, string | number | boolean | null | undefined];
+
+const HELP = {
+  main: `Usage: pix-checkout <command> [options]
+
+Commands:
+  login                      check the credentials and show the tenant
+  webhook set <url>          register the URL that receives the service's notifications
+  payment create             create a Pix payment (QR code)
+  payment status <reference> quick status check (HEAD)
+  payment show <reference>   the payment's full record
+  transfer create            send a transfer to a Pix key
+  transfer status <reference> a transfer's record
+
+Options for every command:
+  --json                     print JSON instead of a table
+  --help                     help for the command
+
+Configuration (environment or .env): PIX_BASE_URL, PIX_EMAIL, PIX_ACCESS_KEY or PIX_TOKEN,
+PIX_USER_AGENT, PIX_CA_FILE, PIX_TIMEOUT_MS, PIX_TOKEN_FILE. With none set, the local sandbox
+(npm run sandbox) is used.`,
+  login: `Usage: pix-checkout login [--show-token] [--json]
+
+Logs in (or uses the saved token), fetches the tenant and prints it. The token is saved to
+PIX_TOKEN_FILE (default .data/partner-token.json, readable by you only) and printed only with
+--show-token.`,
+  webhook: `Usage: pix-checkout webhook set <url> [--format old|new] [--json]
+
+Registers <url> as the notification URL (spec 4.8). --format chooses the payload format
+(notify_type): old (default) or new.`,
+  payment: `Usage:
+  pix-checkout payment create --value <reais> [--description <text>] [--name <name> --document <cpf/cnpj>]
+                              [--expiration <seconds>] [--transaction-id <id>] [--json]
+  pix-checkout payment status <reference> [--json]
+  pix-checkout payment show <reference> [--json]
+
+create: value 0.20 to 10000.00; description at most 50 characters; name and document together.
+status: the quick check (paid, pending or canceled). show: the full record.`,
+  transfer: `Usage:
+  pix-checkout transfer create --value <reais> --key <pix key> [--key-type CPF|EMAIL|TELEFONE|CHAVE_ALEATORIA]
+                               [--document <customer cpf/cnpj>] [--transaction-id <id>] [--json]
+  pix-checkout transfer status <reference> [--json]
+
+With --document, the transfer is solicited for that customer (the key must be theirs and their KYC
+approved); without it, it goes to the key's owner. Value 0.20 to 49000.00. The key type is read
+from the key when --key-type is not given.`,
+} as const;
+
+const COMMON = { json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } as const;
+
+function parse<T extends NonNullable<ParseArgsConfig['options']>>(args: string[], options: T) {
+  try {
+    return parseArgs({ args, options: { ...COMMON, ...options }, allowPositionals: true, strict: true });
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+}
+
+function reais(text: string | undefined, flag: string): number {
+  if (text === undefined) throw new UsageError(`${flag} is required`);
+  if (!/^\d+(\.\d{1,2})?$/.test(text)) throw new UsageError(`${flag} must be an amount in reais like 10.50`);
+  return Number(text);
+}
+
+/** Shows only the ends of a document or CPF key, so terminal output can be pasted safely. */
+export function maskDocument(value: string): string {
+  const digits = value.replace(/\D/g, '');
+  return digits.length >= 11 ? `${digits.slice(0, 3)}.***.***-${digits.slice(-2)}` : '***';
+}
+
+function print(io: CliIo, json: boolean, data: unknown, rows: Row[]): void {
+  if (json) {
+    io.out(JSON.stringify(data, null, 2));
+    return;
+  }
+  const width = Math.max(...rows.map(([k]) => k.length));
+  io.out(rows.map(([k, v]) => `${k.padEnd(width)}  ${v ?? '-'}`).join('\n'));
+}
+
+async function client(config: PartnerConfig): Promise<PartnerClient> {
+  let ca: string | null = null;
+  if (config.caFile) {
+    try {
+      ca = await readFile(config.caFile, 'utf8');
+    } catch {
+      throw new UsageError(
+        config.sandbox
+          ? `no sandbox certificate at ${config.caFile}: start the sandbox first (npm run sandbox)`
+          : `cannot read PIX_CA_FILE ${config.caFile}`,
+      );
+    }
+  }
+  return createPartnerClient({
+    baseUrl: config.baseUrl,
+    credentials: config.credentials,
+    token: config.token,
+    tokenStore: fileTokenStore(config.tokenFile),
+    userAgent: config.userAgent,
+    ca,
+    timeoutMs: config.timeoutMs,
+  });
+}
+
+async function run(args: string[], io: CliIo): Promise<void> {
+  const [command, ...rest] = args;
+  if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
+    io.out(HELP.main);
+    return;
+  }
+  const config = () => partnerConfig(io.env);
+
+  switch (command) {
+    case 'login': {
+      const { values } = parse(rest, { 'show-token': { type: 'boolean' } });
+      if (values.help) return io.out(HELP.login);
+      const cfg = config();
+      const partner = await client(cfg);
+      const tenant = await partner.getTenant();
+      const token = values['show-token'] ? await fileTokenStore(cfg.tokenFile).load(`${new URL(cfg.baseUrl).origin}|${cfg.credentials?.email ?? 'token'}`) : undefined;
+      const data = { base_url: cfg.baseUrl, sandbox: cfg.sandbox, tenant, ...(token !== undefined ? { token: token ?? cfg.token } : {}) };
+      const rows: Row[] = [
+        ['service', `${cfg.baseUrl}${cfg.sandbox ? ' (sandbox)' : ''}`],
+        ['tenant id', tenant.id],
+        ['tenant name', tenant.name],
+      ];
+      if (token !== undefined) rows.push(['token', token ?? cfg.token]);
+      return print(io, values.json === true, data, rows);
+    }
+
+    case 'webhook': {
+      const { values, positionals } = parse(rest, { format: { type: 'string' } });
+      if (values.help || positionals[0] !== 'set') {
+        if (values.help) return io.out(HELP.webhook);
+        throw new UsageError(`unknown webhook command ${positionals[0] ?? '(none)'}; use: webhook set <url>`);
+      }
+      const url = positionals[1];
+      if (!url) throw new UsageError('webhook set needs the URL');
+      const format = values.format ?? 'old';
+      if (format !== 'old' && format !== 'new') throw new UsageError('--format must be old or new');
+      const result = await (await client(config())).setNotificationUrl({ notification_url: url, notify_type: NOTIFY_TYPE[format] });
+      return print(io, values.json === true, result, [
+        ['notification url', result.notificationUrl],
+        ['format', result.notifyType === NOTIFY_TYPE.new ? 'new' : 'old'],
+      ]);
+    }
+
+    case 'payment': {
+      const { values, positionals } = parse(rest, {
+        value: { type: 'string' },
+        description: { type: 'string' },
+        name: { type: 'string' },
+        document: { type: 'string' },
+        expiration: { type: 'string' },
+        'transaction-id': { type: 'string' },
+      });
+      if (values.help) return io.out(HELP.payment);
+      const [sub, reference] = positionals;
+      if (sub === 'create') {
+        const expiration = values.expiration === undefined ? undefined : Number(values.expiration);
+        if (expiration !== undefined && !(Number.isInteger(expiration) && expiration > 0)) throw new UsageError('--expiration must be whole seconds');
+        const created = await (await client(config())).createPayment({
+          value: reais(values.value, '--value'),
+          description: values.description,
+          name: values.name,
+          document: values.document,
+          expiration,
+          transaction_id: values['transaction-id'],
+        });
+        return print(io, values.json === true, created, [
+          ['reference', created.externalReference],
+          ['transaction id', created.transactionId],
+          ['created at', created.createdAt],
+          ['checkout', created.checkoutUrl],
+          ['qr image', created.qrCodeUrl],
+          ['copy and paste', created.pixKey],
+        ]);
+      }
+      if (sub === 'status' || sub === 'show') {
+        if (!reference) throw new UsageError(`payment ${sub} needs the reference`);
+        const partner = await client(config());
+        if (sub === 'status') {
+          const status = await partner.checkPayment(reference);
+          return print(io, values.json === true, { reference, status }, [
+            ['reference', reference],
+            ['status', status],
+          ]);
+        }
+        const record = await partner.getPayment(reference);
+        return print(io, values.json === true, record, [
+          ['reference', record.external_reference],
+          ['status', record.status],
+          ['value', record.value.toFixed(2)],
+          ['created at', record.created_at],
+          ['favoured', record.pix_deposit.favoured],
+          ['checkout', record.pix_deposit.checkout],
+          ['copy and paste', record.pix_deposit.pix_key],
+        ]);
+      }
+      throw new UsageError(`unknown payment command ${sub ?? '(none)'}; use create, status or show`);
+    }
+
+    case 'transfer': {
+      const { values, positionals } = parse(rest, {
+        value: { type: 'string' },
+        key: { type: 'string' },
+        'key-type': { type: 'string' },
+        document: { type: 'string' },
+        'transaction-id': { type: 'string' },
+      });
+      if (values.help) return io.out(HELP.transfer);
+      const [sub, reference] = positionals;
+      const partner = async () => client(config());
+      if (sub === 'create') {
+        const key = values.key;
+        if (!key) throw new UsageError('--key is required');
+        const value = reais(values.value, '--value');
+        const keyType = values['key-type'];
+        if (keyType !== undefined && !(PIX_KEY_TYPES as readonly string[]).includes(keyType)) {
+          throw new UsageError(`--key-type must be one of ${PIX_KEY_TYPES.join(', ')}`);
+        }
+        const transfer = values.document
+          ? await (await partner()).solicitTransferForCustomer({
+              customer_document: values.document,
+              value,
+              pix_key: key,
+              pix_key_type: (keyType as PixKeyType | undefined) ?? detectPixKeyType(key) ?? 'EMAIL',
+              transaction_id: values['transaction-id'],
+            })
+          : await (await partner()).transferToKey({ value, pix_key: key, transaction_id: values['transaction-id'] });
+        return printTransfer(io, values.json === true, transfer);
+      }
+      if (sub === 'status') {
+        if (!reference) throw new UsageError('transfer status needs the reference');
+        return printTransfer(io, values.json === true, await (await partner()).checkTransfer(reference));
+      }
+      throw new UsageError(`unknown transfer command ${sub ?? '(none)'}; use create or status`);
+    }
+
+    default:
+      throw new UsageError(`unknown command ${command}; see pix-checkout --help`);
+  }
+}
+
+function printTransfer(io: CliIo, json: boolean, t: Awaited<ReturnType<PartnerClient['checkTransfer']>>): void {
+  const key = t.pix_key_type === 'CPF' ? maskDocument(t.pix_key) : t.pix_key;
+  print(io, json, { ...t, pix_key: key }, [
+    ['reference', t.external_reference],
+    ['status', t.status],
+    ['value', t.value.toFixed(2)],
+    ['key', `${key} (${t.pix_key_type})`],
+    ['transaction id', t.transaction_id],
+    ['created at', t.created_at],
+    ['updated at', t.updated_at],
+  ]);
+}
+
+/** Runs one command; resolves to the process exit code (0 ok, 1 the service failed, 2 bad usage or config). */
+export async function main(args: string[], io: CliIo = { out: console.log, err: console.error, env: loadEnv() }): Promise<number> {
+  try {
+    await run(args, io);
+    return 0;
+  } catch (error) {
+    if (error instanceof UsageError) {
+      io.err(`pix-checkout: ${error.message}`);
+      return 2;
+    }
+    if (error instanceof ConfigError) {
+      io.err(error.message);
+      return 2;
+    }
+    if (error instanceof PartnerError) {
+      io.err(`pix-checkout: ${error.message}`);
+      for (const [field, problem] of Object.entries(error.details.fields ?? {})) io.err(`  ${field}: ${problem}`);
+      if (error.details.reason) io.err(`  reason: ${error.details.reason}`);
+      if (error.details.outcomeUnknown) io.err(`  the outcome is unknown: check transaction ${error.details.transactionId} before trying again`);
+      return 1;
+    }
+    io.err(`pix-checkout: unexpected error: ${error instanceof Error ? error.message : String(error)}`);
+    return 1;
+  }
+}
