@@ -1,11 +1,14 @@
-import { createServer, type Server } from 'node:https';
-import type { AddressInfo } from 'node:net';
 import { getRequestListener } from '@hono/node-server';
-import { Hono } from 'hono';
-import { createPartnerApi, createPublicApp } from './app.ts';
+import type { Hono } from 'hono';
+import { createPartnerApi } from './app.ts';
 import { createClock, type SandboxClock } from './clock.ts';
-import { DEFAULT_ACCOUNT, SandboxState, type SandboxAccount } from './state.ts';
+import type { SandboxCustomer } from './customers.ts';
+import { seededRandom } from './faults.ts';
+import { createPublicApp } from './public.ts';
+import { DEFAULT_ACCOUNT, SandboxState, type BankTiming, type SandboxAccount } from './state.ts';
 import { generateLocalhostCertificate } from './tls.ts';
+import { listenHttpsOnly } from './transport.ts';
+import type { WebhookOptions } from './webhooks.ts';
 
 export interface SandboxOptions {
   /** 0 (the default) picks a free port. */
@@ -13,6 +16,19 @@ export interface SandboxOptions {
   host?: string;
   account?: SandboxAccount;
   clock?: SandboxClock;
+  /** The customer registry's first customers; default TEST_CUSTOMERS. */
+  customers?: readonly SandboxCustomer[];
+  /** How long the customers' banks take to answer a transfer (sandbox seconds). */
+  bank?: BankTiming;
+  /** Webhook attempt timeout and pause between attempts (real ms). */
+  webhooks?: WebhookOptions;
+  /**
+   * How often (real ms) the sandbox settles what fell due as real time passes, e.g. a bank's answer
+   * in the demo. Default 250; 0 turns it off, leaving the clock's jumps and requests to do it.
+   */
+  settleIntervalMs?: number;
+  /** Seed of the fault-injection dice, so a fault at rate 0.5 strikes the same requests every run. */
+  faultSeed?: number;
 }
 
 export interface RunningSandbox {
@@ -28,25 +44,34 @@ export interface RunningSandbox {
   close(): Promise<void>;
 }
 
+/** Paths of publicApp on the sandbox's own origin; everything else is the partner API. */
+const PUBLIC_PATH = /^\/(?:qr|checkout|_sandbox)(?:\/|$)/;
+
 export async function startSandbox(options: SandboxOptions = {}): Promise<RunningSandbox> {
   const host = options.host ?? '127.0.0.1';
-  const state = new SandboxState(options.account ?? DEFAULT_ACCOUNT, options.clock ?? createClock());
+  const state = new SandboxState(options.account ?? DEFAULT_ACCOUNT, options.clock ?? createClock(), {
+    bank: options.bank,
+    webhooks: options.webhooks,
+    customers: options.customers,
+    random: options.faultSeed === undefined ? undefined : seededRandom(options.faultSeed),
+  });
   const tls = await generateLocalhostCertificate();
   let apiUrl = '';
   let publicUrl: string | null = null;
   const urls = { api: () => apiUrl, public: () => publicUrl ?? apiUrl };
   const publicApp = createPublicApp(state);
-  const app = new Hono();
-  app.route('/', publicApp);
-  app.route('/', createPartnerApi(state, urls));
+  const partnerApi = createPartnerApi(state, urls);
 
-  const server: Server = createServer({ key: tls.key, cert: tls.cert }, getRequestListener(app.fetch));
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, host, () => resolve());
+  const listener = getRequestListener((request, env) => {
+    const app = PUBLIC_PATH.test(new URL(request.url).pathname) ? publicApp : partnerApi;
+    return app.fetch(request, env);
   });
-  const { port } = server.address() as AddressInfo;
-  apiUrl = `https://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  const server = await listenHttpsOnly({ port: options.port ?? 0, host, key: tls.key, cert: tls.cert, listener });
+  apiUrl = `https://${host.includes(':') ? `[${host}]` : host}:${server.port}`;
+
+  const intervalMs = options.settleIntervalMs ?? 250;
+  const settling = intervalMs > 0 ? setInterval(() => state.settleDue(), intervalMs) : null;
+  settling?.unref();
 
   return {
     url: apiUrl,
@@ -56,10 +81,9 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
     setPublicUrl: (url) => {
       publicUrl = url.replace(/\/$/, '');
     },
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
+    async close() {
+      if (settling) clearInterval(settling);
+      await Promise.all([server.close(), state.webhooks.close()]);
+    },
   };
 }

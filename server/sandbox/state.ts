@@ -1,12 +1,18 @@
 /**
- * The sandbox's memory: the partner account, its tokens, and the payments it has issued. Status is
- * derived from the sandbox clock on every read, so advancing the clock is enough to cancel a payment
- * an hour after it expired.
+ * The sandbox's memory and its rules of time: the partner account, its tokens, the payments and
+ * transfers it has issued, and their way to a final outcome. Everything that happens because time
+ * passed (a payment canceled an hour after it expired, a bank answering a transfer) happens in
+ * settleDue(), which runs whenever the clock jumps, before every request, and on a small real-time
+ * interval (server.ts); every final outcome goes out as a webhook exactly once.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
+import { onlyDigits } from '../../src/shared/document.ts';
 import { LIMITS } from '../../src/shared/limits.ts';
-import { PARTNER_STATUS, type PartnerStatusCode } from '../../src/shared/partner.ts';
+import { PARTNER_STATUS, type PartnerStatusCode, type PixKeyType, type TransferRefusalReason, type WebhookOutcome } from '../../src/shared/partner.ts';
 import type { SandboxClock } from './clock.ts';
+import { CustomerRegistry, type SandboxCustomer } from './customers.ts';
+import { FaultInjector } from './faults.ts';
+import { WebhookDispatcher, type WebhookOptions } from './webhooks.ts';
 
 export interface SandboxAccount {
   email: string;
@@ -26,6 +32,14 @@ export const DEFAULT_ACCOUNT: SandboxAccount = {
   merchant: { name: 'Loja Sandbox', city: 'Sao Paulo' },
 };
 
+/** How long the customers' banks take to answer a transfer, in sandbox seconds. */
+export interface BankTiming {
+  /** Default 5: the demo sees transfers settle by themselves. */
+  answerAfterSeconds?: number;
+  /** For customers whose bank is slow (`late`). Default 600. */
+  lateAnswerAfterSeconds?: number;
+}
+
 export interface SandboxPayment {
   id: number;
   externalReference: string;
@@ -36,46 +50,239 @@ export interface SandboxPayment {
   expirationSeconds: number;
   transactionId: string | null;
   createdAt: number;
+  status: PartnerStatusCode;
   paidAt: number | null;
+  /** When it reached its final status (paid or canceled). */
+  finalAt: number | null;
   pixKey: string;
 }
 
+export interface SandboxTransfer {
+  id: number;
+  externalReference: string;
+  /** Which operation of 4.6 started it. */
+  operation: 'solicit-for-customer' | 'pix-key/transfer';
+  value: number;
+  pixKey: string;
+  pixKeyType: PixKeyType;
+  /** The key owner's document, digits only. */
+  customerDocument: string;
+  transactionId: string | null;
+  createdAt: number;
+  updatedAt: number;
+  status: PartnerStatusCode;
+  /** When the bank answers by itself, and what; the control API may answer first. */
+  bankAnswerAt: number;
+  bankAnswer: WebhookOutcome;
+  /** The Pix end-to-end id, set when the transfer is approved. */
+  end2end: string | null;
+}
+
+export interface TransferRequest {
+  operation: SandboxTransfer['operation'];
+  value: number;
+  pixKey: string;
+  pixKeyType: PixKeyType;
+  /** Given by solicit-for-customer only: the key must be this customer's. */
+  customerDocument?: string;
+  transactionId?: string;
+}
+
+export type TransferRefusal = { reason: TransferRefusalReason; message: string };
+
+export type Outcome = { ok: true } | { ok: false; reason: string };
+
 export class SandboxState {
+  /** The valid tokens; tests read it (no token may leak) and clear it (to make the client log in again). */
   readonly tokens = new Set<string>();
+  private readonly tokenExpiry = new Map<string, number>();
   readonly payments = new Map<string, SandboxPayment>();
+  readonly transfers = new Map<string, SandboxTransfer>();
+  readonly customers: CustomerRegistry;
+  readonly faults: FaultInjector;
+  readonly webhooks: WebhookDispatcher;
+  private readonly bank: Required<BankTiming>;
   private nextId = 1;
 
   constructor(
     readonly account: SandboxAccount,
     readonly clock: SandboxClock,
-  ) {}
+    options: { bank?: BankTiming; webhooks?: WebhookOptions; random?: () => number; customers?: readonly SandboxCustomer[] } = {},
+  ) {
+    this.customers = new CustomerRegistry(options.customers);
+    this.faults = new FaultInjector(options.random);
+    this.webhooks = new WebhookDispatcher(clock.now, this.faults.dropsWebhook, options.webhooks);
+    this.bank = { answerAfterSeconds: 5, lateAnswerAfterSeconds: 600, ...options.bank };
+    clock.onJump(() => this.settleDue());
+  }
 
+  /** A token valid for LIMITS.tokenLifetimeSeconds of sandbox time (spec 5). */
   issueToken(): string {
     const token = randomBytes(32).toString('base64url');
     this.tokens.add(token);
+    this.tokenExpiry.set(token, this.clock.now() + LIMITS.tokenLifetimeSeconds * 1000);
     return token;
   }
 
+  /** When a token stops being valid, sandbox time; a token put in `tokens` by hand never expires. */
+  tokenExpiresAt(token: string): number {
+    return this.tokenExpiry.get(token) ?? Infinity;
+  }
+
+  isTokenValid(token: string): boolean {
+    return this.tokens.has(token) && this.clock.now() < this.tokenExpiresAt(token);
+  }
+
   newPaymentIdentity(): { id: number; externalReference: string } {
-    return { id: this.nextId++, externalReference: randomUUID().replaceAll('-', '') };
+    return { id: this.nextId++, externalReference: newReference() };
   }
 
   expiresAt(payment: SandboxPayment): number {
     return payment.createdAt + payment.expirationSeconds * 1000;
   }
 
-  statusOf(payment: SandboxPayment): PartnerStatusCode {
-    if (payment.paidAt !== null) return PARTNER_STATUS.approved;
-    const cancelAt = this.expiresAt(payment) + LIMITS.cancelAfterExpirationSeconds * 1000;
-    return this.clock.now() >= cancelAt ? PARTNER_STATUS.canceled : PARTNER_STATUS.pending;
+  /** Spec 3: an unpaid payment is canceled 1 hour after its expiration time. */
+  cancelsAt(payment: SandboxPayment): number {
+    return this.expiresAt(payment) + LIMITS.cancelAfterExpirationSeconds * 1000;
   }
 
-  /** Marks a payment paid, as the payer's bank would; refused once it is canceled or already paid. */
-  pay(payment: SandboxPayment): { ok: true } | { ok: false; reason: string } {
-    const status = this.statusOf(payment);
-    if (status === PARTNER_STATUS.approved) return { ok: false, reason: 'the payment is already paid' };
-    if (status === PARTNER_STATUS.canceled) return { ok: false, reason: 'the payment is canceled' };
+  /**
+   * Marks a payment paid, as the payer's bank would. Allowed until it is canceled: the spec keeps an
+   * unpaid payment open for an hour past its expiration, so a late payment can still arrive.
+   */
+  pay(payment: SandboxPayment): Outcome {
+    const refused = this.finalReason(payment.status, 'payment');
+    if (refused) return refused;
     payment.paidAt = this.clock.now();
+    this.finishPayment(payment, 'approved');
     return { ok: true };
   }
+
+  /** Cancels a pending payment now (control API), as the service does an hour after expiration. */
+  cancelPayment(payment: SandboxPayment): Outcome {
+    const refused = this.finalReason(payment.status, 'payment');
+    if (refused) return refused;
+    this.finishPayment(payment, 'canceled');
+    return { ok: true };
+  }
+
+  /**
+   * The checks of 4.6 after the body's own: the key must be registered to the requester (the given
+   * customer, or for pix-key/transfer any known customer), whose KYC is approved, and whose bank does
+   * not refuse. An accepted transfer waits for the bank.
+   */
+  requestTransfer(request: TransferRequest): { ok: true; transfer: SandboxTransfer } | { ok: false; refusal: TransferRefusal } {
+    const owner = this.customers.ownerOf(request.pixKey, request.pixKeyType);
+    const requester = request.customerDocument === undefined ? owner : this.customers.byDocumentOf(request.customerDocument);
+    if (!owner || !requester || owner !== requester) {
+      return refuse('key_owner_mismatch', request.customerDocument === undefined ? 'The key is not registered to a customer of this partner.' : 'The key does not belong to the customer.');
+    }
+    if (owner.kyc !== 'approved') return refuse('kyc_not_approved', `The customer's KYC is ${owner.kyc}, not approved.`);
+    if (owner.bank === 'refuses') return refuse('bank_refused', "The customer's bank refused the transfer.");
+
+    const now = this.clock.now();
+    const delaySeconds = owner.bank === 'late' ? this.bank.lateAnswerAfterSeconds : this.bank.answerAfterSeconds;
+    const transfer: SandboxTransfer = {
+      id: this.nextId++,
+      externalReference: newReference(),
+      operation: request.operation,
+      value: request.value,
+      pixKey: request.pixKey,
+      pixKeyType: request.pixKeyType,
+      customerDocument: onlyDigits(owner.document),
+      transactionId: request.transactionId ?? null,
+      createdAt: now,
+      updatedAt: now,
+      status: PARTNER_STATUS.pending,
+      bankAnswerAt: now + delaySeconds * 1000,
+      bankAnswer: owner.bank === 'cancels' ? 'canceled' : 'approved',
+      end2end: null,
+    };
+    this.transfers.set(transfer.externalReference, transfer);
+    return { ok: true, transfer };
+  }
+
+  /** Gives a pending transfer its final outcome now, as its bank would (control API). */
+  settleTransfer(transfer: SandboxTransfer, outcome: WebhookOutcome): Outcome {
+    const refused = this.finalReason(transfer.status, 'transfer');
+    if (refused) return refused;
+    const now = this.clock.now();
+    transfer.status = outcome === 'approved' ? PARTNER_STATUS.approved : PARTNER_STATUS.canceled;
+    transfer.updatedAt = now;
+    if (outcome === 'approved') transfer.end2end = newEnd2EndId(now);
+    this.webhooks.emit({
+      kind: 'transfer',
+      outcome,
+      occurredAt: now,
+      transaction: {
+        id: transfer.id,
+        externalReference: transfer.externalReference,
+        value: transfer.value,
+        transactionId: transfer.transactionId,
+        end2end: transfer.end2end,
+        createdAt: transfer.createdAt,
+      },
+    });
+    return { ok: true };
+  }
+
+  /** Everything that is due by the sandbox clock, in the order it fell due. */
+  settleDue(): void {
+    const now = this.clock.now();
+    const due: { at: number; settle: () => void }[] = [];
+    for (const payment of this.payments.values()) {
+      if (payment.status === PARTNER_STATUS.pending && now >= this.cancelsAt(payment)) {
+        due.push({ at: this.cancelsAt(payment), settle: () => this.cancelPayment(payment) });
+      }
+    }
+    for (const transfer of this.transfers.values()) {
+      if (transfer.status === PARTNER_STATUS.pending && now >= transfer.bankAnswerAt) {
+        due.push({ at: transfer.bankAnswerAt, settle: () => this.settleTransfer(transfer, transfer.bankAnswer) });
+      }
+    }
+    due.sort((a, b) => a.at - b.at).forEach((item) => item.settle());
+  }
+
+  private finishPayment(payment: SandboxPayment, outcome: WebhookOutcome): void {
+    const now = this.clock.now();
+    payment.status = outcome === 'approved' ? PARTNER_STATUS.approved : PARTNER_STATUS.canceled;
+    payment.finalAt = now;
+    this.webhooks.emit({
+      kind: 'payment',
+      outcome,
+      occurredAt: now,
+      transaction: {
+        id: payment.id,
+        externalReference: payment.externalReference,
+        value: payment.value,
+        transactionId: payment.transactionId,
+        // Not used for payments (spec 2.1).
+        end2end: null,
+        createdAt: payment.createdAt,
+      },
+    });
+  }
+
+  private finalReason(status: PartnerStatusCode, kind: 'payment' | 'transfer'): Outcome | null {
+    if (status === PARTNER_STATUS.approved) return { ok: false, reason: `the ${kind} is already ${kind === 'payment' ? 'paid' : 'approved'}` };
+    if (status === PARTNER_STATUS.canceled) return { ok: false, reason: `the ${kind} is canceled` };
+    return null;
+  }
+}
+
+function refuse(reason: TransferRefusalReason, message: string): { ok: false; refusal: TransferRefusal } {
+  return { ok: false, refusal: { reason, message } };
+}
+
+function newReference(): string {
+  return randomUUID().replaceAll('-', '');
+}
+
+/**
+ * A Pix end-to-end id: `E`, the paying institution's ISPB (8 digits; the sandbox's is made up),
+ * yyyyMMddHHmm in UTC, and 11 letters and digits.
+ */
+function newEnd2EndId(now: number): string {
+  const stamp = new Date(now).toISOString().replace(/\D/g, '').slice(0, 12);
+  return `E99999999${stamp}${randomBytes(8).toString('hex').slice(0, 11)}`;
 }

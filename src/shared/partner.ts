@@ -42,6 +42,9 @@ export type NotifyType = (typeof NOTIFY_TYPE)[keyof typeof NOTIFY_TYPE];
 export const TRANSFER_REFUSAL_REASONS = ['invalid_data', 'kyc_not_approved', 'key_owner_mismatch', 'bank_refused'] as const;
 export type TransferRefusalReason = (typeof TRANSFER_REFUSAL_REASONS)[number];
 
+/** ASSUMPTION: the HTTP status answered with each refusal reason (as the comment above lists). */
+export const TRANSFER_REFUSAL_HTTP = { invalid_data: 422, kyc_not_approved: 403, key_owner_mismatch: 403, bank_refused: 422 } as const satisfies Record<TransferRefusalReason, number>;
+
 /** `User-Agent: <COMPANY_NAME> (<CONTACT_EMAIL>)` (spec 4, 5). */
 export const USER_AGENT_PATTERN = /^[^()\r\n]*[^\s()][^()\r\n]* \([^\s()@]+@[^\s()@]+\.[^\s()@]+\)$/;
 

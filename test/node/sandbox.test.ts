@@ -1,4 +1,4 @@
-/** The sandbox speaks the spec's headers and errors over real HTTPS (its full conformance suite is issue "Sandbox"). */
+/** A first look: the sandbox speaks the spec's headers and errors over real HTTPS. The conformance suite, section by section, is test/node/sandbox-*.test.ts. */
 import assert from 'node:assert/strict';
 import { Agent, request } from 'node:https';
 import { after, before, describe, test } from 'node:test';

@@ -1,0 +1,200 @@
+/**
+ * What the sandbox conformance suite (test/node/sandbox-*.test.ts) shares: a sandbox on a frozen
+ * clock (time moves only when a test moves it, so every bound is exact), an HTTPS client that trusts
+ * its certificate, a webhook receiver on a real HTTP port, and a wait that is a guard, not a timing.
+ */
+import assert from 'node:assert/strict';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { Agent, request } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { formatAmount, parseBrCode } from '../../src/shared/brcode.ts';
+import { fillPath } from '../../src/shared/contract.ts';
+import { CreatePartnerPaymentResponse, LoginResponse, PARTNER_PATHS } from '../../src/shared/partner.ts';
+import { createClock } from '../../server/sandbox/clock.ts';
+import { startSandbox, type RunningSandbox, type SandboxOptions } from '../../server/sandbox/server.ts';
+import { DEFAULT_ACCOUNT } from '../../server/sandbox/state.ts';
+
+export const UA = 'Loja Teste (dev@loja.example)';
+/** 2030-01-01T00:00:00Z: where the frozen clock starts. */
+export const T0 = Date.UTC(2030, 0, 1);
+export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+export const TIMESTAMP_PATTERN = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/;
+
+export interface Reply {
+  status: number;
+  headers: IncomingHttpHeaders;
+  text: string;
+  /** The parsed body; undefined when empty or not JSON. */
+  json: any;
+}
+
+export interface SendOptions {
+  /** A token, or false for no Authorization header. Default: the harness's own token. */
+  token?: string | false;
+  /** Extra headers; a value of null removes a default one. */
+  headers?: Record<string, string | null>;
+  /** A value to send as JSON, or a raw string/Buffer with `raw`. */
+  body?: unknown;
+  raw?: string | Buffer;
+}
+
+export interface Harness {
+  sandbox: RunningSandbox;
+  token: string;
+  /** A request to the partner API with the spec's headers (override any with `headers`). */
+  api(method: string, path: string, options?: SendOptions): Promise<Reply>;
+  /** A request to the control API (/_sandbox/...), JSON in and out. */
+  control(method: string, path: string, body?: unknown): Promise<Reply>;
+  /** Creates a payment, checks the 201 and its BR Code, and returns the response's data. */
+  createPayment(body?: Record<string, unknown>): Promise<ReturnType<typeof CreatePartnerPaymentResponse.parse>['data']>;
+  /** Moves the sandbox clock forward through the control API. */
+  advance(seconds: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function startHarness(options: SandboxOptions = {}): Promise<Harness> {
+  const sandbox = await startSandbox({
+    clock: createClock(() => T0),
+    settleIntervalMs: 0,
+    // Generous for a receiver under load; the timeout test sets its own short one.
+    webhooks: { timeoutMs: 2000, retryDelayMs: 5 },
+    bank: { answerAfterSeconds: 60, lateAnswerAfterSeconds: 7200 },
+    faultSeed: 42,
+    ...options,
+  });
+  const agent = new Agent({ ca: sandbox.ca, keepAlive: true });
+
+  function send(method: string, path: string, headers: Record<string, string>, body?: string | Buffer): Promise<Reply> {
+    return new Promise((resolve, reject) => {
+      const req = request(new URL(path, sandbox.url), { method, headers, agent }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          let json: unknown;
+          try {
+            json = text ? JSON.parse(text) : undefined;
+          } catch {
+            json = undefined;
+          }
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json });
+        });
+        res.on('error', reject);
+      });
+      req.on('error', reject);
+      req.end(body);
+    });
+  }
+
+  const harness: Harness = {
+    sandbox,
+    token: '',
+    api(method, path, options = {}) {
+      const headers: Record<string, string | null> = { 'user-agent': UA, accept: 'application/json' };
+      const token = options.token ?? harness.token;
+      if (token !== false) headers.authorization = `Bearer ${token}`;
+      let payload: string | Buffer | undefined = options.raw;
+      if (options.body !== undefined) payload = JSON.stringify(options.body);
+      if (payload !== undefined) {
+        headers['content-type'] = 'application/json';
+        // Node sends a GET's body unframed without it.
+        headers['content-length'] = String(Buffer.byteLength(payload));
+      }
+      Object.assign(headers, options.headers);
+      const clean = Object.fromEntries(Object.entries(headers).filter((entry): entry is [string, string] => entry[1] !== null));
+      return send(method, path, clean, payload);
+    },
+    control(method, path, body) {
+      const headers: Record<string, string> = {};
+      if (body !== undefined) headers['content-type'] = 'application/json';
+      return send(method, `/_sandbox${path}`, headers, body === undefined ? undefined : JSON.stringify(body));
+    },
+    async createPayment(body = {}) {
+      const value = (body.value as number | undefined) ?? 10;
+      const res = await harness.api('POST', PARTNER_PATHS.createPayment, { body: { value, tenant_id: DEFAULT_ACCOUNT.tenant.id, ...body } });
+      assert.equal(res.status, 201, res.text);
+      const data = CreatePartnerPaymentResponse.parse(res.json).data;
+      assertValidBrCode(data.pix_key, value);
+      return data;
+    },
+    async advance(seconds) {
+      const res = await harness.control('POST', '/clock/advance', { seconds });
+      assert.equal(res.status, 200, res.text);
+    },
+    async close() {
+      agent.destroy();
+      await sandbox.close();
+    },
+  };
+  const login = await harness.api('POST', PARTNER_PATHS.login, { token: false, body: { email: DEFAULT_ACCOUNT.email, access_key: DEFAULT_ACCOUNT.accessKey } });
+  assert.equal(login.status, 200, login.text);
+  harness.token = LoginResponse.parse(login.json).data.access_token;
+  return harness;
+}
+
+/** Every BR Code the sandbox emits must parse, pass its CRC, be dynamic and carry the amount. */
+export function assertValidBrCode(pixKey: string, value: number): void {
+  const parsed = parseBrCode(pixKey);
+  assert.ok(parsed.ok, `BR Code invalid: ${parsed.ok ? '' : parsed.message}`);
+  assert.equal(parsed.code.dynamic, true);
+  assert.equal(parsed.code.txid, '***');
+  assert.equal(parsed.code.pointOfInitiation, 'dynamic');
+  assert.equal(parsed.code.amount, formatAmount(value));
+}
+
+export const paymentPath = (template: string, reference: string) => fillPath(template, { external_reference: reference });
+
+/** Resolves when `check` returns a value other than undefined/false; fails after the guard. */
+export async function waitFor<T>(what: string, check: () => T | undefined | false | Promise<T | undefined | false>, guardMs = 5000): Promise<T> {
+  const deadline = Date.now() + guardMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) assert.fail(`gave up waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+export interface ReceivedWebhook {
+  headers: IncomingHttpHeaders;
+  body: any;
+  text: string;
+}
+
+export interface Receiver {
+  url: string;
+  received: ReceivedWebhook[];
+  /** How to answer the n-th request (1-based): a status, or 'hang' to never answer. */
+  answer: (n: number) => number | 'hang';
+  close(): Promise<void>;
+}
+
+/** A webhook receiver on a real HTTP port (127.0.0.1, port 0). */
+export async function startReceiver(answer: Receiver['answer'] = () => 200): Promise<Receiver> {
+  const receiver: Receiver = { url: '', received: [], answer, close: async () => {} };
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const text = Buffer.concat(chunks).toString('utf8');
+      let body: unknown;
+      try {
+        body = JSON.parse(text);
+      } catch {
+        body = undefined;
+      }
+      receiver.received.push({ headers: req.headers, body, text });
+      const reply = receiver.answer(receiver.received.length);
+      if (reply === 'hang') return;
+      res.writeHead(reply, { 'content-type': 'text/plain' }).end('ok');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  receiver.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks/pix`;
+  receiver.close = () =>
+    new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    });
+  return receiver;
+}
