@@ -4,7 +4,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { NOTIFY_TYPE, type PixKeyType } from '../src/shared/partner.ts';
+import { NOTIFY_TYPE, PARTNER_STATUS, type PixKeyType } from '../src/shared/partner.ts';
 import { PIX_KEY_TYPES, detectPixKeyType } from '../src/shared/pix-keys.ts';
 import { ConfigError, loadEnv, partnerConfig, type PartnerConfig } from './config.ts';
 import { createPartnerClient, type PartnerClient } from './upstream/client.ts';
@@ -19,12 +19,27 @@ export interface CliIo {
 
 class UsageError extends Error {}
 
+/** A command that already reported its problem and only needs the exit code. */
+class ExitCode extends Error {
+  constructor(readonly code: number) {
+    super(`exit ${code}`);
+  }
+}
+
 type Row = [string, string | number | boolean | null | undefined];
 
 const HELP = {
+  serve: `Usage: pix-checkout serve [--port <port>] [--host <host>]
+
+Runs the checkout proxy: the browser API and the checkouts API under /api, /health and /ready.
+Configuration from the environment or .env (docs/proxy.md lists every variable): PIX_API_KEY,
+PIX_ALLOWED_ORIGINS, PIX_DATA_DIR, PIX_OPEN_AMOUNT, PIX_RENEWALS, PORT, HOST, PIX_LOG_LEVEL and the
+partner's PIX_* settings. With no partner credentials it runs against an in-process sandbox.
+Ctrl-C (SIGINT) or SIGTERM stops it gracefully: open streams end, requests in flight finish.`,
   main: `Usage: pix-checkout <command> [options]
 
 Commands:
+  serve                      run the checkout proxy (see serve --help)
   login                      check the credentials and show the tenant
   webhook set <url>          register the URL that receives the service's notifications
   payment create             create a Pix payment (QR code)
@@ -83,6 +98,12 @@ function reais(text: string | undefined, flag: string): number {
   return Number(text);
 }
 
+/** `1` -> `pending (1)`: the partner's numeric status with its meaning (PARTNER_STATUS). */
+function statusLabel(code: number): string {
+  const name = Object.entries(PARTNER_STATUS).find(([, value]) => value === code)?.[0];
+  return name ? `${name} (${code})` : `unknown (${code})`;
+}
+
 /** Shows only the ends of a document or CPF key, so terminal output can be pasted safely. */
 export function maskDocument(value: string): string {
   const digits = value.replace(/\D/g, '');
@@ -131,6 +152,17 @@ async function run(args: string[], io: CliIo): Promise<void> {
   const config = () => partnerConfig(io.env);
 
   switch (command) {
+    case 'serve': {
+      const { values } = parse(rest, { port: { type: 'string' }, host: { type: 'string' } });
+      if (values.help) return io.out(HELP.serve);
+      const env = { ...io.env, ...(values.port !== undefined ? { PORT: values.port } : {}), ...(values.host !== undefined ? { HOST: values.host } : {}) };
+      // Imported here: the other commands need neither the server nor the store.
+      const { serve } = await import('./main.ts');
+      const code = await serve(env, io.err);
+      if (code !== 0) throw new ExitCode(code);
+      return;
+    }
+
     case 'login': {
       const { values } = parse(rest, { 'show-token': { type: 'boolean' } });
       if (values.help) return io.out(HELP.login);
@@ -209,7 +241,7 @@ async function run(args: string[], io: CliIo): Promise<void> {
         const record = await partner.getPayment(reference);
         return print(io, values.json === true, record, [
           ['reference', record.external_reference],
-          ['status', record.status],
+          ['status', statusLabel(record.status)],
           ['value', record.value.toFixed(2)],
           ['created at', record.created_at],
           ['favoured', record.pix_deposit.favoured],
@@ -266,7 +298,7 @@ function printTransfer(io: CliIo, json: boolean, t: Awaited<ReturnType<PartnerCl
   const key = t.pix_key_type === 'CPF' ? maskDocument(t.pix_key) : t.pix_key;
   print(io, json, { ...t, pix_key: key }, [
     ['reference', t.external_reference],
-    ['status', t.status],
+    ['status', statusLabel(t.status)],
     ['value', t.value.toFixed(2)],
     ['key', `${key} (${t.pix_key_type})`],
     ['transaction id', t.transaction_id],
@@ -281,6 +313,7 @@ export async function main(args: string[], io: CliIo = { out: console.log, err: 
     await run(args, io);
     return 0;
   } catch (error) {
+    if (error instanceof ExitCode) return error.code;
     if (error instanceof UsageError) {
       io.err(`pix-checkout: ${error.message}`);
       return 2;

@@ -109,6 +109,7 @@ describe('cli: commands against the sandbox', () => {
     assert.match((await cli(['payment', 'status', payment.externalReference])).out, /status\s+paid/);
     const shown = await cli(['payment', 'show', payment.externalReference]);
     assert.match(shown.out, /value\s+12\.30/);
+    assert.match(shown.out, /status\s+approved \(2\)/);
   });
 
   test('a refused input exits 1 naming the field, without the document', async () => {
@@ -122,6 +123,34 @@ describe('cli: commands against the sandbox', () => {
     const { code, err } = await cli(['payment', 'show', 'nope']);
     assert.equal(code, 1);
     assert.match(err, /not found/);
+  });
+});
+
+describe('cli: transfers and the webhook URL', () => {
+  test('transfer create to a key, then status after the bank answers', async () => {
+    const created = await cli(['transfer', 'create', '--value', '25', '--key', 'ana@cliente.example', '--json']);
+    assert.equal(created.code, 0, created.err);
+    const transfer = JSON.parse(created.out) as { external_reference: string };
+    sandbox.state.clock.advance(10 * 60 * 1000);
+    const status = await cli(['transfer', 'status', transfer.external_reference]);
+    assert.match(status.out, /status\s+approved \(2\)/);
+  });
+  test('transfer create for a customer masks the CPF key', async () => {
+    const { code, out } = await cli(['transfer', 'create', '--value', '25', '--key', '123.456.789-09', '--key-type', 'CPF', '--document', '123.456.789-09']);
+    assert.equal(code, 0);
+    assert.match(out, /key\s+123\.\*\*\*\.\*\*\*-09 \(CPF\)/);
+    assert.equal(out.includes('456.789'), false);
+  });
+  test('a KYC refusal exits 1 with the reason', async () => {
+    const { code, err } = await cli(['transfer', 'create', '--value', '25', '--key', 'bruno@cliente.example', '--document', '234.567.891-73']);
+    assert.equal(code, 1);
+    assert.match(err, /reason: kyc_not_approved/);
+    assert.equal(err.includes('234.567.891-73'), false);
+  });
+  test('webhook set --format new', async () => {
+    const { code, out } = await cli(['webhook', 'set', 'https://shop.example/hook', '--format', 'new']);
+    assert.equal(code, 0);
+    assert.match(out, /format\s+new/);
   });
 });
 
