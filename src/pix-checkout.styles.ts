@@ -1,85 +1,46 @@
-import { css } from 'lit';
+import { css, unsafeCSS } from 'lit';
 
-/** Public `--pix-*` properties map to private `--_*` ones, so defaults live in one place. */
+/*
+ * Public `--pix-*` properties map to private `--_*` ones, so defaults live in one place. Dark
+ * defaults apply with prefers-color-scheme (unless theme="light") or theme="dark"; a page's own
+ * `--pix-*` values win in both. One rule per line: the library build keeps whitespace in css``.
+ */
+const palette = (v: string[]) =>
+  ['accent', 'on-accent', 'color', 'background', 'muted-color', 'border-color', 'success-color', 'danger-color']
+    .map((name, i) => `--_${name}:var(--pix-${name},${v[i]});`)
+    .join('');
+const light = unsafeCSS(palette(['#0b7a5c', '#fff', '#1a1f24', '#fff', '#545e68', '#aab4bd', '#0b7a5c', '#b3261e']));
+const dark = unsafeCSS(`color-scheme:dark;${palette(['#5ee0b5', '#06281d', '#e8ecef', '#16191d', '#a9b3bc', '#46505a', '#5ee0b5', '#ff8a80'])}`);
+
 export const styles = css`
-  :host {
-    --_accent: var(--pix-accent, #0b7a5c);
-    --_fg: var(--pix-color, #1a1f24);
-    --_bg: var(--pix-background, #ffffff);
-    --_muted: var(--pix-muted-color, #5b6570);
-    --_radius: var(--pix-radius, 12px);
-    --_font: var(--pix-font-family, system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif);
-    display: block;
-    max-width: 26rem;
-    color: var(--_fg);
-    background: var(--_bg);
-    font-family: var(--_font);
-    border-radius: var(--_radius);
-  }
-  [part='base'] {
-    display: flex;
-    flex-direction: column;
-    gap: 0.75rem;
-    padding: 1rem;
-  }
-  .amount {
-    font-size: 1.5rem;
-    font-weight: 700;
-    margin: 0;
-  }
-  [part='qr'] {
-    width: min(100%, 16rem);
-    aspect-ratio: 1;
-    align-self: center;
-    background: #fff;
-  }
-  [part='code'] {
-    width: 100%;
-    box-sizing: border-box;
-    font: 0.8rem/1.3 ui-monospace, 'SFMono-Regular', Menlo, monospace;
-    word-break: break-all;
-    resize: none;
-    padding: 0.5rem;
-    border: 1px solid var(--_muted);
-    border-radius: calc(var(--_radius) / 2);
-    color: inherit;
-    background: transparent;
-  }
-  button {
-    font: inherit;
-    font-weight: 600;
-    min-height: 44px;
-    padding: 0.5rem 1rem;
-    border: 0;
-    border-radius: calc(var(--_radius) / 2);
-    background: var(--_accent);
-    color: #fff;
-    cursor: pointer;
-  }
-  button:focus-visible,
-  a:focus-visible,
-  textarea:focus-visible {
-    outline: 3px solid var(--_accent);
-    outline-offset: 2px;
-  }
-  [part='status'] {
-    margin: 0;
-    font-weight: 600;
-  }
-  .hint {
-    color: var(--_muted);
-    font-size: 0.875rem;
-    margin: 0;
-  }
-  a {
-    color: var(--_accent);
-  }
-  .sr-only {
-    position: absolute;
-    width: 1px;
-    height: 1px;
-    overflow: hidden;
-    clip: rect(0 0 0 0);
-    white-space: nowrap;
-  }
+:host{color-scheme:light;${light}--_r:var(--pix-radius,12px);display:block;max-width:26rem;color:var(--_color);background:var(--_background);font-family:var(--pix-font-family,system-ui,sans-serif);line-height:1.4;border-radius:var(--_r)}
+@media (prefers-color-scheme:dark){:host(:not([theme=light])){${dark}}}
+:host([theme=dark]){${dark}}
+[part=base],.qr,.copy{display:flex;flex-direction:column;gap:.75rem}
+[part=base]{padding:1rem}
+.qr{align-items:center;gap:.5rem}
+.copy{gap:.5rem}
+p,figure{margin:0}
+[part=amount]{font-size:1.5rem;font-weight:700}
+[part=status]{font-weight:600;font-size:1.125rem}
+.paid [part=status]{color:var(--_success-color)}
+.expired [part=status],.canceled [part=status],.error [part=status]{color:var(--_danger-color)}
+.loading{animation:pulse 1.2s ease-in-out infinite alternate}
+@keyframes pulse{to{opacity:.55}}
+[part=hint],[part=scan-hint],[part=countdown]{color:var(--_muted-color);font-size:.875rem}
+time{font-variant-numeric:tabular-nums;font-weight:600;color:var(--_color)}
+[part=progress]{appearance:none;width:100%;height:4px;border:0;border-radius:2px;background:var(--_border-color);color:var(--_accent)}
+[part=progress]::-webkit-progress-bar{background:var(--_border-color)}
+[part=progress]::-webkit-progress-value{background:var(--_accent)}
+[part=progress]::-moz-progress-bar{background:var(--_accent)}
+[part=qr]{width:min(100%,var(--pix-qr-size,15rem));aspect-ratio:1;background:#fff;border-radius:4px}
+[part=code-label]{font-weight:600;font-size:.875rem}
+[part=code]{box-sizing:border-box;width:100%;font:.8rem/1.3 ui-monospace,monospace;word-break:break-all;resize:none;padding:.5rem;border:1px solid var(--_border-color);border-radius:calc(var(--_r)/2);color:inherit;background:none}
+button,.button{font:inherit;font-weight:600;min-height:44px;box-sizing:border-box;padding:.625rem 1rem;border:0;border-radius:calc(var(--_r)/2);background:var(--_accent);color:var(--_on-accent);cursor:pointer;text-align:center;text-decoration:none}
+.copied{background:var(--_success-color)}
+:focus-visible{outline:3px solid var(--_accent);outline-offset:2px}
+a{color:var(--_accent);align-self:flex-start}
+a.button{align-self:stretch}
+.sr-only{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
+@media (prefers-reduced-motion:reduce){*{animation:none!important;transition:none!important}}
 `;

@@ -1,37 +1,85 @@
-import { LitElement, html, nothing } from 'lit';
+import { LitElement, html, nothing, svg, type PropertyValues } from 'lit';
 import { ProxyClient, ProxyError } from './api/client.ts';
-import { StatusController } from './controllers/status.ts';
-import { PixCreatedEvent, PixErrorEvent, PixPaidEvent, PixStatusChangeEvent } from './events.ts';
-import { ptBR } from './locales/pt-BR.ts';
-import type { Translation } from './locales/translation.ts';
+import { ClipboardController } from './controllers/clipboard.ts';
+import { CountdownController, announcementSlot, formatTimeLeft } from './controllers/countdown.ts';
+import { defaultEnvironment, type PixEnvironment } from './controllers/environment.ts';
+import { StatusController, type Connection } from './controllers/status.ts';
+import {
+  PixCanceledEvent,
+  PixCopyEvent,
+  PixCreatedEvent,
+  PixErrorEvent,
+  PixExpiredEvent,
+  PixPaidEvent,
+  PixStatusChangeEvent,
+} from './events.ts';
+import { localeFor, type Translation } from './locales/index.ts';
 import { qrPath, type QrPath } from './qr.ts';
 import { parseBrCode } from './shared/brcode.ts';
 import type { PaymentView } from './shared/contract.ts';
-import { isFinalStatus } from './shared/status.ts';
 import { styles } from './pix-checkout.styles.ts';
 
 type Phase = 'idle' | 'loading' | 'ready' | 'error';
+/** What the customer sees; also the element's custom state (`:state(paid)`). */
+export type PixScreen = 'loading' | 'pending' | 'paid' | 'expired' | 'canceled' | 'error';
+
+/** What survives a reload in sessionStorage: the payment on screen and the renewals used. */
+interface Saved {
+  reference: string;
+  renewals: number;
+}
+
+/** Narrow or touch screens: the customer cannot scan their own screen, so copy comes first. */
+const PHONE_QUERY = '(max-width: 40rem), (pointer: coarse)';
 
 /**
- * A Pix payment: the QR code drawn locally, the copy-and-paste code with a copy button, and the live
- * status, until the payment is paid, expired or canceled.
+ * A Pix payment: the QR code drawn locally, the copy-and-paste code with a copy button, a countdown to
+ * the code's expiry and the live status, until the payment is paid, expired or canceled.
  *
  * @element pix-checkout
- * @fires pix-created - A payment was created; detail: `{payment}`.
+ * @fires pix-created - A payment is on screen; detail: `{payment, resumed, renewal}`.
  * @fires pix-status-change - The status changed; detail: `{payment, previous}`.
  * @fires pix-paid - The payment is paid; detail: `{payment}`. Confirm it on your server before shipping.
- * @fires pix-error - Something failed; detail: `{code, message, fields?}`.
+ * @fires pix-expired - The code expired unpaid; detail: `{payment, renewalsLeft}`.
+ * @fires pix-canceled - The payment was canceled; detail: `{payment}`.
+ * @fires pix-copy - The customer pressed copy; detail: `{copied, method}`.
+ * @fires pix-error - Something failed; detail: `{code, message, fields?, fatal}`.
  * @slot header - Content above the payment.
  * @slot footer - Content below the payment.
+ * @slot paid - Replaces the "you paid R$ x" line of the paid screen.
  * @csspart base - The wrapper.
- * @csspart qr - The QR code (SVG).
+ * @csspart amount - The value, in BRL.
+ * @csspart status - The status line (focused when the screen changes while focus is in the widget).
+ * @csspart hint - Secondary text under the status.
+ * @csspart countdown - The time left.
+ * @csspart progress - The bar of time left.
+ * @csspart qr - The QR code: inline SVG, or the service's image when the code could not be checked.
+ * @csspart scan-hint - The text under the QR code.
+ * @csspart code-label - The label of the code field.
  * @csspart code - The copy-and-paste code field.
  * @csspart copy-button - The copy button.
- * @csspart status - The status line.
- * @cssproperty --pix-accent - Buttons and links.
+ * @csspart copy-hint - Shown when copying failed: copy by hand.
+ * @csspart checkout-link - The link to the service's hosted payment page.
+ * @csspart renew-button - "Generate a new code" on the expired screen.
+ * @csspart retry-button - "Try again" on the error screen.
+ * @cssproperty --pix-accent - Buttons, links, the progress bar.
+ * @cssproperty --pix-on-accent - Text on accent-coloured buttons.
  * @cssproperty --pix-color - Text.
  * @cssproperty --pix-background - Background.
+ * @cssproperty --pix-muted-color - Secondary text.
+ * @cssproperty --pix-border-color - Field and card borders.
+ * @cssproperty --pix-success-color - The paid status.
+ * @cssproperty --pix-danger-color - Errors and expiry.
  * @cssproperty --pix-radius - Corner radius.
+ * @cssproperty --pix-font-family - Font.
+ * @cssproperty --pix-qr-size - Largest side of the QR code.
+ * @cssstate loading - A payment is being created or resumed.
+ * @cssstate pending - Waiting for the customer to pay.
+ * @cssstate paid - Paid (as the proxy reports; confirm on your server).
+ * @cssstate expired - The code expired unpaid.
+ * @cssstate canceled - The payment was canceled.
+ * @cssstate error - Creating or loading the payment failed.
+ * @cssstate reconnecting - Status checks are failing or the browser is offline.
  */
 export class PixCheckout extends LitElement {
   static override styles = styles;
@@ -40,10 +88,19 @@ export class PixCheckout extends LitElement {
     endpoint: { type: String },
     amount: { type: Number },
     description: { type: String },
+    locale: { type: String, reflect: true },
+    renewals: { type: Number },
+    mode: { type: String, reflect: true },
+    layout: { type: String, reflect: true },
+    theme: { type: String, reflect: true },
+    texts: { attribute: false },
+    environment: { attribute: false },
     phase: { state: true },
     payment: { state: true },
-    problem: { state: true },
     announcement: { state: true },
+    timeAnnouncement: { state: true },
+    connection: { state: true },
+    phoneScreen: { state: true },
   };
 
   /** Base URL of the proxy's browser API, e.g. `/api` or `https://shop.example/api`. */
@@ -52,65 +109,172 @@ export class PixCheckout extends LitElement {
   declare amount: number | undefined;
   /** Text printed on the customer's proof of payment (at most 50 characters). */
   declare description: string | undefined;
+  /** `pt-BR` (default), `en` or `es` (any tag starting so). */
+  declare locale: string;
+  /** How many new codes the customer may generate after one expires (default 2; 0 hides the button). */
+  declare renewals: number;
+  /** `full` (default), or `link`: only a link to the service's hosted payment page, then the result. */
+  declare mode: 'full' | 'link';
+  /** `auto` (default: copy first on narrow or touch screens, QR first otherwise), `phone` or `desktop`. */
+  declare layout: 'auto' | 'phone' | 'desktop';
+  /** `auto` (default: follows prefers-color-scheme), `light` or `dark`. */
+  declare theme: 'auto' | 'light' | 'dark';
+  /** Texts merged over the locale's, e.g. `{paid: 'Obrigado!'}`. */
+  declare texts: Partial<Translation>;
+  /** Time, network, clipboard and storage; replace parts in tests (see src/controllers/environment.ts). */
+  declare environment: Partial<PixEnvironment>;
 
   declare protected phase: Phase;
   declare protected payment: PaymentView | null;
-  declare protected problem: string | null;
   declare protected announcement: string;
+  declare protected timeAnnouncement: string;
+  declare protected connection: Connection;
+  declare protected phoneScreen: boolean;
 
-  protected t: Translation = ptBR;
-  private qr: { code: string; path: QrPath | null } | null = null;
+  protected t: Translation = localeFor(undefined);
+  private renewalsUsed = 0;
+  private startedKey: string | null = null;
   private creating: AbortController | null = null;
+  private qr: { code: string; path: QrPath | null } | null = null;
+  private shownScreen: PixScreen | null = null;
+  private focusInside = false;
+  private lastSlot: string | null = null;
+  private media: MediaQueryList | null = null;
+  private money: [string, Intl.NumberFormat] | null = null;
+  private readonly internals: ElementInternals | null;
+
+  private readonly env = (): PixEnvironment => ({ ...defaultEnvironment(), ...this.environment });
 
   private readonly status = new StatusController(this, {
-    read: (reference, signal) => this.client().getPayment(reference, signal),
+    client: () => this.client(),
+    env: this.env,
     onView: (view) => this.applyView(view),
     onError: (error) => this.fail(error, false),
+    onConnection: (connection) => (this.connection = connection),
   });
+  private readonly countdown = new CountdownController(this, () => this.env().clock, () => this.status.checkNow());
+  private readonly clipboard = new ClipboardController(this, this.env);
 
   constructor() {
     super();
     this.endpoint = '';
+    this.locale = 'pt-BR';
+    this.renewals = 2;
+    this.mode = 'full';
+    this.layout = 'auto';
+    this.theme = 'auto';
+    this.texts = {};
+    this.environment = {};
     this.phase = 'idle';
     this.payment = null;
-    this.problem = null;
     this.announcement = '';
+    this.timeAnnouncement = '';
+    this.connection = 'live';
+    this.phoneScreen = false;
+    this.internals = typeof this.attachInternals === 'function' ? this.attachInternals() : null;
+  }
+
+  /** What the customer sees now. */
+  get screen(): PixScreen {
+    if (this.phase === 'error') return 'error';
+    return this.phase === 'ready' && this.payment ? this.payment.status : 'loading';
   }
 
   override connectedCallback(): void {
     super.connectedCallback();
-    if (this.phase === 'idle') void this.start();
-    // Moved in the DOM (frameworks do this): pick up following where disconnecting stopped it.
-    else if (this.phase === 'ready' && this.payment && !isFinalStatus(this.payment.status)) this.status.follow(this.payment.reference);
+    // Performance marks: bench/widget-timing.ts reads them (connected -> QR painted, paid shown).
+    performance.mark('pix-checkout:connected');
+    this.media = matchMedia(PHONE_QUERY);
+    this.media.addEventListener('change', this.onMedia);
+    this.onMedia();
+    // Removed while creating: start again now that it is back.
+    if (this.phase === 'idle') this.startedKey = null;
   }
 
   override disconnectedCallback(): void {
     super.disconnectedCallback();
+    this.media?.removeEventListener('change', this.onMedia);
     this.creating?.abort();
     this.creating = null;
     if (this.phase === 'loading') this.phase = 'idle';
   }
 
+  private readonly onMedia = () => {
+    this.phoneScreen = this.media?.matches ?? false;
+  };
+
   private client(): ProxyClient {
-    return new ProxyClient(this.endpoint);
+    return new ProxyClient(this.endpoint, this.env().fetch);
   }
 
-  /** Creates the payment and starts following its status. */
-  async start(): Promise<void> {
-    if (!this.endpoint || this.amount === undefined) return;
+  /** One checkout on one page: the key under which a reload finds its payment again. */
+  private resumeKey(): string | null {
+    if (!this.endpoint || this.amount === undefined || this.amount === null) return null;
+    // When the proxy's checkout ids land, `checkout:<id>` replaces the amount and description here.
+    const endpoint = new URL(this.endpoint, location.href).href;
+    return `pix-checkout:${endpoint}|${this.amount}|${this.description ?? ''}`;
+  }
+
+  private loadSaved(key: string): Saved | null {
+    try {
+      const saved = JSON.parse(this.env().storage?.getItem(key) ?? 'null') as Saved | null;
+      return saved && typeof saved.reference === 'string' && Number.isInteger(saved.renewals) ? saved : null;
+    } catch {
+      return null;
+    }
+  }
+
+  private save(key: string, saved: Saved): void {
+    try {
+      this.env().storage?.setItem(key, JSON.stringify(saved));
+    } catch {
+      // Storage full or blocked: the payment still works, it just will not resume after a reload.
+    }
+  }
+
+  /**
+   * Shows the checkout's payment: the one saved for this page (after a reload) or a new one. With
+   * `renew`, always a new one (the customer asked for a new code after the last expired).
+   */
+  async start(renew = false): Promise<void> {
+    const key = this.resumeKey();
+    if (!key) return;
+    this.startedKey = key;
     this.creating?.abort();
     const creating = new AbortController();
     this.creating = creating;
+    this.status.stop();
+    this.countdown.stop();
+    this.clipboard.reset();
     this.phase = 'loading';
-    this.problem = null;
+    this.payment = null;
+    this.connection = 'live';
+    const client = this.client();
+    const saved = renew ? null : this.loadSaved(key);
+    const renewals = renew ? this.renewalsUsed + 1 : (saved?.renewals ?? 0);
     try {
-      const body = this.description ? { value: this.amount, description: this.description } : { value: this.amount };
-      const payment = await this.client().createPayment(body, creating.signal);
+      let payment: PaymentView | null = null;
+      if (saved) {
+        payment = await client.getPayment(saved.reference, creating.signal).catch((error: unknown) => {
+          // Gone from the proxy (or never valid): make a new one rather than show an error.
+          if (error instanceof ProxyError && (error.code === 'not_found' || error.code === 'invalid_reference')) return null;
+          throw error;
+        });
+      }
+      const resumed = payment !== null;
+      payment ??= await client.createPayment(
+        this.description ? { value: this.amount!, description: this.description } : { value: this.amount! },
+        creating.signal,
+      );
       if (creating.signal.aborted) return;
-      this.payment = payment;
+      this.renewalsUsed = renewals;
+      this.save(key, { reference: payment.reference, renewals });
       this.phase = 'ready';
-      this.dispatchEvent(new PixCreatedEvent({ payment }));
-      if (!isFinalStatus(payment.status)) this.status.follow(payment.reference);
+      this.payment = payment;
+      this.qr = null;
+      this.countdown.set(payment.created_at, payment.expires_at, payment.server_time);
+      if (payment.status === 'pending') this.status.follow(payment.reference);
+      this.dispatchEvent(new PixCreatedEvent({ payment, resumed, renewal: renewals }));
     } catch (error) {
       if (creating.signal.aborted) return;
       this.fail(error, true);
@@ -122,89 +286,168 @@ export class PixCheckout extends LitElement {
   private applyView(view: PaymentView): void {
     const previous = this.payment?.status;
     this.payment = view;
-    this.problem = null;
+    this.countdown.set(view.created_at, view.expires_at, view.server_time);
     if (previous === undefined || previous === view.status) return;
-    this.announcement = this.statusText(view);
+    this.announcement = this.t[view.status];
     this.dispatchEvent(new PixStatusChangeEvent({ payment: view, previous }));
     if (view.status === 'paid') this.dispatchEvent(new PixPaidEvent({ payment: view }));
+    else if (view.status === 'expired') this.dispatchEvent(new PixExpiredEvent({ payment: view, renewalsLeft: this.renewalsLeft() }));
+    else if (view.status === 'canceled') this.dispatchEvent(new PixCanceledEvent({ payment: view }));
+  }
+
+  private renewalsLeft(): number {
+    return Math.max(0, (Number.isFinite(this.renewals) ? this.renewals : 0) - this.renewalsUsed);
   }
 
   private fail(error: unknown, fatal: boolean): void {
     const detail =
       error instanceof ProxyError
-        ? { code: error.code, message: error.message, ...(error.fields ? { fields: error.fields } : {}) }
-        : { code: 'internal', message: String(error) };
-    this.problem = fatal ? this.t.error : this.t.reconnecting;
-    if (fatal) this.phase = 'error';
+        ? { code: error.code, message: error.message, ...(error.fields ? { fields: error.fields } : {}), fatal }
+        : { code: 'internal', message: String(error), fatal };
+    if (fatal) {
+      this.phase = 'error';
+      this.announcement = '';
+    }
     this.dispatchEvent(new PixErrorEvent(detail));
   }
 
-  private statusText(view: PaymentView): string {
-    return this.t[view.status];
+  private copy(): void {
+    const code = this.payment?.brcode;
+    if (!code) return;
+    // Synchronously inside the click: the Clipboard API needs the tap's user activation.
+    void this.clipboard.copy(code, this.renderRoot.querySelector('textarea')).then((method) => {
+      const copied = method !== 'manual';
+      this.announcement = copied ? this.t.copied : this.t.copyFailed;
+      this.dispatchEvent(new PixCopyEvent({ copied, method }));
+    });
   }
 
   private formatValue(value: number): string {
-    return new Intl.NumberFormat('pt-BR', { style: 'currency', currency: 'BRL' }).format(value);
+    if (this.money?.[0] !== this.t.tag) this.money = [this.t.tag, new Intl.NumberFormat(this.t.tag, { style: 'currency', currency: 'BRL', currencyDisplay: 'narrowSymbol' })];
+    return this.money[1].format(value);
   }
 
-  /** The QR path for the current code, computed once per code; null when the code is not valid. */
+  /** The QR path for the current code, computed once per code; null when the code fails the BR Code check. */
   private qrFor(code: string): QrPath | null {
-    if (this.qr?.code !== code) {
-      this.qr = { code, path: parseBrCode(code).ok ? qrPath(code) : null };
-    }
+    if (this.qr?.code !== code) this.qr = { code, path: parseBrCode(code).ok ? qrPath(code) : null };
     return this.qr.path;
   }
 
-  private async copy(): Promise<void> {
-    const code = this.payment?.brcode;
-    if (!code) return;
-    let copied = false;
-    try {
-      await navigator.clipboard.writeText(code);
-      copied = true;
-    } catch {
-      // Clipboard API refused (no permission, iframe without clipboard-write): select the text instead.
-      const field = this.renderRoot.querySelector('textarea');
-      field?.select();
-      copied = document.execCommand?.('copy') ?? false;
+  protected override willUpdate(changed: PropertyValues<this>): void {
+    if (changed.has('locale') || changed.has('texts')) this.t = { ...localeFor(this.locale), ...this.texts };
+    // A new endpoint, amount or description is a new checkout: show its payment.
+    const key = this.resumeKey();
+    if (key && key !== this.startedKey && this.isConnected) void this.start();
+    this.focusInside ||= !!this.shadowRoot?.activeElement;
+    const seconds = this.screen === 'pending' ? this.countdown.seconds : null;
+    if (seconds === null) this.lastSlot = null;
+    else {
+      const slot = announcementSlot(seconds);
+      if (this.lastSlot !== null && slot !== this.lastSlot && seconds > 0) {
+        this.timeAnnouncement = this.t.timeLeft(Math.floor(seconds / 3600), Math.floor((seconds % 3600) / 60), seconds % 60);
+      }
+      this.lastSlot = slot;
     }
-    this.announcement = copied ? this.t.copied : this.t.copyFailed;
+  }
+
+  protected override updated(): void {
+    const screen = this.screen;
+    const states = this.internals?.states;
+    if (states) {
+      for (const name of ['loading', 'pending', 'paid', 'expired', 'canceled', 'error', 'reconnecting']) {
+        const on = name === screen || (name === 'reconnecting' && screen === 'pending' && this.connection !== 'live');
+        try {
+          if (on) states.add(name);
+          else states.delete(name);
+        } catch {
+          // Chromium before 125 only accepted `--name` states; styling by state is then unavailable.
+        }
+      }
+    }
+    if (screen !== this.shownScreen && (screen === 'pending' || screen === 'paid')) {
+      const mark = `pix-checkout:${screen === 'paid' ? 'paid' : 'qr'}`;
+      requestAnimationFrame(() => performance.mark(mark));
+    }
+    if (screen !== this.shownScreen) {
+      // Focus was in the widget (the copy or retry button, now gone): keep it here, on the news.
+      if (this.shownScreen !== null && this.focusInside) {
+        this.renderRoot.querySelector<HTMLElement>('[part~="status"]')?.focus();
+      }
+      this.shownScreen = screen;
+      this.focusInside = false;
+    }
   }
 
   override render() {
-    return html`<div part="base">
+    const screen = this.screen;
+    return html`<div part="base" class=${screen} aria-busy=${screen === 'loading'}>
       <slot name="header"></slot>
-      ${this.renderBody()}
-      <p class="sr-only" role="status" aria-live="polite">${this.announcement}</p>
+      ${this.renderScreen(screen)}
+      <p class="sr-only" role="status">${this.announcement}</p>
+      <p class="sr-only" aria-live="polite">${this.timeAnnouncement}</p>
       <slot name="footer"></slot>
     </div>`;
   }
 
-  private renderBody() {
-    if (this.phase === 'loading' || this.phase === 'idle') return html`<p part="status">${this.t.loading}</p>`;
-    if (this.phase === 'error' || !this.payment) {
-      return html`<p part="status" role="alert">${this.problem ?? this.t.error}</p>
-        <button part="retry-button" @click=${() => void this.start()}>${this.t.retry}</button>`;
+  private statusLine(text: string, hint?: string | typeof nothing) {
+    return html`<p part="status" tabindex="-1">${text}</p>
+      ${hint ? html`<p part="hint">${hint}</p>` : nothing}`;
+  }
+
+  private renderScreen(screen: PixScreen) {
+    const t = this.t;
+    if (screen === 'loading') return html`<p part="status" tabindex="-1" class="loading">${t.loading}</p>`;
+    if (screen === 'error') {
+      return html`<p part="status" tabindex="-1" role="alert">${t.error}</p>
+        <button part="retry-button" @click=${() => void this.start()}>${t.retry}</button>`;
     }
-    const payment = this.payment;
+    const payment = this.payment!;
     const amount = this.formatValue(payment.value);
-    if (payment.status === 'paid') {
-      return html`<p part="status">${this.t.paid}</p>
-        <p class="amount">${amount}</p>`;
+    if (screen === 'paid') {
+      return html`${this.statusLine(t.paid)}<slot name="paid"><p part="amount">${t.paidAmount(amount)}</p></slot>`;
     }
-    if (payment.status !== 'pending') return html`<p part="status">${this.statusText(payment)}</p>`;
+    if (screen === 'canceled') return this.statusLine(t.canceled, t.canceledHint);
+    if (screen === 'expired') {
+      return this.renewalsLeft() > 0
+        ? html`${this.statusLine(t.expired, t.expiredHint)}
+            <button part="renew-button" @click=${() => void this.start(true)}>${t.renew}</button>`
+        : this.statusLine(t.expired, t.renewLimit);
+    }
+    return this.renderPending(payment, amount);
+  }
+
+  private renderPending(payment: PaymentView, amount: string) {
+    const t = this.t;
+    const seconds = this.countdown.seconds ?? 0;
+    const head = html`<p part="amount">${amount}</p>
+      ${this.statusLine(this.connection === 'offline' ? t.offline : this.connection === 'reconnecting' ? t.reconnecting : t.pending)}
+      <p part="countdown" role="timer">${t.expiresIn} <time datetime="PT${seconds}S">${formatTimeLeft(seconds)}</time></p>
+      <progress part="progress" aria-hidden="true" max="1000" .value=${Math.round(this.countdown.fraction * 1000)}></progress>`;
+    const link = html`<a part="checkout-link" class=${this.mode === 'link' ? 'button' : ''} href=${payment.checkout_url} target="_blank" rel="noopener"
+      >${t.openCheckout}</a
+    >`;
+    if (this.mode === 'link') return html`${head}${link}`;
 
     const path = this.qrFor(payment.brcode);
-    return html`<p class="amount">${amount}</p>
-      <p part="status">${this.problem ?? this.t.pending}</p>
+    const qr = html`<figure class="qr">
       ${path
-        ? html`<svg part="qr" role="img" aria-label=${this.t.qrAlt(amount)} viewBox="0 0 ${path.size} ${path.size}" shape-rendering="crispEdges"><rect width="100%" height="100%" fill="#fff"></rect><path d=${path.d} fill="#000"></path></svg>`
-        : html`<p class="hint" role="alert">${this.t.invalidCode}</p>
-            <img part="qr" src=${payment.qr_code_url} alt=${this.t.qrAlt(amount)} />`}
-      <label class="hint" for="code">${this.t.codeLabel}</label>
-      <textarea id="code" part="code" readonly rows="4" .value=${payment.brcode}></textarea>
-      <button part="copy-button" @click=${() => void this.copy()}>${this.t.copy}</button>
-      <a part="checkout-link" href=${payment.checkout_url} target="_blank" rel="noopener">${this.t.openCheckout}</a>
-      ${nothing}`;
+        ? html`<svg part="qr" role="img" aria-label=${t.qrAlt(amount)} viewBox="0 0 ${path.size} ${path.size}" shape-rendering="crispEdges">
+            ${svg`<rect width="100%" height="100%" fill="#fff"></rect><path d=${path.d} fill="#000"></path>`}
+          </svg>`
+        : html`<p part="hint" role="alert">${t.invalidCode}</p>
+            <img part="qr" src=${payment.qr_code_url} alt=${t.qrAlt(amount)} />`}
+      <figcaption part="scan-hint">${t.scanHint}</figcaption>
+    </figure>`;
+    const failed = this.clipboard.state === 'failed';
+    const copy = html`<div class="copy">
+      <label part="code-label" for="code">${t.codeLabel}</label>
+      <textarea id="code" part="code" readonly rows="3" spellcheck="false" aria-describedby=${failed ? 'copy-hint' : nothing} .value=${payment.brcode}></textarea>
+      <button part="copy-button" class=${this.clipboard.state} @click=${() => this.copy()}>
+        ${this.clipboard.state === 'copied' ? t.copied : t.copy}
+      </button>
+      ${failed ? html`<p part="copy-hint" id="copy-hint">${t.copyFailed}</p>` : nothing}
+    </div>`;
+    const phoneFirst = this.layout === 'phone' || (this.layout !== 'desktop' && this.phoneScreen);
+    return html`${head}${phoneFirst ? html`${copy}${qr}` : html`${qr}${copy}`}${link}`;
   }
 }

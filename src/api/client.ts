@@ -1,11 +1,14 @@
-/** The widget's client of the proxy's browser API: every answer is parsed against src/shared. */
-import { API_PATHS, PaymentView, fillPath, type CreatePaymentRequest } from '../shared/contract.ts';
-import { ErrorBody } from '../shared/errors.ts';
+/**
+ * The widget's client of the proxy's browser API. Answers are checked with the zod-free guards that
+ * sit next to the contract's schemas in src/shared, so the script-tag bundle carries no zod.
+ */
+import { API_PATHS, fillPath, isPaymentView, type CreatePaymentRequest, type PaymentView } from '../shared/contract.ts';
+import { isErrorBody } from '../shared/errors.ts';
 
 export class ProxyError extends Error {
   override readonly name = 'ProxyError';
   constructor(
-    /** The proxy's error code, or `network` / `bad_response` when no proper answer came. */
+    /** The proxy's error code, or `network` / `bad_response` / `timeout` when no proper answer came. */
     readonly code: string,
     message: string,
     /** HTTP status, 0 when the request did not complete. */
@@ -16,11 +19,19 @@ export class ProxyError extends Error {
   }
 }
 
+/** Each request gives up after this long (Adyen's figure): a hung request must not stop polling. */
+export const REQUEST_TIMEOUT_MS = 10_000;
+
 export class ProxyClient {
   constructor(
     private readonly endpoint: string,
     private readonly fetchImpl: typeof fetch = (input, init) => fetch(input, init),
   ) {}
+
+  /** Absolute or relative URL of `path` under the endpoint. */
+  url(path: string): string {
+    return this.endpoint.replace(/\/$/, '') + path;
+  }
 
   createPayment(body: CreatePaymentRequest, signal?: AbortSignal): Promise<PaymentView> {
     return this.request(API_PATHS.payments, {
@@ -35,22 +46,33 @@ export class ProxyClient {
     return this.request(fillPath(API_PATHS.payment, { reference }), { signal, cache: 'no-store' });
   }
 
+  eventsUrl(reference: string): string {
+    return this.url(fillPath(API_PATHS.paymentEvents, { reference }));
+  }
+
   private async request(path: string, init: RequestInit): Promise<PaymentView> {
+    const timeout = new AbortController();
+    const timer = setTimeout(() => timeout.abort(), REQUEST_TIMEOUT_MS);
+    const outer = init.signal;
+    const onAbort = () => timeout.abort();
+    outer?.addEventListener('abort', onAbort);
     let res: Response;
     try {
-      res = await this.fetchImpl(this.endpoint.replace(/\/$/, '') + path, init);
+      res = await this.fetchImpl(this.url(path), { ...init, signal: timeout.signal });
     } catch (error) {
-      if ((error as Error).name === 'AbortError') throw error;
+      if (outer?.aborted) throw error;
+      if (timeout.signal.aborted) throw new ProxyError('timeout', 'The payment server took too long to answer.', 0);
       throw new ProxyError('network', 'The payment server could not be reached.', 0);
+    } finally {
+      clearTimeout(timer);
+      outer?.removeEventListener('abort', onAbort);
     }
     const json: unknown = await res.json().catch(() => undefined);
     if (!res.ok) {
-      const body = ErrorBody.safeParse(json);
-      if (body.success) throw new ProxyError(body.data.error.code, body.data.error.message, res.status, body.data.error.fields);
+      if (isErrorBody(json)) throw new ProxyError(json.error.code, json.error.message, res.status, json.error.fields);
       throw new ProxyError('bad_response', `The payment server answered HTTP ${res.status}.`, res.status);
     }
-    const view = PaymentView.safeParse(json);
-    if (!view.success) throw new ProxyError('bad_response', 'The payment server sent an answer this page cannot read.', res.status);
-    return view.data;
+    if (!isPaymentView(json)) throw new ProxyError('bad_response', 'The payment server sent an answer this page cannot read.', res.status);
+    return json;
   }
 }

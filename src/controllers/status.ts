@@ -1,26 +1,48 @@
 import type { ReactiveController, ReactiveControllerHost } from 'lit';
-import type { PaymentView } from '../shared/contract.ts';
+import { ProxyError, type ProxyClient } from '../api/client.ts';
+import { STATUS_STREAM, isPaymentView, type PaymentView } from '../shared/contract.ts';
 import { isFinalStatus } from '../shared/status.ts';
+import type { PixEnvironment } from './environment.ts';
+
+/** `live`: answers arrive; `reconnecting`: the last attempt failed; `offline`: the browser is offline. */
+export type Connection = 'live' | 'reconnecting' | 'offline';
+export type Transport = 'stream' | 'polling';
 
 export interface StatusControllerOptions {
-  read: (reference: string, signal: AbortSignal) => Promise<PaymentView>;
+  client: () => ProxyClient;
+  env: () => PixEnvironment;
   onView: (view: PaymentView) => void;
   onError: (error: unknown) => void;
-  /** Time between two reads while all is well. */
-  intervalMs?: number;
-  /** Longest wait between reads while they keep failing. */
-  maxBackoffMs?: number;
+  onConnection: (connection: Connection) => void;
 }
 
+/** Polling cadence (Adyen's): every 2 s for the first minute, then every 10 s. */
+export const POLL_FAST_MS = 2000;
+export const POLL_SLOW_MS = 10_000;
+export const POLL_FAST_FOR_MS = 60_000;
+/** Longest wait between reads while they keep failing. */
+export const MAX_BACKOFF_MS = 60_000;
+/** Stream errors without a single message before giving up on the stream for polling. */
+const STREAM_ATTEMPTS = 3;
+
+const RESUME_EVENTS = ['focus', 'pageshow', 'online'] as const;
+
 /**
- * Polls a payment until it reaches a final status. Reads are chained (the next is scheduled only when
- * the last has answered), so two are never in flight; failures back off with jitter.
+ * Follows a payment until it reaches a final status: the proxy's Server-Sent Events stream first;
+ * polling when streams are refused (HTTP error, no EventSource) or keep failing. Polling reads are
+ * chained (the next is scheduled only when the last has answered), so two are never in flight; they
+ * pause while the page is hidden or offline, and run at once when the customer comes back.
  */
 export class StatusController implements ReactiveController {
   private reference: string | null = null;
-  private timer: ReturnType<typeof setTimeout> | undefined;
-  private abort: AbortController | null = null;
+  private transport: Transport = 'polling';
+  private startedAt = 0;
+  private timer: unknown;
+  private inFlight: AbortController | null = null;
   private failures = 0;
+  private stream: EventSource | null = null;
+  private streamErrors = 0;
+  private connected = false;
 
   constructor(
     host: ReactiveControllerHost,
@@ -29,60 +51,173 @@ export class StatusController implements ReactiveController {
     host.addController(this);
   }
 
-  /** Starts following `reference`; the first read comes after one interval. */
+  /** How the status is being followed now (for diagnostics and tests). */
+  get mode(): Transport | null {
+    return this.reference === null ? null : this.transport;
+  }
+
+  /** Starts following `reference`, whose current view the caller already has. */
   follow(reference: string): void {
     this.stop();
     this.reference = reference;
     this.failures = 0;
-    this.schedule(this.interval());
+    this.streamErrors = 0;
+    this.startedAt = this.env().clock.now();
+    this.transport = this.env().EventSource ? 'stream' : 'polling';
+    if (this.connected) this.run(false);
   }
 
   stop(): void {
-    clearTimeout(this.timer);
-    this.timer = undefined;
-    this.abort?.abort();
-    this.abort = null;
+    this.pause();
     this.reference = null;
   }
 
-  hostConnected(): void {}
+  /** Checks at once (the customer came back, the countdown ran out); never a second request in flight. */
+  checkNow(): void {
+    if (this.reference === null || !this.connected) return;
+    if (this.transport === 'stream') {
+      if (this.stream?.readyState !== 1 /* OPEN */) this.openStream();
+    } else if (!this.inFlight) {
+      this.clearTimer();
+      void this.read();
+    }
+  }
+
+  hostConnected(): void {
+    this.connected = true;
+    document.addEventListener('visibilitychange', this.onVisibility);
+    for (const type of RESUME_EVENTS) window.addEventListener(type, this.onResume);
+    window.addEventListener('offline', this.onOffline);
+    if (this.reference !== null) this.run(true);
+  }
 
   hostDisconnected(): void {
-    this.stop();
+    this.connected = false;
+    document.removeEventListener('visibilitychange', this.onVisibility);
+    for (const type of RESUME_EVENTS) window.removeEventListener(type, this.onResume);
+    window.removeEventListener('offline', this.onOffline);
+    this.pause();
+  }
+
+  private env(): PixEnvironment {
+    return this.options.env();
+  }
+
+  private run(now: boolean): void {
+    if (this.transport === 'stream') this.openStream();
+    else if (now) this.checkNow();
+    else this.schedule(this.interval());
+  }
+
+  private readonly onVisibility = () => {
+    if (this.env().hidden()) {
+      if (this.transport === 'polling') this.clearTimer();
+    } else this.checkNow();
+  };
+
+  private readonly onResume = () => this.checkNow();
+
+  private readonly onOffline = () => {
+    if (this.reference === null) return;
+    this.options.onConnection('offline');
+    if (this.transport === 'polling') this.clearTimer();
+  };
+
+  private pause(): void {
+    this.clearTimer();
+    this.inFlight?.abort();
+    this.inFlight = null;
+    this.closeStream();
+  }
+
+  private clearTimer(): void {
+    this.env().clock.clearTimeout(this.timer);
+    this.timer = undefined;
   }
 
   private interval(): number {
-    return this.options.intervalMs ?? 2000;
+    return this.env().clock.now() - this.startedAt < POLL_FAST_FOR_MS ? POLL_FAST_MS : POLL_SLOW_MS;
   }
 
   private schedule(delayMs: number): void {
-    clearTimeout(this.timer);
-    this.timer = setTimeout(() => void this.tick(), delayMs);
+    this.clearTimer();
+    const env = this.env();
+    // Hidden or offline: no timer at all; visibilitychange / focus / pageshow / online call checkNow.
+    if (env.hidden() || !env.online()) return;
+    this.timer = env.clock.setTimeout(() => void this.read(), delayMs);
   }
 
-  private async tick(): Promise<void> {
+  private async read(): Promise<void> {
     const reference = this.reference;
-    if (reference === null) return;
+    if (reference === null || this.inFlight) return;
     const abort = new AbortController();
-    this.abort = abort;
+    this.inFlight = abort;
     try {
-      const view = await this.options.read(reference, abort.signal);
+      const view = await this.options.client().getPayment(reference, abort.signal);
       if (abort.signal.aborted) return;
+      this.inFlight = null;
       this.failures = 0;
-      this.options.onView(view);
-      if (isFinalStatus(view.status)) {
-        this.reference = null;
-        return;
-      }
-      this.schedule(this.interval());
+      this.receive(view);
+      if (this.reference !== null) this.schedule(this.interval());
     } catch (error) {
       if (abort.signal.aborted) return;
+      this.inFlight = null;
       this.failures++;
+      this.options.onConnection(this.env().online() ? 'reconnecting' : 'offline');
       this.options.onError(error);
-      const backoff = Math.min(this.options.maxBackoffMs ?? 30_000, this.interval() * 2 ** this.failures);
-      this.schedule(backoff / 2 + Math.random() * (backoff / 2));
-    } finally {
-      if (this.abort === abort) this.abort = null;
+      // Exponential backoff with jitter, so many widgets do not retry in step after an outage.
+      const backoff = Math.min(MAX_BACKOFF_MS, this.interval() * 2 ** this.failures);
+      this.schedule(backoff / 2 + this.env().random() * (backoff / 2));
     }
+  }
+
+  private receive(view: PaymentView): void {
+    this.options.onConnection('live');
+    if (isFinalStatus(view.status)) {
+      // Final: stop before telling the host, so nothing reconnects after the stream ends.
+      this.pause();
+      this.reference = null;
+    }
+    this.options.onView(view);
+  }
+
+  private openStream(): void {
+    this.closeStream();
+    const Source = this.env().EventSource;
+    if (!Source || this.reference === null) return this.fallBack();
+    const stream = new Source(this.options.client().eventsUrl(this.reference));
+    this.stream = stream;
+    stream.addEventListener(STATUS_STREAM.event, (event) => {
+      let data: unknown;
+      try {
+        data = JSON.parse((event as MessageEvent<string>).data);
+      } catch {
+        data = undefined;
+      }
+      if (!isPaymentView(data)) {
+        this.options.onError(new ProxyError('bad_response', 'The payment server sent an update this page cannot read.', 200));
+        return;
+      }
+      this.streamErrors = 0;
+      this.receive(data);
+    });
+    stream.onerror = () => {
+      if (this.stream !== stream) return;
+      // CLOSED: the server refused the stream (HTTP error, not text/event-stream): poll instead.
+      // CONNECTING: the connection dropped; EventSource retries by itself after `retry:`.
+      if (stream.readyState === 2 /* CLOSED */ || ++this.streamErrors >= STREAM_ATTEMPTS) return this.fallBack();
+      this.options.onConnection(this.env().online() ? 'reconnecting' : 'offline');
+    };
+  }
+
+  private closeStream(): void {
+    this.stream?.close();
+    this.stream = null;
+  }
+
+  private fallBack(): void {
+    this.closeStream();
+    this.transport = 'polling';
+    this.checkNow();
   }
 }

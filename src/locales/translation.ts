@@ -1,19 +1,40 @@
-/** Every text the widget shows or announces; a locale provides all of them. */
+/**
+ * Every text the widget shows or announces; a locale provides all of them, and a page may override any
+ * through the element's `texts` property (merged over the locale).
+ */
 export interface Translation {
+  /** BCP 47 tag used for number formatting (BRL). */
+  tag: string;
   loading: string;
-  scanTitle: string;
+  scanHint: string;
   codeLabel: string;
   copy: string;
   copied: string;
+  /** Shown when neither the Clipboard API nor the fallback copied: the code is left selected. */
   copyFailed: string;
   qrAlt: (amount: string) => string;
   openCheckout: string;
   pending: string;
   paid: string;
+  paidAmount: (amount: string) => string;
   expired: string;
+  expiredHint: string;
+  renew: string;
+  renewLimit: string;
   canceled: string;
+  canceledHint: string;
   invalidCode: string;
   error: string;
   retry: string;
   reconnecting: string;
+  offline: string;
+  expiresIn: string;
+  /** Spoken time left, announced every few minutes (then more often near the end). */
+  timeLeft: (hours: number, minutes: number, seconds: number) => string;
+}
+
+/** Joins the non-zero parts of a spoken duration, e.g. "1 hora e 5 minutos". */
+export function spoken(parts: [number, string, string][], and: string): string {
+  const words = parts.filter(([n]) => n > 0).map(([n, one, many]) => `${n} ${n === 1 ? one : many}`);
+  return words.length > 1 ? `${words.slice(0, -1).join(', ')} ${and} ${words.at(-1)}` : (words[0] ?? `0 ${parts[2]![2]}`);
 }

@@ -6,7 +6,7 @@
 import { z } from 'zod/mini';
 import { LIMITS, charCount, formatReais, isCents } from './limits.ts';
 import { isValidDocument } from './document.ts';
-import { PAYMENT_STATUSES } from './status.ts';
+import { PAYMENT_STATUSES, isPaymentStatus } from './status.ts';
 
 /** Fills a route template's `:name` segments with encoded values. */
 export function fillPath(template: string, params: Record<string, string>): string {
@@ -116,3 +116,94 @@ export const PaymentView = /* @__PURE__ */ z.object({
   server_time: z.string(),
 });
 export type PaymentView = z.infer<typeof PaymentView>;
+
+const VIEW_STRING_FIELDS = ['reference', 'brcode', 'qr_code_url', 'checkout_url', 'created_at', 'expires_at', 'server_time'] as const;
+
+/**
+ * The same rule as the PaymentView schema above, without zod: the widget's script-tag bundle parses
+ * answers with this guard so it does not carry zod (issue 7's size budget). test/browser's
+ * contract-guard test proves the two accept and refuse the same samples; change them together.
+ */
+export function isPaymentView(input: unknown): input is PaymentView {
+  if (typeof input !== 'object' || input === null) return false;
+  const view = input as Record<string, unknown>;
+  return (
+    VIEW_STRING_FIELDS.every((key) => typeof view[key] === 'string') &&
+    isPaymentStatus(view.status) &&
+    Number.isFinite(view.value)
+  );
+}
+
+/*
+ * Checkouts: the default mode, in which the merchant's server decides the amount. Its server creates
+ * a checkout with the API key (server to server); the page embeds only the checkout's opaque id, and
+ * the browser asks for that checkout's payment without sending any amount at all.
+ */
+
+/** Routes of checkouts under the same base as API_PATHS. */
+export const CHECKOUT_PATHS = {
+  /** POST, server to server with `Authorization: Bearer <API key>`: create (idempotent on order_id). */
+  checkouts: '/checkouts',
+  /** GET, server to server with the API key: the checkout and its payment, to confirm it was paid. */
+  checkout: '/checkouts/:id',
+  /** POST from the browser, no body: the checkout's live payment, issued on the first call. */
+  checkoutPayment: '/checkouts/:id/payment',
+} as const;
+
+/** An opaque, unguessable checkout id: `co_` and 24 URL-safe characters (144 random bits). */
+export const CheckoutId = /* @__PURE__ */ z.string().check(z.regex(/^co_[A-Za-z0-9_-]{24}$/, 'must be a checkout id (co_ and 24 letters, digits, "-" or "_")'));
+
+/** The merchant's own order id: one checkout per order. */
+export const OrderId = /* @__PURE__ */ z.string().check(
+  z.regex(/^[A-Za-z0-9._:\-/#]+$/, 'must contain only letters, digits and . _ : - / #'),
+  z.maxLength(LIMITS.referenceMaxLength, `must be at most ${LIMITS.referenceMaxLength} characters`),
+);
+
+/** Where the hosted checkout sends the payer after paying: https only. */
+export const CallbackUrl = /* @__PURE__ */ z.url({ protocol: /^https$/, error: 'must be an https:// URL' });
+
+/**
+ * POST {endpoint}/checkouts (server to server). The customer's name and document travel only here,
+ * never from or to the browser.
+ */
+export const CreateCheckoutRequest = /* @__PURE__ */ z
+  .strictObject({
+    value: PaymentValue,
+    order_id: OrderId,
+    description: z.optional(PaymentDescription),
+    name: z.optional(CustomerName),
+    document: z.optional(CustomerDocument),
+    callback: z.optional(CallbackUrl),
+  })
+  .check(pairingCheck);
+export type CreateCheckoutRequest = z.infer<typeof CreateCheckoutRequest>;
+
+/**
+ * A checkout's status: `open` until its first payment is issued, then its current payment's status
+ * (`pending`, `paid`, `expired`, `canceled`).
+ */
+export const CHECKOUT_STATUSES = ['open', ...PAYMENT_STATUSES] as const;
+export type CheckoutStatus = (typeof CHECKOUT_STATUSES)[number];
+
+/** What the merchant's server gets back about a checkout (never sent to a browser). */
+export const CheckoutView = /* @__PURE__ */ z.object({
+  checkout_id: z.string(),
+  order_id: z.string(),
+  value: z.number(),
+  status: z.enum(CHECKOUT_STATUSES),
+  /** The current payment, once the page has asked for one. */
+  payment: z.optional(PaymentView),
+  /** How many more payments may be issued after the current one expires. */
+  renewals_left: z.number(),
+});
+export type CheckoutView = z.infer<typeof CheckoutView>;
+
+/**
+ * POST {endpoint}/payments in open-amount mode (off unless the server turns it on): the browser
+ * chooses the value within the server's bounds. No customer data: that travels server to server.
+ */
+export const OpenPaymentRequest = /* @__PURE__ */ z.strictObject({
+  value: PaymentValue,
+  description: z.optional(PaymentDescription),
+});
+export type OpenPaymentRequest = z.infer<typeof OpenPaymentRequest>;

@@ -15,6 +15,14 @@ export const ERROR_CODES = [
   'unauthorized',
   'forbidden',
   'rate_limited',
+  /** The request contradicts what exists (an order id already used with another value). */
+  'conflict',
+  /** A checkout's payment expired and no more renewals are allowed. */
+  'renewals_exhausted',
+  /** Open-amount payments are off on this server: use a checkout. */
+  'open_amount_disabled',
+  /** The server is up but cannot serve yet (store closed, partner unreachable). */
+  'not_ready',
   'upstream_refused',
   'upstream_unavailable',
   'upstream_timeout',
@@ -92,4 +100,16 @@ export function invalidRequest(issues: readonly Issue[]): ErrorBody {
     .map(([path, problem]) => `${path} ${problem}`)
     .join('; ');
   return errorBody('invalid_request', message, fields);
+}
+
+/** The ErrorBody schema's rule without zod, for the widget's bundle (see isPaymentView in contract.ts). */
+export function isErrorBody(input: unknown): input is ErrorBody {
+  const isRecord = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
+  if (!isRecord(input) || !isRecord(input.error)) return false;
+  const { code, message, fields } = input.error;
+  return (
+    typeof code === 'string' &&
+    typeof message === 'string' &&
+    (fields === undefined || (isRecord(fields) && Object.values(fields).every((v) => typeof v === 'string')))
+  );
 }

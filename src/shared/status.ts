@@ -9,3 +9,8 @@ export type PaymentStatus = (typeof PAYMENT_STATUSES)[number];
 export function isFinalStatus(status: PaymentStatus): boolean {
   return status !== 'pending';
 }
+
+/** True for a status this contract knows; anything else is never shown, least of all as paid. */
+export function isPaymentStatus(status: unknown): status is PaymentStatus {
+  return (PAYMENT_STATUSES as readonly unknown[]).includes(status);
+}

@@ -1,0 +1,77 @@
+import type { ReactiveController, ReactiveControllerHost } from 'lit';
+import type { PixEnvironment } from './environment.ts';
+
+/** How a copy ended: by the Clipboard API, by the execCommand fallback, or not at all (text selected). */
+export type CopyMethod = 'clipboard' | 'execCommand' | 'manual';
+export type CopyState = 'idle' | 'copied' | 'failed';
+
+/** How long the button says "copied" before offering to copy again. */
+export const COPIED_FOR_MS = 4000;
+
+/**
+ * Copies the code inside the customer's tap. The Clipboard API is called synchronously in the click
+ * (iOS refuses it after an await); if it is missing or refuses, the field is selected and
+ * execCommand('copy') tried; if that fails too, the text stays selected for a manual copy. `state`
+ * is `copied` only when a copy really happened.
+ */
+export class ClipboardController implements ReactiveController {
+  state: CopyState = 'idle';
+  private timer: unknown;
+
+  constructor(
+    private readonly host: ReactiveControllerHost,
+    private readonly env: () => PixEnvironment,
+  ) {
+    host.addController(this);
+  }
+
+  /** Call from the click handler itself, before any await. */
+  copy(text: string, field: HTMLTextAreaElement | HTMLInputElement | null): Promise<CopyMethod> {
+    const env = this.env();
+    let written: Promise<void>;
+    try {
+      written = env.clipboard ? env.clipboard.writeText(text) : Promise.reject(new Error('no Clipboard API'));
+    } catch (error) {
+      written = Promise.reject(error);
+    }
+    return written.then(
+      () => this.settle('clipboard'),
+      () => {
+        field?.focus();
+        field?.select();
+        let copied = false;
+        try {
+          copied = env.execCopy();
+        } catch {
+          copied = false;
+        }
+        return this.settle(copied ? 'execCommand' : 'manual');
+      },
+    );
+  }
+
+  reset(): void {
+    this.env().clock.clearTimeout(this.timer);
+    this.state = 'idle';
+  }
+
+  hostConnected(): void {}
+
+  hostDisconnected(): void {
+    this.reset();
+  }
+
+  private settle(method: CopyMethod): CopyMethod {
+    const clock = this.env().clock;
+    clock.clearTimeout(this.timer);
+    this.state = method === 'manual' ? 'failed' : 'copied';
+    if (method !== 'manual') {
+      this.timer = clock.setTimeout(() => {
+        this.state = 'idle';
+        this.host.requestUpdate();
+      }, COPIED_FOR_MS);
+    }
+    this.host.requestUpdate();
+    return method;
+  }
+}

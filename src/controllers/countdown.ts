@@ -1,0 +1,101 @@
+import type { ReactiveController, ReactiveControllerHost } from 'lit';
+import type { Clock } from './environment.ts';
+
+/**
+ * Time left until the server's expiry, from the wall clock (no drift from counting ticks) and corrected
+ * for a wrong device clock with the server's time. Because it reads `expires_at` from the server, a
+ * reload shows the same time left. Re-renders the host on each whole second.
+ */
+export class CountdownController implements ReactiveController {
+  private expiresAt = NaN;
+  private startedAt = NaN;
+  /** Server clock minus device clock, in ms. */
+  private skew = 0;
+  private timer: unknown;
+  private connected = false;
+
+  constructor(
+    private readonly host: ReactiveControllerHost,
+    private readonly clock: () => Clock,
+    private readonly onZero: () => void,
+  ) {
+    host.addController(this);
+  }
+
+  /** Follows a payment's expiry; `serverTime` is when the server answered. */
+  set(createdAt: string, expiresAt: string, serverTime: string): void {
+    this.startedAt = Date.parse(createdAt);
+    this.expiresAt = Date.parse(expiresAt);
+    const server = Date.parse(serverTime);
+    this.skew = Number.isFinite(server) ? server - this.clock().now() : 0;
+    this.schedule();
+  }
+
+  stop(): void {
+    this.clock().clearTimeout(this.timer);
+    this.timer = undefined;
+    this.expiresAt = NaN;
+  }
+
+  /** Whole seconds left (rounded up, so 0 means expired); null when nothing is counted. */
+  get seconds(): number | null {
+    const ms = this.remainingMs();
+    return ms === null ? null : Math.max(0, Math.ceil(ms / 1000));
+  }
+
+  /** Share of the code's lifetime left, 0 to 1. */
+  get fraction(): number {
+    const ms = this.remainingMs();
+    const total = this.expiresAt - this.startedAt;
+    return ms === null || !(total > 0) ? 0 : Math.min(1, Math.max(0, ms / total));
+  }
+
+  hostConnected(): void {
+    this.connected = true;
+    this.schedule();
+  }
+
+  hostDisconnected(): void {
+    this.connected = false;
+    this.clock().clearTimeout(this.timer);
+  }
+
+  private remainingMs(): number | null {
+    return Number.isFinite(this.expiresAt) ? this.expiresAt - (this.clock().now() + this.skew) : null;
+  }
+
+  private schedule(): void {
+    const clock = this.clock();
+    clock.clearTimeout(this.timer);
+    const ms = this.remainingMs();
+    if (ms === null || !this.connected) return;
+    if (ms <= 0) {
+      this.onZero();
+      return;
+    }
+    // Wake at the next whole second of time left, so the display changes exactly then.
+    this.timer = clock.setTimeout(() => {
+      this.host.requestUpdate();
+      this.schedule();
+    }, ms % 1000 || 1000);
+  }
+}
+
+/** 59:07, or 1:00:00 when an hour or more is left. */
+export function formatTimeLeft(seconds: number): string {
+  const h = Math.floor(seconds / 3600);
+  const m = Math.floor((seconds % 3600) / 60);
+  const s = seconds % 60;
+  const two = (n: number) => String(n).padStart(2, '0');
+  return h > 0 ? `${h}:${two(m)}:${two(s)}` : `${two(m)}:${two(s)}`;
+}
+
+/**
+ * When screen readers hear the time left (Adyen's cadence): every 3 minutes, every minute in the last
+ * 5, every 30 s in the last minute. Returns a key that changes exactly at those moments.
+ */
+export function announcementSlot(seconds: number): string {
+  if (seconds > 300) return `a${Math.ceil(seconds / 180)}`;
+  if (seconds > 60) return `b${Math.ceil(seconds / 60)}`;
+  return `c${Math.ceil(seconds / 30)}`;
+}

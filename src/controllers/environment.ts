@@ -1,0 +1,55 @@
+/**
+ * Everything the widget's controllers take from the outside world: time, the network, the clipboard,
+ * storage and the page's visibility. The element passes these in, so tests replace time and inject
+ * faults (a failing fetch, a refusing clipboard) without touching the rest.
+ */
+export interface Clock {
+  now(): number;
+  setTimeout(callback: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+}
+
+export interface PixEnvironment {
+  clock: Clock;
+  fetch: typeof fetch;
+  /** null: never try the status stream, poll from the start. */
+  EventSource: typeof EventSource | null;
+  /** null: no Clipboard API (old browsers, iframes without clipboard-write). */
+  clipboard: Pick<Clipboard, 'writeText'> | null;
+  /** The select + execCommand('copy') fallback; returns whether the browser says it copied. */
+  execCopy: () => boolean;
+  /** Where a payment's reference is kept so a reload resumes it; null: never resume. */
+  storage: Pick<Storage, 'getItem' | 'setItem' | 'removeItem'> | null;
+  hidden: () => boolean;
+  online: () => boolean;
+  random: () => number;
+}
+
+export const systemClock: Clock = {
+  now: () => Date.now(),
+  setTimeout: (callback, ms) => setTimeout(callback, ms),
+  clearTimeout: (handle) => clearTimeout(handle as number),
+};
+
+function sessionStore(): PixEnvironment['storage'] {
+  try {
+    return sessionStorage;
+  } catch {
+    // Storage blocked (sandboxed iframe, privacy settings): work without resuming.
+    return null;
+  }
+}
+
+export function defaultEnvironment(): PixEnvironment {
+  return {
+    clock: systemClock,
+    fetch: (input, init) => fetch(input, init),
+    EventSource: typeof EventSource === 'function' ? EventSource : null,
+    clipboard: navigator.clipboard ?? null,
+    execCopy: () => document.execCommand('copy'),
+    storage: sessionStore(),
+    hidden: () => document.visibilityState === 'hidden',
+    online: () => navigator.onLine,
+    random: Math.random,
+  };
+}

@@ -1,0 +1,99 @@
+import { fixture, html, oneEvent, waitUntil } from '@open-wc/testing';
+import { executeServerCommand } from '@web/test-runner-commands';
+import '../../../src/define.ts';
+import type { PixEnvironment } from '../../../src/controllers/environment.ts';
+import type { PixCheckout } from '../../../src/pix-checkout.ts';
+import type { PaymentView } from '../../../src/shared/contract.ts';
+
+export const stack = (await executeServerCommand('dev-stack')) as { url: string; apiUrl: string };
+
+/** A stack whose proxy refuses the status stream (404 on the events path). */
+export async function noStreamStack(): Promise<{ url: string; apiUrl: string }> {
+  return (await executeServerCommand('dev-stack-nostream')) as { url: string; apiUrl: string };
+}
+
+export const part = (el: PixCheckout, name: string) => el.shadowRoot!.querySelector<HTMLElement>(`[part~="${name}"]`);
+export const text = (el: PixCheckout, name: string) => part(el, name)?.textContent?.replace(/\s+/g, ' ').trim() ?? null;
+export const announced = (el: PixCheckout) => el.shadowRoot!.querySelector('[role="status"]')!.textContent!.trim();
+
+export async function pay(reference: string, which?: 'nostream'): Promise<void> {
+  const res = (await executeServerCommand('sandbox-pay', { reference, stack: which })) as { status: number };
+  if (res.status !== 200) throw new Error(`sandbox pay answered ${res.status}`);
+}
+
+export async function advanceSandbox(seconds: number, which?: 'nostream'): Promise<void> {
+  await executeServerCommand('sandbox-advance', { seconds, stack: which });
+}
+
+/** Every test starts without a saved payment, so each gets its own. */
+export function forgetSavedPayments(): void {
+  sessionStorage.clear();
+}
+
+export interface Mount {
+  el: PixCheckout;
+  payment: PaymentView;
+}
+
+/** A widget against `apiUrl` (the shared stack by default), waited for until its payment is on screen. */
+export async function mount(
+  options: { amount?: number; description?: string; apiUrl?: string; env?: Partial<PixEnvironment>; attrs?: Record<string, string> } = {},
+): Promise<Mount> {
+  const el = await createElement(options);
+  const { detail } = await oneEvent(el, 'pix-created');
+  await el.updateComplete;
+  return { el, payment: detail.payment };
+}
+
+export async function createElement(
+  options: { amount?: number; description?: string; apiUrl?: string; env?: Partial<PixEnvironment>; attrs?: Record<string, string> } = {},
+): Promise<PixCheckout> {
+  const el = document.createElement('pix-checkout');
+  el.environment = options.env ?? {};
+  for (const [name, value] of Object.entries(options.attrs ?? {})) el.setAttribute(name, value);
+  el.endpoint = options.apiUrl ?? stack.apiUrl;
+  if (options.description) el.description = options.description;
+  el.amount = options.amount ?? 10;
+  return fixture<PixCheckout>(html`${el}`);
+}
+
+export async function screenIs(el: PixCheckout, screen: PixCheckout['screen']): Promise<void> {
+  await waitUntil(() => el.screen === screen, `screen ${screen} (is ${el.screen})`, { timeout: 10_000 });
+  await el.updateComplete;
+}
+
+/** A fetch that records each request to the proxy's payment status and how many are in flight at once. */
+export function recordingFetch(clock: { now(): number }) {
+  const reads: number[] = [];
+  let inFlight = 0;
+  let maxInFlight = 0;
+  const impl: typeof fetch = async (input, init) => {
+    const url = String(input);
+    const isRead = (init?.method ?? 'GET') === 'GET' && /\/payments\/[^/]+$/.test(url);
+    if (isRead) {
+      reads.push(clock.now());
+      maxInFlight = Math.max(maxInFlight, ++inFlight);
+    }
+    try {
+      const res = await fetch(input, init);
+      // Buffered, so the widget's own reading of the body settles without more network.
+      const body = await res.text();
+      return new Response(body, { status: res.status, headers: res.headers });
+    } finally {
+      if (isRead) inFlight--;
+    }
+  };
+  return {
+    fetch: impl,
+    reads,
+    get inFlight() {
+      return inFlight;
+    },
+    get maxInFlight() {
+      return maxInFlight;
+    },
+  };
+}
+
+/** Lets pending promise callbacks (a buffered response being read) run. */
+export const settle = () => new Promise((resolve) => setTimeout(resolve, 0));
