@@ -1,68 +1,171 @@
 /**
  * createApp(deps): the proxy as a web-standard fetch handler (Hono), so a merchant can serve it alone
- * or mount it inside the app it already runs. It holds the partner client and so the token; nothing
- * it answers carries either.
+ * (server/main.ts) or mount it inside the app it already runs (docs/proxy.md). It holds the partner
+ * client and so the token; nothing it answers carries either.
  */
-import { Hono } from 'hono';
+import { randomUUID } from 'node:crypto';
+import { Hono, type Context, type MiddlewareHandler } from 'hono';
 import { cors } from 'hono/cors';
-import { API_PATHS } from '../src/shared/contract.ts';
+import { secureHeaders } from 'hono/secure-headers';
+import { API_PATHS, CHECKOUT_PATHS } from '../src/shared/contract.ts';
 import { errorBody } from '../src/shared/errors.ts';
 import { LIMITS } from '../src/shared/limits.ts';
-import { respondError } from './http-errors.ts';
+import { requireApiKey } from './api-key.ts';
+import { CheckoutService } from './checkouts.ts';
+import { HttpError, respondError } from './http-errors.ts';
+import { createLogger, type Logger } from './log.ts';
 import { PaymentService } from './payments.ts';
+import { TokenBuckets, clientAddress, perMinute, rateLimit, type RateLimit } from './rate-limit.ts';
+import { readinessCheck, type UpstreamTracker } from './readiness.ts';
+import { checkoutRoutes } from './routes/checkouts.ts';
 import { paymentRoutes } from './routes/payments.ts';
+import type { Store } from './store/store.ts';
 import type { PartnerClient } from './upstream/client.ts';
 
 export interface AppDeps {
   partner: PartnerClient;
+  /** Where payments, checkouts and the partner token live (server/store). */
+  store: Store;
+  /** The merchant server's key for the server-to-server endpoints; without it they answer 401. */
+  apiKey?: string;
   /** Seconds each QR code stays payable (default: the spec's 3600). */
   expirationSeconds?: number;
   /** Origins of the merchant pages allowed to call the browser API; `*` allows any (sandbox only). */
   allowedOrigins?: readonly string[];
-  /** Where the browser API is served (default `/api`): the widget's `endpoint`. */
+  /** Where the API is served (default `/api`): the widget's `endpoint`. */
   basePath?: string;
   now?: () => number;
   /** Serve live status streams (Server-Sent Events); default true. */
   streams?: boolean;
   /** How often a watched payment is asked about upstream (default 2000 ms). */
   watchIntervalMs?: number;
+  /** A stored, unfinished status younger than this is served without asking the partner (default 2000 ms). */
+  staleAfterMs?: number;
+  /** Payments a checkout may issue after its first one expires (default 3). */
+  renewals?: number;
+  /** Let the browser choose the amount, within these bounds (`POST /payments`); default off. */
+  openAmount?: { min: number; max: number } | false;
+  /** Where the hosted checkout sends the payer after paying, when a checkout names none (https). */
+  defaultCallback?: string;
+  /** Per-client limits on creating and on reading; `false` turns them off. Default 30 and 600 a minute. */
+  rateLimits?: { create: RateLimit; status: RateLimit } | false;
+  /** Reverse proxies in front whose X-Forwarded-For is trusted for the client's address (default 0). */
+  trustedProxies?: number;
+  logger?: Logger;
+  /** Fed by the partner client's `log` option; lets readiness see upstream failures. */
+  upstream?: UpstreamTracker;
+  /** Aborting it ends every status stream and stops the pollers (graceful shutdown). */
+  signal?: AbortSignal;
 }
+
+export const DEFAULT_RATE_LIMITS = { create: perMinute(30), status: perMinute(600) };
+
+export const DEFAULT_RENEWALS = 3;
 
 export function createApp(deps: AppDeps): Hono {
   const app = new Hono();
   const basePath = deps.basePath ?? '/api';
   const origins = deps.allowedOrigins ?? [];
+  const now = deps.now ?? Date.now;
+  const logger = deps.logger ?? createLogger();
 
-  app.use(
-    `${basePath}/*`,
-    cors({
-      origin: (origin) => (origins.includes('*') || origins.includes(origin) ? origin : null),
-      allowMethods: ['GET', 'POST'],
-      allowHeaders: ['content-type'],
-      maxAge: 600,
-    }),
-  );
+  app.use('*', requestLog(logger));
+  // Strict headers on the proxy's own answers (JSON only: nothing to render, frame or embed).
+  // Cross-Origin-Resource-Policy does not apply to CORS requests, so fetch and EventSource work.
+  const strict = secureHeaders({ contentSecurityPolicy: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] } });
+  for (const path of [`${basePath}/*`, '/health', '/ready']) app.use(path, strict);
 
-  app.get('/health', (c) => c.json({ status: 'ok' }));
+  // CORS only where the browser calls: the API-key endpoints are server to server.
+  const allowed = (origin: string) => origins.includes('*') || origins.includes(origin);
+  const browserCors = cors({ origin: (origin) => (allowed(origin) ? origin : null), allowMethods: ['GET', 'POST'], allowHeaders: ['content-type'], maxAge: 600 });
+  const browserPaths = [API_PATHS.payments, `${API_PATHS.payments}/*`, CHECKOUT_PATHS.checkoutPayment].map((p) => basePath + p);
+  for (const path of browserPaths) app.use(path, browserCors);
+  // A page on another origin could still fire a "simple" POST (no preflight): refuse it outright.
+  for (const path of [API_PATHS.payments, CHECKOUT_PATHS.checkoutPayment]) app.post(basePath + path, sameOriginOrAllowed(allowed));
 
   const payments = new PaymentService(deps.partner, {
+    store: deps.store,
     expirationSeconds: deps.expirationSeconds ?? LIMITS.defaultExpirationSeconds,
-    now: deps.now ?? Date.now,
+    now,
+    log: logger,
+    staleAfterMs: deps.staleAfterMs,
     watchIntervalMs: deps.watchIntervalMs,
   });
-  app.route(basePath, paymentRoutes({ payments, streams: deps.streams ?? true }));
+  const checkouts = new CheckoutService({ store: deps.store, payments, renewals: deps.renewals ?? DEFAULT_RENEWALS, defaultCallback: deps.defaultCallback, now });
+  deps.signal?.addEventListener('abort', () => payments.close(), { once: true });
+
+  const limits = deps.rateLimits === undefined ? DEFAULT_RATE_LIMITS : deps.rateLimits;
+  const clientOf = clientAddress(deps.trustedProxies ?? 0);
+  const limiter = (limit: RateLimit | undefined): MiddlewareHandler =>
+    limit ? rateLimit(new TokenBuckets(limit, now), clientOf) : async (_c, next) => next();
+  const limitCreate = limiter(limits ? limits.create : undefined);
+  const limitStatus = limiter(limits ? limits.status : undefined);
+
+  app.get('/health', (c) => c.json({ status: 'ok' }, 200, { 'cache-control': 'no-store' }));
+  const ready = readinessCheck({ store: deps.store, partner: deps.partner, upstream: deps.upstream });
+  app.get('/ready', async (c) => {
+    const report = await ready();
+    if (report.ready) return c.json({ status: 'ready', checks: report.checks }, 200, { 'cache-control': 'no-store' });
+    return c.json({ ...errorBody('not_ready', 'Not ready to serve payments yet.'), checks: report.checks }, 503, { 'cache-control': 'no-store' });
+  });
+
+  app.route(basePath, paymentRoutes({ payments, streams: deps.streams ?? true, openAmount: deps.openAmount ?? false, limitCreate, limitStatus }));
+  app.route(basePath, checkoutRoutes({ checkouts, requireApiKey: requireApiKey(deps.apiKey), limitCreate }));
 
   // A known path asked with another method gets 405, not a misleading 404.
-  app.all(`${basePath}${API_PATHS.payments}`, (c) =>
-    c.json(errorBody('method_not_allowed', `${c.req.method} is not allowed here; use POST.`), 405, { allow: 'POST' }),
-  );
-  for (const path of [API_PATHS.payment, API_PATHS.paymentEvents]) {
-    app.all(`${basePath}${path}`, (c) =>
-      c.json(errorBody('method_not_allowed', `${c.req.method} is not allowed here; use GET.`), 405, { allow: 'GET' }),
-    );
+  const allow: [string, 'GET' | 'POST'][] = [
+    [API_PATHS.payments, 'POST'],
+    [API_PATHS.payment, 'GET'],
+    [API_PATHS.paymentEvents, 'GET'],
+    [CHECKOUT_PATHS.checkouts, 'POST'],
+    [CHECKOUT_PATHS.checkout, 'GET'],
+    [CHECKOUT_PATHS.checkoutPayment, 'POST'],
+  ];
+  for (const [path, method] of allow) {
+    app.all(basePath + path, (c) => c.json(errorBody('method_not_allowed', `${c.req.method} is not allowed here; use ${method}.`), 405, { allow: method }));
   }
 
   app.notFound((c) => c.json(errorBody('not_found', `Nothing at ${c.req.method} ${c.req.path}.`), 404));
-  app.onError((error, c) => respondError(c, error));
+  app.onError((error, c) => respondError(c, error, logger.child({ req_id: c.get('reqId') })));
   return app;
+}
+
+/**
+ * One line per request: id, method, path, status, duration; never headers, query or body. The id
+ * also goes into the request's error lines (onError). A counter, not a UUID per request: cheaper,
+ * and unique within the process's random prefix.
+ */
+function requestLog(logger: Logger): MiddlewareHandler {
+  const prefix = randomUUID().slice(0, 8);
+  let sequence = 0;
+  return async (c, next) => {
+    const started = performance.now();
+    const reqId = `${prefix}-${(++sequence).toString(36)}`;
+    c.set('reqId', reqId);
+    await next();
+    const status = c.res.status;
+    const level = status >= 500 ? 'error' : 'info';
+    if (!logger.isLevelEnabled(level)) return;
+    logger[level]({ req_id: reqId, method: c.req.method, path: c.req.path, status, ms: Math.round((performance.now() - started) * 10) / 10 }, 'request');
+  };
+}
+
+/**
+ * Browsers send Origin on every POST. One from a page that is neither allowed nor this server's
+ * own origin is refused before anything is created.
+ */
+function sameOriginOrAllowed(allowed: (origin: string) => boolean): MiddlewareHandler {
+  return async (c: Context, next) => {
+    const origin = c.req.header('origin');
+    if (origin === undefined || allowed(origin) || isSameHost(origin, c.req.header('host'))) return next();
+    throw new HttpError(403, 'forbidden', 'This origin may not call the payment API (PIX_ALLOWED_ORIGINS).');
+  };
+}
+
+function isSameHost(origin: string, host: string | undefined): boolean {
+  try {
+    return host !== undefined && new URL(origin).host === host;
+  } catch {
+    return false;
+  }
 }

@@ -5,6 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { z } from 'zod/mini';
+import { LIMITS, formatReais, isCents } from '../src/shared/limits.ts';
 import { USER_AGENT_PATTERN } from '../src/shared/partner.ts';
 import { DEFAULT_ACCOUNT } from './sandbox/state.ts';
 
@@ -15,6 +16,8 @@ export const SANDBOX_DEFAULTS = {
   email: DEFAULT_ACCOUNT.email,
   accessKey: DEFAULT_ACCOUNT.accessKey,
   userAgent: 'pix-checkout sandbox (dev@pix-checkout.test)',
+  /** The merchant server's API key in sandbox mode: a published test value, like the account. */
+  apiKey: 'sandbox-api-key',
 } as const;
 
 const Env = z.object({
@@ -102,4 +105,150 @@ export function partnerConfig(env: Record<string, string | undefined> = loadEnv(
     timeoutMs: e.PIX_TIMEOUT_MS ?? 10_000,
     tokenFile: e.PIX_TOKEN_FILE ?? '.data/partner-token.json',
   };
+}
+
+/** Everything `pix-checkout serve` (server/main.ts) needs: the partner's settings and the proxy's own. */
+export interface ProxyConfig {
+  partner: PartnerConfig;
+  /** In sandbox mode without PIX_API_KEY, the sandbox's published key. */
+  apiKey: string;
+  allowedOrigins: string[];
+  openAmount: { min: number; max: number } | false;
+  renewals: number;
+  expirationSeconds: number;
+  dataDir: string;
+  port: number;
+  host: string;
+  defaultCallback: string | undefined;
+  /** Requests per minute per client; 0 turns a limit off. */
+  rateLimitCreate: number;
+  rateLimitStatus: number;
+  trustedProxies: number;
+  logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  streams: boolean;
+  staleAfterMs: number;
+  watchIntervalMs: number;
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+/** The minimum length of PIX_API_KEY: long enough that guessing is hopeless (`openssl rand -hex 32`). */
+export const MIN_API_KEY_LENGTH = 32;
+
+/**
+ * Reads the proxy's configuration; throws one ConfigError listing every problem, the partner's
+ * included. With no partner credentials it is sandbox mode and needs nothing at all.
+ */
+export function proxyConfig(env: Record<string, string | undefined> = loadEnv()): ProxyConfig {
+  const problems: string[] = [];
+  let partner: PartnerConfig | null = null;
+  try {
+    partner = partnerConfig(env);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    problems.push(...error.problems);
+  }
+  const sandbox = partner?.sandbox ?? false;
+
+  const int = (name: string, fallback: number, min: number, max: number): number => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return fallback;
+    const value = Number(raw);
+    if (!/^\d+$/.test(raw.trim()) || value < min || value > max) {
+      problems.push(`${name} must be a whole number from ${min} to ${max}`);
+      return fallback;
+    }
+    return value;
+  };
+  const bool = (name: string, fallback: boolean): boolean => {
+    const raw = env[name]?.trim().toLowerCase();
+    if (raw === undefined || raw === '') return fallback;
+    if (['true', '1', 'yes', 'on'].includes(raw)) return true;
+    if (['false', '0', 'no', 'off'].includes(raw)) return false;
+    problems.push(`${name} must be true or false`);
+    return fallback;
+  };
+  const reais = (name: string, fallback: number): number => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return fallback;
+    const value = Number(raw);
+    const { min, max } = LIMITS.paymentValue;
+    if (!/^\d+(\.\d{1,2})?$/.test(raw.trim()) || !isCents(value) || value < min || value > max) {
+      problems.push(`${name} must be an amount in reais from ${formatReais(min)} to ${formatReais(max)} (the partner's limits)`);
+      return fallback;
+    }
+    return value;
+  };
+
+  let apiKey = env.PIX_API_KEY;
+  if (apiKey === undefined || apiKey === '') {
+    if (!sandbox) problems.push(`PIX_API_KEY is required: the key your server sends to create checkouts (at least ${MIN_API_KEY_LENGTH} characters)`);
+    apiKey = SANDBOX_DEFAULTS.apiKey;
+  } else if (apiKey.length < MIN_API_KEY_LENGTH || !/^[\x21-\x7e]+$/.test(apiKey)) {
+    problems.push(`PIX_API_KEY must be at least ${MIN_API_KEY_LENGTH} printable characters without spaces`);
+  }
+
+  const allowedOrigins: string[] = [];
+  for (const item of (env.PIX_ALLOWED_ORIGINS ?? (sandbox ? '*' : '')).split(',').map((s) => s.trim()).filter(Boolean)) {
+    if (item === '*') {
+      if (sandbox) allowedOrigins.push('*');
+      else problems.push('PIX_ALLOWED_ORIGINS may not be * outside the sandbox: list your shop\'s origins');
+      continue;
+    }
+    let url: URL | null = null;
+    try {
+      url = new URL(item);
+    } catch {
+      // reported below
+    }
+    if (!url || !/^https?:$/.test(url.protocol) || url.origin !== item.replace(/\/$/, '')) {
+      problems.push(`PIX_ALLOWED_ORIGINS: ${item} is not an origin like https://shop.example`);
+      continue;
+    }
+    if (url.protocol === 'http:' && !sandbox && !['localhost', '127.0.0.1', '[::1]'].includes(url.hostname)) {
+      problems.push(`PIX_ALLOWED_ORIGINS: ${item} must be https:// (http only for localhost)`);
+      continue;
+    }
+    allowedOrigins.push(url.origin);
+  }
+
+  const openAmountOn = bool('PIX_OPEN_AMOUNT', false);
+  const min = reais('PIX_OPEN_AMOUNT_MIN', LIMITS.paymentValue.min);
+  const max = reais('PIX_OPEN_AMOUNT_MAX', LIMITS.paymentValue.max);
+  if (min > max) problems.push('PIX_OPEN_AMOUNT_MIN must not be above PIX_OPEN_AMOUNT_MAX');
+
+  const callback = env.PIX_CALLBACK_URL;
+  if (callback !== undefined && callback !== '') {
+    let ok = false;
+    try {
+      ok = new URL(callback).protocol === 'https:';
+    } catch {
+      ok = false;
+    }
+    if (!ok) problems.push('PIX_CALLBACK_URL must be an https:// URL');
+  }
+
+  const logLevel = (env.PIX_LOG_LEVEL ?? 'info').trim().toLowerCase();
+  if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) problems.push(`PIX_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
+
+  const config = {
+    apiKey,
+    allowedOrigins,
+    openAmount: openAmountOn ? { min, max } : (false as const),
+    renewals: int('PIX_RENEWALS', 3, 0, 100),
+    expirationSeconds: int('PIX_EXPIRATION_SECONDS', LIMITS.defaultExpirationSeconds, 60, 7 * 24 * 3600),
+    dataDir: env.PIX_DATA_DIR?.trim() || '.data',
+    port: int('PORT', 8787, 0, 65535),
+    host: env.HOST?.trim() || '127.0.0.1',
+    defaultCallback: callback || undefined,
+    rateLimitCreate: int('PIX_RATE_LIMIT_CREATE', 30, 0, 1_000_000),
+    rateLimitStatus: int('PIX_RATE_LIMIT_STATUS', 600, 0, 1_000_000),
+    trustedProxies: int('PIX_TRUSTED_PROXIES', 0, 0, 10),
+    logLevel: logLevel as ProxyConfig['logLevel'],
+    streams: bool('PIX_STREAMS', true),
+    staleAfterMs: int('PIX_STALE_AFTER_MS', 2000, 0, 60_000),
+    watchIntervalMs: int('PIX_WATCH_INTERVAL_MS', 2000, 250, 60_000),
+  };
+  if (problems.length > 0 || !partner) throw new ConfigError(problems);
+  return { partner, ...config };
 }

@@ -1,15 +1,25 @@
 /**
  * The whole stack on one machine with no credentials: the sandbox (HTTPS, its own port) and, on one
- * HTTP origin, the proxy's browser API at /api and the sandbox's public pages and control API at
- * /sandbox. `npm start`, the browser tests and the node tests all start it the same way.
+ * HTTP origin, the proxy's API at /api and the sandbox's public pages and control API at /sandbox.
+ * `npm start`, `pix-checkout serve` in sandbox mode, the browser tests and the node tests all start
+ * it the same way. Open amounts are on (the demo chooses its amount); the store lives in a fresh
+ * temporary directory, because the sandbox's payments live in memory and die with it.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { getRequestListener } from '@hono/node-server';
 import type { Hono } from 'hono';
-import { createApp } from './app.ts';
+import { LIMITS } from '../src/shared/limits.ts';
+import { createApp, type AppDeps } from './app.ts';
 import { SANDBOX_DEFAULTS } from './config.ts';
+import { createLogger, type Logger } from './log.ts';
+import { trackUpstream } from './readiness.ts';
 import { startSandbox, type RunningSandbox } from './sandbox/server.ts';
+import { openSqliteStore } from './store/sqlite.ts';
+import type { Store } from './store/store.ts';
 import { createPartnerClient, type PartnerClient } from './upstream/client.ts';
 
 export interface DevStackOptions {
@@ -25,6 +35,21 @@ export interface DevStackOptions {
   watchIntervalMs?: number;
   /** Routes of the page being served (the demo), added after the proxy's own. */
   mount?: (app: Hono) => void;
+  /** The merchant server's API key (default SANDBOX_DEFAULTS.apiKey). */
+  apiKey?: string;
+  /** Open-amount bounds (default the partner's limits), or false to turn the mode off. */
+  openAmount?: AppDeps['openAmount'];
+  renewals?: number;
+  staleAfterMs?: number;
+  /** Per-client rate limits; off by default here (tests and demo come from one address). */
+  rateLimits?: AppDeps['rateLimits'];
+  trustedProxies?: number;
+  /** Default: JSON lines on stdout at PIX_LOG_LEVEL, else `warn`. */
+  logger?: Logger;
+  /** Keep the store here instead of a fresh temporary directory (kept on close). */
+  dataDir?: string;
+  /** Use this running sandbox (not closed on close) instead of starting one: a proxy restart. */
+  sandbox?: RunningSandbox;
 }
 
 export interface DevStack {
@@ -34,30 +59,64 @@ export interface DevStack {
   apiUrl: string;
   sandbox: RunningSandbox;
   partner: PartnerClient;
+  store: Store;
+  /** The key for POST /api/checkouts and GET /api/checkouts/:id. */
+  apiKey: string;
+  dataDir: string;
+  /** Ends status streams, finishes in-flight requests, stops the servers and removes a temporary store. */
   close(): Promise<void>;
 }
 
 export async function startDevStack(options: DevStackOptions = {}): Promise<DevStack> {
   const host = options.host ?? '127.0.0.1';
-  const sandbox = await startSandbox();
+  const ownSandbox = !options.sandbox;
+  const sandbox = options.sandbox ?? (await startSandbox());
+  const temporary = options.dataDir === undefined;
+  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'pix-checkout-'));
+  const store = openSqliteStore({ dataDir });
+  const logger = options.logger ?? createLogger({ level: (process.env.PIX_LOG_LEVEL as 'info' | undefined) ?? 'warn' });
+  const upstream = trackUpstream();
   const partner = createPartnerClient({
     baseUrl: sandbox.url,
     ca: sandbox.ca,
     userAgent: SANDBOX_DEFAULTS.userAgent,
     credentials: { email: SANDBOX_DEFAULTS.email, accessKey: SANDBOX_DEFAULTS.accessKey },
+    tokenStore: store.tokens,
+    log: (entry) => {
+      upstream.record(entry);
+      logger.debug({ upstream: entry }, 'partner call');
+    },
   });
+  const apiKey = options.apiKey ?? SANDBOX_DEFAULTS.apiKey;
+  const shutdown = new AbortController();
 
   // The proxy reads the sandbox's clock, so advancing it expires QR codes on every screen at once.
   const app = createApp({
     partner,
+    store,
+    apiKey,
     allowedOrigins: options.allowedOrigins ?? ['*'],
     expirationSeconds: options.expirationSeconds,
     streams: options.streams,
     watchIntervalMs: options.watchIntervalMs,
+    staleAfterMs: options.staleAfterMs,
+    renewals: options.renewals,
+    openAmount: options.openAmount ?? { min: LIMITS.paymentValue.min, max: LIMITS.paymentValue.max },
+    rateLimits: options.rateLimits ?? false,
+    trustedProxies: options.trustedProxies,
     now: sandbox.state.clock.now,
+    logger,
+    upstream,
+    signal: shutdown.signal,
   });
   app.route('/sandbox', sandbox.publicApp);
   options.mount?.(app);
+
+  const cleanup = async () => {
+    await store.close();
+    if (temporary) rmSync(dataDir, { recursive: true, force: true });
+    if (ownSandbox) await sandbox.close();
+  };
 
   const server: Server = createServer(getRequestListener(app.fetch));
   try {
@@ -66,7 +125,7 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
       server.listen(options.port ?? 0, host, () => resolve());
     });
   } catch (error) {
-    await sandbox.close();
+    await cleanup();
     throw error;
   }
   const { port } = server.address() as AddressInfo;
@@ -78,12 +137,29 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
     apiUrl: `${url}/api`,
     sandbox,
     partner,
+    store,
+    apiKey,
+    dataDir,
     async close() {
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
-      await sandbox.close();
+      shutdown.abort();
+      await closeServer(server);
+      await cleanup();
     },
   };
+}
+
+/**
+ * Stops accepting, lets in-flight requests finish (idle keep-alive connections close at once),
+ * and after `graceMs` cuts whatever is left.
+ */
+export async function closeServer(server: Server, graceMs = 5000): Promise<void> {
+  await new Promise<void>((resolve) => {
+    const cut = setTimeout(() => server.closeAllConnections(), graceMs);
+    cut.unref();
+    server.close(() => {
+      clearTimeout(cut);
+      resolve();
+    });
+    server.closeIdleConnections();
+  });
 }

@@ -5,6 +5,7 @@
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { errorBody, type ErrorCode } from '../src/shared/errors.ts';
+import type { Logger } from './log.ts';
 import { PartnerError } from './upstream/errors.ts';
 
 export class HttpError extends Error {
@@ -13,30 +14,33 @@ export class HttpError extends Error {
     readonly code: ErrorCode,
     message: string,
     readonly fields?: Record<string, string>,
+    readonly headers?: Record<string, string>,
   ) {
     super(message);
   }
 }
 
-export function respondError(c: Context, error: unknown): Response {
-  if (error instanceof HttpError) return c.json(errorBody(error.code, error.message, error.fields), error.status);
+export function respondError(c: Context, error: unknown, log: Logger): Response {
+  if (error instanceof HttpError) return c.json(errorBody(error.code, error.message, error.fields), error.status, error.headers);
   if (error instanceof PartnerError) {
+    // The partner's message is already redacted (upstream/errors.ts); details carry no secrets.
+    const cause = { operation: error.details.operation, status: error.details.status, transaction_id: error.details.transactionId, outcome_unknown: error.details.outcomeUnknown };
     switch (error.kind) {
       case 'invalid_input':
         return c.json(errorBody('invalid_request', error.message, error.details.fields), 400);
       case 'not_found':
         return c.json(errorBody('not_found', 'No such payment.'), 404);
       case 'refused':
-        console.error(`[proxy] partner refused: ${error.message}`);
+        log.warn({ err: { message: error.message }, ...cause }, 'the partner service refused a request');
         return c.json(errorBody('upstream_refused', 'The payment service refused the request.', error.details.fields), 502);
       case 'timeout':
-        console.error(`[proxy] ${error.message}`);
+        log.error({ err: { message: error.message }, ...cause }, 'the partner service timed out');
         return c.json(errorBody('upstream_timeout', 'The payment service did not answer in time; try again.'), 504);
       default:
-        console.error(`[proxy] ${error.message}`);
+        log.error({ err: { message: error.message }, ...cause }, 'the partner service failed');
         return c.json(errorBody('upstream_unavailable', 'The payment service is unavailable; try again.'), 503);
     }
   }
-  console.error('[proxy] unexpected error', error);
+  log.error({ err: error }, 'unexpected error');
   return c.json(errorBody('internal', 'Something went wrong on the server; try again.'), 500);
 }

@@ -1,31 +1,39 @@
 /**
- * The payments the proxy serves to browsers: creation, reads and live watching, all turned into the
- * browser's view. Concurrent reads of one payment share one upstream call, and every watcher of a
- * payment shares one poller, so a thousand open pages cost the partner service one call at a time.
+ * The payments the proxy serves to browsers: issuing, reads and live watching, all turned into the
+ * browser's view. Reads are answered from the store; the partner is asked only when a record is not
+ * final and older than the staleness window, and concurrent refreshes of one payment share one
+ * upstream call. Every watcher of a payment shares one poller, so a thousand open pages cost the
+ * partner service one call at a time.
  */
 import { randomUUID } from 'node:crypto';
-import type { CreatePaymentRequest, PaymentView } from '../src/shared/contract.ts';
+import type { PaymentView } from '../src/shared/contract.ts';
 import { PARTNER_STATUS } from '../src/shared/partner.ts';
 import { isFinalStatus, type PaymentStatus } from '../src/shared/status.ts';
 import { HttpError } from './http-errors.ts';
+import type { Logger } from './log.ts';
+import type { PaymentRecord, Store } from './store/store.ts';
 import type { PartnerClient } from './upstream/client.ts';
+import { PartnerError } from './upstream/errors.ts';
 
 export interface PaymentServiceOptions {
-  /** Seconds each QR code stays payable; sent to the partner and used to derive `expires_at`. */
+  store: Store;
+  /** Seconds each QR code stays payable; sent to the partner and stored as `expires_at`. */
   expirationSeconds: number;
   now: () => number;
+  log: Logger;
+  /** A stored, unfinished status younger than this is served without asking the partner. */
+  staleAfterMs?: number;
   /** How often a watched, unfinished payment is asked about. */
   watchIntervalMs?: number;
 }
 
-interface Snapshot {
-  reference: string;
-  partnerStatus: number;
+/** What a payment is issued with; customer data comes from the merchant's server only. */
+export interface IssueInput {
   value: number;
-  brcode: string;
-  qrCodeUrl: string;
-  checkoutUrl: string;
-  createdAt: string;
+  description?: string | undefined;
+  name?: string | undefined;
+  document?: string | undefined;
+  callback?: string | undefined;
 }
 
 type Listener = (view: PaymentView) => void;
@@ -36,35 +44,95 @@ interface Watch {
   last: PaymentStatus | null;
 }
 
+export const DEFAULT_STALE_AFTER_MS = 2000;
+
 export class PaymentService {
-  private readonly inflight = new Map<string, Promise<Snapshot>>();
+  private readonly refreshing = new Map<string, Promise<PaymentRecord>>();
   private readonly watches = new Map<string, Watch>();
+  private readonly staleAfterMs: number;
+  private readonly watchIntervalMs: number;
+  /** Ended streams are told through this: shutdown. */
+  private readonly closers = new Set<() => void>();
 
   constructor(
     private readonly partner: PartnerClient,
     private readonly options: PaymentServiceOptions,
-  ) {}
+  ) {
+    this.staleAfterMs = options.staleAfterMs ?? DEFAULT_STALE_AFTER_MS;
+    this.watchIntervalMs = options.watchIntervalMs ?? 2000;
+  }
 
-  async create(input: CreatePaymentRequest): Promise<PaymentView> {
-    const created = await this.partner.createPayment({
-      ...input,
-      expiration: this.options.expirationSeconds,
-      // Our own reference travels with the request, so an unknown outcome can be reconciled later.
-      transaction_id: randomUUID(),
-    });
-    return this.view({
-      reference: created.externalReference,
-      partnerStatus: PARTNER_STATUS.pending,
-      value: input.value,
-      brcode: created.pixKey,
-      qrCodeUrl: created.qrCodeUrl,
-      checkoutUrl: created.checkoutUrl,
-      createdAt: created.createdAt,
-    });
+  /**
+   * Creates a payment with the partner and returns its record, not yet stored: the caller stores it
+   * (alone, or attached to its checkout in one transaction).
+   */
+  async issue(input: IssueInput, checkoutId: string | null): Promise<PaymentRecord> {
+    // Our own reference travels with the request, so an unknown outcome can be reconciled later.
+    const transactionId = randomUUID();
+    const { expirationSeconds, now } = this.options;
+    try {
+      const created = await this.partner.createPayment({ ...input, expiration: expirationSeconds, transaction_id: transactionId });
+      const createdAt = Date.parse(created.createdAt);
+      return {
+        reference: created.externalReference,
+        checkoutId,
+        valueCents: Math.round(input.value * 100),
+        description: input.description ?? null,
+        partnerStatus: PARTNER_STATUS.pending,
+        brcode: created.pixKey,
+        qrCodeUrl: created.qrCodeUrl,
+        checkoutUrl: created.checkoutUrl,
+        createdAt,
+        expiresAt: createdAt + expirationSeconds * 1000,
+        transactionId,
+        updatedAt: now(),
+        final: false,
+      };
+    } catch (error) {
+      if (error instanceof PartnerError && error.details.outcomeUnknown) {
+        this.options.log.error({ transaction_id: transactionId, checkout_id: checkoutId }, 'payment creation outcome unknown: reconcile by transaction_id');
+      }
+      throw error;
+    }
+  }
+
+  /** Issues an open-amount payment and stores it. */
+  async create(input: IssueInput): Promise<PaymentView> {
+    const record = await this.issue(input, null);
+    await this.options.store.insertPayment(record);
+    return this.view(record);
   }
 
   async read(reference: string): Promise<PaymentView> {
-    return this.view(await this.fetch(reference));
+    return this.view(await this.record(reference));
+  }
+
+  /**
+   * The stored record, refreshed from the partner first when it is unfinished and older than
+   * `maxAgeMs`. Only payments this proxy issued are served: others are not found.
+   */
+  async record(reference: string, maxAgeMs = this.staleAfterMs): Promise<PaymentRecord> {
+    const stored = await this.options.store.getPayment(reference);
+    if (!stored) throw new HttpError(404, 'not_found', 'No such payment.');
+    if (stored.final || this.options.now() - stored.updatedAt < maxAgeMs) return stored;
+    return this.refresh(stored);
+  }
+
+  /** Asks the partner, once for all concurrent callers, and stores what it says. */
+  private refresh(stored: PaymentRecord): Promise<PaymentRecord> {
+    let pending = this.refreshing.get(stored.reference);
+    if (!pending) {
+      pending = (async () => {
+        const upstream = await this.partner.getPayment(stored.reference);
+        const final = upstream.status === PARTNER_STATUS.approved || upstream.status === PARTNER_STATUS.canceled;
+        const updatedAt = this.options.now();
+        await this.options.store.updatePaymentStatus(stored.reference, upstream.status, final, updatedAt);
+        // Re-read: a final status stored meanwhile (a webhook) wins over what this call saw.
+        return (await this.options.store.getPayment(stored.reference)) ?? stored;
+      })().finally(() => this.refreshing.delete(stored.reference));
+      this.refreshing.set(stored.reference, pending);
+    }
+    return pending;
   }
 
   /**
@@ -89,9 +157,17 @@ export class PaymentService {
     };
   }
 
-  /** Stops every poller (shutdown). */
+  /** Called when the service closes (shutdown), so open streams can end. */
+  onClose(callback: () => void): () => void {
+    this.closers.add(callback);
+    return () => this.closers.delete(callback);
+  }
+
+  /** Stops every poller and ends every stream (shutdown). */
   close(): void {
     for (const [reference, watch] of this.watches) this.unwatch(reference, watch);
+    for (const callback of [...this.closers]) callback();
+    this.closers.clear();
   }
 
   private unwatch(reference: string, watch: Watch): void {
@@ -104,10 +180,11 @@ export class PaymentService {
       if (this.watches.get(reference) !== watch) return;
       let view: PaymentView;
       try {
-        view = await this.read(reference);
+        // Fresh as of half an interval: a browser's read that just refreshed it counts.
+        view = this.view(await this.record(reference, this.watchIntervalMs / 2));
       } catch (error) {
         // A failed poll changes nothing the browser sees; the next one may succeed.
-        console.error(`[proxy] watching ${reference}: ${error instanceof Error ? error.message : String(error)}`);
+        this.options.log.warn({ reference, err: { message: error instanceof Error ? error.message : String(error) } }, 'watching a payment failed');
         this.schedule(reference, watch);
         return;
       }
@@ -118,43 +195,22 @@ export class PaymentService {
       }
       if (isFinalStatus(view.status)) this.unwatch(reference, watch);
       else this.schedule(reference, watch);
-    }, this.options.watchIntervalMs ?? 2000);
+    }, this.watchIntervalMs);
     watch.timer.unref?.();
   }
 
-  private fetch(reference: string): Promise<Snapshot> {
-    let pending = this.inflight.get(reference);
-    if (!pending) {
-      pending = this.partner
-        .getPayment(reference)
-        .then((record) => ({
-          reference: record.external_reference,
-          partnerStatus: record.status,
-          value: record.value,
-          brcode: record.pix_deposit.pix_key,
-          qrCodeUrl: record.pix_deposit.qr_code_url,
-          checkoutUrl: record.pix_deposit.checkout,
-          createdAt: record.created_at,
-        }))
-        .finally(() => this.inflight.delete(reference));
-      this.inflight.set(reference, pending);
-    }
-    return pending;
-  }
-
-  private view(p: Snapshot): PaymentView {
-    const created = Date.parse(p.createdAt);
-    const expires = created + this.options.expirationSeconds * 1000;
+  /** The browser's view of a record, at the proxy's current time. */
+  view(p: PaymentRecord): PaymentView {
     const now = this.options.now();
     return {
       reference: p.reference,
-      status: statusFor(p.partnerStatus, expires, now),
-      value: p.value,
+      status: statusFor(p.partnerStatus, p.expiresAt, now),
+      value: p.valueCents / 100,
       brcode: p.brcode,
       qr_code_url: p.qrCodeUrl,
       checkout_url: p.checkoutUrl,
-      created_at: new Date(created).toISOString(),
-      expires_at: new Date(expires).toISOString(),
+      created_at: new Date(p.createdAt).toISOString(),
+      expires_at: new Date(p.expiresAt).toISOString(),
       server_time: new Date(now).toISOString(),
     };
   }

@@ -1,72 +1,64 @@
 /** The browser API for payments: thin handlers that validate with src/shared and call the service. */
-import { Hono, type Context } from 'hono';
+import { Hono, type MiddlewareHandler } from 'hono';
 import { streamSSE } from 'hono/streaming';
-import { API_PATHS, CreatePaymentRequest, Reference, STATUS_STREAM, fillPath, type PaymentView } from '../../src/shared/contract.ts';
-import { parseInput } from '../../src/shared/errors.ts';
+import { API_PATHS, OpenPaymentRequest, STATUS_STREAM, fillPath, type PaymentView } from '../../src/shared/contract.ts';
+import { formatReais } from '../../src/shared/limits.ts';
 import { isFinalStatus } from '../../src/shared/status.ts';
 import { HttpError } from '../http-errors.ts';
-import { readJson } from '../json-body.ts';
 import type { PaymentService } from '../payments.ts';
+import { parseBody, referenceOf } from './input.ts';
 
 export interface PaymentRoutesDeps {
   payments: PaymentService;
   /** Serve the live status stream; off where long-lived connections are not possible. */
   streams: boolean;
+  /** Bounds of open-amount payments, or false: the browser may not choose an amount (default). */
+  openAmount: { min: number; max: number } | false;
+  /** Rate limits on creating and on reading. */
+  limitCreate: MiddlewareHandler;
+  limitStatus: MiddlewareHandler;
 }
 
-/** The largest create body accepted; a real one is under 300 bytes. */
-export const MAX_CREATE_BODY_BYTES = 4 * 1024;
-
-async function readJsonBody(c: Context, maxBytes: number): Promise<unknown> {
-  const read = await readJson(c, maxBytes);
-  if (read.ok) return read.body;
-  switch (read.problem) {
-    case 'media_type':
-      throw new HttpError(415, 'unsupported_media_type', 'Send the body as JSON with Content-Type: application/json.');
-    case 'too_large':
-      throw new HttpError(413, 'payload_too_large', `The body must be at most ${maxBytes} bytes.`);
-    default:
-      throw new HttpError(400, 'invalid_json', 'The body is not valid JSON.');
-  }
-}
-
-function referenceOf(c: Context): string {
-  const reference = Reference.safeParse(c.req.param('reference'));
-  if (reference.success) return reference.data;
-  const message = reference.error.issues[0]?.message ?? 'is invalid';
-  throw new HttpError(400, 'invalid_reference', `reference ${message}`, { reference: message });
-}
-
-export function paymentRoutes({ payments, streams }: PaymentRoutesDeps): Hono {
+export function paymentRoutes({ payments, streams, openAmount, limitCreate, limitStatus }: PaymentRoutesDeps): Hono {
   const routes = new Hono();
 
-  routes.post(API_PATHS.payments, async (c) => {
-    const parsed = parseInput(CreatePaymentRequest, await readJsonBody(c, MAX_CREATE_BODY_BYTES));
-    if (!parsed.success) return c.json(parsed.body, 400);
-    const view = await payments.create(parsed.data);
+  routes.post(API_PATHS.payments, limitCreate, async (c) => {
+    if (!openAmount) {
+      throw new HttpError(403, 'open_amount_disabled', 'This server does not let the browser choose an amount; pay through a checkout created by the merchant\'s server.');
+    }
+    const input = await parseBody(c, OpenPaymentRequest);
+    if (input.value < openAmount.min || input.value > openAmount.max) {
+      const problem = `must be between ${formatReais(openAmount.min)} and ${formatReais(openAmount.max)}`;
+      throw new HttpError(400, 'invalid_request', `value ${problem}`, { value: problem });
+    }
+    const view = await payments.create(input);
     return c.json(view, 201, { location: fillPath(API_PATHS.payment, { reference: view.reference }) });
   });
 
-  routes.get(API_PATHS.payment, async (c) => {
+  routes.get(API_PATHS.payment, limitStatus, async (c) => {
     const view = await payments.read(referenceOf(c));
-    c.header('cache-control', 'no-store');
-    return c.json(view);
+    return c.json(view, 200, { 'cache-control': 'no-store' });
   });
 
-  routes.get(API_PATHS.paymentEvents, async (c) => {
+  routes.get(API_PATHS.paymentEvents, limitStatus, async (c) => {
     if (!streams) throw new HttpError(404, 'not_found', 'Live status streams are off on this server; poll the payment instead.');
     const reference = referenceOf(c);
     // Queue views until the stream is open; the first read's errors answer as plain HTTP errors.
     const queue: PaymentView[] = [];
     let wake: (() => void) | null = null;
+    let open = true;
     const stop = await payments.watch(reference, (view) => {
       queue.push(view);
+      wake?.();
+    });
+    // Shutdown ends the stream; EventSource reconnects to the next instance after `retry`.
+    const forget = payments.onClose(() => {
+      open = false;
       wake?.();
     });
     c.header('cache-control', 'no-store');
     c.header('x-accel-buffering', 'no');
     return streamSSE(c, async (stream) => {
-      let open = true;
       stream.onAbort(() => {
         open = false;
         wake?.();
@@ -92,6 +84,7 @@ export function paymentRoutes({ payments, streams }: PaymentRoutesDeps): Hono {
           wake = null;
         }
       } finally {
+        forget();
         stop();
       }
     });

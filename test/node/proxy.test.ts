@@ -1,10 +1,15 @@
-/** The proxy's browser API over a real socket, against the sandbox over real HTTPS. */
+/**
+ * The proxy's browser API in open-amount mode (on in the dev stack, as for the demo) over a real
+ * socket, against the sandbox over real HTTPS. Checkouts, the default mode, are in checkout.test.ts.
+ */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { parseBrCode } from '../../src/shared/brcode.ts';
 import { PaymentView } from '../../src/shared/contract.ts';
 import { ErrorBody } from '../../src/shared/errors.ts';
 import { startDevStack, type DevStack } from '../../server/dev.ts';
+import { createLogger } from '../../server/log.ts';
+import { DEFAULT_STALE_AFTER_MS } from '../../server/payments.ts';
 import { DEFAULT_ACCOUNT } from '../../server/sandbox/state.ts';
 
 let stack: DevStack;
@@ -40,7 +45,7 @@ function expectError(result: { res: Response; json: unknown }, status: number, c
 
 describe('creating a payment', () => {
   test('answers 201 with the view the browser needs and a valid BR Code', async () => {
-    const { res, json } = await create({ value: 25.9, description: 'Pedido 1001', name: 'Maria Silva', document: '529.982.247-25' });
+    const { res, json } = await create({ value: 25.9, description: 'Pedido 1001' });
     assert.equal(res.status, 201);
     const view = PaymentView.parse(json);
     assert.equal(view.status, 'pending');
@@ -54,8 +59,8 @@ describe('creating a payment', () => {
     assert.ok(Math.abs(Date.parse(view.server_time) - Date.now()) < 60_000);
     assert.deepEqual(Object.keys(json as object).sort(), Object.keys(PaymentView.shape).sort(), 'nothing beyond the contract');
     const text = JSON.stringify(json);
-    for (const secret of ['529.982.247-25', '52998224725', DEFAULT_ACCOUNT.tenant.id, DEFAULT_ACCOUNT.partner.document]) {
-      assert.equal(text.includes(secret), false, 'no document, tenant or partner id reaches the browser');
+    for (const secret of [DEFAULT_ACCOUNT.tenant.id, DEFAULT_ACCOUNT.partner.document]) {
+      assert.equal(text.includes(secret), false, 'no tenant or partner id reaches the browser');
     }
   });
 
@@ -77,9 +82,10 @@ describe('creating a payment', () => {
     ['value as a string', { value: '10' }, 'value'],
     ['value missing', { description: 'x' }, 'value'],
     ['description of 51 characters', { value: 1, description: 'd'.repeat(51) }, 'description'],
-    ['name without document', { value: 1, name: 'Maria' }, 'document'],
-    ['document without name', { value: 1, document: '52998224725' }, 'name'],
-    ['invalid CPF', { value: 1, name: 'Maria', document: '123.456.789-00' }, 'document'],
+    // Customer data travels server to server only (checkouts), never from the browser.
+    ['a customer name', { value: 1, name: 'Maria' }, 'name'],
+    ['a customer document', { value: 1, name: 'Maria', document: '52998224725' }, 'document'],
+    ['a callback', { value: 1, callback: 'https://shop.example/thanks' }, 'callback'],
     ['unknown field', { value: 1, tenant_id: 'x' }, 'tenant_id'],
     ['a JSON array', [1, 2], 'body'],
     ['a JSON string', 'hello', 'body'],
@@ -156,6 +162,10 @@ describe('reading a payment', () => {
 
     const pay = await fetch(`${stack.url}/sandbox/_sandbox/payments/${created.reference}/pay`, { method: 'POST' });
     assert.equal(pay.status, 200);
+    // Reads are served from the store; the partner is asked again once the record is stale.
+    const cached = PaymentView.parse((await call('GET', `/payments/${created.reference}`, { type: null })).json);
+    assert.equal(cached.status, 'pending', 'within the staleness window the stored status is served');
+    stack.sandbox.state.clock.advance(DEFAULT_STALE_AFTER_MS);
     const paid = PaymentView.parse((await call('GET', `/payments/${created.reference}`, { type: null })).json);
     assert.equal(paid.status, 'paid');
     assert.equal(paid.brcode, created.brcode);
@@ -171,8 +181,14 @@ describe('reading a payment', () => {
     assert.equal(await read(), 'expired');
     stack.sandbox.state.clock.advance(3600 * 1000 - 1_000);
     assert.equal(await read(), 'expired');
-    stack.sandbox.state.clock.advance(1_000);
+    // Canceled upstream one second later; the proxy asks again once its record is stale.
+    stack.sandbox.state.clock.advance(DEFAULT_STALE_AFTER_MS);
     assert.equal(await read(), 'canceled');
+  });
+
+  test('a payment the partner has but this proxy did not issue: 404 not_found', async () => {
+    const other = await stack.partner.createPayment({ value: 2 });
+    expectError(await call('GET', `/payments/${other.externalReference}`, { type: null }), 404, 'not_found');
   });
 
   test('an unknown reference: 404 not_found', async () => {
@@ -210,10 +226,8 @@ describe('CORS', () => {
 
 describe('when the partner service is down', () => {
   test('answers 503 upstream_unavailable, without details, and stays up', async () => {
-    const local = await startDevStack();
     const logged: string[] = [];
-    const original = console.error;
-    console.error = (...args: unknown[]) => logged.push(args.map(String).join(' '));
+    const local = await startDevStack({ logger: createLogger({ level: 'debug', destination: { write: (line: string) => void logged.push(line) } }) });
     try {
       const ok = await fetch(`${local.apiUrl}/payments`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"value":1}' });
       assert.equal(ok.status, 201, 'logged in and created while the sandbox was up');
@@ -221,17 +235,19 @@ describe('when the partner service is down', () => {
       const res = await fetch(`${local.apiUrl}/payments`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ value: 1, name: 'Maria', document: '52998224725' }),
+        body: JSON.stringify({ value: 1 }),
       });
       assert.equal(res.status, 503);
       const body = ErrorBody.parse(await res.json());
       assert.equal(body.error.code, 'upstream_unavailable');
       assert.doesNotMatch(body.error.message, /127\.0\.0\.1|ECONNREFUSED|https:/);
-      assert.ok(logged.length > 0, 'the cause is logged');
+      assert.ok(logged.some((line) => JSON.parse(line).msg === 'the partner service failed'), 'the cause is logged');
       const health = await fetch(`${local.url}/health`);
-      assert.equal(health.status, 200);
+      assert.equal(health.status, 200, 'alive');
+      const ready = await fetch(`${local.url}/ready`);
+      assert.equal(ready.status, 503, 'but not ready');
+      assert.equal(ErrorBody.parse(await ready.json()).error.code, 'not_ready');
     } finally {
-      console.error = original;
       await local.close();
     }
     const secrets = [...local.sandbox.state.tokens, DEFAULT_ACCOUNT.accessKey, '52998224725'];

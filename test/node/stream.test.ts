@@ -4,6 +4,7 @@ import { after, before, describe, test } from 'node:test';
 import { PaymentView, STATUS_STREAM } from '../../src/shared/contract.ts';
 import { ErrorBody } from '../../src/shared/errors.ts';
 import { startDevStack, type DevStack } from '../../server/dev.ts';
+import { DEFAULT_STALE_AFTER_MS } from '../../server/payments.ts';
 
 let stack: DevStack;
 before(async () => {
@@ -77,6 +78,7 @@ describe('live status stream', () => {
   test('a paid payment gets one event and an ended stream', async () => {
     const payment = await createPayment();
     await fetch(`${stack.url}/sandbox/_sandbox/payments/${payment.reference}/pay`, { method: 'POST' });
+    stack.sandbox.state.clock.advance(DEFAULT_STALE_AFTER_MS);
     const stream = events(await fetch(`${stack.apiUrl}/payments/${payment.reference}/events`));
     assert.equal(JSON.parse((await stream.next()).value!.data).status, 'paid');
     assert.equal((await stream.next()).done, true);

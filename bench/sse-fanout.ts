@@ -1,0 +1,91 @@
+/**
+ * 5,000 concurrent status streams (SSE) of one payment, held on loopback: the proxy's memory (RSS)
+ * per client, and the time for one status change to reach all of them. The proxy runs in a child
+ * process so its RSS is its own; the clients are raw sockets in this one.
+ * `npm run bench:sse` (BENCH_CLIENTS, default 5000). Needs `ulimit -n` above twice the clients.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { execSync } from 'node:child_process';
+import { request } from 'node:http';
+import { fileURLToPath } from 'node:url';
+
+const clients = Number(process.env.BENCH_CLIENTS ?? 5000);
+const WATCH_INTERVAL_MS = 250;
+
+if (process.argv[2] === '--server') {
+  // The child: the whole stack, answering RSS questions over IPC.
+  const { startDevStack } = await import('../server/dev.ts');
+  const { createLogger } = await import('../server/log.ts');
+  const stack = await startDevStack({ watchIntervalMs: WATCH_INTERVAL_MS, logger: createLogger({ level: 'warn' }) });
+  const created = await fetch(`${stack.apiUrl}/payments`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"value":25}' });
+  const { reference } = (await created.json()) as { reference: string };
+  process.on('message', async (message: string) => {
+    if (message === 'rss') {
+      globalThis.gc?.();
+      process.send!({ rss: process.memoryUsage().rss });
+    } else if (message === 'pay') {
+      process.send!({ paying: performance.timeOrigin + performance.now() });
+      stack.sandbox.state.pay(stack.sandbox.state.payments.get(reference)!);
+    } else if (message === 'stop') {
+      await stack.close();
+      process.exit(0);
+    }
+  });
+  process.send!({ url: `${stack.apiUrl}/payments/${reference}/events` });
+} else {
+  const limit = Number(execSync('ulimit -n', { shell: '/bin/bash' }).toString().trim());
+  if (limit < clients * 2 + 100) {
+    console.error(`ulimit -n is ${limit}; ${clients} clients need about ${clients * 2 + 100} (run \`ulimit -n 65536\` first)`);
+    process.exit(1);
+  }
+  const child: ChildProcess = fork(fileURLToPath(import.meta.url), ['--server'], { execArgv: ['--import', 'tsx', '--expose-gc'] });
+  const next = <T>() => new Promise<T>((resolve) => child.once('message', (m) => resolve(m as T)));
+  const ask = <T>(message: string) => {
+    const answer = next<T>();
+    child.send(message);
+    return answer;
+  };
+  const { url } = await next<{ url: string }>();
+  const before = (await ask<{ rss: number }>('rss')).rss;
+
+  const paidAt: number[] = [];
+  let opened = 0;
+  const sockets: { destroy(): void }[] = [];
+  const openOne = () =>
+    new Promise<void>((resolve, reject) => {
+      const req = request(url, { agent: false }, (res) => {
+        let firstSeen = false;
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          if (!firstSeen && chunk.includes('"pending"')) {
+            firstSeen = true;
+            opened++;
+            resolve();
+          }
+          if (chunk.includes('"paid"')) paidAt.push(performance.timeOrigin + performance.now());
+        });
+      });
+      req.on('error', reject);
+      req.end();
+      sockets.push(req);
+    });
+  const started = performance.now();
+  // Open in batches, as pages arrive; all at once would only measure the accept queue.
+  for (let i = 0; i < clients; i += 250) await Promise.all(Array.from({ length: Math.min(250, clients - i) }, openOne));
+  const openSeconds = (performance.now() - started) / 1000;
+  await new Promise((r) => setTimeout(r, 1000));
+  const held = (await ask<{ rss: number }>('rss')).rss;
+
+  const { paying } = await ask<{ paying: number }>('pay');
+  while (paidAt.length < clients) await new Promise((r) => setTimeout(r, 10));
+  const first = Math.min(...paidAt) - paying;
+  const last = Math.max(...paidAt) - paying;
+
+  const mb = (n: number) => (n / 1024 / 1024).toFixed(1);
+  console.log(`${opened} SSE clients of one payment held on loopback (opened in ${openSeconds.toFixed(1)} s), ${process.version}`);
+  console.log(`proxy RSS: ${mb(before)} MB before, ${mb(held)} MB holding them: ${((held - before) / clients / 1024).toFixed(1)} KB per client (goal < 50 KB)`);
+  console.log(`one change (paid) reached the first client after ${first.toFixed(0)} ms and all ${paidAt.length} after ${last.toFixed(0)} ms (goal < 1 s);`);
+  console.log(`  that includes up to one poll interval (${WATCH_INTERVAL_MS} ms) before the proxy sees the change: fan-out itself took ${(last - first).toFixed(0)} ms`);
+  for (const socket of sockets) socket.destroy();
+  await ask('stop').catch(() => undefined);
+}

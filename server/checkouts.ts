@@ -1,0 +1,129 @@
+/**
+ * Checkouts: the merchant's server fixes an order's amount; the browser, holding only the
+ * checkout's opaque id, gets that checkout's payment. One live payment per checkout: asking again
+ * returns it until it has expired, then a new one may be issued, up to `renewals` times.
+ */
+import { randomBytes } from 'node:crypto';
+import type { CheckoutView, CreateCheckoutRequest, PaymentView } from '../src/shared/contract.ts';
+import { HttpError } from './http-errors.ts';
+import type { PaymentService } from './payments.ts';
+import type { CheckoutRecord, Store } from './store/store.ts';
+
+export interface CheckoutServiceOptions {
+  store: Store;
+  payments: PaymentService;
+  /** Payments that may be issued after a checkout's first one expires. */
+  renewals: number;
+  /** Where the hosted checkout sends the payer when the checkout names no callback. */
+  defaultCallback?: string | undefined;
+  now: () => number;
+}
+
+/** 18 random bytes: 144 bits, 24 URL-safe characters. */
+export function newCheckoutId(): string {
+  return `co_${randomBytes(18).toString('base64url')}`;
+}
+
+export class CheckoutService {
+  /** One issuing at a time per checkout: concurrent first calls share one payment, never two QRs. */
+  private readonly issuing = new Map<string, Promise<{ payment: PaymentView; created: boolean }>>();
+
+  constructor(private readonly options: CheckoutServiceOptions) {}
+
+  /** Creates the order's checkout, or answers the one it has; the same order with another value is a conflict. */
+  async create(input: CreateCheckoutRequest): Promise<{ checkout: CheckoutView; created: boolean }> {
+    const valueCents = Math.round(input.value * 100);
+    const { checkout, created } = await this.options.store.createCheckout({
+      id: newCheckoutId(),
+      orderId: input.order_id,
+      valueCents,
+      description: input.description ?? null,
+      name: input.name ?? null,
+      document: input.document ?? null,
+      callback: input.callback ?? null,
+      paymentReference: null,
+      renewalsUsed: 0,
+      createdAt: this.options.now(),
+    });
+    if (checkout.valueCents !== valueCents) {
+      throw new HttpError(409, 'conflict', `order_id ${input.order_id} already has a checkout of ${(checkout.valueCents / 100).toFixed(2)}; use a new order_id for another value.`, {
+        order_id: 'already has a checkout with another value',
+      });
+    }
+    return { checkout: await this.view(checkout), created };
+  }
+
+  async get(id: string): Promise<CheckoutView> {
+    return this.view(await this.find(id));
+  }
+
+  /** The checkout's live payment, issuing one when there is none or the last one expired. */
+  payment(id: string): Promise<{ payment: PaymentView; created: boolean }> {
+    let pending = this.issuing.get(id);
+    if (!pending) {
+      pending = this.livePayment(id).finally(() => this.issuing.delete(id));
+      this.issuing.set(id, pending);
+    }
+    return pending;
+  }
+
+  private async livePayment(id: string): Promise<{ payment: PaymentView; created: boolean }> {
+    const { payments, store, renewals } = this.options;
+    const checkout = await this.find(id);
+    let renewalsUsed = checkout.renewalsUsed;
+    if (checkout.paymentReference) {
+      const current = payments.view(await payments.record(checkout.paymentReference));
+      if (current.status === 'pending' || current.status === 'paid') return { payment: current, created: false };
+      // Before issuing another QR, confirm with the partner that no earlier one was paid, the last
+      // one included: an expired code can still be paid until the partner cancels it an hour later.
+      const paid = await this.paidPayment(checkout, 0);
+      if (paid) return { payment: paid, created: false };
+      if (renewalsUsed >= renewals) {
+        throw new HttpError(409, 'renewals_exhausted', "This checkout's payment expired and no new one may be issued; the merchant must create a new checkout.");
+      }
+      renewalsUsed++;
+    }
+    const record = await payments.issue(
+      {
+        value: checkout.valueCents / 100,
+        description: checkout.description ?? undefined,
+        name: checkout.name ?? undefined,
+        document: checkout.document ?? undefined,
+        callback: checkout.callback ?? this.options.defaultCallback,
+      },
+      checkout.id,
+    );
+    await store.attachPayment(checkout.id, record, renewalsUsed);
+    return { payment: payments.view(record), created: true };
+  }
+
+  /** A paid payment among all the checkout's, asking the partner about records older than `maxAgeMs`. */
+  private async paidPayment(checkout: CheckoutRecord, maxAgeMs?: number): Promise<PaymentView | null> {
+    const { payments, store } = this.options;
+    for (const stored of await store.checkoutPayments(checkout.id)) {
+      const view = payments.view(stored.final ? stored : await payments.record(stored.reference, maxAgeMs));
+      if (view.status === 'paid') return view;
+    }
+    return null;
+  }
+
+  private async find(id: string): Promise<CheckoutRecord> {
+    const checkout = await this.options.store.getCheckout(id);
+    if (!checkout) throw new HttpError(404, 'not_found', 'No such checkout.');
+    return checkout;
+  }
+
+  private async view(checkout: CheckoutRecord): Promise<CheckoutView> {
+    const base = {
+      checkout_id: checkout.id,
+      order_id: checkout.orderId,
+      value: checkout.valueCents / 100,
+      renewals_left: Math.max(0, this.options.renewals - checkout.renewalsUsed),
+    };
+    if (!checkout.paymentReference) return { ...base, status: 'open' };
+    let payment = await this.options.payments.read(checkout.paymentReference);
+    // A renewed checkout is paid if any of its codes was (a late payment of an expired one).
+    if (payment.status !== 'paid' && checkout.renewalsUsed > 0) payment = (await this.paidPayment(checkout)) ?? payment;
+    return { ...base, status: payment.status, payment };
+  }
+}

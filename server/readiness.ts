@@ -1,0 +1,73 @@
+/**
+ * Readiness (`GET /ready`): the store answers and the partner service is logged in and reachable.
+ * Cached a few seconds, so a load balancer probing every second costs the partner nothing extra.
+ */
+import type { PartnerClient, PartnerLogEntry } from './upstream/client.ts';
+import type { Store } from './store/store.ts';
+import { PartnerError } from './upstream/errors.ts';
+
+/**
+ * Remembers how the last call to the partner went, fed by the client's `log` option: readiness
+ * then needs no request of its own (the client caches the tenant after the first login).
+ */
+export interface UpstreamTracker {
+  record(entry: PartnerLogEntry): void;
+  /** False while the last attempt got no answer or a 5xx. */
+  healthy(): boolean;
+}
+
+export function trackUpstream(): UpstreamTracker {
+  let healthy = true;
+  return {
+    record(entry) {
+      // A 4xx is an answer (a not-found payment, a refused transfer): the service is up.
+      if (entry.outcome === 'ok' || (entry.status >= 400 && entry.status < 500)) healthy = true;
+      else if (entry.status === 0 || entry.status >= 500) healthy = false;
+    },
+    healthy: () => healthy,
+  };
+}
+
+export interface ReadinessReport {
+  ready: boolean;
+  checks: { store: 'ok' | 'failed'; partner: 'ok' | 'failed' };
+}
+
+export function readinessCheck(deps: { store: Store; partner: PartnerClient; upstream?: UpstreamTracker; cacheMs?: number; now?: () => number }): () => Promise<ReadinessReport> {
+  const now = deps.now ?? Date.now;
+  const cacheMs = deps.cacheMs ?? 5000;
+  let cached: { at: number; report: Promise<ReadinessReport> } | null = null;
+
+  /**
+   * After a failure nothing else may call the partner (the load balancer stops sending traffic), so
+   * readiness asks itself: a read of a reference that does not exist, answered 404 when it is up.
+   */
+  async function probe(): Promise<boolean> {
+    try {
+      await deps.partner.getPayment('readiness-probe');
+      return true;
+    } catch (error) {
+      return error instanceof PartnerError && error.kind === 'not_found';
+    }
+  }
+
+  async function check(): Promise<ReadinessReport> {
+    const store = await deps.store.ping().then(
+      () => 'ok' as const,
+      () => 'failed' as const,
+    );
+    const partner = await deps.partner
+      .getTenant()
+      .then(() => (deps.upstream?.healthy() === false ? probe() : true))
+      .then(
+        (ok) => (ok ? ('ok' as const) : ('failed' as const)),
+        () => 'failed' as const,
+      );
+    return { ready: store === 'ok' && partner === 'ok', checks: { store, partner } };
+  }
+
+  return () => {
+    if (!cached || now() - cached.at >= cacheMs) cached = { at: now(), report: check() };
+    return cached.report;
+  };
+}

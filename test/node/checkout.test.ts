@@ -1,0 +1,481 @@
+/**
+ * Checkouts, the default mode: the merchant's server fixes the amount (API key, server to server),
+ * the browser gets the checkout's payment by its opaque id. Real sockets, real HTTPS to the sandbox,
+ * a real SQLite file; only the sandbox's clock is moved by hand.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { CheckoutId, CheckoutView, PaymentView } from '../../src/shared/contract.ts';
+import { ErrorBody } from '../../src/shared/errors.ts';
+import { startDevStack, type DevStack } from '../../server/dev.ts';
+import { createLogger } from '../../server/log.ts';
+import { DEFAULT_STALE_AFTER_MS } from '../../server/payments.ts';
+import { startSandbox } from '../../server/sandbox/server.ts';
+import { DEFAULT_ACCOUNT } from '../../server/sandbox/state.ts';
+
+const HOUR = 3600 * 1000;
+let stack: DevStack;
+let orders = 0;
+/** Every body and header a browser-facing endpoint answered in this file. */
+const browserSaw: string[] = [];
+const logLines: string[] = [];
+
+before(async () => {
+  stack = await startDevStack({ logger: createLogger({ level: 'trace', destination: { write: (line: string) => void logLines.push(line) } }) });
+});
+after(async () => {
+  await stack.close();
+});
+
+const newOrder = () => `order-${process.pid}-${++orders}`;
+
+async function merchant(on: DevStack, method: string, path: string, body?: unknown, key: string | null = on.apiKey) {
+  const headers: Record<string, string> = {};
+  if (key !== null) headers.authorization = `Bearer ${key}`;
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  const res = await fetch(on.apiUrl + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const text = await res.text();
+  return { res, json: text ? (JSON.parse(text) as unknown) : undefined };
+}
+
+async function browser(on: DevStack, method: string, path: string, init: { body?: string; headers?: Record<string, string> } = {}) {
+  const res = await fetch(on.apiUrl + path, { method, headers: init.headers, body: init.body });
+  const text = await res.text();
+  browserSaw.push(text, JSON.stringify([...res.headers]));
+  return { res, json: text ? (JSON.parse(text) as unknown) : undefined };
+}
+
+async function newCheckout(on: DevStack = stack, extra: Record<string, unknown> = {}): Promise<CheckoutView> {
+  const { res, json } = await merchant(on, 'POST', '/checkouts', { value: 49.9, order_id: newOrder(), description: 'Loja', ...extra });
+  assert.equal(res.status, 201, JSON.stringify(json));
+  return CheckoutView.parse(json);
+}
+
+const payFor = (on: DevStack, id: string) => browser(on, 'POST', `/checkouts/${id}/payment`);
+
+function expectError(result: { res: Response; json: unknown }, status: number, code: string): ErrorBody['error'] {
+  assert.equal(result.res.status, status, JSON.stringify(result.json));
+  const body = ErrorBody.parse(result.json);
+  assert.equal(body.error.code, code);
+  assert.ok(body.error.message.length > 0);
+  return body.error;
+}
+
+describe('creating a checkout (merchant server, API key)', () => {
+  test('201 with an opaque id, status open and the renewals left; no customer data echoed', async () => {
+    const order = newOrder();
+    const { res, json } = await merchant(stack, 'POST', '/checkouts', { value: 120.5, order_id: order, name: 'Maria Silva', document: '529.982.247-25', callback: 'https://shop.example/thanks' });
+    assert.equal(res.status, 201);
+    const checkout = CheckoutView.parse(json);
+    assert.ok(CheckoutId.safeParse(checkout.checkout_id).success);
+    assert.deepEqual({ ...checkout, checkout_id: '' }, { checkout_id: '', order_id: order, value: 120.5, status: 'open', renewals_left: 3 });
+    assert.doesNotMatch(JSON.stringify(json), /Maria|529|98224725/);
+    assert.equal(res.headers.get('access-control-allow-origin'), null, 'no CORS on the API-key endpoints');
+  });
+
+  test('the same order and value again: the same checkout (200); another value: 409 conflict', async () => {
+    const order = newOrder();
+    const first = await merchant(stack, 'POST', '/checkouts', { value: 10, order_id: order });
+    const again = await merchant(stack, 'POST', '/checkouts', { value: 10.0, order_id: order, description: 'retry' });
+    assert.equal(first.res.status, 201);
+    assert.equal(again.res.status, 200);
+    assert.equal(CheckoutView.parse(again.json).checkout_id, CheckoutView.parse(first.json).checkout_id);
+    const error = expectError(await merchant(stack, 'POST', '/checkouts', { value: 10.01, order_id: order }), 409, 'conflict');
+    assert.ok(error.fields?.order_id);
+  });
+
+  test('ids are unguessable: distinct and random', async () => {
+    const ids = await Promise.all(Array.from({ length: 5 }, () => newCheckout().then((c) => c.checkout_id)));
+    assert.equal(new Set(ids).size, 5);
+  });
+
+  for (const [label, key] of [
+    ['no Authorization', null],
+    ['a wrong key', 'sandbox-api-kez'],
+    ['a prefix of the key', 'sandbox-api'],
+    ['an empty key', ''],
+  ] as const) {
+    test(`${label}: 401 unauthorized, nothing created`, async () => {
+      const order = newOrder();
+      const result = await merchant(stack, 'POST', '/checkouts', { value: 10, order_id: order }, key);
+      expectError(result, 401, 'unauthorized');
+      assert.equal(result.res.headers.get('www-authenticate'), 'Bearer');
+      const ok = await merchant(stack, 'POST', '/checkouts', { value: 11, order_id: order });
+      assert.equal(ok.res.status, 201, 'the order id was not taken by the refused call');
+    });
+  }
+
+  test('the key in another scheme (Basic) is refused', async () => {
+    const res = await fetch(`${stack.apiUrl}/checkouts`, {
+      method: 'POST',
+      headers: { authorization: `Basic ${stack.apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ value: 1, order_id: newOrder() }),
+    });
+    assert.equal(res.status, 401);
+  });
+
+  const invalid: [string, Record<string, unknown>, string][] = [
+    ['value missing', { order_id: 'x1' }, 'value'],
+    ['value below 0.20', { value: 0.1, order_id: 'x2' }, 'value'],
+    ['value with fractions of a cent', { value: 1.005, order_id: 'x3' }, 'value'],
+    ['order_id missing', { value: 1 }, 'order_id'],
+    ['order_id with spaces', { value: 1, order_id: 'a b' }, 'order_id'],
+    ['order_id of 65 characters', { value: 1, order_id: 'o'.repeat(65) }, 'order_id'],
+    ['an http callback', { value: 1, order_id: 'x4', callback: 'http://shop.example/thanks' }, 'callback'],
+    ['a callback that is not a URL', { value: 1, order_id: 'x5', callback: 'thanks' }, 'callback'],
+    ['name without document', { value: 1, order_id: 'x6', name: 'Maria' }, 'document'],
+    ['an invalid CPF', { value: 1, order_id: 'x7', name: 'Maria', document: '123.456.789-00' }, 'document'],
+    ['description of 51 characters', { value: 1, order_id: 'x8', description: 'd'.repeat(51) }, 'description'],
+    ['an unknown field', { value: 1, order_id: 'x9', tenant_id: 'x' }, 'tenant_id'],
+  ];
+  for (const [label, body, field] of invalid) {
+    test(`${label}: 400 invalid_request naming ${field}`, async () => {
+      const error = expectError(await merchant(stack, 'POST', '/checkouts', body), 400, 'invalid_request');
+      assert.ok(error.fields && field in error.fields, JSON.stringify(error.fields));
+    });
+  }
+
+  test('not JSON: 415; broken JSON: 400 invalid_json; too large: 413', async () => {
+    const send = (body: string, type: string) =>
+      fetch(`${stack.apiUrl}/checkouts`, { method: 'POST', headers: { authorization: `Bearer ${stack.apiKey}`, 'content-type': type }, body });
+    const codes = async (res: Response) => [res.status, ErrorBody.parse(await res.json()).error.code];
+    assert.deepEqual(await codes(await send('value=1', 'application/x-www-form-urlencoded')), [415, 'unsupported_media_type']);
+    assert.deepEqual(await codes(await send('{"value":', 'application/json')), [400, 'invalid_json']);
+    assert.deepEqual(await codes(await send(JSON.stringify({ value: 1, order_id: 'big', description: 'x'.repeat(10_000) }), 'application/json')), [413, 'payload_too_large']);
+  });
+});
+
+describe("the browser gets the checkout's payment", () => {
+  test("201 with the checkout's value; asking again answers the same payment (200)", async () => {
+    const checkout = await newCheckout();
+    const first = await payFor(stack, checkout.checkout_id);
+    assert.equal(first.res.status, 201);
+    const payment = PaymentView.parse(first.json);
+    assert.equal(payment.value, 49.9);
+    assert.equal(payment.status, 'pending');
+    const again = await payFor(stack, checkout.checkout_id);
+    assert.equal(again.res.status, 200);
+    assert.equal(PaymentView.parse(again.json).reference, payment.reference);
+    assert.equal(PaymentView.parse(again.json).brcode, payment.brcode, 'the same QR, never a second one');
+  });
+
+  test('twenty concurrent first calls share one payment: one QR upstream', async () => {
+    const checkout = await newCheckout();
+    const before = stack.sandbox.state.payments.size;
+    const answers = await Promise.all(Array.from({ length: 20 }, () => payFor(stack, checkout.checkout_id)));
+    const references = new Set(answers.map((a) => PaymentView.parse(a.json).reference));
+    assert.equal(references.size, 1);
+    assert.equal(stack.sandbox.state.payments.size - before, 1);
+  });
+
+  test('customer data goes to the partner, never to the browser', async () => {
+    const checkout = await newCheckout(stack, { name: 'Maria Silva', document: '529.982.247-25', callback: 'https://shop.example/thanks' });
+    const { json } = await payFor(stack, checkout.checkout_id);
+    const payment = PaymentView.parse(json);
+    const upstream = stack.sandbox.state.payments.get(payment.reference);
+    assert.equal(upstream?.customer?.name, 'Maria Silva');
+    assert.equal(upstream?.callback, 'https://shop.example/thanks');
+    assert.deepEqual(Object.keys(json as object).sort(), Object.keys(PaymentView.shape).sort());
+    assert.doesNotMatch(JSON.stringify(json), /Maria|529\.982|52998224725/);
+  });
+
+  describe('amount tampering is refused', () => {
+    test('a value in the body: 400 naming value, nothing issued', async () => {
+      const checkout = await newCheckout();
+      const before = stack.sandbox.state.payments.size;
+      const error = expectError(
+        await browser(stack, 'POST', `/checkouts/${checkout.checkout_id}/payment`, { body: '{"value":0.2}', headers: { 'content-type': 'application/json' } }),
+        400,
+        'invalid_request',
+      );
+      assert.ok(error.fields?.value);
+      assert.equal(stack.sandbox.state.payments.size, before);
+    });
+
+    test('any field at all is refused; an empty JSON object is fine', async () => {
+      const checkout = await newCheckout();
+      for (const body of ['{"description":"x"}', '{"name":"Maria","document":"52998224725"}', '{"amount":1}']) {
+        expectError(await browser(stack, 'POST', `/checkouts/${checkout.checkout_id}/payment`, { body, headers: { 'content-type': 'application/json' } }), 400, 'invalid_request');
+      }
+      const ok = await browser(stack, 'POST', `/checkouts/${checkout.checkout_id}/payment`, { body: '{}', headers: { 'content-type': 'application/json' } });
+      assert.equal(PaymentView.parse(ok.json).value, 49.9);
+    });
+
+    test('a body without a JSON content type: 415', async () => {
+      const checkout = await newCheckout();
+      expectError(await browser(stack, 'POST', `/checkouts/${checkout.checkout_id}/payment`, { body: 'value=0.2', headers: { 'content-type': 'text/plain' } }), 415, 'unsupported_media_type');
+      expectError(await browser(stack, 'POST', `/checkouts/${checkout.checkout_id}/payment`, { body: new Uint8Array([1, 2, 3]) as unknown as string }), 415, 'unsupported_media_type');
+    });
+
+    test('the open-amount endpoint is off unless turned on', async () => {
+      const off = await startDevStack({ openAmount: false });
+      try {
+        const result = await browser(off, 'POST', '/payments', { body: '{"value":0.2}', headers: { 'content-type': 'application/json' } });
+        expectError(result, 403, 'open_amount_disabled');
+      } finally {
+        await off.close();
+      }
+    });
+
+    test('open-amount bounds are enforced', async () => {
+      const bounded = await startDevStack({ openAmount: { min: 5, max: 50 } });
+      try {
+        const post = (value: number) => browser(bounded, 'POST', '/payments', { body: JSON.stringify({ value }), headers: { 'content-type': 'application/json' } });
+        assert.ok(expectError(await post(4.99), 400, 'invalid_request').fields?.value);
+        assert.ok(expectError(await post(50.01), 400, 'invalid_request').fields?.value);
+        assert.equal((await post(5)).res.status, 201);
+      } finally {
+        await bounded.close();
+      }
+    });
+  });
+
+  test('an unknown checkout: 404; a malformed id: 400 naming id', async () => {
+    expectError(await payFor(stack, `co_${'A'.repeat(24)}`), 404, 'not_found');
+    const error = expectError(await payFor(stack, 'co_short'), 400, 'invalid_request');
+    assert.ok(error.fields?.id);
+    expectError(await browser(stack, 'GET', `/checkouts/co_${'A'.repeat(24)}/payment`), 405, 'method_not_allowed');
+  });
+});
+
+describe('renewal after expiry', () => {
+  test('an expired payment is replaced, up to the renewals allowed, then 409 renewals_exhausted', async () => {
+    const local = await startDevStack({ renewals: 1 });
+    try {
+      const checkout = await newCheckout(local);
+      const first = PaymentView.parse((await payFor(local, checkout.checkout_id)).json);
+      local.sandbox.state.clock.advance(HOUR);
+      const second = await payFor(local, checkout.checkout_id);
+      assert.equal(second.res.status, 201);
+      const renewed = PaymentView.parse(second.json);
+      assert.notEqual(renewed.reference, first.reference);
+      assert.equal(renewed.status, 'pending');
+      assert.equal(renewed.value, first.value);
+      const view = CheckoutView.parse((await merchant(local, 'GET', `/checkouts/${checkout.checkout_id}`)).json);
+      assert.equal(view.renewals_left, 0);
+      assert.equal(view.payment?.reference, renewed.reference);
+
+      local.sandbox.state.clock.advance(HOUR);
+      expectError(await payFor(local, checkout.checkout_id), 409, 'renewals_exhausted');
+      assert.equal(CheckoutView.parse((await merchant(local, 'GET', `/checkouts/${checkout.checkout_id}`)).json).status, 'expired');
+    } finally {
+      await local.close();
+    }
+  });
+
+  test('no renewal when the expired code was paid late: the paid payment is answered', async () => {
+    const checkout = await newCheckout();
+    const first = PaymentView.parse((await payFor(stack, checkout.checkout_id)).json);
+    stack.sandbox.state.clock.advance(HOUR);
+    // The payer's bank accepts it within the hour before the partner cancels it.
+    const payment = stack.sandbox.state.payments.get(first.reference)!;
+    assert.equal(stack.sandbox.state.pay(payment).ok, true);
+    const again = await payFor(stack, checkout.checkout_id);
+    assert.equal(again.res.status, 200);
+    assert.equal(PaymentView.parse(again.json).reference, first.reference);
+    assert.equal(PaymentView.parse(again.json).status, 'paid');
+  });
+
+  test('a paid checkout keeps answering its paid payment', async () => {
+    const checkout = await newCheckout();
+    const first = PaymentView.parse((await payFor(stack, checkout.checkout_id)).json);
+    await fetch(`${stack.url}/sandbox/_sandbox/payments/${first.reference}/pay`, { method: 'POST' });
+    stack.sandbox.state.clock.advance(DEFAULT_STALE_AFTER_MS);
+    const view = CheckoutView.parse((await merchant(stack, 'GET', `/checkouts/${checkout.checkout_id}`)).json);
+    assert.equal(view.status, 'paid');
+    stack.sandbox.state.clock.advance(2 * HOUR);
+    const again = PaymentView.parse((await payFor(stack, checkout.checkout_id)).json);
+    assert.deepEqual([again.reference, again.status], [first.reference, 'paid']);
+  });
+});
+
+describe('confirming a checkout (merchant server)', () => {
+  test('open, then pending with the payment, then paid', async () => {
+    const checkout = await newCheckout();
+    const get = () => merchant(stack, 'GET', `/checkouts/${checkout.checkout_id}`);
+    assert.equal(CheckoutView.parse((await get()).json).status, 'open');
+    const payment = PaymentView.parse((await payFor(stack, checkout.checkout_id)).json);
+    const pending = CheckoutView.parse((await get()).json);
+    assert.equal(pending.status, 'pending');
+    assert.equal(pending.payment?.reference, payment.reference);
+    await fetch(`${stack.url}/sandbox/_sandbox/payments/${payment.reference}/pay`, { method: 'POST' });
+    stack.sandbox.state.clock.advance(DEFAULT_STALE_AFTER_MS);
+    assert.equal(CheckoutView.parse((await get()).json).status, 'paid');
+  });
+
+  test('without the API key: 401; unknown: 404; malformed: 400', async () => {
+    const checkout = await newCheckout();
+    expectError(await merchant(stack, 'GET', `/checkouts/${checkout.checkout_id}`, undefined, null), 401, 'unauthorized');
+    expectError(await merchant(stack, 'GET', `/checkouts/co_${'B'.repeat(24)}`), 404, 'not_found');
+    expectError(await merchant(stack, 'GET', '/checkouts/nope'), 400, 'invalid_request');
+    expectError(await merchant(stack, 'DELETE', `/checkouts/${checkout.checkout_id}`), 405, 'method_not_allowed');
+    expectError(await merchant(stack, 'GET', '/checkouts'), 405, 'method_not_allowed');
+  });
+});
+
+describe('CORS and origins', () => {
+  let shop: DevStack;
+  before(async () => {
+    shop = await startDevStack({ allowedOrigins: ['https://shop.example'] });
+  });
+  after(async () => {
+    await shop.close();
+  });
+
+  test("an allowed origin's preflight and call get the CORS headers", async () => {
+    const checkout = await newCheckout(shop);
+    const preflight = await fetch(`${shop.apiUrl}/checkouts/${checkout.checkout_id}/payment`, {
+      method: 'OPTIONS',
+      headers: { origin: 'https://shop.example', 'access-control-request-method': 'POST' },
+    });
+    assert.equal(preflight.status, 204);
+    assert.equal(preflight.headers.get('access-control-allow-origin'), 'https://shop.example');
+    const call = await browser(shop, 'POST', `/checkouts/${checkout.checkout_id}/payment`, { headers: { origin: 'https://shop.example' } });
+    assert.equal(call.res.status, 201);
+    assert.equal(call.res.headers.get('access-control-allow-origin'), 'https://shop.example');
+  });
+
+  test('another origin gets no CORS headers, and its POST is refused before anything is created', async () => {
+    const checkout = await newCheckout(shop);
+    const preflight = await fetch(`${shop.apiUrl}/payments`, { method: 'OPTIONS', headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST' } });
+    assert.equal(preflight.headers.get('access-control-allow-origin'), null);
+    const before = shop.sandbox.state.payments.size;
+    expectError(await browser(shop, 'POST', `/checkouts/${checkout.checkout_id}/payment`, { headers: { origin: 'https://evil.example' } }), 403, 'forbidden');
+    assert.equal(shop.sandbox.state.payments.size, before);
+  });
+
+  test('the API-key endpoints never answer CORS', async () => {
+    const res = await fetch(`${shop.apiUrl}/checkouts`, { method: 'OPTIONS', headers: { origin: 'https://shop.example', 'access-control-request-method': 'POST' } });
+    assert.equal(res.headers.get('access-control-allow-origin'), null);
+  });
+
+  test('security headers on API answers', async () => {
+    const res = await fetch(`${shop.apiUrl}/payments/abc`);
+    assert.equal(res.headers.get('x-content-type-options'), 'nosniff');
+    assert.match(res.headers.get('content-security-policy') ?? '', /default-src 'none'/);
+    assert.equal(res.headers.get('x-frame-options'), 'SAMEORIGIN');
+  });
+});
+
+describe('rate limits', () => {
+  test('creating: the burst, then 429 with Retry-After and the error body; refilled with time; per client', async () => {
+    const limited = await startDevStack({
+      allowedOrigins: ['https://shop.example'],
+      rateLimits: { create: { perMinute: 6, burst: 2 }, status: { perMinute: 600, burst: 100 } },
+      trustedProxies: 1,
+    });
+    try {
+      const checkout = await newCheckout(limited);
+      const from = (ip: string) => browser(limited, 'POST', `/checkouts/${checkout.checkout_id}/payment`, { headers: { 'x-forwarded-for': ip, origin: 'https://shop.example' } });
+      assert.equal((await from('203.0.113.1')).res.status, 201);
+      assert.equal((await from('203.0.113.1')).res.status, 200);
+      const refused = await from('203.0.113.1');
+      expectError(refused, 429, 'rate_limited');
+      assert.equal(refused.res.headers.get('retry-after'), '10', 'one request every 10 s at 6 a minute');
+      assert.equal(refused.res.headers.get('access-control-allow-origin'), 'https://shop.example', 'the widget can read the 429');
+      assert.equal((await from('198.51.100.7')).res.status, 200, 'another client has its own bucket');
+      limited.sandbox.state.clock.advance(10_000);
+      assert.equal((await from('203.0.113.1')).res.status, 200, 'refilled after Retry-After');
+    } finally {
+      await limited.close();
+    }
+  });
+
+  test('reading: limited separately from creating', async () => {
+    const limited = await startDevStack({ rateLimits: { create: { perMinute: 60, burst: 5 }, status: { perMinute: 60, burst: 3 } } });
+    try {
+      const checkout = await newCheckout(limited);
+      const payment = PaymentView.parse((await payFor(limited, checkout.checkout_id)).json);
+      const statuses: number[] = [];
+      for (let i = 0; i < 4; i++) statuses.push((await browser(limited, 'GET', `/payments/${payment.reference}`)).res.status);
+      assert.deepEqual(statuses, [200, 200, 200, 429]);
+      expectError(await browser(limited, 'GET', `/payments/${payment.reference}/events`), 429, 'rate_limited');
+      assert.equal((await payFor(limited, checkout.checkout_id)).res.status, 200, 'creating still has tokens');
+    } finally {
+      await limited.close();
+    }
+  });
+
+  test('X-Forwarded-For is ignored unless a proxy is trusted', async () => {
+    const limited = await startDevStack({ rateLimits: { create: { perMinute: 6, burst: 1 }, status: { perMinute: 600, burst: 100 } } });
+    try {
+      const checkout = await newCheckout(limited);
+      const from = (ip: string) => payFor(limited, checkout.checkout_id).then(() => browser(limited, 'POST', `/checkouts/${checkout.checkout_id}/payment`, { headers: { 'x-forwarded-for': ip } }));
+      assert.equal((await from('192.0.2.1')).res.status, 429, 'a forged address does not buy a new bucket');
+    } finally {
+      await limited.close();
+    }
+  });
+});
+
+describe('restart with data kept', () => {
+  test('checkouts, payments and the partner token survive closing and reopening the same database file', async () => {
+    const sandbox = await startSandbox();
+    const dataDir = mkdtempSync(join(tmpdir(), 'pix-restart-'));
+    try {
+      const first = await startDevStack({ sandbox, dataDir });
+      const checkout = await newCheckout(first);
+      const payment = PaymentView.parse((await payFor(first, checkout.checkout_id)).json);
+      const tokensIssued = sandbox.state.tokens.size;
+      await first.close();
+
+      const second = await startDevStack({ sandbox, dataDir });
+      try {
+        const again = await payFor(second, checkout.checkout_id);
+        assert.equal(again.res.status, 200);
+        assert.equal(PaymentView.parse(again.json).reference, payment.reference, 'the same payment, not a new QR');
+        const view = CheckoutView.parse((await merchant(second, 'GET', `/checkouts/${checkout.checkout_id}`)).json);
+        assert.equal(view.order_id, checkout.order_id);
+        const read = await browser(second, 'GET', `/payments/${payment.reference}`);
+        assert.equal(PaymentView.parse(read.json).brcode, payment.brcode);
+        second.sandbox.state.clock.advance(DEFAULT_STALE_AFTER_MS);
+        await browser(second, 'GET', `/payments/${payment.reference}`);
+        assert.equal(sandbox.state.tokens.size, tokensIssued, 'the stored token was reused: no new login');
+      } finally {
+        await second.close();
+      }
+    } finally {
+      await sandbox.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('health, readiness and shutdown', () => {
+  test('/health is live; /ready checks the store and the partner', async () => {
+    const health = await fetch(`${stack.url}/health`);
+    assert.deepEqual(await health.json(), { status: 'ok' });
+    const ready = await fetch(`${stack.url}/ready`);
+    assert.equal(ready.status, 200);
+    assert.deepEqual(await ready.json(), { status: 'ready', checks: { store: 'ok', partner: 'ok' } });
+  });
+
+  test('closing ends open status streams and finishes', async () => {
+    const local = await startDevStack();
+    const checkout = await newCheckout(local);
+    const payment = PaymentView.parse((await payFor(local, checkout.checkout_id)).json);
+    const res = await fetch(`${local.apiUrl}/payments/${payment.reference}/events`);
+    const reader = res.body!.getReader();
+    assert.ok((await reader.read()).value, 'the first event arrived');
+    await local.close();
+    let done = false;
+    for (let i = 0; i < 10 && !done; i++) done = (await reader.read()).done;
+    assert.equal(done, true, 'the stream ended with the server');
+  });
+});
+
+describe('secrets', () => {
+  test('no token, access key, API key or document in any browser-facing answer or any log line', () => {
+    const tokens = [...stack.sandbox.state.tokens];
+    assert.ok(tokens.length > 0, 'the proxy did log in');
+    assert.ok(browserSaw.length > 20 && logLines.length > 50, `${browserSaw.length} answers, ${logLines.length} log lines`);
+    const secrets = [...tokens, DEFAULT_ACCOUNT.accessKey, stack.apiKey, '529.982.247-25', '52998224725', DEFAULT_ACCOUNT.tenant.id];
+    for (const text of [...browserSaw, ...logLines]) {
+      for (const secret of secrets) assert.equal(text.includes(secret), false, `a secret leaked into: ${text.slice(0, 200)}`);
+    }
+    assert.ok(logLines.some((line) => JSON.parse(line).upstream?.operation === 'createPayment'), 'upstream calls are logged (without secrets)');
+  });
+});

@@ -1,0 +1,107 @@
+/** The proxy's configuration: sandbox mode needs nothing; elsewhere every problem is listed at once. */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { ConfigError, SANDBOX_DEFAULTS, proxyConfig } from '../../server/config.ts';
+
+const PRODUCTION = {
+  PIX_BASE_URL: 'https://partner.example',
+  PIX_EMAIL: 'shop@example.com',
+  PIX_ACCESS_KEY: 'secret',
+  PIX_USER_AGENT: 'Shop (dev@shop.example)',
+  PIX_API_KEY: 'k'.repeat(40),
+};
+
+function problems(env: Record<string, string>): string[] {
+  try {
+    proxyConfig(env);
+  } catch (error) {
+    assert.ok(error instanceof ConfigError);
+    return error.problems;
+  }
+  assert.fail('expected a ConfigError');
+}
+
+describe('proxy configuration', () => {
+  test('sandbox mode needs nothing and has safe defaults', () => {
+    const config = proxyConfig({});
+    assert.equal(config.partner.sandbox, true);
+    assert.equal(config.apiKey, SANDBOX_DEFAULTS.apiKey);
+    assert.deepEqual(config.allowedOrigins, ['*']);
+    assert.equal(config.openAmount, false, 'open amount is off by default');
+    assert.equal(config.renewals, 3);
+    assert.equal(config.expirationSeconds, 3600);
+    assert.equal(config.dataDir, '.data');
+    assert.equal(config.port, 8787);
+    assert.equal(config.host, '127.0.0.1');
+    assert.equal(config.rateLimitCreate, 30);
+    assert.equal(config.rateLimitStatus, 600);
+    assert.equal(config.trustedProxies, 0);
+    assert.equal(config.logLevel, 'info');
+  });
+
+  test('production settings are read', () => {
+    const config = proxyConfig({
+      ...PRODUCTION,
+      PIX_ALLOWED_ORIGINS: 'https://shop.example, https://www.shop.example:8443 ,http://localhost:3000',
+      PIX_OPEN_AMOUNT: 'true',
+      PIX_OPEN_AMOUNT_MIN: '5',
+      PIX_OPEN_AMOUNT_MAX: '500.50',
+      PIX_RENEWALS: '0',
+      PIX_CALLBACK_URL: 'https://shop.example/thanks',
+      PIX_TRUSTED_PROXIES: '1',
+      PIX_LOG_LEVEL: 'warn',
+      PORT: '9000',
+      HOST: '0.0.0.0',
+    });
+    assert.deepEqual(config.allowedOrigins, ['https://shop.example', 'https://www.shop.example:8443', 'http://localhost:3000']);
+    assert.deepEqual(config.openAmount, { min: 5, max: 500.5 });
+    assert.equal(config.renewals, 0);
+    assert.equal(config.defaultCallback, 'https://shop.example/thanks');
+    assert.deepEqual([config.trustedProxies, config.logLevel, config.port, config.host], [1, 'warn', 9000, '0.0.0.0']);
+  });
+
+  test('outside the sandbox the API key is required', () => {
+    const { PIX_API_KEY: _, ...withoutKey } = PRODUCTION;
+    assert.ok(problems(withoutKey).some((p) => p.startsWith('PIX_API_KEY is required')));
+    assert.ok(problems({ ...PRODUCTION, PIX_API_KEY: 'short' }).some((p) => p.startsWith('PIX_API_KEY must be at least 32')));
+  });
+
+  test('every problem is listed at once, the partner settings included', () => {
+    const list = problems({
+      PIX_BASE_URL: 'http://partner.example',
+      PIX_EMAIL: 'shop@example.com',
+      PIX_API_KEY: 'short',
+      PIX_ALLOWED_ORIGINS: '*,https://shop.example/path,http://shop.example',
+      PIX_OPEN_AMOUNT: 'maybe',
+      PIX_OPEN_AMOUNT_MIN: '0.10',
+      PIX_OPEN_AMOUNT_MAX: '20000',
+      PIX_RENEWALS: '-1',
+      PIX_CALLBACK_URL: 'http://shop.example/thanks',
+      PIX_LOG_LEVEL: 'loud',
+      PORT: '70000',
+      PIX_TRUSTED_PROXIES: 'x',
+    });
+    const expected = [
+      'PIX_BASE_URL must be an https:// URL',
+      'PIX_USER_AGENT is required',
+      'PIX_EMAIL and PIX_ACCESS_KEY go together',
+      'PIX_API_KEY must be at least',
+      'PIX_ALLOWED_ORIGINS may not be *',
+      'PIX_ALLOWED_ORIGINS: https://shop.example/path is not an origin',
+      'PIX_ALLOWED_ORIGINS: http://shop.example must be https://',
+      'PIX_OPEN_AMOUNT must be true or false',
+      'PIX_OPEN_AMOUNT_MIN must be an amount',
+      'PIX_OPEN_AMOUNT_MAX must be an amount',
+      'PIX_RENEWALS must be a whole number',
+      'PIX_CALLBACK_URL must be an https:// URL',
+      'PIX_LOG_LEVEL must be one of',
+      'PORT must be a whole number',
+      'PIX_TRUSTED_PROXIES must be a whole number',
+    ];
+    for (const start of expected) assert.ok(list.some((p) => p.startsWith(start)), `${start}\n  in: ${list.join('\n  ')}`);
+  });
+
+  test('open-amount bounds must be in order', () => {
+    assert.ok(problems({ PIX_OPEN_AMOUNT: 'true', PIX_OPEN_AMOUNT_MIN: '100', PIX_OPEN_AMOUNT_MAX: '10' }).some((p) => p.includes('MIN must not be above')));
+  });
+});
