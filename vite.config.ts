@@ -2,6 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { defineConfig, type Plugin } from 'vite';
 
 const byteSegments = fileURLToPath(new URL('./src/vendor/qr-byte-segments.cjs', import.meta.url));
+const noModeDetection = fileURLToPath(new URL('./src/vendor/qr-no-mode-detection.cjs', import.meta.url));
 
 /** qrcode's encoder with byte-mode segments only (src/vendor/qr-byte-segments.cjs says why). */
 export function qrByteModeOnly(): Plugin {
@@ -9,7 +10,10 @@ export function qrByteModeOnly(): Plugin {
     name: 'qr-byte-mode-only',
     enforce: 'pre',
     resolveId(source, importer) {
-      if (source === './segments' && importer && /qrcode[\\/]lib[\\/]core[\\/]qrcode\.js$/.test(importer)) return byteSegments;
+      if (!importer || !/qrcode[\\/]lib[\\/]core[\\/]/.test(importer)) return null;
+      if (source === './segments' && importer.endsWith('qrcode.js')) return byteSegments;
+      // Only the mode detection reads these patterns, and byte mode needs no detection.
+      if (source === './regex' && importer.endsWith('mode.js')) return noModeDetection;
       return null;
     },
   };
