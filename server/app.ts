@@ -6,7 +6,6 @@
 import { randomUUID } from 'node:crypto';
 import { Hono, type Context, type MiddlewareHandler } from 'hono';
 import { cors } from 'hono/cors';
-import { secureHeaders } from 'hono/secure-headers';
 import { API_PATHS, CHECKOUT_PATHS } from '../src/shared/contract.ts';
 import { errorBody } from '../src/shared/errors.ts';
 import { LIMITS } from '../src/shared/limits.ts';
@@ -17,6 +16,7 @@ import { createLogger, type Logger } from './log.ts';
 import { PaymentService } from './payments.ts';
 import { TokenBuckets, clientAddress, perMinute, rateLimit, type RateLimit } from './rate-limit.ts';
 import { readinessCheck, type UpstreamTracker } from './readiness.ts';
+import { addHeaders, collectHeaders, requestHeader } from './response-headers.ts';
 import { checkoutRoutes } from './routes/checkouts.ts';
 import { paymentRoutes } from './routes/payments.ts';
 import type { Store } from './store/store.ts';
@@ -72,12 +72,14 @@ export function createApp(deps: AppDeps): Hono {
   app.use('*', requestLog(logger));
   // Strict headers on the proxy's own answers (JSON only: nothing to render, frame or embed).
   // Cross-Origin-Resource-Policy does not apply to CORS requests, so fetch and EventSource work.
-  const strict = secureHeaders({ contentSecurityPolicy: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] } });
+  // Gathered per request in one precomputed object and put on the answer once (response-headers.ts).
+  const strict = collectHeaders(SECURITY_HEADERS);
   for (const path of [`${basePath}/*`, '/health', '/ready']) app.use(path, strict);
 
   // CORS only where the browser calls: the API-key endpoints are server to server.
-  const allowed = (origin: string) => origins.includes('*') || origins.includes(origin);
-  const browserCors = cors({ origin: (origin) => (allowed(origin) ? origin : null), allowMethods: ['GET', 'POST'], allowHeaders: ['content-type'], maxAge: 600 });
+  const anyOrigin = origins.includes('*');
+  const allowed = (origin: string) => anyOrigin || origins.includes(origin);
+  const browserCors = corsFor(allowed);
   const browserPaths = [API_PATHS.payments, `${API_PATHS.payments}/*`, CHECKOUT_PATHS.checkoutPayment].map((p) => basePath + p);
   for (const path of browserPaths) app.use(path, browserCors);
   // A page on another origin could still fire a "simple" POST (no preflight): refuse it outright.
@@ -97,7 +99,7 @@ export function createApp(deps: AppDeps): Hono {
   const limits = deps.rateLimits === undefined ? DEFAULT_RATE_LIMITS : deps.rateLimits;
   const clientOf = clientAddress(deps.trustedProxies ?? 0);
   const limiter = (limit: RateLimit | undefined): MiddlewareHandler =>
-    limit ? rateLimit(new TokenBuckets(limit, now), clientOf) : async (_c, next) => next();
+    limit ? rateLimit(new TokenBuckets(limit, now), clientOf) : (_c, next) => next();
   const limitCreate = limiter(limits ? limits.create : undefined);
   const limitStatus = limiter(limits ? limits.status : undefined);
 
@@ -147,6 +149,44 @@ function requestLog(logger: Logger): MiddlewareHandler {
     const level = status >= 500 ? 'error' : 'info';
     if (!logger.isLevelEnabled(level)) return;
     logger[level]({ req_id: reqId, method: c.req.method, path: c.req.path, status, ms: Math.round((performance.now() - started) * 10) / 10 }, 'request');
+  };
+}
+
+/**
+ * What `secureHeaders({ contentSecurityPolicy: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] } })`
+ * of hono/secure-headers sets, computed once: strict headers on the proxy's own answers (JSON only:
+ * nothing to render, frame or embed). Cross-Origin-Resource-Policy does not apply to CORS requests,
+ * so fetch and EventSource work. Pinned by a test against hono's own middleware.
+ */
+export const SECURITY_HEADERS: Readonly<Record<string, string>> = Object.freeze({
+  'content-security-policy': "default-src 'none'; frame-ancestors 'none'",
+  'cross-origin-opener-policy': 'same-origin',
+  'cross-origin-resource-policy': 'same-origin',
+  'origin-agent-cluster': '?1',
+  'referrer-policy': 'no-referrer',
+  'strict-transport-security': 'max-age=15552000; includeSubDomains',
+  'x-content-type-options': 'nosniff',
+  'x-dns-prefetch-control': 'off',
+  'x-download-options': 'noopen',
+  'x-frame-options': 'SAMEORIGIN',
+  'x-permitted-cross-domain-policies': 'none',
+  'x-xss-protection': '0',
+});
+
+const VARY_ORIGIN: Readonly<Record<string, string>> = Object.freeze({ vary: 'Origin' });
+
+/**
+ * CORS for the browser API: preflights answered by hono/cors; on other requests the same headers it
+ * would add (Access-Control-Allow-Origin for an allowed origin, and Vary: Origin), added to the
+ * request's header bag rather than onto the built answer.
+ */
+function corsFor(allowed: (origin: string) => boolean): MiddlewareHandler {
+  const preflight = cors({ origin: (origin) => (allowed(origin) ? origin : null), allowMethods: ['GET', 'POST'], allowHeaders: ['content-type'], maxAge: 600 });
+  return (c, next) => {
+    if (c.req.method === 'OPTIONS') return preflight(c, next);
+    const origin = requestHeader(c, 'origin');
+    const headers = origin && allowed(origin) ? { 'access-control-allow-origin': origin, vary: 'Origin' } : VARY_ORIGIN;
+    return addHeaders(c, headers, next);
   };
 }
 

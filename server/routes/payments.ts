@@ -5,6 +5,7 @@ import { API_PATHS, OpenPaymentRequest, STATUS_STREAM, fillPath, type PaymentVie
 import { formatReais } from '../../src/shared/limits.ts';
 import { isFinalStatus } from '../../src/shared/status.ts';
 import { HttpError } from '../http-errors.ts';
+import { jsonResponse } from '../response-headers.ts';
 import type { PaymentService } from '../payments.ts';
 import { parseBody, referenceOf } from './input.ts';
 
@@ -18,6 +19,8 @@ export interface PaymentRoutesDeps {
   limitCreate: MiddlewareHandler;
   limitStatus: MiddlewareHandler;
 }
+
+const NO_STORE = { 'cache-control': 'no-store' } as const;
 
 export function paymentRoutes({ payments, streams, openAmount, limitCreate, limitStatus }: PaymentRoutesDeps): Hono {
   const routes = new Hono();
@@ -35,9 +38,11 @@ export function paymentRoutes({ payments, streams, openAmount, limitCreate, limi
     return c.json(view, 201, { location: fillPath(API_PATHS.payment, { reference: view.reference }) });
   });
 
-  routes.get(API_PATHS.payment, limitStatus, async (c) => {
-    const view = await payments.read(referenceOf(c));
-    return c.json(view, 200, { 'cache-control': 'no-store' });
+  // The hot path (every open page polls it): the stored view's JSON, cached per record version, in a
+  // Response with plain-object headers, and no await when the stored record is fresh or final.
+  routes.get(API_PATHS.payment, limitStatus, (c): Response | Promise<Response> => {
+    const json = payments.readJson(referenceOf(c));
+    return typeof json === 'string' ? jsonResponse(c, json, 200, NO_STORE) : json.then((text) => jsonResponse(c, text, 200, NO_STORE));
   });
 
   routes.get(API_PATHS.paymentEvents, limitStatus, async (c) => {

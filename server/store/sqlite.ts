@@ -221,6 +221,9 @@ export function openSqliteStore({ dataDir, cacheSize = 10_000 }: SqliteStoreOpti
       sql.insertPayment.run(fromPayment(payment));
       cache.remember({ ...payment });
     },
+    peekPayment(reference) {
+      return cache.get(reference);
+    },
     async getPayment(reference) {
       const cached = cache.get(reference);
       if (cached) return cached;

@@ -56,6 +56,12 @@ export interface WebhookEventRecord {
 export interface Store {
   insertPayment(payment: PaymentRecord): Promise<void>;
   getPayment(reference: string): Promise<PaymentRecord | null>;
+  /**
+   * Optional: the record as `getPayment` would answer it, synchronously, when the store has it at
+   * hand (in memory); undefined otherwise, and then the caller uses `getPayment`. Records are
+   * replaced, never mutated, when they change. Saves the hot status read an await.
+   */
+  peekPayment?(reference: string): PaymentRecord | undefined;
   /** Records a status the partner confirmed. A final record is never changed (no downgrade). */
   updatePaymentStatus(reference: string, partnerStatus: number, final: boolean, updatedAt: number): Promise<void>;
 
