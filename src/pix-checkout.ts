@@ -19,11 +19,12 @@ import { parseBrCode } from './shared/brcode.ts';
 import type { PaymentView } from './shared/contract.ts';
 import { styles } from './pix-checkout.styles.ts';
 
-type Phase = 'idle' | 'loading' | 'ready' | 'error';
+/** `exhausted`: checkout mode, the proxy will issue no new code (409 renewals_exhausted); shown as expired. */
+type Phase = 'idle' | 'loading' | 'ready' | 'error' | 'exhausted';
 /** What the customer sees; also the element's custom state (`:state(paid)`). */
 export type PixScreen = 'loading' | 'pending' | 'paid' | 'expired' | 'canceled' | 'error';
 
-/** What survives a reload in sessionStorage: the payment on screen and the renewals used. */
+/** What survives a reload in sessionStorage (open-amount mode): the payment on screen and the renewals used. */
 interface Saved {
   reference: string;
   renewals: number;
@@ -43,7 +44,7 @@ const PHONE_QUERY = '(max-width: 40rem), (pointer: coarse)';
  * @fires pix-expired - The code expired unpaid; detail: `{payment, renewalsLeft}`.
  * @fires pix-canceled - The payment was canceled; detail: `{payment}`.
  * @fires pix-copy - The customer pressed copy; detail: `{copied, method}`.
- * @fires pix-error - Something failed; detail: `{code, message, fields?, fatal}`.
+ * @fires pix-error - Something failed; detail: `{code, message, fields?, fatal}` (`renewals_exhausted`, not fatal: no new code).
  * @slot header - Content above the payment.
  * @slot footer - Content below the payment.
  * @slot paid - Replaces the "you paid R$ x" line of the paid screen.
@@ -86,6 +87,7 @@ export class PixCheckout extends LitElement {
 
   static override properties = {
     endpoint: { type: String },
+    checkout: { type: String },
     amount: { type: Number },
     description: { type: String },
     locale: { type: String, reflect: true },
@@ -105,13 +107,21 @@ export class PixCheckout extends LitElement {
 
   /** Base URL of the proxy's browser API, e.g. `/api` or `https://shop.example/api`. */
   declare endpoint: string;
-  /** Value in reais (open-amount mode), e.g. `10.5`. */
+  /**
+   * The checkout's id (`co_…`), from the merchant's server: checkout mode, the recommended one. The
+   * server fixed the amount; the widget sends none, and ignores `amount`, `description` and `renewals`.
+   */
+  declare checkout: string | null | undefined;
+  /** Value in reais (open-amount mode, when there is no `checkout`), e.g. `10.5`. */
   declare amount: number | undefined;
-  /** Text printed on the customer's proof of payment (at most 50 characters). */
+  /** Text printed on the customer's proof of payment (at most 50 characters; open-amount mode). */
   declare description: string | undefined;
   /** `pt-BR` (default), `en` or `es` (any tag starting so). */
   declare locale: string;
-  /** How many new codes the customer may generate after one expires (default 2; 0 hides the button). */
+  /**
+   * Open-amount mode: how many new codes the customer may generate after one expires (default 2; 0
+   * hides the button). In checkout mode the proxy's PIX_RENEWALS decides.
+   */
   declare renewals: number;
   /** `full` (default), or `link`: only a link to the service's hosted payment page, then the result. */
   declare mode: 'full' | 'link';
@@ -177,6 +187,7 @@ export class PixCheckout extends LitElement {
   /** What the customer sees now. */
   get screen(): PixScreen {
     if (this.phase === 'error') return 'error';
+    if (this.phase === 'exhausted') return 'expired';
     return this.phase === 'ready' && this.payment ? this.payment.status : 'loading';
   }
 
@@ -207,12 +218,15 @@ export class PixCheckout extends LitElement {
     return new ProxyClient(this.endpoint, this.env().fetch);
   }
 
-  /** One checkout on one page: the key under which a reload finds its payment again. */
+  /**
+   * One checkout on one page: a change of key shows another payment; in open-amount mode, the key
+   * under which a reload finds its payment again (checkout mode needs none: the proxy answers the same).
+   */
   private resumeKey(): string | null {
-    if (!this.endpoint || this.amount === undefined || this.amount === null) return null;
-    // When the proxy's checkout ids land, `checkout:<id>` replaces the amount and description here.
+    const id = this.checkout;
+    if (!this.endpoint || (id == null && this.amount == null)) return null;
     const endpoint = new URL(this.endpoint, location.href).href;
-    return `pix-checkout:${endpoint}|${this.amount}|${this.description ?? ''}`;
+    return `pix-checkout:${endpoint}|${id != null ? `checkout:${id}` : `${this.amount}|${this.description ?? ''}`}`;
   }
 
   private loadSaved(key: string): Saved | null {
@@ -250,25 +264,32 @@ export class PixCheckout extends LitElement {
     this.payment = null;
     this.connection = 'live';
     const client = this.client();
-    const saved = renew ? null : this.loadSaved(key);
-    const renewals = renew ? this.renewalsUsed + 1 : (saved?.renewals ?? 0);
+    const id = this.checkout;
+    const saved = renew || id != null ? null : this.loadSaved(key);
+    let renewals = renew ? this.renewalsUsed + 1 : (saved?.renewals ?? 0);
     try {
       let payment: PaymentView | null = null;
-      if (saved) {
+      let resumed = false;
+      if (id != null) {
+        // Checkout mode: the proxy answers the checkout's live payment (the same one after a reload), or
+        // issues the next one once it expired; it alone decides the amount and the number of renewals.
+        const answer = await client.checkoutPayment(id, creating.signal);
+        payment = answer.payment;
+        resumed = !answer.created && !renew;
+        // Asked for a new code but got the current one (an earlier code was paid after all).
+        if (renew && !answer.created) renewals--;
+      } else if (saved) {
         payment = await client.getPayment(saved.reference, creating.signal).catch((error: unknown) => {
           // Gone from the proxy (or never valid): make a new one rather than show an error.
           if (error instanceof ProxyError && (error.code === 'not_found' || error.code === 'invalid_reference')) return null;
           throw error;
         });
+        resumed = payment !== null;
       }
-      const resumed = payment !== null;
-      payment ??= await client.createPayment(
-        this.description ? { value: this.amount!, description: this.description } : { value: this.amount! },
-        creating.signal,
-      );
+      payment ??= await client.createPayment({ value: this.amount!, description: this.description }, creating.signal);
       if (creating.signal.aborted) return;
       this.renewalsUsed = renewals;
-      this.save(key, { reference: payment.reference, renewals });
+      if (id == null) this.save(key, { reference: payment.reference, renewals });
       this.phase = 'ready';
       this.payment = payment;
       this.qr = null;
@@ -277,7 +298,14 @@ export class PixCheckout extends LitElement {
       this.dispatchEvent(new PixCreatedEvent({ payment, resumed, renewal: renewals }));
     } catch (error) {
       if (creating.signal.aborted) return;
-      this.fail(error, true);
+      // Checkout mode: the last code expired and the proxy will issue no other. Not an error screen:
+      // the expired one, without the button.
+      const exhausted = error instanceof ProxyError && error.code === 'renewals_exhausted';
+      if (exhausted) {
+        this.phase = 'exhausted';
+        this.announcement = this.t.renewalsExhausted;
+      }
+      this.fail(error, !exhausted);
     } finally {
       if (this.creating === creating) this.creating = null;
     }
@@ -295,7 +323,9 @@ export class PixCheckout extends LitElement {
     else if (view.status === 'canceled') this.dispatchEvent(new PixCanceledEvent({ payment: view }));
   }
 
+  /** Checkout mode: 1 while the widget offers a new code (the proxy decides), 0 once it refused one. */
   private renewalsLeft(): number {
+    if (this.checkout != null) return this.phase === 'exhausted' ? 0 : 1;
     return Math.max(0, (Number.isFinite(this.renewals) ? this.renewals : 0) - this.renewalsUsed);
   }
 
@@ -335,7 +365,7 @@ export class PixCheckout extends LitElement {
 
   protected override willUpdate(changed: PropertyValues<this>): void {
     if (changed.has('locale') || changed.has('texts')) this.t = { ...localeFor(this.locale), ...this.texts };
-    // A new endpoint, amount or description is a new checkout: show its payment.
+    // A new endpoint, checkout, amount or description (the last two in open-amount mode) is a new checkout.
     const key = this.resumeKey();
     if (key && key !== this.startedKey && this.isConnected) void this.start();
     this.focusInside ||= !!this.shadowRoot?.activeElement;
@@ -401,17 +431,17 @@ export class PixCheckout extends LitElement {
       return html`<p part="status" tabindex="-1" role="alert">${t.error}</p>
         <button part="retry-button" @click=${() => void this.start()}>${t.retry}</button>`;
     }
-    const payment = this.payment!;
-    const amount = this.formatValue(payment.value);
-    if (screen === 'paid') {
-      return html`${this.statusLine(t.paid)}<slot name="paid"><p part="amount">${t.paidAmount(amount)}</p></slot>`;
-    }
     if (screen === 'canceled') return this.statusLine(t.canceled, t.canceledHint);
     if (screen === 'expired') {
       return this.renewalsLeft() > 0
         ? html`${this.statusLine(t.expired, t.expiredHint)}
             <button part="renew-button" @click=${() => void this.start(true)}>${t.renew}</button>`
-        : this.statusLine(t.expired, t.renewLimit);
+        : this.statusLine(t.expired, this.phase === 'exhausted' ? t.renewalsExhausted : t.renewLimit);
+    }
+    const payment = this.payment!;
+    const amount = this.formatValue(payment.value);
+    if (screen === 'paid') {
+      return html`${this.statusLine(t.paid)}<slot name="paid"><p part="amount">${t.paidAmount(amount)}</p></slot>`;
     }
     return this.renderPending(payment, amount);
   }

@@ -2,8 +2,8 @@
  * The widget's client of the proxy's browser API. Answers are checked with the zod-free guards that
  * sit next to the contract's schemas in src/shared, so the script-tag bundle carries no zod.
  */
-import { API_PATHS, fillPath, isPaymentView, type CreatePaymentRequest, type PaymentView } from '../shared/contract.ts';
-import { isErrorBody } from '../shared/errors.ts';
+import type { OpenPaymentRequest, PaymentView } from '../shared/contract.ts';
+import { API_PATHS, CHECKOUT_PATHS, fillPath, isErrorBody, isPaymentView } from '../shared/wire.ts';
 
 export class ProxyError extends Error {
   override readonly name = 'ProxyError';
@@ -33,24 +33,36 @@ export class ProxyClient {
     return this.endpoint.replace(/\/$/, '') + path;
   }
 
-  createPayment(body: CreatePaymentRequest, signal?: AbortSignal): Promise<PaymentView> {
-    return this.request(API_PATHS.payments, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-      signal,
-    });
+  /** Open amount: the browser chooses the value. Sends exactly `{value, description?}`, nothing else. */
+  async createPayment({ value, description }: OpenPaymentRequest, signal?: AbortSignal): Promise<PaymentView> {
+    return (
+      await this.request(API_PATHS.payments, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(description ? { value, description } : { value }),
+        signal,
+      })
+    )[0];
   }
 
-  getPayment(reference: string, signal?: AbortSignal): Promise<PaymentView> {
-    return this.request(fillPath(API_PATHS.payment, { reference }), { signal, cache: 'no-store' });
+  /**
+   * A checkout's live payment (no body: the merchant's server fixed the amount). `created`: issued by
+   * this call (HTTP 201), rather than the one the checkout already had (200).
+   */
+  async checkoutPayment(id: string, signal?: AbortSignal): Promise<{ payment: PaymentView; created: boolean }> {
+    const [payment, status] = await this.request(fillPath(CHECKOUT_PATHS.checkoutPayment, { id }), { method: 'POST', signal });
+    return { payment, created: status === 201 };
+  }
+
+  async getPayment(reference: string, signal?: AbortSignal): Promise<PaymentView> {
+    return (await this.request(fillPath(API_PATHS.payment, { reference }), { signal, cache: 'no-store' }))[0];
   }
 
   eventsUrl(reference: string): string {
     return this.url(fillPath(API_PATHS.paymentEvents, { reference }));
   }
 
-  private async request(path: string, init: RequestInit): Promise<PaymentView> {
+  private async request(path: string, init: RequestInit): Promise<[PaymentView, number]> {
     const timeout = new AbortController();
     const timer = setTimeout(() => timeout.abort(), REQUEST_TIMEOUT_MS);
     const outer = init.signal;
@@ -73,6 +85,6 @@ export class ProxyClient {
       throw new ProxyError('bad_response', `The payment server answered HTTP ${res.status}.`, res.status);
     }
     if (!isPaymentView(json)) throw new ProxyError('bad_response', 'The payment server sent an answer this page cannot read.', res.status);
-    return json;
+    return [json, res.status];
   }
 }

@@ -1,6 +1,7 @@
 import type { ReactiveController, ReactiveControllerHost } from 'lit';
 import { ProxyError, type ProxyClient } from '../api/client.ts';
-import { STATUS_STREAM, isPaymentView, type PaymentView } from '../shared/contract.ts';
+import type { PaymentView } from '../shared/contract.ts';
+import { STATUS_STREAM, isPaymentView } from '../shared/wire.ts';
 import { isFinalStatus } from '../shared/status.ts';
 import type { PixEnvironment } from './environment.ts';
 

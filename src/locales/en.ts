@@ -17,6 +17,7 @@ export const en: Translation = {
   expiredHint: 'Nothing was charged. Generate a new code to pay.',
   renew: 'Generate a new code',
   renewLimit: 'Nothing was charged. Go back to the store to try again.',
+  renewalsExhausted: 'No more codes can be generated for this order. Nothing was charged: go back to the store to try again.',
   canceled: 'Payment canceled',
   canceledHint: 'Nothing was charged.',
   invalidCode: 'The QR code could not be drawn. Use the image or the payment page.',

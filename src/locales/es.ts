@@ -17,6 +17,7 @@ export const es: Translation = {
   expiredHint: 'No se cobró nada. Genera un código nuevo para pagar.',
   renew: 'Generar un código nuevo',
   renewLimit: 'No se cobró nada. Vuelve a la tienda para intentarlo de nuevo.',
+  renewalsExhausted: 'No se pueden generar más códigos para este pedido. No se cobró nada: vuelve a la tienda para intentarlo de nuevo.',
   canceled: 'Pago cancelado',
   canceledHint: 'No se cobró nada.',
   invalidCode: 'No se pudo dibujar el código QR. Usa la imagen o la página de pago.',

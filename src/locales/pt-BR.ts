@@ -17,6 +17,7 @@ export const ptBR: Translation = {
   expiredHint: 'Nenhum valor foi cobrado. Gere um novo código para pagar.',
   renew: 'Gerar novo código',
   renewLimit: 'Nenhum valor foi cobrado. Volte à loja para tentar de novo.',
+  renewalsExhausted: 'Não é possível gerar outro código para este pedido. Nenhum valor foi cobrado: volte à loja para tentar de novo.',
   canceled: 'Pagamento cancelado',
   canceledHint: 'Nenhum valor foi cobrado.',
   invalidCode: 'Não foi possível desenhar o QR code. Use a imagem ou a página de pagamento.',

@@ -21,6 +21,8 @@ export interface Translation {
   expiredHint: string;
   renew: string;
   renewLimit: string;
+  /** Checkout mode: the proxy will issue no new code for this checkout (409 renewals_exhausted). */
+  renewalsExhausted: string;
   canceled: string;
   canceledHint: string;
   invalidCode: string;

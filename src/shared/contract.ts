@@ -1,39 +1,15 @@
 /**
  * The contract between the widget and the proxy's browser API: paths, request and response shapes.
- * The proxy validates requests with these schemas and the widget parses responses with them, so the
- * two can never disagree. zod/mini keeps the widget's bundle small.
+ * The proxy validates requests with these schemas; the widget checks answers with the zod-free guards
+ * of wire.ts (re-exported here), which test/browser/contract-guard.test.ts holds to these schemas.
  */
 import { z } from 'zod/mini';
 import { LIMITS, charCount, formatReais, isCents } from './limits.ts';
 import { isValidDocument } from './document.ts';
-import { PAYMENT_STATUSES, isPaymentStatus } from './status.ts';
+import { PAYMENT_STATUSES } from './status.ts';
 
-/** Fills a route template's `:name` segments with encoded values. */
-export function fillPath(template: string, params: Record<string, string>): string {
-  return template.replace(/:(\w+)/g, (_, name: string) => encodeURIComponent(params[name] ?? ''));
-}
-
-/** Routes under the proxy's browser API base (the widget's `endpoint`). */
-export const API_PATHS = {
-  payments: '/payments',
-  payment: '/payments/:reference',
-  /** Server-Sent Events: see STATUS_STREAM. */
-  paymentEvents: '/payments/:reference/events',
-} as const;
-
-/**
- * The live status stream (`GET {endpoint}/payments/:reference/events`, `text/event-stream`): one
- * `status` event with the payment view (JSON) at once, then one on every change. After a final
- * status (see isFinalStatus) the server ends the stream; the client must then close its EventSource,
- * or it would reconnect. Comment lines keep idle connections alive.
- */
-export const STATUS_STREAM = {
-  event: 'status',
-  /** Milliseconds the server asks EventSource to wait before reconnecting. */
-  retryMs: 3000,
-  /** Milliseconds between keep-alive comments. */
-  keepAliveMs: 15_000,
-} as const;
+// Paths and the zod-free guards live in wire.ts, so the widget's bundle never pulls in zod's modules.
+export { API_PATHS, CHECKOUT_PATHS, STATUS_STREAM, fillPath, isPaymentView } from './wire.ts';
 
 const { min, max } = LIMITS.paymentValue;
 
@@ -117,38 +93,11 @@ export const PaymentView = /* @__PURE__ */ z.object({
 });
 export type PaymentView = z.infer<typeof PaymentView>;
 
-const VIEW_STRING_FIELDS = ['reference', 'brcode', 'qr_code_url', 'checkout_url', 'created_at', 'expires_at', 'server_time'] as const;
-
-/**
- * The same rule as the PaymentView schema above, without zod: the widget's script-tag bundle parses
- * answers with this guard so it does not carry zod (issue 7's size budget). test/browser's
- * contract-guard test proves the two accept and refuse the same samples; change them together.
- */
-export function isPaymentView(input: unknown): input is PaymentView {
-  if (typeof input !== 'object' || input === null) return false;
-  const view = input as Record<string, unknown>;
-  return (
-    VIEW_STRING_FIELDS.every((key) => typeof view[key] === 'string') &&
-    isPaymentStatus(view.status) &&
-    Number.isFinite(view.value)
-  );
-}
-
 /*
  * Checkouts: the default mode, in which the merchant's server decides the amount. Its server creates
  * a checkout with the API key (server to server); the page embeds only the checkout's opaque id, and
  * the browser asks for that checkout's payment without sending any amount at all.
  */
-
-/** Routes of checkouts under the same base as API_PATHS. */
-export const CHECKOUT_PATHS = {
-  /** POST, server to server with `Authorization: Bearer <API key>`: create (idempotent on order_id). */
-  checkouts: '/checkouts',
-  /** GET, server to server with the API key: the checkout and its payment, to confirm it was paid. */
-  checkout: '/checkouts/:id',
-  /** POST from the browser, no body: the checkout's live payment, issued on the first call. */
-  checkoutPayment: '/checkouts/:id/payment',
-} as const;
 
 /** An opaque, unguessable checkout id: `co_` and 24 URL-safe characters (144 random bits). */
 export const CheckoutId = /* @__PURE__ */ z.string().check(z.regex(/^co_[A-Za-z0-9_-]{24}$/, 'must be a checkout id (co_ and 24 letters, digits, "-" or "_")'));

@@ -4,6 +4,8 @@
  */
 import { z } from 'zod/mini';
 
+export { isErrorBody } from './wire.ts';
+
 export const ERROR_CODES = [
   'invalid_request',
   'invalid_json',
@@ -100,16 +102,4 @@ export function invalidRequest(issues: readonly Issue[]): ErrorBody {
     .map(([path, problem]) => `${path} ${problem}`)
     .join('; ');
   return errorBody('invalid_request', message, fields);
-}
-
-/** The ErrorBody schema's rule without zod, for the widget's bundle (see isPaymentView in contract.ts). */
-export function isErrorBody(input: unknown): input is ErrorBody {
-  const isRecord = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
-  if (!isRecord(input) || !isRecord(input.error)) return false;
-  const { code, message, fields } = input.error;
-  return (
-    typeof code === 'string' &&
-    typeof message === 'string' &&
-    (fields === undefined || (isRecord(fields) && Object.values(fields).every((v) => typeof v === 'string')))
-  );
 }

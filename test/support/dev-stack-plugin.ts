@@ -15,10 +15,18 @@ interface PermissionPage {
   browserContext(): { overridePermissions(origin: string, permissions: string[]): Promise<void> };
 }
 
+/** Extra stacks, each started on first use: `nostream` refuses the status stream; `renewals` allows one renewal per checkout. */
+type Which = 'nostream' | 'renewals';
+const EXTRA: Record<Which, DevStackOptions> = {
+  // `streams: false` makes the proxy answer the events path with 404 (server/dev.ts).
+  nostream: { streams: false, staleAfterMs: 0 } as DevStackOptions,
+  renewals: { renewals: 1, staleAfterMs: 0 } as DevStackOptions,
+};
+
 export function devStackPlugin() {
   let stack: DevStack | null = null;
-  // A second stack whose proxy refuses the status stream, started on first use.
-  let noStream: Promise<DevStack> | null = null;
+  let extra: Partial<Record<Which, Promise<DevStack>>> = {};
+  const other = (which: Which) => (extra[which] ??= startDevStack(EXTRA[which]));
   return {
     name: 'pix-dev-stack',
     async serverStart() {
@@ -27,22 +35,31 @@ export function devStackPlugin() {
     },
     async serverStop() {
       await stack?.close();
-      await (await noStream)?.close();
+      for (const started of Object.values(extra)) await (await started).close();
       stack = null;
-      noStream = null;
+      extra = {};
     },
     async executeCommand({ command, payload, session }: CommandArgs): Promise<unknown> {
       if (!stack) return undefined;
       if (command === 'dev-stack') return { url: stack.url, apiUrl: stack.apiUrl };
-      if (command === 'dev-stack-nostream') {
-        // `streams: false` makes the proxy answer the events path with 404 (server/dev.ts).
-        noStream ??= startDevStack({ streams: false, staleAfterMs: 0 } as DevStackOptions);
-        const other = await noStream;
-        return { url: other.url, apiUrl: other.apiUrl };
+      if (command === 'dev-stack-nostream' || command === 'dev-stack-renewals') {
+        const started = await other(command === 'dev-stack-nostream' ? 'nostream' : 'renewals');
+        return { url: started.url, apiUrl: started.apiUrl };
+      }
+      if (command === 'create-checkout') {
+        // What the merchant's server does: server to server, with the API key (never from the page).
+        const { stack: which, ...body } = payload as { stack?: Which; value: number; order_id: string; description?: string };
+        const target = which ? await other(which) : stack;
+        const res = await fetch(`${target.apiUrl}/checkouts`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${target.apiKey}`, 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        });
+        return { status: res.status, body: await res.json() };
       }
       if (command === 'sandbox-pay' || command === 'sandbox-advance') {
-        const { reference, seconds, stack: which } = payload as { reference?: string; seconds?: number; stack?: 'nostream' };
-        const target = which === 'nostream' && noStream ? await noStream : stack;
+        const { reference, seconds, stack: which } = payload as { reference?: string; seconds?: number; stack?: Which };
+        const target = which ? await other(which) : stack;
         // Through the sandbox's control API, as the demo's "Simulate payment" button does.
         const res =
           command === 'sandbox-pay'

@@ -3,7 +3,7 @@ import { executeServerCommand } from '@web/test-runner-commands';
 import '../../../src/define.ts';
 import type { PixEnvironment } from '../../../src/controllers/environment.ts';
 import type { PixCheckout } from '../../../src/pix-checkout.ts';
-import type { PaymentView } from '../../../src/shared/contract.ts';
+import type { CheckoutView, PaymentView } from '../../../src/shared/contract.ts';
 
 export const stack = (await executeServerCommand('dev-stack')) as { url: string; apiUrl: string };
 
@@ -12,16 +12,31 @@ export async function noStreamStack(): Promise<{ url: string; apiUrl: string }> 
   return (await executeServerCommand('dev-stack-nostream')) as { url: string; apiUrl: string };
 }
 
+/** A stack whose proxy allows one renewal per checkout (the shared one allows the default, 3). */
+export async function renewalsStack(): Promise<{ url: string; apiUrl: string }> {
+  return (await executeServerCommand('dev-stack-renewals')) as { url: string; apiUrl: string };
+}
+
+export type Which = 'nostream' | 'renewals';
+
+/** The merchant's server creating a checkout (POST /checkouts with the API key); answers its CheckoutView. */
+export async function createCheckout(value: number, which?: Which): Promise<CheckoutView> {
+  const order_id = `order-${Date.now()}-${Math.random().toString(36).slice(2)}`;
+  const res = (await executeServerCommand('create-checkout', { value, order_id, stack: which })) as { status: number; body: CheckoutView };
+  if (res.status !== 201) throw new Error(`create checkout answered ${res.status}: ${JSON.stringify(res.body)}`);
+  return res.body;
+}
+
 export const part = (el: PixCheckout, name: string) => el.shadowRoot!.querySelector<HTMLElement>(`[part~="${name}"]`);
 export const text = (el: PixCheckout, name: string) => part(el, name)?.textContent?.replace(/\s+/g, ' ').trim() ?? null;
 export const announced = (el: PixCheckout) => el.shadowRoot!.querySelector('[role="status"]')!.textContent!.trim();
 
-export async function pay(reference: string, which?: 'nostream'): Promise<void> {
+export async function pay(reference: string, which?: Which): Promise<void> {
   const res = (await executeServerCommand('sandbox-pay', { reference, stack: which })) as { status: number };
   if (res.status !== 200) throw new Error(`sandbox pay answered ${res.status}`);
 }
 
-export async function advanceSandbox(seconds: number, which?: 'nostream'): Promise<void> {
+export async function advanceSandbox(seconds: number, which?: Which): Promise<void> {
   await executeServerCommand('sandbox-advance', { seconds, stack: which });
 }
 
@@ -37,7 +52,7 @@ export interface Mount {
 
 /** A widget against `apiUrl` (the shared stack by default), waited for until its payment is on screen. */
 export async function mount(
-  options: { amount?: number; description?: string; apiUrl?: string; env?: Partial<PixEnvironment>; attrs?: Record<string, string> } = {},
+  options: { checkout?: string; amount?: number; description?: string; apiUrl?: string; env?: Partial<PixEnvironment>; attrs?: Record<string, string> } = {},
 ): Promise<Mount> {
   const el = await createElement(options);
   const { detail } = await oneEvent(el, 'pix-created');
@@ -46,14 +61,16 @@ export async function mount(
 }
 
 export async function createElement(
-  options: { amount?: number; description?: string; apiUrl?: string; env?: Partial<PixEnvironment>; attrs?: Record<string, string> } = {},
+  options: { checkout?: string; amount?: number; description?: string; apiUrl?: string; env?: Partial<PixEnvironment>; attrs?: Record<string, string> } = {},
 ): Promise<PixCheckout> {
   const el = document.createElement('pix-checkout');
   el.environment = options.env ?? {};
   for (const [name, value] of Object.entries(options.attrs ?? {})) el.setAttribute(name, value);
   el.endpoint = options.apiUrl ?? stack.apiUrl;
   if (options.description) el.description = options.description;
-  el.amount = options.amount ?? 10;
+  // Checkout mode takes no amount: set one only when the test asks (to prove it is ignored).
+  if (options.checkout !== undefined) el.checkout = options.checkout;
+  if (options.amount !== undefined || options.checkout === undefined) el.amount = options.amount ?? 10;
   return fixture<PixCheckout>(html`${el}`);
 }
 

@@ -1,0 +1,197 @@
+/**
+ * Checkout mode against the real stack: the merchant's server creates the checkout (server to server,
+ * with the API key, through the dev-stack plugin) and fixes the amount; the page holds only its id.
+ */
+import { expect, oneEvent } from '@open-wc/testing';
+import { ptBR } from '../../src/locales/index.ts';
+import { FakeClock } from './support/fake-clock.ts';
+import {
+  advanceSandbox,
+  announced,
+  createCheckout,
+  createElement,
+  forgetSavedPayments,
+  mount,
+  part,
+  pay,
+  renewalsStack,
+  screenIs,
+  settle,
+  text,
+} from './support/helpers.ts';
+
+beforeEach(forgetSavedPayments);
+
+interface Sent {
+  method: string;
+  path: string;
+  body: string | null;
+}
+
+/** A fetch that records every request the widget makes (method, path under the origin, body). */
+function sentRequests() {
+  const sent: Sent[] = [];
+  const impl: typeof fetch = (input, init) => {
+    const body = init?.body;
+    sent.push({ method: init?.method ?? 'GET', path: new URL(String(input)).pathname, body: body == null ? null : String(body) });
+    return fetch(input, init);
+  };
+  return { fetch: impl, sent, posts: () => sent.filter((r) => r.method === 'POST') };
+}
+
+const pixCheckoutKeys = () => Object.keys(sessionStorage).filter((k) => k.startsWith('pix-checkout:'));
+
+describe('checkout mode: the merchant server decides the amount', () => {
+  it('shows the QR and the amount the server set, asking for the checkout payment with no body', async () => {
+    const checkout = await createCheckout(37.45);
+    expect(checkout.status).to.equal('open');
+    const requests = sentRequests();
+    const { el, payment } = await mount({ checkout: checkout.checkout_id, env: { clock: new FakeClock(), fetch: requests.fetch } });
+    expect(payment.value).to.equal(37.45);
+    expect(payment.status).to.equal('pending');
+    expect(text(el, 'amount')).to.equal('R$ 37,45');
+    expect(part(el, 'qr')!.tagName.toLowerCase()).to.equal('svg');
+    expect(part(el, 'qr')!.getAttribute('aria-label')!.replace(/\s+/g, ' ')).to.contain('R$ 37,45');
+    expect((part(el, 'code') as HTMLTextAreaElement).value).to.equal(payment.brcode);
+    expect(requests.posts()).to.deep.equal([{ method: 'POST', path: `/api/checkouts/${checkout.checkout_id}/payment`, body: null }]);
+    expect(pixCheckoutKeys(), 'checkout mode keeps nothing in sessionStorage').to.deep.equal([]);
+  });
+
+  it('a reload shows the same payment, resumed, with no storage at all', async () => {
+    const { checkout_id } = await createCheckout(15);
+    const first = await mount({ checkout: checkout_id, env: { clock: new FakeClock(), storage: null } });
+    first.el.remove();
+    const el = await createElement({ checkout: checkout_id, env: { clock: new FakeClock(), storage: null } });
+    const { detail } = await oneEvent(el, 'pix-created');
+    expect(detail.resumed).to.equal(true);
+    expect(detail.renewal).to.equal(0);
+    expect(detail.payment.reference).to.equal(first.payment.reference);
+    await el.updateComplete;
+    expect(text(el, 'amount')).to.equal('R$ 15,00');
+    expect((part(el, 'code') as HTMLTextAreaElement).value).to.equal(first.payment.brcode);
+  });
+
+  it('paying in the sandbox reaches "paid", with the amount the server set', async () => {
+    const { checkout_id } = await createCheckout(42.1);
+    const { el, payment } = await mount({ checkout: checkout_id, env: { clock: new FakeClock() } });
+    const paid = oneEvent(el, 'pix-paid');
+    await pay(payment.reference);
+    const { detail } = await paid;
+    expect(detail.payment.reference).to.equal(payment.reference);
+    await screenIs(el, 'paid');
+    expect(text(el, 'status')).to.equal('Pagamento confirmado');
+    expect(text(el, 'amount')).to.equal('Você pagou R$ 42,10.');
+    expect(part(el, 'qr')).to.equal(null);
+  });
+
+  it('after expiry a new code has a new reference and the same value; when the proxy refuses another, the button goes and the text says so', async function () {
+    this.timeout(40_000);
+    // This stack's proxy allows one renewal per checkout (PIX_RENEWALS=1).
+    const { apiUrl } = await renewalsStack();
+    const { checkout_id } = await createCheckout(12.34, 'renewals');
+    const clock = new FakeClock();
+    const requests = sentRequests();
+    const { el, payment } = await mount({ apiUrl, checkout: checkout_id, env: { clock, fetch: requests.fetch }, attrs: { renewals: '0' } });
+
+    const expired = oneEvent(el, 'pix-expired');
+    await advanceSandbox(3600, 'renewals');
+    clock.advance(3600_000);
+    expect((await expired).detail.payment.reference).to.equal(payment.reference);
+    await screenIs(el, 'expired');
+    expect(text(el, 'status')).to.equal('Este código Pix expirou');
+    // The widget's `renewals="0"` limits open-amount mode only: here the proxy decides.
+    const renew = part(el, 'renew-button')!;
+    expect(renew.textContent!.trim()).to.equal('Gerar novo código');
+
+    const created = oneEvent(el, 'pix-created');
+    renew.click();
+    const next = (await created).detail;
+    expect(next.payment.reference).to.not.equal(payment.reference);
+    expect(next.payment.value).to.equal(12.34);
+    expect(next.renewal).to.equal(1);
+    expect(next.resumed).to.equal(false);
+    await screenIs(el, 'pending');
+    expect(text(el, 'amount')).to.equal('R$ 12,34');
+    expect(part(el, 'qr')).to.exist;
+
+    const again = oneEvent(el, 'pix-expired');
+    await advanceSandbox(3600, 'renewals');
+    clock.advance(3600_000);
+    await again;
+    await screenIs(el, 'expired');
+    const refused = oneEvent(el, 'pix-error');
+    part(el, 'renew-button')!.click();
+    expect((await refused).detail).to.deep.include({ code: 'renewals_exhausted', fatal: false });
+    await screenIs(el, 'expired');
+    expect(part(el, 'renew-button'), 'no button once the proxy refuses a new code').to.equal(null);
+    expect(part(el, 'retry-button'), 'not the error screen').to.equal(null);
+    expect(text(el, 'status')).to.equal('Este código Pix expirou');
+    expect(text(el, 'hint')).to.equal(ptBR.renewalsExhausted);
+    expect(announced(el)).to.equal(ptBR.renewalsExhausted);
+    // Every request for a payment went to the checkout, with no body: never an amount.
+    const posts = requests.posts();
+    expect(posts.length).to.equal(3);
+    for (const post of posts) expect(post).to.deep.equal({ method: 'POST', path: `/api/checkouts/${checkout_id}/payment`, body: null });
+
+    // A reload of the exhausted checkout shows the same screen, not an error.
+    el.remove();
+    const reloaded = await createElement({ apiUrl, checkout: checkout_id, env: { clock: new FakeClock() } });
+    expect((await oneEvent(reloaded, 'pix-error')).detail).to.deep.include({ code: 'renewals_exhausted', fatal: false });
+    await screenIs(reloaded, 'expired');
+    expect(part(reloaded, 'renew-button')).to.equal(null);
+    expect(text(reloaded, 'hint')).to.equal(ptBR.renewalsExhausted);
+  });
+
+  it('an unknown checkout id shows the error screen with not_found', async () => {
+    const el = await createElement({ checkout: 'co_AAAAAAAAAAAAAAAAAAAAAAAA' });
+    const { detail } = await oneEvent(el, 'pix-error');
+    expect(detail.code).to.equal('not_found');
+    expect(detail.fatal).to.equal(true);
+    await screenIs(el, 'error');
+    expect(el.shadowRoot!.querySelector('[role="alert"]')!.textContent).to.equal('Não foi possível carregar o pagamento.');
+    expect(part(el, 'retry-button')).to.exist;
+  });
+
+  it('setting an amount on a checkout-mode widget changes neither the value shown nor what is requested', async () => {
+    const { checkout_id } = await createCheckout(25);
+    const requests = sentRequests();
+    const { el, payment } = await mount({ checkout: checkout_id, amount: 0.5, description: 'Desconto', env: { clock: new FakeClock(), fetch: requests.fetch } });
+    expect(payment.value).to.equal(25);
+    expect(text(el, 'amount')).to.equal('R$ 25,00');
+    el.amount = 1;
+    el.setAttribute('amount', '0.2');
+    el.description = 'Outro';
+    await el.updateComplete;
+    await settle();
+    await el.updateComplete;
+    expect(text(el, 'amount')).to.equal('R$ 25,00');
+    expect((part(el, 'code') as HTMLTextAreaElement).value).to.equal(payment.brcode);
+    expect(requests.posts()).to.deep.equal([{ method: 'POST', path: `/api/checkouts/${checkout_id}/payment`, body: null }]);
+    expect(requests.sent.some((r) => r.body !== null), 'no request carried a body').to.equal(false);
+  });
+
+  it('another checkout id shows that checkout: its own payment and amount', async () => {
+    const first = await createCheckout(5);
+    const second = await createCheckout(6.5);
+    const { el, payment } = await mount({ checkout: first.checkout_id, env: { clock: new FakeClock() } });
+    const created = oneEvent(el, 'pix-created');
+    el.checkout = second.checkout_id;
+    const { detail } = await created;
+    expect(detail.payment.reference).to.not.equal(payment.reference);
+    expect(detail.payment.value).to.equal(6.5);
+    await el.updateComplete;
+    expect(text(el, 'amount')).to.equal('R$ 6,50');
+  });
+});
+
+describe('open-amount mode (no checkout)', () => {
+  it('sends only value and description', async () => {
+    const requests = sentRequests();
+    await mount({ amount: 3.21, description: 'Pedido 9', env: { clock: new FakeClock(), fetch: requests.fetch } });
+    await mount({ amount: 3.22, env: { clock: new FakeClock(), fetch: requests.fetch } });
+    const posts = requests.posts();
+    expect(posts.map((p) => p.path)).to.deep.equal(['/api/payments', '/api/payments']);
+    expect(JSON.parse(posts[0]!.body!)).to.deep.equal({ value: 3.21, description: 'Pedido 9' });
+    expect(JSON.parse(posts[1]!.body!)).to.deep.equal({ value: 3.22 });
+  });
+});
