@@ -15,7 +15,7 @@ import {
 } from './events.ts';
 import { localeFor, type Translation } from './locales/index.ts';
 import { qrPath, type QrPath } from './qr.ts';
-import { parseBrCode } from './shared/brcode.ts';
+import { checkBrCode } from './shared/brcode.ts';
 import type { PaymentView } from './shared/contract.ts';
 import { styles } from './pix-checkout.styles.ts';
 
@@ -359,7 +359,7 @@ export class PixCheckout extends LitElement {
 
   /** The QR path for the current code, computed once per code; null when the code fails the BR Code check. */
   private qrFor(code: string): QrPath | null {
-    if (this.qr?.code !== code) this.qr = { code, path: parseBrCode(code).ok ? qrPath(code) : null };
+    if (this.qr?.code !== code) this.qr = { code, path: checkBrCode(code).ok ? qrPath(code) : null };
     return this.qr.path;
   }
 

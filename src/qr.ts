@@ -1,4 +1,4 @@
-import { create } from 'qrcode/lib/core/qrcode.js';
+import { create, type BitMatrix } from 'qrcode/lib/core/qrcode.js';
 
 /** The spec's quiet zone: four modules of light around the code (brcode.md, QR rendering). */
 const QUIET_ZONE = 4;
@@ -12,7 +12,11 @@ export interface QrPath {
 
 /** The QR matrix of `text` at error correction level M, as an SVG path (no innerHTML, no image). */
 export function qrPath(text: string): QrPath {
-  const { modules } = create(text, { errorCorrectionLevel: 'M' });
+  return matrixPath(create(text, { errorCorrectionLevel: 'M' }).modules);
+}
+
+/** A QR module matrix as one SVG path, quiet zone included. */
+export function matrixPath(modules: BitMatrix): QrPath {
   const n = modules.size;
   let d = '';
   for (let y = 0; y < n; y++) {

@@ -37,6 +37,18 @@ export type BrCodeResult =
   | { ok: true; code: BrCode }
   | { ok: false; error: BrCodeErrorCode; message: string };
 
+/** Outcome of checkBrCode: what went wrong, without the sentence (parseBrCode writes it). */
+export type BrCodeCheck =
+  | { ok: true; code: BrCode }
+  | { ok: false; error: BrCodeErrorCode; at: BrCodeProblem };
+
+/**
+ * Where and what: the field id (null for the code as a whole), a key of PROBLEMS, and a value for
+ * the sentence. Sentences live apart from the checks so the widget, which only needs yes or no,
+ * ships none of them.
+ */
+export type BrCodeProblem = [id: string | null, problem: keyof typeof PROBLEMS, arg?: string | number];
+
 /** Input of buildDynamicBrCode; amount is in reais. */
 export interface DynamicBrCodeInput {
   /** The charge's URL without https:// (the scheme is implied by the standard). */
@@ -48,45 +60,23 @@ export interface DynamicBrCodeInput {
 
 const GUI = 'br.gov.bcb.pix';
 
-// Names for messages; other ids are reported by number alone. Nested ids are 'template.sub'.
-const NAMES: Record<string, string> = {
-  '00': 'format indicator',
-  '01': 'point of initiation',
-  26: 'Pix account',
-  52: 'merchant category',
-  53: 'currency',
-  54: 'amount',
-  58: 'country',
-  59: 'merchant name',
-  60: 'merchant city',
-  62: 'additional data',
-  63: 'CRC',
-  '26.00': 'GUI',
-  '26.01': 'key',
-  '26.25': 'location URL',
-  '62.05': 'txid',
-};
-
 const MANDATORY = '00 26 26.00 52 53 58 59 60 62 62.05'.split(' ');
 
-// Checked only when present (MANDATORY covers presence): a string is the exact value required,
-// a RegExp comes with what to say when it fails. A table keeps the rules in one place and the
-// bundle small.
-const RULES: [string, string | RegExp, string?][] = [
+// Checked only when present (MANDATORY covers presence): a string is the exact value required, a
+// RegExp a pattern (its sentence is in RULE_PROBLEMS). A table keeps the rules in one place.
+const RULES: [string, string | RegExp][] = [
   ['00', '01'],
-  ['01', /^1[12]$/, 'must be 11 or 12'],
-  ['26.00', /^br\.gov\.bcb\.pix$/i, 'must be ' + GUI],
+  ['01', /^1[12]$/],
+  ['26.00', /^br\.gov\.bcb\.pix$/i],
   ['52', '0000'],
   ['53', '986'],
   // At most two decimals: BRL has centavos only, and '1.234' would be ambiguous to a reader.
-  ['54', /^(?=.{1,13}$)(?=.*[1-9])\d+(\.\d\d?)?$/, 'must be a non-zero amount like 10.50'],
+  ['54', /^(?=.{1,13}$)(?=.*[1-9])\d+(\.\d\d?)?$/],
   ['58', 'BR'],
-  ['59', /^[^]{1,25}$/u, 'is longer than 25 characters'],
-  ['60', /^[^]{1,15}$/u, 'is longer than 15 characters'],
-  ['62.05', /^(\*\*\*|[A-Za-z\d]{1,25})$/, 'must be *** or 1-25 letters and digits'],
+  ['59', /^[^]{1,25}$/u],
+  ['60', /^[^]{1,15}$/u],
+  ['62.05', /^(\*\*\*|[A-Za-z\d]{1,25})$/],
 ];
-
-const label = (id: string): string => `field ${id}${NAMES[id] ? ` (${NAMES[id]})` : ''}`;
 
 // LEN counts code points, not UTF-16 units or bytes.
 const size = (s: string): number => [...s].length;
@@ -103,17 +93,11 @@ function crcOf(bytes: ArrayLike<number>): string {
 /** CRC-16/CCITT-FALSE of the UTF-8 bytes of text, as 4 upper-case hex digits. */
 export const crc16 = (text: string): string => crcOf(new TextEncoder().encode(text));
 
-// Failures are thrown as tuples so the validation below reads as a flat list of rules; the
-// curried helpers keep each error code string in the bundle once.
-type Failure = [BrCodeErrorCode, string];
-const failWith =
-  (error: BrCodeErrorCode) =>
-  (message: string): never => {
-    throw [error, message] satisfies Failure;
-  };
-const malformed = failWith('malformed_field');
-const missing = failWith('missing_field');
-const bad = (id: string, why: string): never => failWith('invalid_field')(`${label(id)} ${why}`);
+// Failures are thrown as tuples so the validation below reads as a flat list of rules.
+type Failure = [BrCodeErrorCode, BrCodeProblem];
+const fail = (error: BrCodeErrorCode, id: string | null, problem: BrCodeProblem[1], arg?: string | number): never => {
+  throw [error, [id, problem, arg]] satisfies Failure;
+};
 
 // Adds a TLV sequence's fields to map; nested ids get their template's prefix ('26.01') so one
 // map holds every level.
@@ -123,52 +107,51 @@ function fields(text: string, map: Map<string, string>, prefix = ''): Map<string
     const head = cps.slice(i, i + 4).join('');
     const id = prefix + head.slice(0, 2);
     const end = i + 4 + +head.slice(2);
-    if (!/^\d{4}$/.test(head)) malformed(`${prefix ? label(prefix.slice(0, 2)) : 'the code'} is malformed at character ${i + 1}`);
-    if (end == i + 4 || end > cps.length) malformed(`${label(id)} has length 00 or runs past the end`);
-    if (map.has(id)) malformed(`${label(id)} appears twice`);
+    if (!/^\d{4}$/.test(head)) fail('malformed_field', prefix ? prefix.slice(0, 2) : null, 'at', i + 1);
+    if (end == i + 4 || end > cps.length) fail('malformed_field', id, 'length');
+    if (map.has(id)) fail('malformed_field', id, 'twice');
     map.set(id, cps.slice(i + 4, end).join(''));
     i = end;
   }
   return map;
 }
 
-/** Validates a BR Code against the Pix rules and extracts its fields. */
-export function parseBrCode(text: string): BrCodeResult {
+/** Validates a BR Code against the Pix rules and extracts its fields; says what failed, briefly. */
+export function checkBrCode(text: string): BrCodeCheck {
   try {
-    if (!text) failWith('empty')('the code is empty');
-    if (size(text) > 512) failWith('too_long')('the code is longer than 512 characters');
+    if (!text) fail('empty', null, 'empty');
+    if (size(text) > 512) fail('too_long', null, 'long');
     const f = fields(text, new Map());
     const ids = [...f.keys()];
-    const need = (id: string): string => f.get(id) ?? missing(label(id) + ' is missing');
+    const need = (id: string): string => f.get(id) ?? fail('missing_field', id, 'missing');
 
-    if (ids[0] != '00') missing(label('00') + ' must come first');
-    if (ids.at(-1) != '63') missing(label('63') + ' must come last');
+    if (ids[0] != '00') fail('missing_field', '00', 'first');
+    if (ids.at(-1) != '63') fail('missing_field', '63', 'last');
     const crc = need('63').toUpperCase();
-    if (!/^[\dA-F]{4}$/.test(crc)) bad('63', 'must be 4 hex digits');
+    if (!/^[\dA-F]{4}$/.test(crc)) fail('invalid_field', '63', 'hex');
     // 63 is last and its value is 4 ASCII chars, so the CRC covers all but those 4.
     const body = text.slice(0, -4);
     if (crc != crc16(body)) {
       // Some banks hash Latin-1 bytes; still invalid, but saying so eases debugging.
       const cps = [...body].map((c) => c.codePointAt(0)!);
-      const latin1 = cps.every((c) => c < 256) && crcOf(cps) == crc;
-      failWith('bad_crc')(label('63') + ' does not match' + (latin1 ? ' UTF-8, only Latin-1' : ''));
+      fail('bad_crc', '63', cps.every((c) => c < 256) && crcOf(cps) == crc ? 'latin1' : 'crc');
     }
 
     fields(need('26'), f, '26.');
     fields(need('62'), f, '62.');
     MANDATORY.forEach((id) => need(id));
-    for (const [id, rule, why] of RULES) {
+    for (const [id, rule] of RULES) {
       const v = f.get(id);
-      if (v && (typeof rule == 'string' ? v != rule : !rule.test(v))) bad(id, why ?? 'must be ' + rule);
+      if (v && (typeof rule == 'string' ? v != rule : !rule.test(v))) fail('invalid_field', id, 'rule', typeof rule == 'string' ? rule : undefined);
     }
     const key = f.get('26.01');
     const locationUrl = f.get('26.25');
     const txid = f.get('62.05')!;
     // No 77/73-character checks on key, URL and description: template LEN <= 99 minus the
     // 18-char GUI subfield already caps them.
-    if (key && locationUrl) bad('26', 'has both a key (01) and a location URL (25)');
-    if (!key && !locationUrl) missing(label('26') + ' has neither a key (01) nor a location URL (25)');
-    if (locationUrl && txid != '***') bad('62.05', 'must be *** in a dynamic code');
+    if (key && locationUrl) fail('invalid_field', '26', 'both');
+    if (!key && !locationUrl) fail('missing_field', '26', 'neither');
+    if (locationUrl && txid != '***') fail('invalid_field', '62.05', 'dynamic');
 
     const poi = f.get('01');
     return {
@@ -189,9 +172,70 @@ export function parseBrCode(text: string): BrCodeResult {
     };
   } catch (e) {
     if (!Array.isArray(e)) throw e;
-    const [error, message] = e as Failure;
-    return { ok: false, error, message };
+    const [error, at] = e as Failure;
+    return { ok: false, error, at };
   }
+}
+
+// Names for messages; other ids are reported by number alone. Nested ids are 'template.sub'.
+const NAMES: Record<string, string> = {
+  '00': 'format indicator',
+  '01': 'point of initiation',
+  26: 'Pix account',
+  52: 'merchant category',
+  53: 'currency',
+  54: 'amount',
+  58: 'country',
+  59: 'merchant name',
+  60: 'merchant city',
+  62: 'additional data',
+  63: 'CRC',
+  '26.00': 'GUI',
+  '26.01': 'key',
+  '26.25': 'location URL',
+  '62.05': 'txid',
+};
+
+/** The sentence of each problem; `#` stands for the problem's value. */
+const PROBLEMS = {
+  empty: 'is empty',
+  long: 'is longer than 512 characters',
+  at: 'is malformed at character #',
+  length: 'has length 00 or runs past the end',
+  twice: 'appears twice',
+  missing: 'is missing',
+  first: 'must come first',
+  last: 'must come last',
+  hex: 'must be 4 hex digits',
+  crc: 'does not match',
+  latin1: 'does not match UTF-8, only Latin-1',
+  rule: 'must be #',
+  both: 'has both a key (01) and a location URL (25)',
+  neither: 'has neither a key (01) nor a location URL (25)',
+  dynamic: 'must be *** in a dynamic code',
+} as const;
+
+// What a failed pattern rule of RULES says, by field.
+const RULE_PROBLEMS: Record<string, string> = {
+  '01': 'must be 11 or 12',
+  '26.00': 'must be ' + GUI,
+  54: 'must be a non-zero amount like 10.50',
+  59: 'is longer than 25 characters',
+  60: 'is longer than 15 characters',
+  '62.05': 'must be *** or 1-25 letters and digits',
+};
+
+/** The English sentence for a problem found by checkBrCode, naming the field. */
+export function describeBrCodeProblem([id, problem, arg]: BrCodeProblem): string {
+  const subject = id === null ? 'the code' : `field ${id}${NAMES[id] ? ` (${NAMES[id]})` : ''}`;
+  const sentence = problem === 'rule' && arg === undefined && id !== null ? RULE_PROBLEMS[id]! : PROBLEMS[problem].replace('#', String(arg));
+  return `${subject} ${sentence}`;
+}
+
+/** Validates a BR Code against the Pix rules and extracts its fields, or says in English what is wrong. */
+export function parseBrCode(text: string): BrCodeResult {
+  const result = checkBrCode(text);
+  return result.ok ? result : { ok: false, error: result.error, message: describeBrCodeProblem(result.at) };
 }
 
 /** Formats reais with exactly two decimals ('10.50'), free of float artifacts and exponents. */

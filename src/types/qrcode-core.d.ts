@@ -7,5 +7,8 @@ declare module 'qrcode/lib/core/qrcode.js' {
     size: number;
     get(row: number, col: number): number | boolean;
   }
-  export function create(text: string, options?: { errorCorrectionLevel?: 'L' | 'M' | 'Q' | 'H' }): { modules: BitMatrix; version: number };
+  export function create(
+    data: string | { data: string; mode: 'byte' | 'alphanumeric' | 'numeric' | 'kanji' }[],
+    options?: { errorCorrectionLevel?: 'L' | 'M' | 'Q' | 'H' },
+  ): { modules: BitMatrix; version: number };
 }

@@ -1,0 +1,29 @@
+/**
+ * The built script-tag bundle (dist/pix-checkout.js, `npm run build`), as a merchant's page loads it.
+ * Its QR encoder is trimmed to byte mode and level M (vite.config.ts): it must draw exactly the
+ * symbol the untrimmed qrcode draws for the same payload, mode and level.
+ */
+import { expect, fixture, html, oneEvent } from '@open-wc/testing';
+import { executeServerCommand } from '@web/test-runner-commands';
+import { create } from 'qrcode/lib/core/qrcode.js';
+import '../../dist/pix-checkout.js';
+import { matrixPath } from '../../src/qr.ts';
+import { checkBrCode } from '../../src/shared/brcode.ts';
+
+const { apiUrl } = (await executeServerCommand('dev-stack')) as { apiUrl: string };
+
+describe('the script-tag bundle', () => {
+  it('registers <pix-checkout> and draws the same QR symbol as the untrimmed encoder', async () => {
+    for (const amount of ['0.2', '10.5', '9999.99']) {
+      const el = await fixture<HTMLElement>(html`<pix-checkout endpoint=${apiUrl} amount=${amount}></pix-checkout>`);
+      const { detail } = (await oneEvent(el, 'pix-created')) as unknown as { detail: { payment: { brcode: string } } };
+      await (el as unknown as { updateComplete: Promise<unknown> }).updateComplete;
+      const code = detail.payment.brcode;
+      expect(checkBrCode(code).ok).to.equal(true);
+      const drawn = el.shadowRoot!.querySelector('svg[part~="qr"] path')!.getAttribute('d');
+      const expected = matrixPath(create([{ data: code, mode: 'byte' }], { errorCorrectionLevel: 'M' }).modules).d;
+      expect(drawn).to.equal(expected);
+      el.remove();
+    }
+  });
+});
