@@ -4,6 +4,7 @@
  * client and so the token; nothing it answers carries either.
  */
 import { randomUUID } from 'node:crypto';
+import { EventEmitter } from 'node:events';
 import { Hono, type Context, type MiddlewareHandler } from 'hono';
 import { cors } from 'hono/cors';
 import { API_PATHS, CHECKOUT_PATHS } from '../src/shared/contract.ts';
@@ -17,10 +18,15 @@ import { PaymentService } from './payments.ts';
 import { TokenBuckets, clientAddress, perMinute, rateLimit, type RateLimit } from './rate-limit.ts';
 import { readinessCheck, type UpstreamTracker } from './readiness.ts';
 import { addHeaders, collectHeaders, requestHeader } from './response-headers.ts';
+import { MerchantNotifier, type MerchantNotifierOptions } from './merchant-notify.ts';
+import { outcomeEvent, type OutcomeEvent } from './outcome-events.ts';
+import { Reconciler, type ReconcilerOptions } from './reconciler.ts';
 import { checkoutRoutes } from './routes/checkouts.ts';
 import { paymentRoutes } from './routes/payments.ts';
-import type { Store } from './store/store.ts';
+import type { PaymentRecord, Store, TransferRecord } from './store/store.ts';
 import type { PartnerClient } from './upstream/client.ts';
+import { WebhookProcessor } from './webhooks/apply.ts';
+import { webhookRoutes } from './webhooks/receive.ts';
 
 export interface AppDeps {
   partner: PartnerClient;
@@ -56,13 +62,39 @@ export interface AppDeps {
   upstream?: UpstreamTracker;
   /** Aborting it ends every status stream and stops the pollers (graceful shutdown). */
   signal?: AbortSignal;
+  /** The partner's notifications (`POST {basePath}/webhooks/partner[/<secretPath>]`). */
+  webhooks?: { secretPath?: string | undefined; sourceIps?: readonly string[] };
+  /** The merchant's backend, told of every outcome by a signed POST (merchant-notify.ts). */
+  merchantWebhook?: ({ url: string; secret: string } & Partial<Omit<MerchantNotifierOptions, 'store' | 'url' | 'secret' | 'log'>>) | undefined;
+  /** Called with every outcome event (in-process subscription; also `app.pix.events.on('outcome')`). */
+  onOutcome?: (event: OutcomeEvent) => void;
+  /** Reconciler timing (reconciler.ts). */
+  reconcile?: Partial<Pick<ReconcilerOptions, 'tickMs' | 'everyMs' | 'nearMs' | 'nearWindowMs' | 'concurrency'>>;
+  /** Start the reconciler and the merchant delivery worker now (main.ts and dev.ts do); default false. */
+  background?: boolean;
 }
+
+/** What runs beside the routes: outcomes, the reconciler, the merchant's deliveries. */
+export interface PixRuntime {
+  /** Emits `outcome` with an OutcomeEvent for every payment or transfer that becomes final. */
+  events: EventEmitter<{ outcome: [OutcomeEvent] }>;
+  payments: PaymentService;
+  processor: WebhookProcessor;
+  reconciler: Reconciler;
+  notifier: MerchantNotifier | null;
+  /** Processes stored notifications left over, then starts the reconciler and the delivery worker. */
+  start(): void;
+  /** Stops them and waits for work in flight (before closing the store). */
+  stop(): Promise<void>;
+}
+
+export type PixApp = Hono & { pix: PixRuntime };
 
 export const DEFAULT_RATE_LIMITS = { create: perMinute(30), status: perMinute(600) };
 
 export const DEFAULT_RENEWALS = 3;
 
-export function createApp(deps: AppDeps): Hono {
+export function createApp(deps: AppDeps): PixApp {
   const app = new Hono();
   const basePath = deps.basePath ?? '/api';
   const origins = deps.allowedOrigins ?? [];
@@ -85,6 +117,31 @@ export function createApp(deps: AppDeps): Hono {
   // A page on another origin could still fire a "simple" POST (no preflight): refuse it outright.
   for (const path of [API_PATHS.payments, CHECKOUT_PATHS.checkoutPayment]) app.post(basePath + path, sameOriginOrAllowed(allowed));
 
+  const events = new EventEmitter<{ outcome: [OutcomeEvent] }>();
+  if (deps.onOutcome) events.on('outcome', deps.onOutcome);
+  let notifier: MerchantNotifier | null = null;
+  // A listener that throws must not break the proxy: it is logged.
+  const emit = (event: OutcomeEvent | null) => {
+    if (!event) return;
+    try {
+      events.emit('outcome', event);
+    } catch (error) {
+      logger.error({ err: { message: (error as Error).message } }, 'an outcome listener threw');
+    }
+  };
+  const onPaymentFinal = (record: PaymentRecord) => {
+    notifier?.wake();
+    if (events.listenerCount('outcome') === 0) return;
+    void (async () => {
+      const checkout = record.checkoutId ? await deps.store.getCheckout(record.checkoutId).catch(() => null) : null;
+      emit(outcomeEvent('payment', record.partnerStatus, { reference: record.reference, valueCents: record.valueCents, checkoutId: record.checkoutId, orderId: checkout?.orderId ?? null }, record.updatedAt));
+    })();
+  };
+  const onTransferFinal = (record: TransferRecord) => {
+    notifier?.wake();
+    emit(outcomeEvent('transfer', record.partnerStatus, { reference: record.reference, valueCents: record.valueCents }, record.updatedAt));
+  };
+
   const payments = new PaymentService(deps.partner, {
     store: deps.store,
     expirationSeconds: deps.expirationSeconds ?? LIMITS.defaultExpirationSeconds,
@@ -92,7 +149,32 @@ export function createApp(deps: AppDeps): Hono {
     log: logger,
     staleAfterMs: deps.staleAfterMs,
     watchIntervalMs: deps.watchIntervalMs,
+    onFinal: onPaymentFinal,
   });
+  const processor = new WebhookProcessor({ store: deps.store, partner: deps.partner, payments, now, log: logger.child({ component: 'webhooks' }), onTransferFinal });
+  const reconciler = new Reconciler({ store: deps.store, partner: deps.partner, payments, processor, now, log: logger.child({ component: 'reconciler' }), onTransferFinal, ...deps.reconcile });
+  if (deps.merchantWebhook) {
+    notifier = new MerchantNotifier({ now, ...deps.merchantWebhook, store: deps.store, log: logger.child({ component: 'merchant-webhook' }) });
+  }
+  let started = false;
+  const runtime: PixRuntime = {
+    events,
+    payments,
+    processor,
+    reconciler,
+    notifier,
+    start() {
+      if (started) return;
+      started = true;
+      reconciler.start();
+      notifier?.start();
+    },
+    async stop() {
+      processor.close();
+      await Promise.all([reconciler.stop(), notifier?.stop(), processor.idle()]);
+    },
+  };
+  deps.signal?.addEventListener('abort', () => void runtime.stop(), { once: true });
   const checkouts = new CheckoutService({ store: deps.store, payments, renewals: deps.renewals ?? DEFAULT_RENEWALS, defaultCallback: deps.defaultCallback, now });
   deps.signal?.addEventListener('abort', () => payments.close(), { once: true });
 
@@ -113,6 +195,19 @@ export function createApp(deps: AppDeps): Hono {
 
   app.route(basePath, paymentRoutes({ payments, streams: deps.streams ?? true, openAmount: deps.openAmount ?? false, limitCreate, limitStatus }));
   app.route(basePath, checkoutRoutes({ checkouts, requireApiKey: requireApiKey(deps.apiKey), limitCreate }));
+  app.route(
+    basePath,
+    webhookRoutes({
+      store: deps.store,
+      now,
+      log: logger,
+      secretPath: deps.webhooks?.secretPath,
+      sourceIps: deps.webhooks?.sourceIps,
+      clientOf,
+      // After the write, not awaited: the answer does not wait for the partner.
+      received: (id, raw) => void processor.process(id, raw),
+    }),
+  );
 
   // A known path asked with another method gets 405, not a misleading 404.
   const allow: [string, 'GET' | 'POST'][] = [
@@ -129,7 +224,8 @@ export function createApp(deps: AppDeps): Hono {
 
   app.notFound((c) => c.json(errorBody('not_found', `Nothing at ${c.req.method} ${c.req.path}.`), 404));
   app.onError((error, c) => respondError(c, error, logger.child({ req_id: c.get('reqId') })));
-  return app;
+  if (deps.background) runtime.start();
+  return Object.assign(app, { pix: runtime });
 }
 
 /**

@@ -4,6 +4,7 @@
  * (`npm run sandbox`), so a new user needs no configuration.
  */
 import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { z } from 'zod/mini';
 import { LIMITS, formatReais, isCents } from '../src/shared/limits.ts';
 import { USER_AGENT_PATTERN } from '../src/shared/partner.ts';
@@ -128,6 +129,15 @@ export interface ProxyConfig {
   streams: boolean;
   staleAfterMs: number;
   watchIntervalMs: number;
+  /** The partner's notifications: secret last path segment and allowed source addresses. */
+  webhookSecretPath: string | undefined;
+  webhookSourceIps: string[];
+  /** The merchant's backend, told of every outcome (signed); undefined when not configured. */
+  merchantWebhook: { url: string; secret: string } | undefined;
+  /** The reconciler: ms between passes, s between questions about one payment (normal, near expiry). */
+  reconcileTickMs: number;
+  reconcileEverySeconds: number;
+  reconcileNearSeconds: number;
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -231,7 +241,39 @@ export function proxyConfig(env: Record<string, string | undefined> = loadEnv())
   const logLevel = (env.PIX_LOG_LEVEL ?? 'info').trim().toLowerCase();
   if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) problems.push(`PIX_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
 
+  const secretPath = env.PIX_WEBHOOK_SECRET_PATH?.trim() || undefined;
+  if (secretPath !== undefined && !/^[A-Za-z0-9_-]{16,128}$/.test(secretPath)) {
+    problems.push('PIX_WEBHOOK_SECRET_PATH must be 16 to 128 letters, digits, - or _ (openssl rand -hex 16)');
+  }
+  const sourceIps = (env.PIX_WEBHOOK_SOURCE_IPS ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  for (const ip of sourceIps) if (!isIP(ip)) problems.push(`PIX_WEBHOOK_SOURCE_IPS: ${ip} is not an IP address`);
+  const merchantUrl = env.PIX_MERCHANT_WEBHOOK_URL?.trim() || undefined;
+  const merchantSecret = env.PIX_MERCHANT_WEBHOOK_SECRET || undefined;
+  if (merchantUrl !== undefined) {
+    let url: URL | null = null;
+    try {
+      url = new URL(merchantUrl);
+    } catch {
+      url = null;
+    }
+    const local = url !== null && ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname);
+    if (!url || !(url.protocol === 'https:' || (url.protocol === 'http:' && (local || sandbox)))) {
+      problems.push('PIX_MERCHANT_WEBHOOK_URL must be an https:// URL (http only for localhost)');
+    }
+    if (merchantSecret === undefined || merchantSecret.length < MIN_API_KEY_LENGTH) {
+      problems.push(`PIX_MERCHANT_WEBHOOK_SECRET is required with PIX_MERCHANT_WEBHOOK_URL (at least ${MIN_API_KEY_LENGTH} characters)`);
+    }
+  } else if (merchantSecret !== undefined) {
+    problems.push('PIX_MERCHANT_WEBHOOK_SECRET is set but PIX_MERCHANT_WEBHOOK_URL is not');
+  }
+
   const config = {
+    webhookSecretPath: secretPath,
+    webhookSourceIps: sourceIps,
+    merchantWebhook: merchantUrl && merchantSecret ? { url: merchantUrl, secret: merchantSecret } : undefined,
+    reconcileTickMs: int('PIX_RECONCILE_TICK_MS', 5000, 100, 600_000),
+    reconcileEverySeconds: int('PIX_RECONCILE_EVERY_S', 60, 1, 3600),
+    reconcileNearSeconds: int('PIX_RECONCILE_NEAR_S', 10, 1, 3600),
     apiKey,
     allowedOrigins,
     openAmount: openAmountOn ? { min, max } : (false as const),

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { getRequestListener } from '@hono/node-server';
 import type { Hono } from 'hono';
 import { LIMITS } from '../src/shared/limits.ts';
-import { createApp, type AppDeps } from './app.ts';
+import { createApp, type AppDeps, type PixRuntime } from './app.ts';
 import { SANDBOX_DEFAULTS } from './config.ts';
 import { createLogger, type Logger } from './log.ts';
 import { trackUpstream } from './readiness.ts';
@@ -50,6 +50,17 @@ export interface DevStackOptions {
   dataDir?: string;
   /** Use this running sandbox (not closed on close) instead of starting one: a proxy restart. */
   sandbox?: RunningSandbox;
+  /** The partner's notifications: secret path segment, source allow-list. */
+  webhooks?: AppDeps['webhooks'];
+  /** Register the proxy's webhook endpoint as the sandbox's notification URL (default true). */
+  registerWebhook?: boolean | { notifyType?: 1 | 2 };
+  merchantWebhook?: AppDeps['merchantWebhook'];
+  onOutcome?: AppDeps['onOutcome'];
+  reconcile?: AppDeps['reconcile'];
+  /** Start the reconciler and delivery worker (default true); tests drive them with runOnce(). */
+  background?: boolean;
+  /** Deadline of each partner call (default the client's 10 s). */
+  partnerTimeoutMs?: number;
 }
 
 export interface DevStack {
@@ -63,6 +74,10 @@ export interface DevStack {
   /** The key for POST /api/checkouts and GET /api/checkouts/:id. */
   apiKey: string;
   dataDir: string;
+  /** The reconciler, the webhook processor, the merchant deliveries, the outcome emitter. */
+  pix: PixRuntime;
+  /** Where the partner's notifications are received. */
+  webhookUrl: string;
   /** Ends status streams, finishes in-flight requests, stops the servers and removes a temporary store. */
   close(): Promise<void>;
 }
@@ -82,6 +97,7 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
     userAgent: SANDBOX_DEFAULTS.userAgent,
     credentials: { email: SANDBOX_DEFAULTS.email, accessKey: SANDBOX_DEFAULTS.accessKey },
     tokenStore: store.tokens,
+    timeoutMs: options.partnerTimeoutMs,
     log: (entry) => {
       upstream.record(entry);
       logger.debug({ upstream: entry }, 'partner call');
@@ -108,11 +124,16 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
     logger,
     upstream,
     signal: shutdown.signal,
+    webhooks: options.webhooks,
+    merchantWebhook: options.merchantWebhook,
+    onOutcome: options.onOutcome,
+    reconcile: options.reconcile,
   });
   app.route('/sandbox', sandbox.publicApp);
   options.mount?.(app);
 
   const cleanup = async () => {
+    await app.pix.stop();
     await store.close();
     if (temporary) rmSync(dataDir, { recursive: true, force: true });
     if (ownSandbox) await sandbox.close();
@@ -131,6 +152,18 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
   const { port } = server.address() as AddressInfo;
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
   sandbox.setPublicUrl(`${url}/sandbox`);
+  const webhookUrl = `${url}/api/webhooks/partner${options.webhooks?.secretPath ? `/${options.webhooks.secretPath}` : ''}`;
+  if (options.registerWebhook !== false) {
+    const notifyType = typeof options.registerWebhook === 'object' ? options.registerWebhook.notifyType : undefined;
+    try {
+      await partner.setNotificationUrl({ notification_url: webhookUrl, ...(notifyType ? { notify_type: notifyType } : {}) });
+    } catch (error) {
+      await closeServer(server);
+      await cleanup();
+      throw error;
+    }
+  }
+  if (options.background !== false) app.pix.start();
 
   return {
     url,
@@ -140,6 +173,8 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
     store,
     apiKey,
     dataDir,
+    pix: app.pix,
+    webhookUrl,
     async close() {
       shutdown.abort();
       await closeServer(server);

@@ -42,6 +42,9 @@ export async function startProxy(config: ProxyConfig, logger: Logger = createLog
     openAmount: config.openAmount,
     trustedProxies: config.trustedProxies,
     logger,
+    webhooks: { secretPath: config.webhookSecretPath, sourceIps: config.webhookSourceIps },
+    merchantWebhook: config.merchantWebhook,
+    reconcile: { tickMs: config.reconcileTickMs, everyMs: config.reconcileEverySeconds * 1000, nearMs: config.reconcileNearSeconds * 1000 },
   };
   const limits = rateLimits.create || rateLimits.status ? { create: rateLimits.create ?? perMinute(1e9), status: rateLimits.status ?? perMinute(1e9) } : false;
 
@@ -66,7 +69,8 @@ export async function startProxy(config: ProxyConfig, logger: Logger = createLog
     },
   });
   const shutdown = new AbortController();
-  const app = createApp({ ...shared, partner, store, rateLimits: limits, defaultCallback: config.defaultCallback, upstream, signal: shutdown.signal });
+  // The reconciler and the merchant's deliveries start with the app; leftover notifications first.
+  const app = createApp({ ...shared, partner, store, rateLimits: limits, defaultCallback: config.defaultCallback, upstream, signal: shutdown.signal, background: true });
   const server: Server = createServer(getRequestListener(app.fetch));
   try {
     await new Promise<void>((resolve, reject) => {
@@ -74,6 +78,7 @@ export async function startProxy(config: ProxyConfig, logger: Logger = createLog
       server.listen(config.port, config.host, () => resolve());
     });
   } catch (error) {
+    await app.pix.stop();
     await store.close();
     throw error;
   }
@@ -84,6 +89,7 @@ export async function startProxy(config: ProxyConfig, logger: Logger = createLog
     async close() {
       shutdown.abort();
       await closeServer(server);
+      await app.pix.stop();
       await store.close();
     },
   };

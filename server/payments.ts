@@ -25,6 +25,8 @@ export interface PaymentServiceOptions {
   staleAfterMs?: number;
   /** How often a watched, unfinished payment is asked about. */
   watchIntervalMs?: number;
+  /** Called once a payment becomes final here (a webhook, the reconciler, a read): after the store has it. */
+  onFinal?: (record: PaymentRecord) => void;
 }
 
 /** What a payment is issued with; customer data comes from the merchant's server only. */
@@ -156,15 +158,54 @@ export class PaymentService {
     if (!pending) {
       pending = (async () => {
         const upstream = await this.partner.getPayment(stored.reference);
-        const final = upstream.status === PARTNER_STATUS.approved || upstream.status === PARTNER_STATUS.canceled;
-        const updatedAt = this.options.now();
-        await this.options.store.updatePaymentStatus(stored.reference, upstream.status, final, updatedAt);
-        // Re-read: a final status stored meanwhile (a webhook) wins over what this call saw.
-        return (await this.options.store.getPayment(stored.reference)) ?? stored;
+        // Re-read inside: a final status stored meanwhile (a webhook) wins over what this call saw.
+        return (await this.applyStatus(stored.reference, upstream.status)) ?? stored;
       })().finally(() => this.refreshing.delete(stored.reference));
       this.refreshing.set(stored.reference, pending);
     }
     return pending;
+  }
+
+  /**
+   * Asks the partner about a payment now (the reconciler, a webhook's confirmation), sharing a call
+   * already in flight, and records what it says. Null when the proxy does not know the payment.
+   */
+  async confirm(reference: string): Promise<PaymentRecord | null> {
+    const stored = await this.options.store.getPayment(reference);
+    if (!stored) return null;
+    if (stored.final) return stored;
+    return this.refresh(stored);
+  }
+
+  /**
+   * Records a status the partner confirmed (never downgrading a final one). When it makes the
+   * payment final, open streams get it at once and `onFinal` is told. Answers the stored record.
+   */
+  async applyStatus(reference: string, partnerStatus: number): Promise<PaymentRecord | null> {
+    const final = partnerStatus === PARTNER_STATUS.approved || partnerStatus === PARTNER_STATUS.canceled;
+    const changed = await this.options.store.updatePaymentStatus(reference, partnerStatus, final, this.options.now());
+    const record = await this.options.store.getPayment(reference);
+    if (changed && record?.final) {
+      this.push(record);
+      try {
+        this.options.onFinal?.(record);
+      } catch (error) {
+        this.options.log.error({ reference, err: { message: error instanceof Error ? error.message : String(error) } }, 'an outcome listener threw');
+      }
+    }
+    return record;
+  }
+
+  /** Gives watchers of this payment its final view now, instead of at their next poll. */
+  private push(record: PaymentRecord): void {
+    const watch = this.watches.get(record.reference);
+    if (!watch) return;
+    const view = this.view(record);
+    if (view.status !== watch.last) {
+      watch.last = view.status;
+      for (const listener of watch.listeners) listener(view);
+    }
+    this.unwatch(record.reference, watch);
   }
 
   /**

@@ -8,7 +8,8 @@ import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import Database from 'libsql';
 import type { TokenStore } from '../upstream/token-store.ts';
-import type { CheckoutRecord, PaymentRecord, Store, WebhookEventRecord } from './store.ts';
+import { outcomeEvent } from '../outcome-events.ts';
+import type { CheckoutRecord, DeliveryAttemptRecord, OutboxEntry, PaymentRecord, Store, TransferRecord, WebhookEventRecord } from './store.ts';
 
 /** The database file inside PIX_DATA_DIR. */
 export const DB_FILE_NAME = 'pix-checkout.db';
@@ -58,7 +59,89 @@ const MIGRATIONS: readonly string[] = [
      processed_at INTEGER
    );
    CREATE INDEX webhook_events_unprocessed ON webhook_events(received_at) WHERE processed_at IS NULL;`,
+  // Issue 6: what processing made of each webhook; transfers the proxy follows; the outbox of
+  // outcome events for the merchant's webhook, and every delivery attempt.
+  `ALTER TABLE webhook_events ADD COLUMN result TEXT;
+   CREATE INDEX payments_open ON payments(created_at) WHERE final = 0;
+   CREATE TABLE transfers (
+     reference TEXT PRIMARY KEY,
+     partner_status INTEGER NOT NULL,
+     final INTEGER NOT NULL DEFAULT 0,
+     value_cents INTEGER,
+     created_at INTEGER NOT NULL,
+     updated_at INTEGER NOT NULL
+   );
+   CREATE INDEX transfers_open ON transfers(created_at) WHERE final = 0;
+   CREATE TABLE outbox (
+     id INTEGER PRIMARY KEY AUTOINCREMENT,
+     event_id TEXT NOT NULL UNIQUE,
+     type TEXT NOT NULL,
+     reference TEXT NOT NULL,
+     body TEXT NOT NULL,
+     created_at INTEGER NOT NULL,
+     state TEXT NOT NULL DEFAULT 'pending',
+     attempts INTEGER NOT NULL DEFAULT 0,
+     next_attempt_at INTEGER NOT NULL,
+     delivered_at INTEGER,
+     last_error TEXT
+   );
+   CREATE INDEX outbox_due ON outbox(next_attempt_at) WHERE state = 'pending';
+   CREATE TABLE delivery_attempts (
+     id INTEGER PRIMARY KEY AUTOINCREMENT,
+     delivery_id INTEGER NOT NULL REFERENCES outbox(id),
+     at INTEGER NOT NULL,
+     status INTEGER,
+     error TEXT,
+     duration_ms INTEGER NOT NULL
+   );
+   CREATE INDEX delivery_attempts_delivery ON delivery_attempts(delivery_id);`,
 ];
+
+interface TransferRow {
+  reference: string;
+  partner_status: number;
+  final: number;
+  value_cents: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+interface OutboxRow {
+  id: number;
+  event_id: string;
+  type: string;
+  reference: string;
+  body: string;
+  created_at: number;
+  state: OutboxEntry['state'];
+  attempts: number;
+  next_attempt_at: number;
+  delivered_at: number | null;
+  last_error: string | null;
+}
+
+const toTransfer = (r: TransferRow): TransferRecord => ({
+  reference: r.reference,
+  partnerStatus: r.partner_status,
+  final: r.final === 1,
+  valueCents: r.value_cents,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+});
+
+const toOutbox = (r: OutboxRow): OutboxEntry => ({
+  id: r.id,
+  eventId: r.event_id,
+  type: r.type,
+  reference: r.reference,
+  body: r.body,
+  createdAt: r.created_at,
+  state: r.state,
+  attempts: r.attempts,
+  nextAttemptAt: r.next_attempt_at,
+  deliveredAt: r.delivered_at,
+  lastError: r.last_error,
+});
 
 interface PaymentRow {
   reference: string;
@@ -200,7 +283,30 @@ export function openSqliteStore({ dataDir, cacheSize = 10_000 }: SqliteStoreOpti
     saveToken: db.prepare('INSERT INTO partner_tokens (key, token, saved_at) VALUES (?, ?, ?) ON CONFLICT(key) DO UPDATE SET token = excluded.token, saved_at = excluded.saved_at'),
     clearToken: db.prepare('DELETE FROM partner_tokens WHERE key = ?'),
     addEvent: db.prepare('INSERT INTO webhook_events (raw_body, received_at) VALUES (?, ?)'),
-    markEvent: db.prepare('UPDATE webhook_events SET processed_at = ? WHERE id = ?'),
+    addRejectedEvent: db.prepare('INSERT INTO webhook_events (raw_body, received_at, processed_at, result) VALUES (?, ?, ?, ?)'),
+    markEvent: db.prepare('UPDATE webhook_events SET processed_at = ?, result = ? WHERE id = ?'),
+    nonFinalPayments: db.prepare('SELECT * FROM payments WHERE final = 0 ORDER BY created_at LIMIT ?'),
+    paymentOrder: db.prepare('SELECT p.*, c.order_id AS order_id FROM payments p LEFT JOIN checkouts c ON c.id = p.checkout_id WHERE p.reference = ?'),
+    insertOutbox: db.prepare(
+      `INSERT INTO outbox (event_id, type, reference, body, created_at, next_attempt_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(event_id) DO NOTHING`,
+    ),
+    trackTransfer: db.prepare(
+      `INSERT INTO transfers (reference, partner_status, final, value_cents, created_at, updated_at) VALUES (@reference, @partner_status, @final, @value_cents, @created_at, @updated_at)
+       ON CONFLICT(reference) DO NOTHING`,
+    ),
+    getTransfer: db.prepare('SELECT * FROM transfers WHERE reference = ?'),
+    updateTransfer: db.prepare('UPDATE transfers SET partner_status = ?, final = ?, updated_at = ? WHERE reference = ? AND final = 0'),
+    nonFinalTransfers: db.prepare('SELECT * FROM transfers WHERE final = 0 ORDER BY created_at LIMIT ?'),
+    dueOutbox: db.prepare(`SELECT * FROM outbox WHERE state = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at, id LIMIT ?`),
+    getOutbox: db.prepare('SELECT * FROM outbox WHERE id = ?'),
+    listOutbox: db.prepare('SELECT * FROM outbox ORDER BY id LIMIT ?'),
+    listOutboxByState: db.prepare('SELECT * FROM outbox WHERE state = ? ORDER BY id LIMIT ?'),
+    addAttempt: db.prepare('INSERT INTO delivery_attempts (delivery_id, at, status, error, duration_ms) VALUES (?, ?, ?, ?, ?)'),
+    updateOutbox: db.prepare('UPDATE outbox SET attempts = attempts + 1, state = ?, next_attempt_at = ?, last_error = ?, delivered_at = ? WHERE id = ?'),
+    attemptsOf: db.prepare('SELECT * FROM delivery_attempts WHERE delivery_id = ? ORDER BY id'),
+    // A replay opens a new retry window: created_at is when the current delivery window started.
+    replayOne: db.prepare(`UPDATE outbox SET state = 'pending', next_attempt_at = ?1, created_at = ?1 WHERE id = ?2`),
+    replayFailed: db.prepare(`UPDATE outbox SET state = 'pending', next_attempt_at = ?1, created_at = ?1 WHERE state = 'failed'`),
     unprocessedEvents: db.prepare('SELECT * FROM webhook_events WHERE processed_at IS NULL ORDER BY received_at, id LIMIT ?'),
     ping: db.prepare('SELECT 1'),
   };
@@ -209,6 +315,32 @@ export function openSqliteStore({ dataDir, cacheSize = 10_000 }: SqliteStoreOpti
     sql.insertPayment.run(fromPayment(payment));
     sql.setCheckoutPayment.run(payment.reference, renewalsUsed, checkoutId);
   });
+
+  // A final status and its outcome event, in one transaction: the event cannot be lost between them.
+  const updatePayment = db.transaction((reference: string, partnerStatus: number, final: boolean, updatedAt: number): number => {
+    const { changes } = sql.updatePaymentStatus.run(partnerStatus, final ? 1 : 0, updatedAt, reference);
+    if (changes === 1 && final) {
+      const row = sql.paymentOrder.get(reference) as PaymentRow & { order_id: string | null };
+      const event = outcomeEvent('payment', partnerStatus, { reference, valueCents: row.value_cents, checkoutId: row.checkout_id, orderId: row.order_id }, updatedAt);
+      if (event) sql.insertOutbox.run(event.id, event.type, reference, JSON.stringify(event), updatedAt, updatedAt);
+    }
+    return changes;
+  });
+  const updateTransfer = db.transaction((reference: string, partnerStatus: number, final: boolean, updatedAt: number): number => {
+    const { changes } = sql.updateTransfer.run(partnerStatus, final ? 1 : 0, updatedAt, reference);
+    if (changes === 1 && final) {
+      const row = sql.getTransfer.get(reference) as TransferRow;
+      const event = outcomeEvent('transfer', partnerStatus, { reference, valueCents: row.value_cents }, updatedAt);
+      if (event) sql.insertOutbox.run(event.id, event.type, reference, JSON.stringify(event), updatedAt, updatedAt);
+    }
+    return changes;
+  });
+  const recordAttempt = db.transaction(
+    (id: number, a: { at: number; status: number | null; error: string | null; durationMs: number }, n: Pick<OutboxEntry, 'state' | 'nextAttemptAt' | 'lastError' | 'deliveredAt'>) => {
+      sql.addAttempt.run(id, a.at, a.status, a.error, a.durationMs);
+      sql.updateOutbox.run(n.state, n.nextAttemptAt, n.lastError, n.deliveredAt, id);
+    },
+  );
 
   const tokens: TokenStore = {
     load: async (key) => (sql.loadToken.get(key) as { token: string } | undefined)?.token ?? null,
@@ -231,10 +363,14 @@ export function openSqliteStore({ dataDir, cacheSize = 10_000 }: SqliteStoreOpti
       return row ? cache.remember(toPayment(row)) : null;
     },
     async updatePaymentStatus(reference, partnerStatus, final, updatedAt) {
-      const { changes } = sql.updatePaymentStatus.run(partnerStatus, final ? 1 : 0, updatedAt, reference);
+      const changes = updatePayment(reference, partnerStatus, final, updatedAt);
       const cached = cache.get(reference);
       // Records are never mutated in place: a reader holding the old one keeps a consistent copy.
       if (changes === 1 && cached) cache.remember({ ...cached, partnerStatus, final, updatedAt });
+      return changes === 1;
+    },
+    async nonFinalPayments(limit) {
+      return (sql.nonFinalPayments.all(limit) as PaymentRow[]).map((row) => cache.get(row.reference) ?? toPayment(row)).filter((p) => !p.final);
     },
     async createCheckout(checkout) {
       const { changes } = sql.insertCheckout.run({
@@ -266,13 +402,64 @@ export function openSqliteStore({ dataDir, cacheSize = 10_000 }: SqliteStoreOpti
       async add(rawBody, receivedAt) {
         return Number(sql.addEvent.run(rawBody, receivedAt).lastInsertRowid);
       },
-      async markProcessed(id, processedAt) {
-        sql.markEvent.run(processedAt, id);
+      async addRejected(rawBody, receivedAt, result) {
+        return Number(sql.addRejectedEvent.run(rawBody, receivedAt, receivedAt, result).lastInsertRowid);
+      },
+      async markProcessed(id, processedAt, result) {
+        sql.markEvent.run(processedAt, result ?? null, id);
       },
       async unprocessed(limit) {
         return (sql.unprocessedEvents.all(limit) as { id: number; raw_body: string; received_at: number; processed_at: number | null }[]).map(
           (r): WebhookEventRecord => ({ id: r.id, rawBody: r.raw_body, receivedAt: r.received_at, processedAt: r.processed_at }),
         );
+      },
+    },
+    transfers: {
+      async track(transfer) {
+        sql.trackTransfer.run({
+          reference: transfer.reference,
+          partner_status: transfer.partnerStatus,
+          final: transfer.final ? 1 : 0,
+          value_cents: transfer.valueCents,
+          created_at: transfer.createdAt,
+          updated_at: transfer.updatedAt,
+        });
+        return toTransfer(sql.getTransfer.get(transfer.reference) as TransferRow);
+      },
+      async get(reference) {
+        const row = sql.getTransfer.get(reference) as TransferRow | undefined;
+        return row ? toTransfer(row) : null;
+      },
+      async updateStatus(reference, partnerStatus, final, updatedAt) {
+        return updateTransfer(reference, partnerStatus, final, updatedAt) === 1;
+      },
+      async nonFinal(limit) {
+        return (sql.nonFinalTransfers.all(limit) as TransferRow[]).map(toTransfer);
+      },
+    },
+    outbox: {
+      async due(now, limit) {
+        return (sql.dueOutbox.all(now, limit) as OutboxRow[]).map(toOutbox);
+      },
+      async recordAttempt(id, attempt, next) {
+        recordAttempt(id, attempt, next);
+      },
+      async list(filter = {}) {
+        const limit = filter.limit ?? 1000;
+        const rows = filter.state ? sql.listOutboxByState.all(filter.state, limit) : sql.listOutbox.all(limit);
+        return (rows as OutboxRow[]).map(toOutbox);
+      },
+      async get(id) {
+        const row = sql.getOutbox.get(id) as OutboxRow | undefined;
+        return row ? toOutbox(row) : null;
+      },
+      async attempts(id) {
+        return (sql.attemptsOf.all(id) as { delivery_id: number; at: number; status: number | null; error: string | null; duration_ms: number }[]).map(
+          (r): DeliveryAttemptRecord => ({ deliveryId: r.delivery_id, at: r.at, status: r.status, error: r.error, durationMs: r.duration_ms }),
+        );
+      },
+      async replay(target, now) {
+        return target === 'failed' ? sql.replayFailed.run(now).changes : sql.replayOne.run(now, target).changes;
       },
     },
     async ping() {

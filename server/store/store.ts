@@ -51,6 +51,44 @@ export interface WebhookEventRecord {
   rawBody: string;
   receivedAt: number;
   processedAt: number | null;
+  /** What processing made of it (applied, duplicate, unknown_reference, invalid_json...). */
+  result?: string | null;
+}
+
+/** A transfer the proxy follows (it does not create them; the CLI and webhooks tell it of them). */
+export interface TransferRecord {
+  reference: string;
+  partnerStatus: number;
+  final: boolean;
+  valueCents: number | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** One outcome event to pass on to the merchant's webhook, and how its delivery goes. */
+export interface OutboxEntry {
+  id: number;
+  eventId: string;
+  type: string;
+  reference: string;
+  /** The JSON sent, fixed when the outcome was recorded. */
+  body: string;
+  /** When the outcome was recorded; a replay moves it to the replay (the retry window starts again). */
+  createdAt: number;
+  /** pending (to send, or to retry), delivered (a 2xx), failed (gave up; replay sends it again). */
+  state: 'pending' | 'delivered' | 'failed';
+  attempts: number;
+  nextAttemptAt: number;
+  deliveredAt: number | null;
+  lastError: string | null;
+}
+
+export interface DeliveryAttemptRecord {
+  deliveryId: number;
+  at: number;
+  status: number | null;
+  error: string | null;
+  durationMs: number;
 }
 
 export interface Store {
@@ -62,8 +100,14 @@ export interface Store {
    * replaced, never mutated, when they change. Saves the hot status read an await.
    */
   peekPayment?(reference: string): PaymentRecord | undefined;
-  /** Records a status the partner confirmed. A final record is never changed (no downgrade). */
-  updatePaymentStatus(reference: string, partnerStatus: number, final: boolean, updatedAt: number): Promise<void>;
+  /**
+   * Records a status the partner confirmed. A final record is never changed (no downgrade). When
+   * this makes the payment final, its outcome event is put in the outbox in the same transaction.
+   * Resolves true when the record changed.
+   */
+  updatePaymentStatus(reference: string, partnerStatus: number, final: boolean, updatedAt: number): Promise<boolean>;
+  /** Payments not final yet, oldest first (the reconciler's work list). */
+  nonFinalPayments(limit: number): Promise<PaymentRecord[]>;
 
   /** Inserts the checkout unless its order id exists; answers the stored one either way. */
   createCheckout(checkout: CheckoutRecord): Promise<{ checkout: CheckoutRecord; created: boolean }>;
@@ -78,9 +122,34 @@ export interface Store {
 
   readonly webhookEvents: {
     add(rawBody: string, receivedAt: number): Promise<number>;
-    markProcessed(id: number, processedAt: number): Promise<void>;
+    /** Keeps a refused notification for audit, already processed, with why it was refused. */
+    addRejected(rawBody: string, receivedAt: number, result: string): Promise<number>;
+    markProcessed(id: number, processedAt: number, result?: string): Promise<void>;
     /** Oldest first. */
     unprocessed(limit: number): Promise<WebhookEventRecord[]>;
+  };
+
+  /** Transfers the proxy learned of (a webhook, the CLI), so the reconciler can follow them. */
+  readonly transfers: {
+    /** Adds it unless known; answers the stored one. */
+    track(transfer: TransferRecord): Promise<TransferRecord>;
+    get(reference: string): Promise<TransferRecord | null>;
+    /** As updatePaymentStatus: never downgrades; a final status writes the outbox event in the same transaction. */
+    updateStatus(reference: string, partnerStatus: number, final: boolean, updatedAt: number): Promise<boolean>;
+    nonFinal(limit: number): Promise<TransferRecord[]>;
+  };
+
+  /** The transactional outbox of outcome events for the merchant's webhook, one row per event id. */
+  readonly outbox: {
+    /** Pending deliveries whose next attempt is due, oldest first. */
+    due(now: number, limit: number): Promise<OutboxEntry[]>;
+    /** Records one attempt and what comes next, in one transaction. */
+    recordAttempt(id: number, attempt: { at: number; status: number | null; error: string | null; durationMs: number }, next: Pick<OutboxEntry, 'state' | 'nextAttemptAt' | 'lastError' | 'deliveredAt'>): Promise<void>;
+    list(filter?: { state?: OutboxEntry['state']; limit?: number }): Promise<OutboxEntry[]>;
+    get(id: number): Promise<OutboxEntry | null>;
+    attempts(id: number): Promise<DeliveryAttemptRecord[]>;
+    /** Makes deliveries pending again, due at `now` (replay): one by id, or every failed one. Answers how many. */
+    replay(target: number | 'failed', now: number): Promise<number>;
   };
 
   /** Throws when the store cannot answer (readiness). */

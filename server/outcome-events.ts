@@ -1,0 +1,60 @@
+/**
+ * The events the proxy passes on to the merchant (its webhook, the in-process emitter): one per final
+ * outcome of a payment or a transfer. The id is derived from what happened (kind, reference,
+ * outcome), so however the proxy learned it (a webhook, the reconciler, a browser's read, after any
+ * number of restarts) the same outcome is the same event, and a receiver deduplicates on it.
+ */
+import { createHash } from 'node:crypto';
+import { PARTNER_STATUS } from '../src/shared/partner.ts';
+
+export type OutcomeKind = 'payment' | 'transfer';
+export type OutcomeType = 'payment.paid' | 'payment.canceled' | 'transfer.approved' | 'transfer.canceled';
+
+/** What the merchant receives (JSON), signed (server/signature.ts). */
+export interface OutcomeEvent {
+  /** Stable: the same outcome always has the same id. Deduplicate on it. */
+  id: string;
+  type: OutcomeType;
+  /** When the proxy recorded the outcome, ISO 8601. */
+  created_at: string;
+  data: {
+    reference: string;
+    status: 'paid' | 'canceled' | 'approved';
+    /** Reais. */
+    value: number | null;
+    checkout_id: string | null;
+    order_id: string | null;
+  };
+}
+
+export function outcomeType(kind: OutcomeKind, partnerStatus: number): OutcomeType | null {
+  if (partnerStatus === PARTNER_STATUS.approved) return kind === 'payment' ? 'payment.paid' : 'transfer.approved';
+  if (partnerStatus === PARTNER_STATUS.canceled) return kind === 'payment' ? 'payment.canceled' : 'transfer.canceled';
+  return null;
+}
+
+export function outcomeEventId(type: OutcomeType, reference: string): string {
+  return `evt_${createHash('sha256').update(`${type}:${reference}`).digest('hex').slice(0, 32)}`;
+}
+
+export function outcomeEvent(
+  kind: OutcomeKind,
+  partnerStatus: number,
+  subject: { reference: string; valueCents: number | null; checkoutId?: string | null; orderId?: string | null },
+  at: number,
+): OutcomeEvent | null {
+  const type = outcomeType(kind, partnerStatus);
+  if (!type) return null;
+  return {
+    id: outcomeEventId(type, subject.reference),
+    type,
+    created_at: new Date(at).toISOString(),
+    data: {
+      reference: subject.reference,
+      status: type.split('.')[1] as OutcomeEvent['data']['status'],
+      value: subject.valueCents === null ? null : subject.valueCents / 100,
+      checkout_id: subject.checkoutId ?? null,
+      order_id: subject.orderId ?? null,
+    },
+  };
+}

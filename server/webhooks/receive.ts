@@ -1,0 +1,144 @@
+/**
+ * The partner's notifications: `POST {basePath}/webhooks/partner[/<secret>]`. Checks who is calling
+ * (source address, secret path segment), reads the raw body (size-limited), checks that it is a
+ * notification about something this proxy knows, writes it to the store, and only then answers 202.
+ * Nothing upstream is asked before answering: the event is processed afterwards (apply.ts). A store
+ * that cannot take the write answers 503, so the service tries again.
+ *
+ * Refused calls are logged (never their body). Those that passed the source and secret checks but
+ * are not a usable notification (malformed JSON, unknown format, unknown reference) are also kept in
+ * `webhook_events`, already processed, with the reason as `result`, for audit; calls from a wrong
+ * source or to a wrong secret path are not stored (anyone can send them, so storing them would let
+ * anyone fill the disk).
+ */
+import { timingSafeEqual } from 'node:crypto';
+import { Hono, type Context } from 'hono';
+import { errorBody } from '../../src/shared/errors.ts';
+import { parseWebhook, type WebhookEvent } from '../../src/shared/partner.ts';
+import type { Logger } from '../log.ts';
+import type { Store } from '../store/store.ts';
+
+/** Notifications are small; the partner API's own body limit. */
+export const MAX_WEBHOOK_BYTES = 64 * 1024;
+
+export const WEBHOOK_PATH = '/webhooks/partner';
+
+export interface WebhookReceiverDeps {
+  store: Store;
+  now: () => number;
+  log: Logger;
+  /** The secret last path segment the partner must call; none when unset. */
+  secretPath?: string | undefined;
+  /** Addresses notifications may come from; any when empty. */
+  sourceIps?: readonly string[];
+  /** The caller's address (X-Forwarded-For through trusted proxies, else the socket). */
+  clientOf: (c: Context) => string;
+  /** Called after the event is stored (and before the answer is sent): process it. */
+  received: (id: number, rawBody: string, event: WebhookEvent) => void;
+}
+
+export function webhookRoutes(deps: WebhookReceiverDeps): Hono {
+  const routes = new Hono();
+  const allowed = new Set((deps.sourceIps ?? []).map(normalizeIp));
+  const secret = deps.secretPath ? Buffer.from(deps.secretPath) : null;
+
+  const handle = async (c: Context, given: string | undefined) => {
+    const log = deps.log.child({ req_id: c.get('reqId'), webhook: 'partner' });
+    if (secret) {
+      const candidate = Buffer.from(given ?? '');
+      // Constant time: the secret segment is a credential.
+      const ok = candidate.length === secret.length && timingSafeEqual(candidate, secret);
+      if (!ok) {
+        log.warn('webhook refused: wrong secret path');
+        return c.json(errorBody('not_found', `Nothing at ${c.req.method} ${basePathOf(c)}.`), 404);
+      }
+    } else if (given !== undefined) {
+      return c.json(errorBody('not_found', `Nothing at ${c.req.method} ${basePathOf(c)}.`), 404);
+    }
+    if (allowed.size > 0) {
+      const source = normalizeIp(deps.clientOf(c));
+      if (!allowed.has(source)) {
+        log.warn({ source }, 'webhook refused: source address not allowed');
+        return c.json(errorBody('forbidden', 'Notifications are accepted only from the payment service (PIX_WEBHOOK_SOURCE_IPS).'), 403);
+      }
+    }
+
+    const raw = await readRawBody(c, MAX_WEBHOOK_BYTES);
+    if (raw === null) {
+      log.warn('webhook refused: body too large');
+      return c.json(errorBody('payload_too_large', `A notification is at most ${MAX_WEBHOOK_BYTES} bytes.`), 413);
+    }
+    const receivedAt = deps.now();
+    const reject = async (status: 400 | 422, code: 'invalid_json' | 'invalid_request' | 'invalid_reference', result: string, message: string) => {
+      log.warn({ result }, `webhook refused: ${result}`);
+      try {
+        await deps.store.webhookEvents.addRejected(raw, receivedAt, result);
+      } catch (error) {
+        log.error({ err: { message: (error as Error).message } }, 'could not keep a refused webhook for audit');
+      }
+      return c.json(errorBody(code, message), status);
+    };
+
+    let json: unknown;
+    try {
+      json = JSON.parse(raw);
+    } catch {
+      return reject(400, 'invalid_json', 'invalid_json', 'The notification is not valid JSON.');
+    }
+    const event = parseWebhook(json);
+    if (!event) return reject(422, 'invalid_request', 'unknown_format', 'Not a notification in a known format (old or new, approved or canceled).');
+    // Payments: only those this proxy issued. Transfers are not created by the proxy, so one it has
+    // not heard of yet is accepted and confirmed with the service (apply.ts), which knows whose it is.
+    if (event.kind === 'payment' && !(await deps.store.getPayment(event.externalReference))) {
+      return reject(422, 'invalid_reference', 'unknown_reference', 'No payment with this reference was issued here.');
+    }
+
+    let id: number;
+    try {
+      id = await deps.store.webhookEvents.add(raw, receivedAt);
+    } catch (error) {
+      log.error({ err: { message: (error as Error).message } }, 'webhook not stored: answering 503 so the service retries');
+      return c.json(errorBody('not_ready', 'Could not record the notification; try again.'), 503);
+    }
+    deps.received(id, raw, event);
+    return c.json({ received: true }, 202);
+  };
+
+  routes.post(WEBHOOK_PATH, (c) => handle(c, undefined));
+  routes.post(`${WEBHOOK_PATH}/:secret`, (c) => handle(c, c.req.param('secret')));
+  routes.all(WEBHOOK_PATH, (c) => c.json(errorBody('method_not_allowed', `${c.req.method} is not allowed here; use POST.`), 405, { allow: 'POST' }));
+  routes.all(`${WEBHOOK_PATH}/:secret`, (c) => c.json(errorBody('method_not_allowed', `${c.req.method} is not allowed here; use POST.`), 405, { allow: 'POST' }));
+  return routes;
+}
+
+function basePathOf(c: Context): string {
+  // Never echo the secret segment back.
+  return c.req.path.replace(/\/webhooks\/partner\/.*$/, '/webhooks/partner/…');
+}
+
+/** IPv4-mapped IPv6 (`::ffff:1.2.3.4`, what a dual-stack socket reports) is the IPv4 address. */
+export function normalizeIp(address: string): string {
+  const trimmed = address.trim().toLowerCase();
+  return trimmed.startsWith('::ffff:') && trimmed.includes('.') ? trimmed.slice(7) : trimmed;
+}
+
+/** The body as text, read up to `maxBytes`; null when larger. Invalid UTF-8 becomes U+FFFD (and then fails JSON.parse or the schema). */
+export async function readRawBody(c: Context, maxBytes: number): Promise<string | null> {
+  if (Number(c.req.header('content-length')) > maxBytes) return null;
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = c.req.raw.body?.getReader();
+  if (reader) {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      size += value.byteLength;
+      if (size > maxBytes) {
+        await reader.cancel();
+        return null;
+      }
+      chunks.push(value);
+    }
+  }
+  return new TextDecoder('utf-8').decode(Buffer.concat(chunks));
+}

@@ -1,0 +1,132 @@
+/**
+ * The merchant webhook: signature, backoff for hours on an injected clock, giving up after 24 h,
+ * every attempt recorded, and the deliveries commands that list and replay. Real store file, real
+ * receiver socket; time is injected, nothing waits.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { main } from '../../server/cli.ts';
+import { createLogger } from '../../server/log.ts';
+import { MerchantNotifier } from '../../server/merchant-notify.ts';
+import { signWebhook, verifyWebhookSignature } from '../../server/signature.ts';
+import { openSqliteStore } from '../../server/store/sqlite.ts';
+import type { Store } from '../../server/store/store.ts';
+
+const SECRET = 'delivery-test-secret-0123456789abcdef0123';
+const H = 3600_000;
+
+describe('verifyWebhookSignature', () => {
+  const body = '{"id":"evt_1","type":"payment.paid"}';
+  const now = Date.UTC(2030, 0, 1);
+  test('accepts its own signature, refuses anything else', () => {
+    const header = signWebhook(body, SECRET, now);
+    assert.match(header, /^t=\d+,v1=[0-9a-f]{64}$/);
+    assert.equal(verifyWebhookSignature(body, header, SECRET, { now }), true);
+    assert.equal(verifyWebhookSignature(Buffer.from(body), header, SECRET, { now: now + 299_000 }), true);
+    assert.equal(verifyWebhookSignature(body, header, SECRET, { now: now + 301_000 }), false, 'too old');
+    assert.equal(verifyWebhookSignature(body + ' ', header, SECRET, { now }), false, 'body changed');
+    assert.equal(verifyWebhookSignature(body, header, 'another-secret', { now }), false);
+    assert.equal(verifyWebhookSignature(body, header.replace(/t=\d+/, `t=${now / 1000 + 1}`), SECRET, { now }), false, 'timestamp changed');
+    for (const bad of [undefined, '', 'garbage', 't=1', 'v1=abc', 't=x,v1=y']) assert.equal(verifyWebhookSignature(body, bad, SECRET, { now }), false);
+  });
+});
+
+describe('delivering outcomes to the merchant', () => {
+  let dir: string;
+  let store: Store;
+  let server: Server;
+  let url: string;
+  let answer = 500;
+  const received: { id: string; signature: string; body: string }[] = [];
+  let clock = Date.UTC(2030, 0, 1);
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'pix-deliveries-'));
+    store = openSqliteStore({ dataDir: dir });
+    server = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        received.push({ id: req.headers['pix-checkout-event-id'] as string, signature: req.headers['pix-checkout-signature'] as string, body: Buffer.concat(chunks).toString() });
+        res.writeHead(answer).end();
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
+  });
+  after(async () => {
+    await store.close();
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const payment = (reference: string) => ({
+    reference, checkoutId: null, valueCents: 990, description: null, partnerStatus: 1, brcode: 'x', qrCodeUrl: 'x', checkoutUrl: 'x',
+    createdAt: clock, expiresAt: clock + H, transactionId: `tx-${reference}`, updatedAt: clock, final: false,
+  });
+
+  test('a final status writes one outbox event, in the same transaction, never twice', async () => {
+    await store.insertPayment(payment('ref-a'));
+    assert.equal(await store.updatePaymentStatus('ref-a', 2, true, clock), true);
+    assert.equal(await store.updatePaymentStatus('ref-a', 2, true, clock + 1), false);
+    assert.equal(await store.updatePaymentStatus('ref-a', 3, true, clock + 2), false, 'never downgraded');
+    const rows = await store.outbox.list();
+    assert.equal(rows.length, 1);
+    assert.equal(rows[0]!.type, 'payment.paid');
+    assert.equal(JSON.parse(rows[0]!.body).data.value, 9.9);
+  });
+
+  test('retried with growing, jittered delays for hours, then given up; every attempt recorded; replay delivers it', async () => {
+    const notifier = new MerchantNotifier({ store, url, secret: SECRET, now: () => clock, log: createLogger({ level: 'silent' }), random: () => 0.5 });
+    const [entry] = await store.outbox.list();
+    const created = entry!.createdAt;
+    const gaps: number[] = [];
+    let last = clock;
+    for (let i = 0; i < 100; i++) {
+      await notifier.runOnce();
+      const now = (await store.outbox.get(entry!.id))!;
+      if (now.state !== 'pending') break;
+      gaps.push(now.nextAttemptAt - last);
+      last = clock = now.nextAttemptAt;
+    }
+    const final = (await store.outbox.get(entry!.id))!;
+    assert.equal(final.state, 'failed');
+    const attempts = await store.outbox.attempts(entry!.id);
+    assert.equal(attempts.length, final.attempts);
+    assert.ok(attempts.length >= 10, `${attempts.length} attempts`);
+    assert.ok(attempts.every((a) => a.status === 500 && a.error === 'HTTP 500'));
+    assert.ok(clock - created > 20 * H && clock - created <= 24 * H, 'kept trying for about a day');
+    for (let i = 1; i < gaps.length; i++) assert.ok(gaps[i]! >= gaps[i - 1]!, 'delays never shrink');
+    assert.ok(Math.max(...gaps) <= H, 'capped at an hour');
+    assert.equal(received.length, attempts.length);
+    assert.ok(received.every((r) => r.id === entry!.eventId && verifyWebhookSignature(r.body, r.signature, SECRET)));
+
+    // The commands, on the store file as PIX_DATA_DIR.
+    const out: string[] = [];
+    const io = { out: (s: string) => out.push(s), err: (s: string) => out.push(s), env: { PIX_DATA_DIR: dir } };
+    assert.equal(await main(['deliveries', 'list', '--failed', '--json'], io), 0);
+    const listed = JSON.parse(out.pop()!);
+    assert.deepEqual(listed.map((d: any) => [d.id, d.state, d.event_id]), [[entry!.id, 'failed', entry!.eventId]]);
+    assert.equal(await main(['deliveries', 'replay'], io), 2);
+    assert.equal(await main(['deliveries', 'replay', '999'], io), 1);
+    assert.equal(await main(['deliveries', 'replay', String(entry!.id)], io), 0);
+
+    answer = 204;
+    clock += 1000;
+    await notifier.runOnce();
+    const delivered = (await store.outbox.get(entry!.id))!;
+    assert.equal(delivered.state, 'delivered');
+    assert.equal(received.at(-1)!.id, entry!.eventId, 'the same event id');
+    out.length = 0;
+    assert.equal(await main(['deliveries', 'list', '--failed'], io), 0);
+    assert.equal(out[0], 'No failed deliveries.');
+    assert.equal(await main(['deliveries', 'replay', '--all'], io), 0);
+    assert.match(out.at(-1)!, /^0 deliveries/);
+  });
+});
