@@ -11,10 +11,9 @@ export type JsonRead =
 
 const JSON_TYPE = /^application\/json\s*(;|$)/i;
 
-export async function readJson(c: Context, maxBytes: number): Promise<JsonRead> {
-  if (!JSON_TYPE.test(c.req.header('content-type') ?? '')) return { ok: false, problem: 'media_type', maxBytes };
-  if (Number(c.req.header('content-length')) > maxBytes) return { ok: false, problem: 'too_large', maxBytes };
-
+/** The body's bytes, read only up to `maxBytes`; null when it is larger (declared or sent). */
+export async function readBodyBytes(c: Context, maxBytes: number): Promise<Buffer | null> {
+  if (Number(c.req.header('content-length')) > maxBytes) return null;
   const chunks: Uint8Array[] = [];
   let size = 0;
   const reader = c.req.raw.body?.getReader();
@@ -25,13 +24,20 @@ export async function readJson(c: Context, maxBytes: number): Promise<JsonRead> 
       size += value.byteLength;
       if (size > maxBytes) {
         await reader.cancel();
-        return { ok: false, problem: 'too_large', maxBytes };
+        return null;
       }
       chunks.push(value);
     }
   }
+  return Buffer.concat(chunks);
+}
+
+export async function readJson(c: Context, maxBytes: number): Promise<JsonRead> {
+  if (!JSON_TYPE.test(c.req.header('content-type') ?? '')) return { ok: false, problem: 'media_type', maxBytes };
+  const bytes = await readBodyBytes(c, maxBytes);
+  if (bytes === null) return { ok: false, problem: 'too_large', maxBytes };
   try {
-    const text = new TextDecoder('utf-8', { fatal: true }).decode(Buffer.concat(chunks));
+    const text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
     return { ok: true, body: JSON.parse(text) };
   } catch {
     return { ok: false, problem: 'invalid_json', maxBytes };

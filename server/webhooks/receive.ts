@@ -15,6 +15,7 @@ import { timingSafeEqual } from 'node:crypto';
 import { Hono, type Context } from 'hono';
 import { errorBody } from '../../src/shared/errors.ts';
 import { parseWebhook, type WebhookEvent } from '../../src/shared/partner.ts';
+import { readBodyBytes } from '../json-body.ts';
 import type { Logger } from '../log.ts';
 import type { Store } from '../store/store.ts';
 
@@ -124,21 +125,6 @@ export function normalizeIp(address: string): string {
 
 /** The body as text, read up to `maxBytes`; null when larger. Invalid UTF-8 becomes U+FFFD (and then fails JSON.parse or the schema). */
 export async function readRawBody(c: Context, maxBytes: number): Promise<string | null> {
-  if (Number(c.req.header('content-length')) > maxBytes) return null;
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  const reader = c.req.raw.body?.getReader();
-  if (reader) {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      size += value.byteLength;
-      if (size > maxBytes) {
-        await reader.cancel();
-        return null;
-      }
-      chunks.push(value);
-    }
-  }
-  return new TextDecoder('utf-8').decode(Buffer.concat(chunks));
+  const bytes = await readBodyBytes(c, maxBytes);
+  return bytes === null ? null : new TextDecoder('utf-8').decode(bytes);
 }
