@@ -233,6 +233,11 @@ export function createApp(deps: AppDeps): PixApp {
  * also goes into the request's error lines (onError). A counter, not a UUID per request: cheaper,
  * and unique within the process's random prefix.
  */
+/** The path as it may be logged: the webhook's secret segment (PIX_WEBHOOK_SECRET_PATH) masked. */
+export function loggablePath(path: string): string {
+  return path.replace(/(\/webhooks\/partner\/)[^/]+/, '$1…');
+}
+
 function requestLog(logger: Logger): MiddlewareHandler {
   const prefix = randomUUID().slice(0, 8);
   let sequence = 0;
@@ -244,7 +249,7 @@ function requestLog(logger: Logger): MiddlewareHandler {
     const status = c.res.status;
     const level = status >= 500 ? 'error' : 'info';
     if (!logger.isLevelEnabled(level)) return;
-    logger[level]({ req_id: reqId, method: c.req.method, path: c.req.path, status, ms: Math.round((performance.now() - started) * 10) / 10 }, 'request');
+    logger[level]({ req_id: reqId, method: c.req.method, path: loggablePath(c.req.path), status, ms: Math.round((performance.now() - started) * 10) / 10 }, 'request');
   };
 }
 

@@ -4,10 +4,11 @@
  */
 import { readFile } from 'node:fs/promises';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { LIMITS, formatReais } from '../src/shared/limits.ts';
 import { NOTIFY_TYPE, PARTNER_STATUS, type PixKeyType } from '../src/shared/partner.ts';
 import { PIX_KEY_TYPES, detectPixKeyType } from '../src/shared/pix-keys.ts';
 import { ConfigError, loadEnv, partnerConfig, type PartnerConfig } from './config.ts';
-import { createPartnerClient, type PartnerClient } from './upstream/client.ts';
+import { createPartnerClient, tokenStoreKey, type PartnerClient } from './upstream/client.ts';
 import { PartnerError } from './upstream/errors.ts';
 import { fileTokenStore } from './upstream/token-store.ts';
 
@@ -79,7 +80,7 @@ Registers <url> as the notification URL (spec 4.8). --format chooses the payload
   pix-checkout payment status <reference> [--json]
   pix-checkout payment show <reference> [--json]
 
-create: value 0.20 to 10000.00; description at most 50 characters; name and document together.
+create: value ${formatReais(LIMITS.paymentValue.min)} to ${formatReais(LIMITS.paymentValue.max)}; description at most ${LIMITS.descriptionMaxLength} characters; name and document together.
 status: the quick check (paid, pending or canceled). show: the full record.`,
   transfer: `Usage:
   pix-checkout transfer create --value <reais> --key <pix key> [--key-type CPF|EMAIL|TELEFONE|CHAVE_ALEATORIA]
@@ -87,7 +88,7 @@ status: the quick check (paid, pending or canceled). show: the full record.`,
   pix-checkout transfer status <reference> [--json]
 
 With --document, the transfer is solicited for that customer (the key must be theirs and their KYC
-approved); without it, it goes to the key's owner. Value 0.20 to 49000.00. The key type is read
+approved); without it, it goes to the key's owner. Value ${formatReais(LIMITS.transferValue.min)} to ${formatReais(LIMITS.transferValue.max)}. The key type is read
 from the key when --key-type is not given.`,
 } as const;
 
@@ -178,7 +179,7 @@ async function run(args: string[], io: CliIo): Promise<void> {
       const cfg = config();
       const partner = await client(cfg);
       const tenant = await partner.getTenant();
-      const token = values['show-token'] ? await fileTokenStore(cfg.tokenFile).load(`${new URL(cfg.baseUrl).origin}|${cfg.credentials?.email ?? 'token'}`) : undefined;
+      const token = values['show-token'] ? await fileTokenStore(cfg.tokenFile).load(tokenStoreKey(cfg.baseUrl, cfg.credentials?.email)) : undefined;
       const data = { base_url: cfg.baseUrl, sandbox: cfg.sandbox, tenant, ...(token !== undefined ? { token: token ?? cfg.token } : {}) };
       const rows: Row[] = [
         ['service', `${cfg.baseUrl}${cfg.sandbox ? ' (sandbox)' : ''}`],

@@ -88,15 +88,17 @@ export class MerchantNotifier {
 
   private schedule(delay: number): void {
     clearTimeout(this.timer);
-    this.timer = setTimeout(async () => {
+    const timer = setTimeout(async () => {
       try {
         await this.runOnce();
       } catch (error) {
         this.options.log.error({ err: { message: (error as Error).message } }, 'merchant delivery pass failed');
       }
-      if (!this.stopped && !this.again) this.schedule(this.options.pollMs ?? 1000);
+      // A wake() during the pass has already set a sooner timer: keep it rather than the poll.
+      if (!this.stopped && this.timer === timer) this.schedule(this.options.pollMs ?? 1000);
     }, delay);
-    this.timer.unref?.();
+    timer.unref?.();
+    this.timer = timer;
   }
 
   private async pass(): Promise<number> {

@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { PaymentView } from '../src/shared/contract.ts';
-import { PARTNER_STATUS } from '../src/shared/partner.ts';
+import { PARTNER_STATUS, isFinalPartnerStatus } from '../src/shared/partner.ts';
 import { isFinalStatus, type PaymentStatus } from '../src/shared/status.ts';
 import { HttpError } from './http-errors.ts';
 import type { Logger } from './log.ts';
@@ -182,7 +182,7 @@ export class PaymentService {
    * payment final, open streams get it at once and `onFinal` is told. Answers the stored record.
    */
   async applyStatus(reference: string, partnerStatus: number): Promise<PaymentRecord | null> {
-    const final = partnerStatus === PARTNER_STATUS.approved || partnerStatus === PARTNER_STATUS.canceled;
+    const final = isFinalPartnerStatus(partnerStatus);
     const changed = await this.options.store.updatePaymentStatus(reference, partnerStatus, final, this.options.now());
     const record = await this.options.store.getPayment(reference);
     if (changed && record?.final) {

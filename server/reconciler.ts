@@ -10,7 +10,7 @@
  * within `everyMs + tickMs` (65 s by default) once the partner answers, whatever happened to its
  * webhook. Time comes from `now` (injected), so tests move it instead of waiting.
  */
-import { PARTNER_STATUS } from '../src/shared/partner.ts';
+import { LIMITS } from '../src/shared/limits.ts';
 import type { Logger } from './log.ts';
 import type { PaymentService } from './payments.ts';
 import type { PaymentRecord, Store, TransferRecord } from './store/store.ts';
@@ -18,7 +18,8 @@ import type { PartnerClient } from './upstream/client.ts';
 import { applyTransferStatus, type WebhookProcessor } from './webhooks/apply.ts';
 
 /** The partner cancels an unpaid payment this long after its expiry (spec 6). */
-export const CANCEL_AFTER_EXPIRY_MS = 3600_000;
+/** The partner cancels an unpaid payment this long after it expires (spec 3). */
+export const CANCEL_AFTER_EXPIRY_MS = LIMITS.cancelAfterExpirationSeconds * 1000;
 
 export interface ReconcilerOptions {
   store: Store;
@@ -147,4 +148,3 @@ export class Reconciler {
   }
 }
 
-export const isFinalPartnerStatus = (status: number): boolean => status === PARTNER_STATUS.approved || status === PARTNER_STATUS.canceled;

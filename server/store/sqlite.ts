@@ -244,9 +244,6 @@ class RecordCache {
     if (this.records.size > this.size) this.records.delete(this.records.keys().next().value!);
     return record;
   }
-  forget(reference: string): void {
-    this.records.delete(reference);
-  }
 }
 
 /** Opens (creating if needed) the database under `dataDir` and brings its schema up to date. */

@@ -32,7 +32,7 @@ import {
   type PartnerPaymentRecord,
   type PartnerTransferRecord,
 } from '../../src/shared/partner.ts';
-import { PartnerError } from './errors.ts';
+import { PartnerError, redact } from './errors.ts';
 import { HttpTimeoutError, httpsExchange, type HttpResponse } from './http.ts';
 import { memoryTokenStore, type TokenStore } from './token-store.ts';
 
@@ -118,6 +118,11 @@ function describeIssues(issues: readonly Issue[]): string {
 
 const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'CERT_HAS_EXPIRED', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'SELF_SIGNED_CERT_IN_CHAIN', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'ERR_TLS_CERT_ALTNAME_INVALID']);
 
+/** Where a login's token is kept in a TokenStore: one per service and account. */
+export function tokenStoreKey(baseUrl: string, email: string | undefined): string {
+  return `${new URL(baseUrl).origin}|${email ?? 'token'}`;
+}
+
 export function createPartnerClient(options: PartnerClientOptions): PartnerClient {
   const base = new URL(options.baseUrl);
   if (base.protocol !== 'https:') throw new TypeError('the partner service is reached over https:// only');
@@ -126,9 +131,10 @@ export function createPartnerClient(options: PartnerClientOptions): PartnerClien
   const attempts = Math.max(1, options.attempts ?? 3);
   const backoffMs = options.backoffMs ?? 250;
   const store = options.tokenStore ?? memoryTokenStore();
-  const storeKey = `${base.origin}|${options.credentials?.email ?? 'token'}`;
+  const storeKey = tokenStoreKey(options.baseUrl, options.credentials?.email);
   let token: string | null = options.token ?? null;
-  let tokenLoaded = token !== null;
+  // The saved token is read once; callers arriving meanwhile wait for that one read.
+  let tokenLoad: Promise<void> | null = token !== null ? Promise.resolve() : null;
   let loggingIn: Promise<void> | null = null;
   let tenant: Promise<{ id: string; name: string }> | null = null;
 
@@ -148,12 +154,11 @@ export function createPartnerClient(options: PartnerClientOptions): PartnerClien
 
   async function ensureToken(): Promise<void> {
     if (token !== null) return;
-    if (!tokenLoaded) {
-      tokenLoaded = true;
-      token = await store.load(storeKey);
-      if (token !== null) return;
-    }
-    await login();
+    tokenLoad ??= store.load(storeKey).then((saved) => {
+      token ??= saved;
+    });
+    await tokenLoad;
+    if (token === null) await login();
   }
 
   async function attempt<T>(call: Call<T>, number: number): Promise<T> {
@@ -394,8 +399,9 @@ function toError(operation: string, res: HttpResponse, unknown: { outcomeUnknown
     json = undefined;
   }
   const body = PartnerErrorResponse.safeParse(json);
-  const upstreamMessage = body.success ? body.data.message : undefined;
-  const fields = body.success && body.data.errors ? Object.fromEntries(Object.entries(body.data.errors).map(([k, v]) => [k, v.join(' ')])) : undefined;
+  // The service's own words may echo what it was sent (a document): redacted before they go anywhere.
+  const upstreamMessage = body.success ? redact(body.data.message) : undefined;
+  const fields = body.success && body.data.errors ? Object.fromEntries(Object.entries(body.data.errors).map(([k, v]) => [k, redact(v.join(' '))])) : undefined;
   const status = res.status;
   const details = { operation, status, upstreamMessage, fields, reason: body.success ? body.data.reason : undefined };
   const said = upstreamMessage ? `: ${upstreamMessage}` : '';

@@ -5,7 +5,7 @@
  * event whose processing fails (the partner is down) stays unprocessed and is taken up again by the
  * reconciler's next pass, and at startup: a crash between the 202 and the processing loses nothing.
  */
-import { PARTNER_STATUS, parseWebhook } from '../../src/shared/partner.ts';
+import { PARTNER_STATUS, isFinalPartnerStatus, parseWebhook } from '../../src/shared/partner.ts';
 import type { Logger } from '../log.ts';
 import type { PaymentService } from '../payments.ts';
 import type { Store, TransferRecord } from '../store/store.ts';
@@ -26,8 +26,6 @@ export interface ProcessorDeps {
 
 /** What processing made of an event (stored as `webhook_events.result`). */
 export type ProcessResult = 'applied' | 'already_final' | 'not_confirmed' | 'unknown_reference' | 'invalid';
-
-const isFinal = (status: number) => status === PARTNER_STATUS.approved || status === PARTNER_STATUS.canceled;
 
 export class WebhookProcessor {
   private readonly inFlight = new Map<number, Promise<void>>();
@@ -144,7 +142,7 @@ export async function applyTransferStatus(
 ): Promise<boolean> {
   const now = deps.now();
   await deps.store.transfers.track({ reference, partnerStatus: PARTNER_STATUS.pending, final: false, valueCents, createdAt: now, updatedAt: now });
-  const changed = await deps.store.transfers.updateStatus(reference, partnerStatus, isFinal(partnerStatus), now);
+  const changed = await deps.store.transfers.updateStatus(reference, partnerStatus, isFinalPartnerStatus(partnerStatus), now);
   const record = await deps.store.transfers.get(reference);
   if (changed && record?.final) {
     try {

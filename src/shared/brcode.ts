@@ -1,6 +1,6 @@
 // Pix copy-and-paste code (BR Code, EMV MPM): parse/validate and build.
 // Imports nothing on purpose: it ships inside the browser widget, whose size budget is tight.
-// Format facts live in /work/shared/spec/brcode.md.
+// Format facts live in shared/spec/brcode.md, beside this repository.
 
 /** Why a payload was rejected. */
 export type BrCodeErrorCode =

@@ -1,5 +1,5 @@
 /**
- * The partner service's wire format (../shared/spec/partner-service.md, section 4), shared by the
+ * The partner service's wire format (its spec, shared/spec/partner-service.md beside this repository, section 4), shared by the
  * upstream client (which sends and parses it) and the sandbox (which serves it).
  *
  * ASSUMPTIONS. The spec leaves some of this "not shown". Every guess we made lives in this module and
@@ -26,6 +26,9 @@ export const PARTNER_PATHS = {
 /** ASSUMPTION (spec 3: "meaning of the numeric status codes: not shown"); payments and transfers alike. */
 export const PARTNER_STATUS = { pending: 1, approved: 2, canceled: 3 } as const;
 export type PartnerStatusCode = (typeof PARTNER_STATUS)[keyof typeof PARTNER_STATUS];
+
+/** Approved and canceled never change again (spec 3): a payment or transfer in one is settled. */
+export const isFinalPartnerStatus = (status: number): boolean => status === PARTNER_STATUS.approved || status === PARTNER_STATUS.canceled;
 
 /** ASSUMPTION (spec 4.4: "mapping from HTTP status to payment state: not shown"). */
 export const PAYMENT_CHECK_HTTP = { paid: 200, pending: 202, canceled: 410, notFound: 404 } as const;
@@ -71,6 +74,9 @@ export const TenantResponse = z.looseObject({
   data: z.looseObject({ id: z.string(), name: z.string() }),
 });
 
+/** The partner's own reference (ASSUMPTION: at most 100 characters; the spec sets no bound). */
+const TransactionId = z.string().check(z.minLength(1, 'must not be empty'), z.maxLength(100, 'must be at most 100 characters'));
+
 /** Body of 4.3 generate-anonymous-pix, with every rule the spec states. */
 export const CreatePartnerPaymentRequest = z
   .strictObject({
@@ -80,7 +86,7 @@ export const CreatePartnerPaymentRequest = z
     name: z.optional(CustomerName),
     document: z.optional(CustomerDocument),
     expiration: z.optional(z.int('must be a whole number of seconds').check(z.positive('must be positive'))),
-    transaction_id: z.optional(z.string().check(z.minLength(1, 'must not be empty'), z.maxLength(100, 'must be at most 100 characters'))),
+    transaction_id: z.optional(TransactionId),
     description: z.optional(PaymentDescription),
   })
   .check(pairingCheck);
@@ -152,8 +158,6 @@ export const TransferValue = z.number().check(
   z.gte(tMin, `must be at least ${formatReais(tMin)}`),
   z.lte(tMax, `must be at most ${formatReais(tMax)}`),
 );
-
-const TransactionId = z.string().check(z.minLength(1, 'must not be empty'), z.maxLength(100, 'must be at most 100 characters'));
 
 /** Body of 4.6 solicit-for-customer (the first field list). */
 export const SolicitTransferRequest = z

@@ -99,9 +99,9 @@ describe('live status stream', () => {
   test('many streams of one payment share one upstream poller', async () => {
     const payment = await createPayment();
     const original = stack.partner.getPayment;
-    let calls = 0;
+    const calls: number[] = [];
     stack.partner.getPayment = (ref) => {
-      calls++;
+      calls.push(performance.now());
       return original(ref);
     };
     try {
@@ -110,11 +110,15 @@ describe('live status stream', () => {
         controllers.map(async (ctl) => events(await fetch(`${stack.apiUrl}/payments/${payment.reference}/events`, { signal: ctl.signal }))),
       );
       await Promise.all(streams.map((s) => s.next()));
-      const afterOpen = calls;
-      await new Promise((resolve) => setTimeout(resolve, 500));
-      const polls = calls - afterOpen;
-      // ~10 intervals of 50 ms passed: one poller makes ~10 calls; twenty would make ~200.
-      assert.ok(polls > 0 && polls <= 15, `upstream polls while 20 streams were open: ${polls}`);
+      const afterOpen = calls.length;
+      // Wait for a few polls (the guard only bounds a broken run; nothing here measures time).
+      for (let i = 0; i < 400 && calls.length < afterOpen + 6; i++) await new Promise((resolve) => setTimeout(resolve, 25));
+      const polls = calls.slice(afterOpen);
+      assert.ok(polls.length >= 6, `upstream polls while 20 streams were open: ${polls.length}`);
+      // One poller waits a whole interval (50 ms) after each answer before asking again, and timers
+      // never fire early; twenty pollers would ask in bursts, with gaps near zero.
+      const gaps = polls.slice(1).map((t, i) => t - polls[i]!);
+      assert.ok(Math.min(...gaps) >= 40, `gaps between upstream polls (ms): ${gaps.map(Math.round).join(', ')}`);
       for (const ctl of controllers) ctl.abort();
     } finally {
       stack.partner.getPayment = original;
