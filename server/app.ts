@@ -11,6 +11,7 @@ import { API_PATHS, CHECKOUT_PATHS } from '../src/shared/contract.ts';
 import { errorBody } from '../src/shared/errors.ts';
 import { LIMITS } from '../src/shared/limits.ts';
 import { requireApiKey } from './api-key.ts';
+import { PROXY_DEFAULTS } from './defaults.ts';
 import { CheckoutService } from './checkouts.ts';
 import { HttpError, respondError } from './http-errors.ts';
 import { createLogger, type Logger } from './log.ts';
@@ -90,9 +91,9 @@ export interface PixRuntime {
 
 export type PixApp = Hono & { pix: PixRuntime };
 
-export const DEFAULT_RATE_LIMITS = { create: perMinute(30), status: perMinute(600) };
+export const DEFAULT_RATE_LIMITS = { create: perMinute(PROXY_DEFAULTS.rateLimitCreatePerMinute), status: perMinute(PROXY_DEFAULTS.rateLimitStatusPerMinute) };
 
-export const DEFAULT_RENEWALS = 3;
+export const DEFAULT_RENEWALS = PROXY_DEFAULTS.renewals;
 
 export function createApp(deps: AppDeps): PixApp {
   const app = new Hono();

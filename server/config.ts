@@ -8,6 +8,7 @@ import { isIP } from 'node:net';
 import { z } from 'zod/mini';
 import { LIMITS, formatReais, isCents } from '../src/shared/limits.ts';
 import { USER_AGENT_PATTERN } from '../src/shared/partner.ts';
+import { PROXY_DEFAULTS } from './defaults.ts';
 import { DEFAULT_ACCOUNT } from './sandbox/state.ts';
 
 /** The sandbox `npm run sandbox` starts, and its published test account. */
@@ -277,19 +278,19 @@ export function proxyConfig(env: Record<string, string | undefined> = loadEnv())
     apiKey,
     allowedOrigins,
     openAmount: openAmountOn ? { min, max } : (false as const),
-    renewals: int('PIX_RENEWALS', 3, 0, 100),
+    renewals: int('PIX_RENEWALS', PROXY_DEFAULTS.renewals, 0, 100),
     expirationSeconds: int('PIX_EXPIRATION_SECONDS', LIMITS.defaultExpirationSeconds, 60, 7 * 24 * 3600),
     dataDir: env.PIX_DATA_DIR?.trim() || '.data',
     port: int('PORT', 8787, 0, 65535),
     host: env.HOST?.trim() || '127.0.0.1',
     defaultCallback: callback || undefined,
-    rateLimitCreate: int('PIX_RATE_LIMIT_CREATE', 30, 0, 1_000_000),
-    rateLimitStatus: int('PIX_RATE_LIMIT_STATUS', 600, 0, 1_000_000),
+    rateLimitCreate: int('PIX_RATE_LIMIT_CREATE', PROXY_DEFAULTS.rateLimitCreatePerMinute, 0, 1_000_000),
+    rateLimitStatus: int('PIX_RATE_LIMIT_STATUS', PROXY_DEFAULTS.rateLimitStatusPerMinute, 0, 1_000_000),
     trustedProxies: int('PIX_TRUSTED_PROXIES', 0, 0, 10),
     logLevel: logLevel as ProxyConfig['logLevel'],
     streams: bool('PIX_STREAMS', true),
-    staleAfterMs: int('PIX_STALE_AFTER_MS', 2000, 0, 60_000),
-    watchIntervalMs: int('PIX_WATCH_INTERVAL_MS', 2000, 250, 60_000),
+    staleAfterMs: int('PIX_STALE_AFTER_MS', PROXY_DEFAULTS.staleAfterMs, 0, 60_000),
+    watchIntervalMs: int('PIX_WATCH_INTERVAL_MS', PROXY_DEFAULTS.watchIntervalMs, 250, 60_000),
   };
   if (problems.length > 0 || !partner) throw new ConfigError(problems);
   return { partner, ...config };

@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import type { PaymentView } from '../src/shared/contract.ts';
 import { PARTNER_STATUS, isFinalPartnerStatus } from '../src/shared/partner.ts';
 import { isFinalStatus, type PaymentStatus } from '../src/shared/status.ts';
+import { PROXY_DEFAULTS } from './defaults.ts';
 import { HttpError } from './http-errors.ts';
 import type { Logger } from './log.ts';
 import type { PaymentRecord, Store } from './store/store.ts';
@@ -46,7 +47,7 @@ interface Watch {
   last: PaymentStatus | null;
 }
 
-export const DEFAULT_STALE_AFTER_MS = 2000;
+export const DEFAULT_STALE_AFTER_MS = PROXY_DEFAULTS.staleAfterMs;
 
 export class PaymentService {
   private readonly refreshing = new Map<string, Promise<PaymentRecord>>();
@@ -66,7 +67,7 @@ export class PaymentService {
     private readonly options: PaymentServiceOptions,
   ) {
     this.staleAfterMs = options.staleAfterMs ?? DEFAULT_STALE_AFTER_MS;
-    this.watchIntervalMs = options.watchIntervalMs ?? 2000;
+    this.watchIntervalMs = options.watchIntervalMs ?? PROXY_DEFAULTS.watchIntervalMs;
   }
 
   /**
