@@ -222,19 +222,20 @@ export const WEBHOOK_OUTCOMES = ['approved', 'canceled'] as const;
 export type WebhookKind = (typeof WEBHOOK_KINDS)[number];
 export type WebhookOutcome = (typeof WEBHOOK_OUTCOMES)[number];
 
-/**
- * ASSUMPTION (spec 6: "payload field lists of both formats: not shown"). The old format (notify_type
- * 1) is the flat transaction; `end2end` is null for payments, `user_id` null outside the wallet.
- */
-export const OldWebhookPayload = z.looseObject({
-  type: z.enum(WEBHOOK_KINDS),
+/** The transaction fields both webhook formats carry (ASSUMPTION, spec 6: "payload field lists: not shown"). */
+const webhookTransaction = {
   external_reference: z.string().check(z.minLength(1)),
   status: z.int(),
   value: z.number(),
   transaction_id: z.nullable(z.string()),
+  /** null for payments (spec 6: not used). */
   end2end: z.nullable(z.string()),
+  /** null outside the service's digital wallet. */
   user_id: z.nullable(z.int()),
-});
+};
+
+/** ASSUMPTION: the old format (notify_type 1) is the flat transaction with its kind. */
+export const OldWebhookPayload = z.looseObject({ type: z.enum(WEBHOOK_KINDS), ...webhookTransaction });
 export type OldWebhookPayload = z.infer<typeof OldWebhookPayload>;
 
 /** ASSUMPTION: the new format (notify_type 2) is an event envelope with its own id. */
@@ -242,14 +243,7 @@ export const NewWebhookPayload = z.looseObject({
   id: z.string().check(z.minLength(1)),
   event: z.enum(['payment.approved', 'payment.canceled', 'transfer.approved', 'transfer.canceled']),
   occurred_at: z.string(),
-  data: z.looseObject({
-    external_reference: z.string().check(z.minLength(1)),
-    status: z.int(),
-    value: z.number(),
-    transaction_id: z.nullable(z.string()),
-    end2end: z.nullable(z.string()),
-    user_id: z.nullable(z.int()),
-  }),
+  data: z.looseObject(webhookTransaction),
 });
 export type NewWebhookPayload = z.infer<typeof NewWebhookPayload>;
 
