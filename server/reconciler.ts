@@ -17,7 +17,6 @@ import type { PaymentRecord, Store, TransferRecord } from './store/store.ts';
 import type { PartnerClient } from './upstream/client.ts';
 import { applyTransferStatus, type WebhookProcessor } from './webhooks/apply.ts';
 
-/** The partner cancels an unpaid payment this long after its expiry (spec 6). */
 /** The partner cancels an unpaid payment this long after it expires (spec 3). */
 export const CANCEL_AFTER_EXPIRY_MS = LIMITS.cancelAfterExpirationSeconds * 1000;
 

@@ -154,9 +154,13 @@ export function createPartnerClient(options: PartnerClientOptions): PartnerClien
 
   async function ensureToken(): Promise<void> {
     if (token !== null) return;
-    tokenLoad ??= store.load(storeKey).then((saved) => {
-      token ??= saved;
-    });
+    tokenLoad ??= store.load(storeKey).then(
+      (saved) => {
+        token ??= saved;
+      },
+      // An unreadable saved token is no token: log in, as on a first start.
+      () => undefined,
+    );
     await tokenLoad;
     if (token === null) await login();
   }
@@ -260,6 +264,23 @@ export function createPartnerClient(options: PartnerClientOptions): PartnerClien
     throw new PartnerError('invalid_input', `${operation}: ${parsed.body.error.message}`, { operation, fields: parsed.body.error.fields });
   }
 
+  /**
+   * Creating is the one thing never repeated: the input is checked, a `transaction_id` is given when
+   * the caller has none, and the request is sent once, so an unknown outcome names that id.
+   */
+  async function create<I extends { transaction_id?: string }, B, R>(
+    operation: string,
+    path: string,
+    request: z.ZodMiniType<B>,
+    response: z.ZodMiniType<R>,
+    input: I,
+  ): Promise<{ answer: R; transactionId: string }> {
+    const transactionId = input.transaction_id ?? randomUUID();
+    const body = checkInput(operation, request, { ...input, transaction_id: transactionId });
+    const answer = await send({ operation, method: 'POST', path, body, read: (res) => parse(operation, response, res), idempotent: false, transactionId });
+    return { answer, transactionId };
+  }
+
   const client: PartnerClient = {
     login,
 
@@ -280,20 +301,14 @@ export function createPartnerClient(options: PartnerClientOptions): PartnerClien
     },
 
     async createPayment(input) {
-      const transactionId = input.transaction_id ?? randomUUID();
       // Checked before the tenant is fetched: a bad input costs no request at all.
       checkInput('createPayment', CreatePartnerPaymentRequest, { ...input, tenant_id: 'checked-below' });
       const { id: tenant_id } = await client.getTenant();
-      const body = checkInput('createPayment', CreatePartnerPaymentRequest, { ...input, tenant_id, transaction_id: transactionId });
-      const { data } = await send({
-        operation: 'createPayment',
-        method: 'POST',
-        path: PARTNER_PATHS.createPayment,
-        body,
-        read: (res) => parse('createPayment', CreatePartnerPaymentResponse, res),
-        idempotent: false,
-        transactionId,
+      const { answer, transactionId } = await create('createPayment', PARTNER_PATHS.createPayment, CreatePartnerPaymentRequest, CreatePartnerPaymentResponse, {
+        ...input,
+        tenant_id,
       });
+      const { data } = answer;
       return {
         externalReference: data.external_reference,
         pixKey: data.pix_key,
@@ -334,33 +349,11 @@ export function createPartnerClient(options: PartnerClientOptions): PartnerClien
     },
 
     async solicitTransferForCustomer(input) {
-      const transactionId = input.transaction_id ?? randomUUID();
-      const body = checkInput('solicitTransferForCustomer', SolicitTransferRequest, { ...input, transaction_id: transactionId });
-      const answer = await send({
-        operation: 'solicitTransferForCustomer',
-        method: 'POST',
-        path: PARTNER_PATHS.solicitTransferForCustomer,
-        body,
-        read: (res) => parse('solicitTransferForCustomer', PartnerTransferResponse, res),
-        idempotent: false,
-        transactionId,
-      });
-      return answer.data;
+      return (await create('solicitTransferForCustomer', PARTNER_PATHS.solicitTransferForCustomer, SolicitTransferRequest, PartnerTransferResponse, input)).answer.data;
     },
 
     async transferToKey(input) {
-      const transactionId = input.transaction_id ?? randomUUID();
-      const body = checkInput('transferToKey', KeyTransferRequest, { ...input, transaction_id: transactionId });
-      const answer = await send({
-        operation: 'transferToKey',
-        method: 'POST',
-        path: PARTNER_PATHS.transferToKey,
-        body,
-        read: (res) => parse('transferToKey', PartnerTransferResponse, res),
-        idempotent: false,
-        transactionId,
-      });
-      return answer.data;
+      return (await create('transferToKey', PARTNER_PATHS.transferToKey, KeyTransferRequest, PartnerTransferResponse, input)).answer.data;
     },
 
     async checkTransfer(externalReference) {

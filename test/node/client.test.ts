@@ -101,6 +101,23 @@ describe('client: auth', () => {
     assert.match(await readFile(file, 'utf8'), /saved_at/);
   });
 
+  test('an unreadable saved token means a login, not a failure; concurrent first calls read it once', async () => {
+    let loads = 0;
+    const broken = {
+      load: async () => {
+        loads++;
+        throw new Error('disk gone');
+      },
+      save: async () => {},
+      clear: async () => {},
+    };
+    const { partner, logins } = client({ tokenStore: broken });
+    const reference = (await client().partner.createPayment({ value: 1 })).externalReference;
+    await Promise.all(Array.from({ length: 5 }, () => partner.getPayment(reference)));
+    assert.equal(loads, 1);
+    assert.equal(logins(), 1);
+  });
+
   test('refuses a base URL that is not https', () => {
     assert.throws(() => createPartnerClient({ baseUrl: 'http://127.0.0.1:1', userAgent: 'A (a@b.c)' }), /https/);
   });
