@@ -1,5 +1,10 @@
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
 import { defineConfig, type Plugin } from 'vite';
+
+/** The script-tag bundle's budget (issue "Widget"): at most 20 KB gzip; the build fails over it. */
+export const BUNDLE_BUDGET_GZIP = 20 * 1024;
 
 const byteSegments = fileURLToPath(new URL('./src/vendor/qr-byte-segments.cjs', import.meta.url));
 const noModeDetection = fileURLToPath(new URL('./src/vendor/qr-no-mode-detection.cjs', import.meta.url));
@@ -26,12 +31,39 @@ export function qrByteModeOnly(): Plugin {
   };
 }
 
+/** The figure that matters for a script tag: the file as served, gzip -9 and brotli, against the budget. */
+export function bundleSizes(file: string): { minified: number; gzip: number; brotli: number } {
+  const code = readFileSync(file);
+  return {
+    minified: code.length,
+    gzip: gzipSync(code, { level: 9 }).length,
+    brotli: brotliCompressSync(code, { params: { [constants.BROTLI_PARAM_QUALITY]: 11 } }).length,
+  };
+}
+
+const kb = (n: number) => `${(n / 1024).toFixed(1)} KB`;
+
+/** Prints the bundle's size after every build, and fails the build over the budget. */
+function sizeBudget(file: string): Plugin {
+  return {
+    name: 'size-budget',
+    apply: 'build',
+    closeBundle() {
+      const size = bundleSizes(file);
+      const verdict = size.gzip <= BUNDLE_BUDGET_GZIP ? 'within' : `OVER by ${kb(size.gzip - BUNDLE_BUDGET_GZIP)}`;
+      console.log(`${file}: ${kb(size.minified)} minified, ${kb(size.gzip)} gzip -9 (budget ${kb(BUNDLE_BUDGET_GZIP)}: ${verdict}), ${kb(size.brotli)} brotli`);
+      if (size.gzip > BUNDLE_BUDGET_GZIP) this.error(`${file} is over its size budget`);
+    },
+  };
+}
+
 /** The script-tag build: one ES module with lit and qrcode inside, fully minified. */
 export default defineConfig({
-  plugins: [qrByteModeOnly()],
+  plugins: [qrByteModeOnly(), sizeBudget('dist/pix-checkout.js')],
   build: {
     outDir: 'dist',
-    emptyOutDir: true,
+    // dist/npm/ (vite.npm.config.ts) lives beside this file.
+    emptyOutDir: false,
     target: 'es2022',
     minify: true,
     sourcemap: true,

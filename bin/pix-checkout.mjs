@@ -1,7 +1,15 @@
 #!/usr/bin/env node
-// The command line's entry: runs the TypeScript sources through tsx.
-import { register } from 'tsx/esm/api';
+// The command line's entry. Installed from the package, it runs the compiled server (lib/); in this
+// repository, where the TypeScript sources are, it runs them through tsx, so no build is needed.
+import { existsSync } from 'node:fs';
 
-register();
-const { main } = await import('../server/cli.ts');
+const sources = new URL('../server/cli.ts', import.meta.url);
+let main;
+if (existsSync(sources)) {
+  const { register } = await import('tsx/esm/api');
+  register();
+  ({ main } = await import(sources.href));
+} else {
+  ({ main } = await import('../lib/server/cli.js'));
+}
 process.exitCode = await main(process.argv.slice(2));

@@ -28,6 +28,7 @@ import type { PaymentRecord, Store, TransferRecord } from './store/store.ts';
 import type { PartnerClient } from './upstream/client.ts';
 import { WebhookProcessor } from './webhooks/apply.ts';
 import { webhookRoutes } from './webhooks/receive.ts';
+import { WIDGET_SCRIPT_PATH, widgetScript } from './widget-script.ts';
 
 export interface AppDeps {
   partner: PartnerClient;
@@ -194,6 +195,7 @@ export function createApp(deps: AppDeps): PixApp {
     return c.json({ ...errorBody('not_ready', 'Not ready to serve payments yet.'), checks: report.checks }, 503, { 'cache-control': 'no-store' });
   });
 
+  app.get(basePath + WIDGET_SCRIPT_PATH, widgetScript());
   app.route(basePath, paymentRoutes({ payments, streams: deps.streams ?? true, openAmount: deps.openAmount ?? false, limitCreate, limitStatus }));
   app.route(basePath, checkoutRoutes({ checkouts, requireApiKey: requireApiKey(deps.apiKey), limitCreate }));
   app.route(
@@ -218,6 +220,7 @@ export function createApp(deps: AppDeps): PixApp {
     [CHECKOUT_PATHS.checkouts, 'POST'],
     [CHECKOUT_PATHS.checkout, 'GET'],
     [CHECKOUT_PATHS.checkoutPayment, 'POST'],
+    [WIDGET_SCRIPT_PATH, 'GET'],
   ];
   for (const [path, method] of allow) {
     app.all(basePath + path, (c) => c.json(errorBody('method_not_allowed', `${c.req.method} is not allowed here; use ${method}.`), 405, { allow: method }));

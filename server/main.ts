@@ -9,12 +9,13 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
 import { getRequestListener } from '@hono/node-server';
-import { createApp } from './app.ts';
-import { ConfigError, loadEnv, proxyConfig, type ProxyConfig } from './config.ts';
+import { createApp, type PixApp } from './app.ts';
+import { ConfigError, SANDBOX_DEFAULTS, loadEnv, proxyConfig, type ProxyConfig } from './config.ts';
 import { closeServer, startDevStack } from './dev.ts';
 import { createLogger, type Logger } from './log.ts';
 import { perMinute } from './rate-limit.ts';
 import { trackUpstream } from './readiness.ts';
+import { startSandbox, type RunningSandbox } from './sandbox/server.ts';
 import { openSqliteStore } from './store/sqlite.ts';
 import { createPartnerClient } from './upstream/client.ts';
 
@@ -26,12 +27,26 @@ export interface RunningProxy {
   close(): Promise<void>;
 }
 
-export async function startProxy(config: ProxyConfig, logger: Logger = createLogger({ level: config.logLevel })): Promise<RunningProxy> {
-  const rateLimits = {
-    create: config.rateLimitCreate > 0 ? perMinute(config.rateLimitCreate) : undefined,
-    status: config.rateLimitStatus > 0 ? perMinute(config.rateLimitStatus) : undefined,
-  };
-  const shared = {
+/** A proxy to mount in the merchant's own server: `app.fetch` is its web-standard handler. */
+export interface MountedProxy {
+  /** Hono app; its routes are under `/api` (`{basePath}`): hand it requests with their full path. */
+  app: PixApp;
+  /** The in-process sandbox when nothing was configured (sandbox mode), else null. */
+  sandbox: RunningSandbox | null;
+  /**
+   * Ends the open status streams (EventSource reconnects elsewhere), so that the host server's own
+   * close is not held open by them. Call it first, then close the host server, then `close()`.
+   */
+  endStreams(): void;
+  /** Ends streams, stops the reconciler and the deliveries, closes the store (and the sandbox). */
+  close(): Promise<void>;
+}
+
+/** The options of createApp that come from the configuration (shared by createProxy and startProxy). */
+function appOptions(config: ProxyConfig, logger: Logger) {
+  const create = config.rateLimitCreate > 0 ? perMinute(config.rateLimitCreate) : undefined;
+  const status = config.rateLimitStatus > 0 ? perMinute(config.rateLimitStatus) : undefined;
+  return {
     apiKey: config.apiKey,
     allowedOrigins: config.allowedOrigins,
     expirationSeconds: config.expirationSeconds,
@@ -45,41 +60,87 @@ export async function startProxy(config: ProxyConfig, logger: Logger = createLog
     webhooks: { secretPath: config.webhookSecretPath, sourceIps: config.webhookSourceIps },
     merchantWebhook: config.merchantWebhook,
     reconcile: { tickMs: config.reconcileTickMs, everyMs: config.reconcileEverySeconds * 1000, nearMs: config.reconcileNearSeconds * 1000 },
+    rateLimits: create || status ? { create: create ?? perMinute(1e9), status: status ?? perMinute(1e9) } : (false as const),
   };
-  const limits = rateLimits.create || rateLimits.status ? { create: rateLimits.create ?? perMinute(1e9), status: rateLimits.status ?? perMinute(1e9) } : false;
+}
 
+/**
+ * Builds the proxy from the configuration (the environment and `.env` by default, like `pix-checkout
+ * serve`) without listening, and starts its reconciler and merchant deliveries: for mounting in
+ * Express, Fastify, Next.js or node:http (docs/guides/mounting.md). With no partner credentials it
+ * runs against an in-process sandbox; register the partner's webhook URL yourself
+ * (`pix-checkout webhook set`): until then the reconciler finds every outcome.
+ */
+export async function createProxy(config: ProxyConfig = proxyConfig(loadEnv()), logger: Logger = createLogger({ level: config.logLevel })): Promise<MountedProxy> {
+  const sandbox = config.partner.sandbox ? await startSandbox() : null;
+  const store = openSqliteStore({ dataDir: config.dataDir });
+  const upstream = trackUpstream();
+  let partner;
+  try {
+    partner = createPartnerClient({
+      ...(sandbox
+        ? { baseUrl: sandbox.url, ca: sandbox.ca, credentials: { email: SANDBOX_DEFAULTS.email, accessKey: SANDBOX_DEFAULTS.accessKey }, userAgent: SANDBOX_DEFAULTS.userAgent }
+        : {
+            baseUrl: config.partner.baseUrl,
+            credentials: config.partner.credentials,
+            token: config.partner.token,
+            userAgent: config.partner.userAgent,
+            ca: config.partner.caFile ? await readFile(config.partner.caFile, 'utf8') : null,
+          }),
+      tokenStore: store.tokens,
+      timeoutMs: config.partner.timeoutMs,
+      log: (entry) => {
+        upstream.record(entry);
+        logger.debug({ upstream: entry }, 'partner call');
+      },
+    });
+  } catch (error) {
+    await store.close();
+    await sandbox?.close();
+    throw error;
+  }
+  const shutdown = new AbortController();
+  // The reconciler and the merchant's deliveries start with the app; leftover notifications first.
+  const app = createApp({
+    ...appOptions(config, logger),
+    partner,
+    store,
+    defaultCallback: config.defaultCallback,
+    upstream,
+    signal: shutdown.signal,
+    background: true,
+    ...(sandbox ? { now: sandbox.state.clock.now } : {}),
+  });
+  return {
+    app,
+    sandbox,
+    endStreams: () => shutdown.abort(),
+    async close() {
+      shutdown.abort();
+      await app.pix.stop();
+      await store.close();
+      await sandbox?.close();
+    },
+  };
+}
+
+/** Runs the proxy on its own HTTP server (`pix-checkout serve`); in sandbox mode, the whole dev stack. */
+export async function startProxy(config: ProxyConfig, logger: Logger = createLogger({ level: config.logLevel })): Promise<RunningProxy> {
   if (config.partner.sandbox) {
-    const stack = await startDevStack({ ...shared, port: config.port, host: config.host, rateLimits: limits });
+    const { rateLimits, ...shared } = appOptions(config, logger);
+    const stack = await startDevStack({ ...shared, rateLimits, port: config.port, host: config.host });
     return { url: stack.url, sandbox: true, close: stack.close };
   }
 
-  const store = openSqliteStore({ dataDir: config.dataDir });
-  const upstream = trackUpstream();
-  const partner = createPartnerClient({
-    baseUrl: config.partner.baseUrl,
-    credentials: config.partner.credentials,
-    token: config.partner.token,
-    tokenStore: store.tokens,
-    userAgent: config.partner.userAgent,
-    ca: config.partner.caFile ? await readFile(config.partner.caFile, 'utf8') : null,
-    timeoutMs: config.partner.timeoutMs,
-    log: (entry) => {
-      upstream.record(entry);
-      logger.debug({ upstream: entry }, 'partner call');
-    },
-  });
-  const shutdown = new AbortController();
-  // The reconciler and the merchant's deliveries start with the app; leftover notifications first.
-  const app = createApp({ ...shared, partner, store, rateLimits: limits, defaultCallback: config.defaultCallback, upstream, signal: shutdown.signal, background: true });
-  const server: Server = createServer(getRequestListener(app.fetch));
+  const proxy = await createProxy(config, logger);
+  const server: Server = createServer(getRequestListener(proxy.app.fetch));
   try {
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(config.port, config.host, () => resolve());
     });
   } catch (error) {
-    await app.pix.stop();
-    await store.close();
+    await proxy.close();
     throw error;
   }
   const { port } = server.address() as AddressInfo;
@@ -87,10 +148,10 @@ export async function startProxy(config: ProxyConfig, logger: Logger = createLog
     url: `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`,
     sandbox: false,
     async close() {
-      shutdown.abort();
+      // Streams end first, then in-flight requests finish, and only then the store closes.
+      proxy.endStreams();
       await closeServer(server);
-      await app.pix.stop();
-      await store.close();
+      await proxy.close();
     },
   };
 }

@@ -1,0 +1,15 @@
+/**
+ * `pix-checkout/server`: the proxy to mount in a merchant's server (`createProxy` from the
+ * configuration, or `createApp` from parts), to run on its own (`startProxy`, `serve`), and the
+ * merchant webhook's signature check (`verifyWebhookSignature`).
+ */
+export { createApp, SECURITY_HEADERS, type AppDeps, type PixApp, type PixRuntime } from './app.ts';
+export { createProxy, serve, startProxy, type MountedProxy, type RunningProxy } from './main.ts';
+export { ConfigError, SANDBOX_DEFAULTS, loadEnv, partnerConfig, proxyConfig, type PartnerConfig, type ProxyConfig } from './config.ts';
+export { DEFAULT_TOLERANCE_SECONDS, EVENT_ID_HEADER, SIGNATURE_HEADER, signWebhook, verifyWebhookSignature, type VerifyOptions } from './signature.ts';
+export type { OutcomeEvent } from './outcome-events.ts';
+export { createPartnerClient, type PartnerClient } from './upstream/client.ts';
+export { openSqliteStore } from './store/sqlite.ts';
+export type { Store } from './store/store.ts';
+export { createLogger, type Logger } from './log.ts';
+export { closeServer } from './dev.ts';

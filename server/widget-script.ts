@@ -1,0 +1,58 @@
+/**
+ * `GET {basePath}/pix-checkout.js`: the widget's single-file build, served by the proxy itself, so a
+ * merchant's page needs one tag and trusts one origin (the proxy's) for both the script and the API.
+ * Public and the same for everyone: any origin may load it (a module script is a CORS request).
+ */
+import { createHash } from 'node:crypto';
+import { readFileSync, statSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import type { Handler } from 'hono';
+import { errorBody } from '../src/shared/errors.ts';
+
+export const WIDGET_SCRIPT_PATH = '/pix-checkout.js';
+
+/** dist/ beside server/ (this repository) or beside lib/server/ (the installed package). */
+const CANDIDATES = ['../dist/pix-checkout.js', '../../dist/pix-checkout.js'].map((path) => fileURLToPath(new URL(path, import.meta.url)));
+
+interface Loaded {
+  path: string;
+  mtimeMs: number;
+  body: Uint8Array;
+  etag: string;
+}
+
+export function widgetScript(candidates: readonly string[] = CANDIDATES): Handler {
+  let loaded: Loaded | null = null;
+  // Re-read only when the file changed (a rebuild during development); one stat per request.
+  const load = (): Loaded | null => {
+    for (const path of candidates) {
+      let mtimeMs: number;
+      try {
+        mtimeMs = statSync(path).mtimeMs;
+      } catch {
+        continue;
+      }
+      if (loaded?.path === path && loaded.mtimeMs === mtimeMs) return loaded;
+      const body = readFileSync(path);
+      loaded = { path, mtimeMs, body, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"` };
+      return loaded;
+    }
+    return null;
+  };
+  return (c) => {
+    const script = load();
+    if (!script) return c.json(errorBody('not_found', "The widget's script is not built: run `npm run build`."), 404);
+    const headers = {
+      'content-type': 'text/javascript; charset=utf-8',
+      // Unversioned URL: revalidated after five minutes, answered 304 while unchanged.
+      'cache-control': 'public, max-age=300',
+      etag: script.etag,
+      'access-control-allow-origin': '*',
+    };
+    // The proxy's strict headers say same-origin; this one file is for every page to load.
+    const bag = c.get('responseHeaders');
+    if (bag) bag['cross-origin-resource-policy'] = 'cross-origin';
+    if (c.req.header('if-none-match') === script.etag) return c.body(null, 304, headers);
+    return c.body(script.body as Uint8Array<ArrayBuffer>, 200, headers);
+  };
+}

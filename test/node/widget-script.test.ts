@@ -1,0 +1,68 @@
+/**
+ * The proxy serves the widget's script-tag build at {basePath}/pix-checkout.js: the bytes of
+ * dist/pix-checkout.js, loadable from any page (CORS), revalidated by ETag, and a clear 404 when the
+ * file is not built.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { Hono } from 'hono';
+import { ErrorBody } from '../../src/shared/errors.ts';
+import { startDevStack, type DevStack } from '../../server/dev.ts';
+import { widgetScript } from '../../server/widget-script.ts';
+
+describe('the widget script served by the proxy', () => {
+  let stack: DevStack;
+  let dir: string;
+  before(async () => {
+    stack = await startDevStack({ allowedOrigins: ['https://shop.example'] });
+    dir = mkdtempSync(join(tmpdir(), 'pix-script-'));
+  });
+  after(async () => {
+    await stack.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('answers the built file to a page on another origin, then 304 while unchanged', async () => {
+    const res = await fetch(`${stack.apiUrl}/pix-checkout.js`, { headers: { origin: 'https://elsewhere.example' } });
+    // `npm test` builds dist/ first; alone, run `npm run build` before this file.
+    assert.equal(res.status, 200, 'dist/pix-checkout.js must be built (npm run build)');
+    assert.equal(res.headers.get('content-type'), 'text/javascript; charset=utf-8');
+    assert.equal(res.headers.get('access-control-allow-origin'), '*');
+    assert.equal(res.headers.get('cross-origin-resource-policy'), 'cross-origin');
+    assert.equal(res.headers.get('x-content-type-options'), 'nosniff');
+    const { readFile } = await import('node:fs/promises');
+    assert.equal(await res.text(), await readFile(new URL('../../dist/pix-checkout.js', import.meta.url), 'utf8'));
+    const etag = res.headers.get('etag');
+    assert.ok(etag);
+    const again = await fetch(`${stack.apiUrl}/pix-checkout.js`, { headers: { 'if-none-match': etag } });
+    assert.equal(again.status, 304);
+    assert.equal(await again.text(), '');
+  });
+
+  test('re-reads a rebuilt file, and names the build when there is none', async () => {
+    const file = join(dir, 'pix-checkout.js');
+    const app = new Hono().get('/s.js', widgetScript([file]));
+    const missing = await app.request('/s.js');
+    assert.equal(missing.status, 404);
+    assert.equal(ErrorBody.parse(await missing.json()).error.code, 'not_found');
+
+    writeFileSync(file, 'export const a = 1;');
+    const first = await app.request('/s.js');
+    assert.equal(await first.text(), 'export const a = 1;');
+    writeFileSync(file, 'export const a = 22;');
+    const { utimesSync } = await import('node:fs');
+    utimesSync(file, new Date(), new Date(Date.now() + 5000));
+    const second = await app.request('/s.js');
+    assert.equal(await second.text(), 'export const a = 22;');
+    assert.notEqual(second.headers.get('etag'), first.headers.get('etag'));
+  });
+
+  test('other methods get 405', async () => {
+    const res = await fetch(`${stack.apiUrl}/pix-checkout.js`, { method: 'POST' });
+    assert.equal(res.status, 405);
+    assert.equal(res.headers.get('allow'), 'GET');
+  });
+});
