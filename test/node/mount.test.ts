@@ -1,0 +1,107 @@
+/**
+ * `createProxy` (pix-checkout/server): the proxy built from the same configuration as `pix-checkout
+ * serve`, mounted in a plain node:http server beside the merchant's own routes. Against a real
+ * sandbox over HTTPS (credentials and CA file, as in production) and in sandbox mode (nothing set).
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { getRequestListener } from '@hono/node-server';
+import { PaymentView } from '../../src/shared/contract.ts';
+import { SANDBOX_DEFAULTS, proxyConfig } from '../../server/config.ts';
+import { closeServer } from '../../server/dev.ts';
+import { createLogger } from '../../server/log.ts';
+import { createProxy, type MountedProxy } from '../../server/main.ts';
+import { startSandbox, type RunningSandbox } from '../../server/sandbox/server.ts';
+
+const silent = createLogger({ level: 'silent' });
+
+/** The merchant's server: its own route, and everything under /api handed to the proxy. */
+async function mount(proxy: MountedProxy): Promise<{ server: Server; url: string }> {
+  const handle = getRequestListener(proxy.app.fetch);
+  const server = createServer((req, res) => {
+    if (req.url?.startsWith('/api/')) return void handle(req, res);
+    res.writeHead(200, { 'content-type': 'text/plain' }).end('the shop');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+}
+
+/** The sandbox's control API (the customer's bank), asked in process. */
+const control = (sandbox: RunningSandbox) => (path: string) => Promise.resolve(sandbox.publicApp.request(`/_sandbox/${path}`, { method: 'POST' }));
+
+/** A payment created through the mounted proxy, paid at the sandbox, then read back. */
+async function payAndRead(url: string, sandboxControl: (path: string) => Promise<Response>, origin?: string) {
+  const headers: Record<string, string> = { 'content-type': 'application/json', ...(origin ? { origin } : {}) };
+  const created = await fetch(`${url}/api/payments`, { method: 'POST', headers, body: JSON.stringify({ value: 15.5 }) });
+  assert.equal(created.status, 201);
+  if (origin) assert.equal(created.headers.get('access-control-allow-origin'), origin);
+  const view = PaymentView.parse(await created.json());
+  assert.equal(view.status, 'pending');
+  assert.equal((await sandboxControl(`payments/${view.reference}/pay`)).status, 200);
+  const read = PaymentView.parse(await (await fetch(`${url}/api/payments/${view.reference}`)).json());
+  return { view, read };
+}
+
+describe('createProxy mounted in node:http', () => {
+  let dir: string;
+  before(() => {
+    dir = mkdtempSync(join(tmpdir(), 'pix-mount-'));
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  test('with partner credentials and a CA file, as in production', async () => {
+    const sandbox: RunningSandbox = await startSandbox();
+    const caFile = join(dir, 'ca.pem');
+    writeFileSync(caFile, sandbox.ca);
+    const proxy = await createProxy(
+      proxyConfig({
+        PIX_BASE_URL: sandbox.url,
+        PIX_CA_FILE: caFile,
+        PIX_EMAIL: SANDBOX_DEFAULTS.email,
+        PIX_ACCESS_KEY: SANDBOX_DEFAULTS.accessKey,
+        PIX_USER_AGENT: SANDBOX_DEFAULTS.userAgent,
+        PIX_API_KEY: 'k'.repeat(40),
+        PIX_ALLOWED_ORIGINS: 'https://shop.example',
+        PIX_OPEN_AMOUNT: 'true',
+        // Every read asks the partner: no webhook is registered here.
+        PIX_STALE_AFTER_MS: '0',
+        PIX_DATA_DIR: join(dir, 'production'),
+      }),
+      silent,
+    );
+    const { server, url } = await mount(proxy);
+    try {
+      assert.equal(proxy.sandbox, null);
+      assert.equal(await (await fetch(url)).text(), 'the shop', "the merchant's own routes still answer");
+      const { read } = await payAndRead(url, control(sandbox), 'https://shop.example');
+      assert.equal(read.status, 'paid');
+      const refused = await fetch(`${url}/api/payments`, { method: 'POST', headers: { 'content-type': 'application/json', origin: 'https://evil.example' }, body: JSON.stringify({ value: 15.5 }) });
+      assert.equal(refused.status, 403, 'origins outside PIX_ALLOWED_ORIGINS are refused');
+    } finally {
+      proxy.endStreams();
+      await closeServer(server);
+      await proxy.close();
+      await sandbox.close();
+    }
+  });
+
+  test('with nothing configured: an in-process sandbox, and a payment paid there is read as paid', async () => {
+    const proxy = await createProxy(proxyConfig({ PIX_OPEN_AMOUNT: 'true', PIX_STALE_AFTER_MS: '0', PIX_DATA_DIR: join(dir, 'sandbox') }), silent);
+    const { server, url } = await mount(proxy);
+    try {
+      assert.ok(proxy.sandbox, 'sandbox mode');
+      const { view, read } = await payAndRead(url, control(proxy.sandbox));
+      assert.equal(read.reference, view.reference);
+      assert.equal(read.status, 'paid');
+    } finally {
+      proxy.endStreams();
+      await closeServer(server);
+      await proxy.close();
+    }
+  });
+});
