@@ -61,9 +61,11 @@ export function parseDotenv(text: string): Record<string, string> {
     if (!line || line.startsWith('#')) continue;
     const match = /^(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*)$/.exec(line);
     if (!match) continue;
-    let value = match[2] ?? '';
-    if (/^(["']).*\1$/.test(value)) value = value.slice(1, -1);
-    out[match[1]!] = value;
+    const value = match[2] ?? '';
+    // Quoted: the text between the quotes. Unquoted: up to a comment (` #`, as dotenv reads it); a
+    // `#` inside a value (`abc#def`) is kept.
+    const quoted = /^(["'])(.*?)\1\s*(?:#.*)?$/.exec(value);
+    out[match[1]!] = quoted ? quoted[2]! : value.replace(/\s+#.*$/, '');
   }
   return out;
 }

@@ -296,6 +296,9 @@ export class PixCheckout extends LitElement {
       this.countdown.set(payment.created_at, payment.expires_at, payment.server_time);
       if (payment.status === 'pending') this.status.follow(payment.reference);
       this.dispatchEvent(new PixCreatedEvent({ payment, resumed, renewal: renewals }));
+      // Already final (paid before a reload, or a late-paid earlier code): the page hears the outcome
+      // the same way as when it happens on screen.
+      this.fireOutcome(payment);
     } catch (error) {
       if (creating.signal.aborted) return;
       // Checkout mode: the last code expired and the proxy will issue no other. Not an error screen:
@@ -318,6 +321,11 @@ export class PixCheckout extends LitElement {
     if (previous === undefined || previous === view.status) return;
     this.announcement = this.t[view.status];
     this.dispatchEvent(new PixStatusChangeEvent({ payment: view, previous }));
+    this.fireOutcome(view);
+  }
+
+  /** pix-paid, pix-expired or pix-canceled for a payment in that status; nothing while pending. */
+  private fireOutcome(view: PaymentView): void {
     if (view.status === 'paid') this.dispatchEvent(new PixPaidEvent({ payment: view }));
     else if (view.status === 'expired') this.dispatchEvent(new PixExpiredEvent({ payment: view, renewalsLeft: this.renewalsLeft() }));
     else if (view.status === 'canceled') this.dispatchEvent(new PixCanceledEvent({ payment: view }));

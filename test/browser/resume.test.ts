@@ -23,14 +23,18 @@ describe('resume after a reload', () => {
     expect(described.payment.reference).to.not.equal(first.payment.reference);
   });
 
-  it('a payment paid before the reload shows as paid', async () => {
+  it('a payment paid before the reload shows as paid, and the page hears pix-paid again', async () => {
     const first = await mount({ amount: 8, env: { clock: new FakeClock() } });
     await pay(first.payment.reference);
     await screenIs(first.el, 'paid');
     first.el.remove();
-    const again = await mount({ amount: 8, env: { clock: new FakeClock() } });
-    expect(again.payment.reference).to.equal(first.payment.reference);
-    expect(text(again.el, 'status')).to.equal('Pagamento confirmado');
+    const el = await createElement({ amount: 8, env: { clock: new FakeClock() } });
+    const created = oneEvent(el, 'pix-created');
+    const paid = oneEvent(el, 'pix-paid');
+    expect((await created).detail.resumed).to.equal(true);
+    expect((await paid).detail.payment.reference).to.equal(first.payment.reference);
+    await screenIs(el, 'paid');
+    expect(text(el, 'status')).to.equal('Pagamento confirmado');
   });
 
   it('a saved reference the proxy does not know gives a new payment', async () => {

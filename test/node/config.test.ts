@@ -1,7 +1,7 @@
 /** The proxy's configuration: sandbox mode needs nothing; elsewhere every problem is listed at once. */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { ConfigError, SANDBOX_DEFAULTS, proxyConfig } from '../../server/config.ts';
+import { ConfigError, SANDBOX_DEFAULTS, parseDotenv, proxyConfig } from '../../server/config.ts';
 
 const PRODUCTION = {
   PIX_BASE_URL: 'https://partner.example',
@@ -103,5 +103,30 @@ describe('proxy configuration', () => {
 
   test('open-amount bounds must be in order', () => {
     assert.ok(problems({ PIX_OPEN_AMOUNT: 'true', PIX_OPEN_AMOUNT_MIN: '100', PIX_OPEN_AMOUNT_MAX: '10' }).some((p) => p.includes('MIN must not be above')));
+  });
+});
+
+describe('.env files', () => {
+  test('comments, quotes and export lines read as dotenv reads them', () => {
+    const parsed = parseDotenv(
+      [
+        '# the partner',
+        'export PIX_EMAIL=loja@example.com   # the login',
+        'PIX_ACCESS_KEY="abc # not a comment" # but this is',
+        "PIX_USER_AGENT='Loja (dev@loja.example)'",
+        'PIX_WEBHOOK_SECRET_PATH=abc#def',
+        'PIX_RENEWALS = 2',
+        'EMPTY=',
+        'not a line',
+      ].join('\n'),
+    );
+    assert.deepEqual(parsed, {
+      PIX_EMAIL: 'loja@example.com',
+      PIX_ACCESS_KEY: 'abc # not a comment',
+      PIX_USER_AGENT: 'Loja (dev@loja.example)',
+      PIX_WEBHOOK_SECRET_PATH: 'abc#def',
+      PIX_RENEWALS: '2',
+      EMPTY: '',
+    });
   });
 });
