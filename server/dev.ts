@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { getRequestListener } from '@hono/node-server';
 import type { Hono } from 'hono';
 import { LIMITS } from '../src/shared/limits.ts';
-import { createApp, type AppDeps, type PixRuntime } from './app.ts';
+import { createApp, type AppDeps, type PixApp, type PixRuntime } from './app.ts';
 import { SANDBOX_DEFAULTS } from './config.ts';
 import { createLogger, type Logger } from './log.ts';
 import { trackUpstream } from './readiness.ts';
@@ -54,7 +54,12 @@ export interface DevStackOptions {
   webhooks?: AppDeps['webhooks'];
   /** Register the proxy's webhook endpoint as the sandbox's notification URL (default true). */
   registerWebhook?: boolean | { notifyType?: 1 | 2 };
-  merchantWebhook?: AppDeps['merchantWebhook'];
+  /**
+   * The merchant's backend, told of every outcome by a signed POST. With `path` instead of `url`, a
+   * route of the page added with `mount` (the demo shop's receiver), resolved against this stack's
+   * own URL once its port is known.
+   */
+  merchantWebhook?: AppDeps['merchantWebhook'] | (Omit<NonNullable<AppDeps['merchantWebhook']>, 'url'> & { path: string });
   onOutcome?: AppDeps['onOutcome'];
   reconcile?: AppDeps['reconcile'];
   /** Start the reconciler and delivery worker (default true); tests drive them with runOnce(). */
@@ -106,40 +111,17 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
   const apiKey = options.apiKey ?? SANDBOX_DEFAULTS.apiKey;
   const shutdown = new AbortController();
 
-  // The proxy reads the sandbox's clock, so advancing it expires QR codes on every screen at once.
-  const app = createApp({
-    partner,
-    store,
-    apiKey,
-    allowedOrigins: options.allowedOrigins ?? ['*'],
-    expirationSeconds: options.expirationSeconds,
-    streams: options.streams,
-    watchIntervalMs: options.watchIntervalMs,
-    staleAfterMs: options.staleAfterMs,
-    renewals: options.renewals,
-    openAmount: options.openAmount ?? { min: LIMITS.paymentValue.min, max: LIMITS.paymentValue.max },
-    rateLimits: options.rateLimits ?? false,
-    trustedProxies: options.trustedProxies,
-    now: sandbox.state.clock.now,
-    logger,
-    upstream,
-    signal: shutdown.signal,
-    webhooks: options.webhooks,
-    merchantWebhook: options.merchantWebhook,
-    onOutcome: options.onOutcome,
-    reconcile: options.reconcile,
-  });
-  app.route('/sandbox', sandbox.publicApp);
-  options.mount?.(app);
-
+  let app: PixApp | undefined;
   const cleanup = async () => {
-    await app.pix.stop();
+    await app?.pix.stop();
     await store.close();
     if (temporary) rmSync(dataDir, { recursive: true, force: true });
     if (ownSandbox) await sandbox.close();
   };
 
-  const server: Server = createServer(getRequestListener(app.fetch));
+  // Listening before the app is built tells its URL to what needs it (a merchant webhook `path`);
+  // the app is attached below with no await in between, so no request can come first.
+  const server: Server = createServer();
   try {
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -151,6 +133,43 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
   }
   const { port } = server.address() as AddressInfo;
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  const merchantWebhook =
+    options.merchantWebhook && 'path' in options.merchantWebhook
+      ? (({ path, ...rest }) => ({ ...rest, url: new URL(path, url).href }))(options.merchantWebhook)
+      : options.merchantWebhook;
+
+  // The proxy reads the sandbox's clock, so advancing it expires QR codes on every screen at once.
+  try {
+    app = createApp({
+      partner,
+      store,
+      apiKey,
+      allowedOrigins: options.allowedOrigins ?? ['*'],
+      expirationSeconds: options.expirationSeconds,
+      streams: options.streams,
+      watchIntervalMs: options.watchIntervalMs,
+      staleAfterMs: options.staleAfterMs,
+      renewals: options.renewals,
+      openAmount: options.openAmount ?? { min: LIMITS.paymentValue.min, max: LIMITS.paymentValue.max },
+      rateLimits: options.rateLimits ?? false,
+      trustedProxies: options.trustedProxies,
+      now: sandbox.state.clock.now,
+      logger,
+      upstream,
+      signal: shutdown.signal,
+      webhooks: options.webhooks,
+      merchantWebhook,
+      onOutcome: options.onOutcome,
+      reconcile: options.reconcile,
+    });
+    app.route('/sandbox', sandbox.publicApp);
+    options.mount?.(app);
+  } catch (error) {
+    await closeServer(server);
+    await cleanup();
+    throw error;
+  }
+  server.on('request', getRequestListener(app.fetch));
   sandbox.setPublicUrl(`${url}/sandbox`);
   const webhookUrl = `${url}/api/webhooks/partner${options.webhooks?.secretPath ? `/${options.webhooks.secretPath}` : ''}`;
   if (options.registerWebhook !== false) {

@@ -1,0 +1,230 @@
+// The test panel, loaded only when the shop's backend says it runs against the sandbox. It plays the
+// customer's bank and the payment service through the sandbox's control API (/sandbox/_sandbox/...),
+// and shows a live log of the widget's events and of the webhooks on the server side.
+
+const money = new Intl.NumberFormat('pt-BR', { style: 'currency', currency: 'BRL' });
+const clock = new Intl.DateTimeFormat('pt-BR', { hour: '2-digit', minute: '2-digit', second: '2-digit' });
+const EVENTS = ['pix-created', 'pix-status-change', 'pix-paid', 'pix-expired', 'pix-canceled', 'pix-copy', 'pix-error'];
+const STATUS = { pending: 'pendente', paid: 'pago', expired: 'expirado', canceled: 'cancelado' };
+const MAX_LOG = 120;
+const SERVER_POLL_MS = 1000;
+
+const $ = (id) => document.getElementById(id);
+const short = (reference) => (reference.length > 12 ? `${reference.slice(0, 10)}…` : reference);
+
+/** A call to the sandbox's control API; a non-2xx answer throws with its message. */
+async function control(method, path, body) {
+  const res = await fetch(`/sandbox/_sandbox/${path}`, {
+    method,
+    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const json = await res.json().catch(() => null);
+  if (!res.ok) throw new Error(json?.error?.message ?? `HTTP ${res.status}`);
+  return json;
+}
+
+function logLine(list, { time, name, tone, text, source }) {
+  const item = document.createElement('li');
+  const stamp = document.createElement('time');
+  stamp.textContent = clock.format(time);
+  const label = document.createElement('span');
+  label.className = `ev${tone ? ` ${tone}` : ''}`;
+  label.textContent = name;
+  item.append(stamp, label, ` ${text}`);
+  if (source) {
+    const from = document.createElement('span');
+    from.className = 'src';
+    from.textContent = ` · ${source}`;
+    item.append(from);
+  }
+  list.prepend(item);
+  while (list.children.length > MAX_LOG) list.lastElementChild.remove();
+  return item;
+}
+
+/** One line about a widget event. */
+function describe(type, detail) {
+  const payment = detail?.payment;
+  switch (type) {
+    case 'pix-created':
+      return `${short(payment.reference)} · ${money.format(payment.value)} · ${detail.resumed ? 'retomado' : 'novo código'}${detail.renewal ? ` · renovação ${detail.renewal}` : ''}`;
+    case 'pix-status-change':
+      return `${STATUS[detail.previous] ?? detail.previous} → ${STATUS[payment.status] ?? payment.status}`;
+    case 'pix-paid':
+    case 'pix-canceled':
+      return short(payment.reference);
+    case 'pix-expired':
+      return `${short(payment.reference)} · novos códigos: ${detail.renewalsLeft > 0 ? 'sim' : 'não'}`;
+    case 'pix-copy':
+      return detail.copied ? `copiado (${detail.method})` : `não copiado (${detail.method})`;
+    case 'pix-error':
+      return `${detail.code}${detail.fatal ? ' (fatal)' : ''}: ${detail.message}`;
+    default:
+      return '';
+  }
+}
+
+const PARTNER_STATE = {
+  sending: 'enviando',
+  delivered: 'recebido pelo proxy',
+  failed: 'falhou em todas as tentativas',
+  not_sent: 'não enviado (sem URL)',
+  dropped: 'perdido (falha simulada); o proxy descobre o resultado sozinho',
+};
+
+function partnerText(d) {
+  const what = `${d.kind === 'payment' ? 'pagamento' : 'transferência'} ${d.outcome === 'approved' ? 'aprovado' : 'cancelado'}`;
+  const status = d.status !== null && d.state !== 'dropped' ? ` (HTTP ${d.status})` : '';
+  return `${what} · ${short(d.reference)} · ${PARTNER_STATE[d.state] ?? d.state}${status}${d.trigger === 'resend' ? ' · reenvio' : ''}`;
+}
+
+export function initTestPanel() {
+  const panel = $('test-panel');
+  panel.hidden = false;
+  $('sandbox-ribbon').hidden = false;
+  const eventLog = $('event-log');
+  const serverLog = $('server-log');
+  const result = $('test-result');
+  const buttons = { paid: $('sim-paid'), canceled: $('sim-canceled'), expired: $('sim-expired') };
+
+  /** The shop widget's payment on screen: {reference, status, value, expires_at}. */
+  let current = null;
+  let busy = false;
+
+  function renderCurrent() {
+    $('test-payment').textContent = current ? `${short(current.reference)} · ${money.format(current.value)} · ${STATUS[current.status] ?? current.status}` : 'Nenhum pagamento na tela.';
+    const pending = current?.status === 'pending' && !busy;
+    for (const button of Object.values(buttons)) button.disabled = !pending;
+  }
+
+  for (const type of EVENTS) {
+    document.addEventListener(type, (event) => {
+      const fromShop = event.target instanceof Element && event.target.id === 'shop-checkout';
+      const tone = type === 'pix-paid' ? 'good' : type === 'pix-error' || type === 'pix-expired' || type === 'pix-canceled' ? 'bad' : '';
+      logLine(eventLog, { time: new Date(), name: type, tone, text: describe(type, event.detail), source: fromShop ? 'loja' : 'playground' });
+      if (fromShop && event.detail?.payment) {
+        const p = event.detail.payment;
+        current = { reference: p.reference, status: p.status, value: p.value, expires_at: p.expires_at };
+        renderCurrent();
+      }
+    });
+  }
+  document.addEventListener('shop-step', (event) => {
+    if (event.detail.step !== 'payment') {
+      current = null;
+      renderCurrent();
+    }
+  });
+
+  /** Runs one panel action: buttons off meanwhile, the result said in the status line and the log. */
+  async function act(name, run) {
+    busy = true;
+    renderCurrent();
+    try {
+      const text = await run();
+      result.textContent = text;
+      logLine(eventLog, { time: new Date(), name: 'painel', tone: '', text: `${name}: ok` });
+    } catch (error) {
+      result.textContent = `${name}: não foi possível (${error.message}).`;
+      logLine(eventLog, { time: new Date(), name: 'painel', tone: 'bad', text: `${name}: ${error.message}` });
+    } finally {
+      busy = false;
+      renderCurrent();
+    }
+  }
+
+  buttons.paid.addEventListener('click', () =>
+    act('simular pagamento', async () => {
+      await control('POST', `payments/${encodeURIComponent(current.reference)}/pay`);
+      return 'O banco do cliente pagou. O widget e a loja vão saber em instantes.';
+    }),
+  );
+  buttons.canceled.addEventListener('click', () =>
+    act('simular cancelamento', async () => {
+      await control('POST', `payments/${encodeURIComponent(current.reference)}/cancel`);
+      return 'O serviço cancelou o pagamento.';
+    }),
+  );
+  buttons.expired.addEventListener('click', () =>
+    act('expirar o código', async () => {
+      // Past this payment's expiration, and well before its cancellation an hour later.
+      const { now } = await control('GET', 'clock');
+      const seconds = Math.max(1, Math.ceil((Date.parse(current.expires_at) - Date.parse(now)) / 1000) + 1);
+      await control('POST', 'clock/advance', { seconds });
+      return `O relógio do sandbox avançou ${seconds} s: o código expirou.`;
+    }),
+  );
+
+  // Faults: each button turns its fault on or off; the list says what is on.
+  const FAULTS = {
+    'fault-slow': { kind: 'latency', rate: 1, latency_ms: 3000 },
+    'fault-failing': { kind: 'server_error', rate: 1, status: 503 },
+    'fault-webhook': { kind: 'drop_webhook', rate: 1 },
+  };
+  const FAULT_TEXT = { latency: (f) => `lento (+${f.latency_ms} ms)`, server_error: (f) => `falhando (HTTP ${f.status})`, drop_webhook: () => 'webhooks perdidos' };
+  let faults = [];
+  function renderFaults() {
+    $('faults').textContent = faults.length ? `Falhas ativas: ${faults.map((f) => FAULT_TEXT[f.kind]?.(f) ?? f.kind).join('; ')}.` : 'Nenhuma falha ativa.';
+    for (const [id, fault] of Object.entries(FAULTS)) $(id).setAttribute('aria-pressed', String(faults.some((f) => f.kind === fault.kind)));
+  }
+  async function refreshFaults() {
+    faults = (await control('GET', 'faults')).faults;
+    renderFaults();
+  }
+  for (const [id, fault] of Object.entries(FAULTS)) {
+    $(id).addEventListener('click', () =>
+      act($(id).textContent.toLowerCase(), async () => {
+        const on = faults.filter((f) => f.kind === fault.kind);
+        if (on.length > 0) for (const f of on) await control('DELETE', `faults/${f.id}`);
+        else await control('POST', 'faults', fault);
+        await refreshFaults();
+        return on.length > 0 ? 'Falha desligada.' : 'Falha ligada: vale para as próximas chamadas ao serviço de pagamentos.';
+      }),
+    );
+  }
+  $('fault-clear').addEventListener('click', () =>
+    act('limpar falhas', async () => {
+      await control('DELETE', 'faults');
+      await refreshFaults();
+      return 'Nenhuma falha ativa: o serviço responde normalmente.';
+    }),
+  );
+
+  // The server side, in the order the shop recorded it: the partner's notifications to the proxy,
+  // the proxy's signed webhooks to the shop, the shop's confirmations.
+  let shown = '';
+  let polling = false;
+  async function pollServer() {
+    if (polling || panel.hidden || $('view-loja').hidden || document.visibilityState !== 'visible') return;
+    polling = true;
+    try {
+      const res = await fetch('/shop/test/log?limit=60');
+      if (!res.ok) return;
+      const text = await res.text();
+      if (text === shown) return;
+      shown = text;
+      serverLog.replaceChildren();
+      for (const entry of JSON.parse(text).entries) {
+        if (entry.kind === 'partner_webhook') {
+          const d = entry.delivery;
+          const tone = d.state === 'delivered' ? 'good' : d.state === 'sending' ? '' : 'bad';
+          logLine(serverLog, { time: new Date(entry.at), name: 'parceiro → proxy', tone, text: partnerText(d) });
+        } else {
+          const tone = entry.kind === 'webhook_rejected' ? 'bad' : entry.kind === 'confirmation' ? 'good' : '';
+          logLine(serverLog, { time: new Date(entry.at), name: entry.kind === 'confirmation' ? 'loja' : 'proxy → loja', tone, text: entry.note });
+        }
+      }
+    } catch {
+      // The next poll tries again.
+    } finally {
+      polling = false;
+    }
+  }
+  setInterval(() => void pollServer(), SERVER_POLL_MS);
+  document.addEventListener('visibilitychange', () => void pollServer());
+
+  renderCurrent();
+  void refreshFaults().catch(() => undefined);
+  void pollServer();
+}

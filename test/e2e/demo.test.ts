@@ -1,0 +1,266 @@
+/**
+ * The demo store end to end, in headless Chromium, as a customer uses it (test/e2e/journey.ts holds
+ * the steps; `npm run screenshots` captures the same ones). Each test starts its own demo on a free
+ * port (its own sandbox, proxy and shop backend) and closes it; one browser for the file.
+ */
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { after, afterEach, before, beforeEach, describe, test } from 'node:test';
+import type { Browser, Page } from 'puppeteer-core';
+import { build } from 'vite';
+import { CATALOG } from '../../demo/shop-backend.ts';
+import { startDemo, type DemoOptions, type RunningDemo } from '../../demo/server.ts';
+import { createLogger } from '../../server/log.ts';
+import { ptBR } from '../../src/locales/pt-BR.ts';
+import {
+  addToCart,
+  clickPanel,
+  expiredJourney,
+  goToPayment,
+  launchBrowser,
+  openStore,
+  simulatePaid,
+  VIEWPORTS,
+  waitForConfirmation,
+} from './journey.ts';
+
+let browser: Browser;
+
+before(async () => {
+  // The page loads the script-tag bundle: build it when it is not there yet.
+  if (!existsSync('dist/pix-checkout.js')) await build({ logLevel: 'warn' });
+  browser = await launchBrowser();
+});
+
+after(async () => {
+  await browser?.close();
+});
+
+/** A demo and a page for one test, both closed whatever happens. */
+async function withDemo(options: DemoOptions, run: (demo: RunningDemo, page: Page) => Promise<void>): Promise<void> {
+  const demo = await startDemo({ logger: createLogger({ level: 'silent' }), ...options });
+  // A context of its own: fresh storage, and closing it closes its sockets (Chromium keeps spare
+  // ones open to an origin, which would hold up the demo's graceful close).
+  const context = await browser.createBrowserContext().catch(async (error) => {
+    await demo.close();
+    throw error;
+  });
+  try {
+    const page = await context.newPage();
+    page.setDefaultTimeout(20_000);
+    await page.setViewport(VIEWPORTS.desktop);
+    await run(demo, page);
+  } finally {
+    await context.close();
+    await demo.close();
+  }
+}
+
+const isHidden = (page: Page, selector: string) => page.$eval(selector, (el) => (el as HTMLElement).hidden);
+
+async function getJson(url: string, init?: RequestInit): Promise<{ status: number; body: any }> {
+  const res = await fetch(url, init);
+  return { status: res.status, body: await res.json() };
+}
+
+const priceOf = (id: string) => CATALOG.find((p) => p.id === id)!.priceCents;
+/** Intl writes a no-break space after R$. */
+const spaces = (text: string) => text.replace(/\s+/g, ' ');
+const brl = (cents: number) => new Intl.NumberFormat('pt-BR', { style: 'currency', currency: 'BRL' }).format(cents / 100);
+
+describe('the demo store, as a customer uses it', () => {
+  test('fills a cart, pays with Pix, and sees the order confirmed once the shop confirmed it', { timeout: 60_000 }, async () => {
+    await withDemo({}, async (demo, page) => {
+      await openStore(page, demo.url);
+      const cartTotal = await addToCart(page, { 'cafe-especial': 2, 'goiabada-cascao': 1 });
+      const expectedCents = 2 * priceOf('cafe-especial') + priceOf('goiabada-cascao');
+      assert.equal(spaces(cartTotal), spaces(brl(expectedCents)));
+
+      const payment = await goToPayment(page);
+      assert.equal(payment.widget.screen, 'pending');
+      assert.ok(payment.widget.qrSvg, 'the QR is drawn as an inline SVG in the shadow root');
+      assert.match(payment.code, /^000201/);
+      // The shop priced the order itself, and has not confirmed anything yet.
+      const before = demo.shop.order(payment.orderId)!;
+      assert.equal(before.total * 100, expectedCents);
+      assert.equal(before.status, 'awaiting_payment');
+      assert.equal(await isHidden(page, '#step-confirmed'), true);
+
+      await simulatePaid(page);
+      const confirmation = await waitForConfirmation(page);
+      assert.equal(confirmation.title, 'Pedido confirmado');
+      assert.equal(confirmation.orderId, payment.orderId);
+      assert.deepEqual(
+        confirmation.items.map(spaces),
+        [`2 × Café especial Serra Azul${brl(2 * priceOf('cafe-especial'))}`, `1 × Goiabada cascão${brl(priceOf('goiabada-cascao'))}`].map(spaces),
+        'the items as the shop priced them',
+      );
+
+      // Shown because the shop's backend says paid, confirmed server side...
+      const order = await getJson(`${demo.url}/shop/orders/${payment.orderId}`);
+      assert.equal(order.status, 200);
+      assert.equal(order.body.status, 'paid');
+      assert.ok(['webhook', 'proxy'].includes(order.body.confirmed_by), `confirmed_by ${order.body.confirmed_by}`);
+      assert.ok(order.body.paid_at);
+      // ...and the proxy agrees (what the shop asks with its API key).
+      const checkout = await getJson(`${demo.stack.apiUrl}/checkouts/${order.body.checkout_id}`, { headers: { authorization: `Bearer ${demo.stack.apiKey}` } });
+      assert.equal(checkout.body.status, 'paid');
+      assert.equal(checkout.body.order_id, payment.orderId);
+
+      // The test panel's server log: the partner's notification first, then what it caused.
+      const log = await getJson(`${demo.url}/shop/test/log`);
+      const kinds = log.body.entries.map((e: { kind: string }) => e.kind);
+      assert.equal(kinds[0], 'partner_webhook');
+      assert.equal(log.body.entries[0].delivery.outcome, 'approved');
+      assert.ok(kinds.includes('confirmation'), kinds.join());
+    });
+  });
+
+  test('a pix-paid event faked in the browser confirms nothing', { timeout: 60_000 }, async () => {
+    await withDemo({}, async (demo, page) => {
+      await openStore(page, demo.url);
+      await addToCart(page, { 'pao-de-queijo': 1 });
+      const payment = await goToPayment(page);
+      const checks = () => page.$eval('body', (body) => Number(body.dataset.orderChecks ?? 0));
+      const before = await checks();
+
+      // What anyone can do in their own browser's console.
+      await page.$eval('#shop-checkout', (el) => {
+        el.dispatchEvent(new CustomEvent('pix-paid', { bubbles: true, composed: true, detail: { payment: { status: 'paid' } } }));
+      });
+      await page.waitForSelector('#payment-note[data-state="waiting"]');
+      // Two more answers from the shop after the fake event: still not paid, still no confirmation.
+      await page.waitForFunction((n) => Number(document.body.dataset.orderChecks ?? 0) >= n, {}, before + 2);
+      assert.equal(await isHidden(page, '#step-confirmed'), true);
+      assert.equal(await isHidden(page, '#step-payment'), false);
+      assert.match(await page.$eval('#payment-note', (el) => el.textContent ?? ''), /ainda não o confirmou/);
+      assert.equal(demo.shop.order(payment.orderId)!.status, 'awaiting_payment');
+      assert.equal((await getJson(`${demo.url}/shop/orders/${payment.orderId}`)).body.status, 'awaiting_payment');
+
+      // The real payment, afterwards, still confirms it.
+      await simulatePaid(page);
+      assert.equal((await waitForConfirmation(page)).orderId, payment.orderId);
+    });
+  });
+
+  test('a code that expires: the customer generates a new one, pays it, and the order is confirmed', { timeout: 60_000 }, async () => {
+    await withDemo({}, async (demo, page) => {
+      const { payment, expired, renewed, confirmation } = await expiredJourney(page, demo.url);
+      assert.equal(expired.screen, 'expired');
+      assert.equal(expired.status, ptBR.expired);
+      assert.equal(expired.renewButton, ptBR.renew);
+      assert.equal(renewed.screen, 'pending');
+      assert.match(renewed.code!, /^000201/);
+      assert.notEqual(renewed.code, payment.code, 'a new code after the renewal');
+      assert.ok(renewed.qrSvg);
+      assert.equal(confirmation.orderId, payment.orderId);
+      const order = await getJson(`${demo.url}/shop/orders/${payment.orderId}`);
+      assert.equal(order.body.status, 'paid');
+      // The renewed code is the one paid, and the checkout is paid.
+      const checkout = await getJson(`${demo.stack.apiUrl}/checkouts/${order.body.checkout_id}`, { headers: { authorization: `Bearer ${demo.stack.apiKey}` } });
+      assert.equal(checkout.body.status, 'paid');
+      assert.ok(renewed.code!.includes(checkout.body.payment.reference), 'the paid payment is the renewed one');
+    });
+  });
+
+  test('a lost partner webhook: the proxy still finds the payment and the shop confirms it', { timeout: 60_000 }, async () => {
+    await withDemo({}, async (demo, page) => {
+      await openStore(page, demo.url);
+      await addToCart(page, { 'caneca-esmaltada': 1 });
+      const payment = await goToPayment(page);
+      await clickPanel(page, 'fault-webhook');
+      assert.equal(await page.$eval('#fault-webhook', (el) => el.getAttribute('aria-pressed')), 'true');
+      await simulatePaid(page);
+      assert.equal((await waitForConfirmation(page)).orderId, payment.orderId);
+      // The panel's server log shows the lost notification, read from the sandbox's delivery log.
+      await page.waitForFunction(() => [...document.querySelectorAll('#server-log li')].some((li) => li.textContent?.includes('perdido')));
+      const deliveries = await getJson(`${demo.url}/sandbox/_sandbox/webhooks/deliveries`);
+      assert.deepEqual(
+        deliveries.body.deliveries.map((d: { state: string }) => d.state),
+        ['dropped'],
+      );
+      await clickPanel(page, 'fault-clear');
+      assert.equal(await page.$eval('#faults', (el) => el.textContent), 'Nenhuma falha ativa.');
+    });
+  });
+
+  test('without the sandbox, the page has no test panel and /shop/test answers 404', { timeout: 60_000 }, async () => {
+    await withDemo({ sandbox: false }, async (demo, page) => {
+      assert.deepEqual((await getJson(`${demo.url}/shop/config`)).body.sandbox, false);
+      const log = await getJson(`${demo.url}/shop/test/log`);
+      assert.equal(log.status, 404);
+      assert.equal(log.body.error.code, 'not_found');
+
+      await openStore(page, demo.url);
+      assert.equal(await isHidden(page, '#test-panel'), true);
+      assert.equal(await isHidden(page, '#sandbox-ribbon'), true);
+      // The store itself works the same: the customer reaches the payment.
+      await addToCart(page, { 'doce-de-leite': 1 });
+      const payment = await goToPayment(page);
+      assert.match(payment.code, /^000201/);
+      assert.equal(await page.$('#test-panel:not([hidden])'), null);
+    });
+  });
+
+  test('with the sandbox, the page shows the test panel (the switch above is honest)', { timeout: 60_000 }, async () => {
+    await withDemo({}, async (demo, page) => {
+      assert.equal((await getJson(`${demo.url}/shop/config`)).body.sandbox, true);
+      await openStore(page, demo.url);
+      assert.equal(await isHidden(page, '#test-panel'), false);
+      const log = await getJson(`${demo.url}/shop/test/log`);
+      assert.equal(log.status, 200);
+      assert.deepEqual(log.body.entries, []);
+    });
+  });
+});
+
+describe("the shop's backend", () => {
+  let demo: RunningDemo;
+  // A demo of its own for each test, closed after it.
+  beforeEach(async () => {
+    demo = await startDemo({ logger: createLogger({ level: 'silent' }) });
+  });
+  afterEach(async () => {
+    await demo?.close();
+  });
+
+  const post = (path: string, body: string, contentType = 'application/json') =>
+    getJson(`${demo.url}${path}`, { method: 'POST', headers: { 'content-type': contentType }, body });
+
+  test('answers bad requests with a 4xx and the error body, never a 500', async () => {
+    const cases: [string, Promise<{ status: number; body: any }>, number, string, string?][] = [
+      ['unknown product', post('/shop/orders', JSON.stringify({ items: [{ product_id: 'nope', quantity: 1 }] })), 400, 'invalid_request', 'items.0.product_id'],
+      ['a price from the page', post('/shop/orders', JSON.stringify({ items: [{ product_id: 'cafe-especial', quantity: 1, price: 0.2 }] })), 400, 'invalid_request', 'items.0.price'],
+      ['zero quantity', post('/shop/orders', JSON.stringify({ items: [{ product_id: 'cafe-especial', quantity: 0 }] })), 400, 'invalid_request', 'items.0.quantity'],
+      ['too many of one product', post('/shop/orders', JSON.stringify({ items: [{ product_id: 'cafe-especial', quantity: 15 }, { product_id: 'cafe-especial', quantity: 15 }] })), 400, 'invalid_request', 'items'],
+      ['an empty cart', post('/shop/orders', JSON.stringify({ items: [] })), 400, 'invalid_request', 'items'],
+      ['no items at all', post('/shop/orders', JSON.stringify({ total: 1 })), 400, 'invalid_request', 'items'],
+      ['not JSON', post('/shop/orders', '{"items": ['), 400, 'invalid_json'],
+      ['not a JSON content type', post('/shop/orders', 'items=1', 'application/x-www-form-urlencoded'), 415, 'unsupported_media_type'],
+      ['a huge body', post('/shop/orders', JSON.stringify({ items: [], pad: 'x'.repeat(20_000) })), 413, 'payload_too_large'],
+      ['a malformed order id', getJson(`${demo.url}/shop/orders/abc`), 400, 'invalid_request', 'id'],
+      ['an unknown order', getJson(`${demo.url}/shop/orders/999999`), 404, 'not_found'],
+      ['an unsigned webhook', post('/shop/webhooks/pix', JSON.stringify({ id: 'evt_x', type: 'payment.paid' })), 401, 'unauthorized'],
+      ['a bad log limit', getJson(`${demo.url}/shop/test/log?limit=-1`), 400, 'invalid_request', 'limit'],
+    ];
+    for (const [what, answer, status, code, field] of cases) {
+      const { status: got, body } = await answer;
+      assert.equal(got, status, `${what}: status`);
+      assert.equal(body.error.code, code, `${what}: code`);
+      assert.equal(typeof body.error.message, 'string', `${what}: message`);
+      if (field) assert.ok(body.error.fields && field in body.error.fields, `${what}: names ${field} in ${JSON.stringify(body.error.fields)}`);
+    }
+  });
+
+  test('prices an order from its own list and creates its checkout at the proxy', async () => {
+    const { status, body } = await post('/shop/orders', JSON.stringify({ items: [{ product_id: 'queijo-canastra', quantity: 1 }, { product_id: 'goiabada-cascao', quantity: 3 }] }));
+    assert.equal(status, 201);
+    assert.equal(Math.round(body.total * 100), priceOf('queijo-canastra') + 3 * priceOf('goiabada-cascao'));
+    assert.equal(body.status, 'awaiting_payment');
+    assert.match(body.checkout_id, /^co_/);
+    const checkout = await getJson(`${demo.stack.apiUrl}/checkouts/${body.checkout_id}`, { headers: { authorization: `Bearer ${demo.stack.apiKey}` } });
+    assert.equal(checkout.body.order_id, body.order_id);
+    assert.equal(checkout.body.value, body.total);
+    assert.equal(checkout.body.status, 'open');
+  });
+});
