@@ -91,7 +91,7 @@ export function initPlayground() {
     $('pg-qr-size-out').textContent = `${$('pg-qr-size').value}rem`;
 
     const origin = location.origin;
-    const lines = [`<script type="module" src="${origin}/dist/pix-checkout.js"></script>`, '<pix-checkout', `  endpoint="${origin}/api"`, `  amount="${amount}"`];
+    const lines = [`<script type="module" src="${origin}/api/pix-checkout.js"></script>`, '<pix-checkout', `  endpoint="${origin}/api"`, `  amount="${amount}"`];
     if (attrs.description) lines.push(`  description="${escapeAttr(attrs.description)}"`);
     for (const name of ['locale', 'layout', 'theme', 'mode', 'renewals']) if (attrs[name] !== DEFAULTS[name]) lines.push(`  ${name}="${attrs[name]}"`);
     if (properties.length) lines.push(`  style="${escapeAttr(properties.map(([n, v]) => `${n}: ${v}`).join('; '))}"`);

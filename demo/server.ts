@@ -1,6 +1,7 @@
 /**
  * The demo on one origin: the store page and its backend (/shop, demo/shop-backend.ts), the widget's
- * script-tag bundle (/dist/pix-checkout.js, made by `npm run build`), the proxy (/api) and the
+ * script-tag bundle as the proxy serves it to any merchant page (/api/pix-checkout.js, made by
+ * `npm run build`), the proxy (/api) and the
  * sandbox's pages and control API (/sandbox), all from startDevStack(). `npm start` (demo/main.ts),
  * the end-to-end tests and the screenshots script start it the same way.
  */
@@ -46,7 +47,6 @@ export function mountDemoPages(app: Hono): void {
   app.get('/playground', (c) => c.redirect('/#playground'));
   app.get('/demo/*', async (c, next) => (ASSET.test(c.req.path) ? next() : c.json({ error: { code: 'not_found', message: 'No such file.' } }, 404, noStore)));
   app.get('/demo/*', serveStatic({ root: ROOT, onFound: (_path, c) => c.header('cache-control', 'no-store') }));
-  app.get('/dist/*', serveStatic({ root: ROOT }));
 }
 
 export async function startDemo(options: DemoOptions = {}): Promise<RunningDemo> {
