@@ -15,7 +15,9 @@ const COLORS = [
 ];
 /** Attributes and their defaults: only what differs goes into the snippet. */
 const DEFAULTS = { locale: 'pt-BR', layout: 'auto', theme: 'auto', mode: 'full', renewals: '2' };
-const { min: MIN_AMOUNT, max: MAX_AMOUNT } = { min: 0.2, max: 10000 };
+/** The open-amount bounds, from the shop's configuration (the partner's limits, in src/shared). */
+let MIN_AMOUNT = 0;
+let MAX_AMOUNT = 0;
 
 const $ = (id) => document.getElementById(id);
 
@@ -25,9 +27,12 @@ function escapeAttr(value) {
 
 let started = false;
 
-export function initPlayground() {
+export async function initPlayground() {
   if (started) return;
   started = true;
+  ({ min: MIN_AMOUNT, max: MAX_AMOUNT } = (await (await fetch('/shop/config')).json()).open_amount);
+  $('pg-amount').min = String(MIN_AMOUNT);
+  $('pg-amount').max = String(MAX_AMOUNT);
   const form = $('pg-form');
   const colorBox = $('pg-colors');
   /** Custom properties the visitor changed: only they are set (and pasted). */
@@ -56,7 +61,8 @@ export function initPlayground() {
     const input = $('pg-amount');
     const value = Number(input.value);
     const ok = input.value !== '' && Number.isFinite(value) && value >= MIN_AMOUNT && value <= MAX_AMOUNT && Math.abs(value * 100 - Math.round(value * 100)) < 1e-6;
-    $('pg-amount-error').textContent = ok ? '' : 'Use um valor de R$ 0,20 a R$ 10.000,00, com até dois decimais.';
+    const brl = (n) => new Intl.NumberFormat('pt-BR', { style: 'currency', currency: 'BRL' }).format(n);
+    $('pg-amount-error').textContent = ok ? '' : `Use um valor de ${brl(MIN_AMOUNT)} a ${brl(MAX_AMOUNT)}, com até dois decimais.`;
     input.setAttribute('aria-invalid', String(!ok));
     return ok ? value.toFixed(2) : null;
   }

@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { serveStatic } from '@hono/node-server/serve-static';
 import type { Hono } from 'hono';
 import { startDevStack, type DevStack, type DevStackOptions } from '../server/dev.ts';
+import { errorBody } from '../src/shared/errors.ts';
 import type { Logger } from '../server/log.ts';
 import { createShop, type Shop } from './shop-backend.ts';
 
@@ -45,7 +46,7 @@ export function mountDemoPages(app: Hono): void {
   const index = serveStatic({ path: `${ROOT}demo/index.html`, onFound: (_path, c) => c.header('cache-control', 'no-store') });
   app.get('/', index);
   app.get('/playground', (c) => c.redirect('/#playground'));
-  app.get('/demo/*', async (c, next) => (ASSET.test(c.req.path) ? next() : c.json({ error: { code: 'not_found', message: 'No such file.' } }, 404, noStore)));
+  app.get('/demo/*', async (c, next) => (ASSET.test(c.req.path) ? next() : c.json(errorBody('not_found', 'No such file.'), 404, noStore)));
   app.get('/demo/*', serveStatic({ root: ROOT, onFound: (_path, c) => c.header('cache-control', 'no-store') }));
 }
 

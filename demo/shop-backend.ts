@@ -9,10 +9,12 @@
  * Every answer is JSON; bad input is a 4xx `{error: {code, message, fields?}}` (src/shared/errors.ts).
  * Orders live in memory: the stack's store is temporary too.
  */
+import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { Hono, type Context } from 'hono';
+import { getCookie, setCookie } from 'hono/cookie';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { z } from 'zod/mini';
-import { CheckoutView } from '../src/shared/contract.ts';
+import { CheckoutView, OutcomeEvent } from '../src/shared/contract.ts';
 import { errorBody, parseInput, type ErrorCode } from '../src/shared/errors.ts';
 import { LIMITS } from '../src/shared/limits.ts';
 import { readBodyBytes, readJson } from '../server/json-body.ts';
@@ -80,6 +82,8 @@ interface Order {
   paidAt: number | null;
   confirmedBy: 'webhook' | 'proxy' | null;
   paymentReference: string | null;
+  /** The session (cookie) of the browser that placed it: only that browser may read it. */
+  session: string;
 }
 
 /**
@@ -113,21 +117,15 @@ const OrderRequest = z.strictObject({
     .check(z.minLength(1, 'must have at least one item'), z.maxLength(CATALOG.length * 2, `must have at most ${CATALOG.length * 2} items`)),
 });
 
-/** The proxy's outcome event, as docs/webhooks.md describes it; unknown fields are allowed (newer proxies). */
-const OutcomeEvent = z.object({
-  id: z.string(),
-  type: z.string(),
-  created_at: z.string(),
-  data: z.object({
-    reference: z.string(),
-    status: z.string(),
-    value: z.nullable(z.number()),
-    checkout_id: z.nullable(z.string()),
-    order_id: z.nullable(z.string()),
-  }),
-});
-
 const ORDER_ID = /^[0-9]{1,12}$/;
+/**
+ * Orders belong to the browser that placed them: a random session id in an HttpOnly cookie (a real
+ * shop would use its login or session instead). Order numbers are sequential, so without this anyone
+ * could read anyone's order by counting.
+ */
+const SESSION_COOKIE = 'shop_session';
+const SESSION = /^[A-Za-z0-9_-]{32}$/;
+const sameSession = (a: string, b: string | undefined) => b !== undefined && a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
 const MAX_BODY_BYTES = 8 * 1024;
 const MAX_WEBHOOK_BYTES = 64 * 1024;
 
@@ -230,7 +228,10 @@ export function createShop(options: ShopOptions): Shop {
 
   const app = new Hono();
 
-  app.get('/shop/config', (c) => c.json({ sandbox: options.sandbox, store_name: STORE_NAME, currency: 'BRL', endpoint: '/api' }));
+  // The playground's widget chooses its own amount (open amount): within the partner's limits, which
+  // the dev stack's proxy also applies.
+  const openAmount = { min: LIMITS.paymentValue.min, max: LIMITS.paymentValue.max };
+  app.get('/shop/config', (c) => c.json({ sandbox: options.sandbox, store_name: STORE_NAME, currency: 'BRL', endpoint: '/api', open_amount: openAmount }));
 
   app.get('/shop/products', (c) =>
     c.json({
@@ -271,6 +272,11 @@ export function createShop(options: ShopOptions): Shop {
       });
     }
 
+    let session = getCookie(c, SESSION_COOKIE);
+    if (!session || !SESSION.test(session)) {
+      session = randomBytes(24).toString('base64url');
+      setCookie(c, SESSION_COOKIE, session, { httpOnly: true, sameSite: 'Lax', path: '/shop' });
+    }
     const id = String(nextOrder++);
     let answer: { status: number; body: unknown };
     try {
@@ -293,6 +299,7 @@ export function createShop(options: ShopOptions): Shop {
       paidAt: null,
       confirmedBy: null,
       paymentReference: null,
+      session,
     };
     orders.set(id, order);
     return c.json(orderView(order), 201);
@@ -303,7 +310,8 @@ export function createShop(options: ShopOptions): Shop {
     const id = c.req.param('id');
     if (!ORDER_ID.test(id)) return fail(c, 400, 'invalid_request', 'id must be an order number', { id: 'must be an order number' });
     const order = orders.get(id);
-    if (!order) return fail(c, 404, 'not_found', 'No such order.');
+    // Another browser's order answers exactly like a missing one.
+    if (!order || !sameSession(order.session, getCookie(c, SESSION_COOKIE))) return fail(c, 404, 'not_found', 'No such order.');
     let checked = true;
     if (order.status !== 'paid') {
       try {

@@ -129,6 +129,8 @@ export function initTestPanel() {
       result.textContent = `${name}: não foi possível (${error.message}).`;
       logLine(eventLog, { time: new Date(), name: 'painel', tone: 'bad', text: `${name}: ${error.message}` });
     } finally {
+      // Counts finished actions: two in a row may say the same sentence.
+      result.dataset.done = String(Number(result.dataset.done ?? 0) + 1);
       busy = false;
       renderCurrent();
     }

@@ -15,6 +15,7 @@ import type { Hono } from 'hono';
 import { LIMITS } from '../src/shared/limits.ts';
 import { createApp, type AppDeps, type PixApp, type PixRuntime } from './app.ts';
 import { SANDBOX_DEFAULTS } from './config.ts';
+import { closeServer } from './close-server.ts';
 import { createLogger, type Logger } from './log.ts';
 import { trackUpstream } from './readiness.ts';
 import { startSandbox, type RunningSandbox } from './sandbox/server.ts';
@@ -202,18 +203,4 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
   };
 }
 
-/**
- * Stops accepting, lets in-flight requests finish (idle keep-alive connections close at once),
- * and after `graceMs` cuts whatever is left.
- */
-export async function closeServer(server: Server, graceMs = 5000): Promise<void> {
-  await new Promise<void>((resolve) => {
-    const cut = setTimeout(() => server.closeAllConnections(), graceMs);
-    cut.unref();
-    server.close(() => {
-      clearTimeout(cut);
-      resolve();
-    });
-    server.closeIdleConnections();
-  });
-}
+export { closeServer };

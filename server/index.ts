@@ -12,4 +12,4 @@ export { createPartnerClient, type PartnerClient } from './upstream/client.ts';
 export { openSqliteStore } from './store/sqlite.ts';
 export type { Store } from './store/store.ts';
 export { createLogger, type Logger } from './log.ts';
-export { closeServer } from './dev.ts';
+export { closeServer } from './close-server.ts';

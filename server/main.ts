@@ -4,18 +4,21 @@
  * in-flight requests finish, close the store. With nothing configured it runs against an in-process
  * sandbox (server/dev.ts), whose store is temporary like the sandbox's own memory.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
 import { getRequestListener } from '@hono/node-server';
 import { createApp, type PixApp } from './app.ts';
 import { ConfigError, SANDBOX_DEFAULTS, loadEnv, proxyConfig, type ProxyConfig } from './config.ts';
-import { closeServer, startDevStack } from './dev.ts';
+import { closeServer } from './close-server.ts';
 import { createLogger, type Logger } from './log.ts';
 import { perMinute } from './rate-limit.ts';
 import { trackUpstream } from './readiness.ts';
-import { startSandbox, type RunningSandbox } from './sandbox/server.ts';
+import type { RunningSandbox } from './sandbox/server.ts';
 import { openSqliteStore } from './store/sqlite.ts';
 import { createPartnerClient } from './upstream/client.ts';
 
@@ -72,12 +75,23 @@ function appOptions(config: ProxyConfig, logger: Logger) {
  * (`pix-checkout webhook set`): until then the reconciler finds every outcome.
  */
 export async function createProxy(config: ProxyConfig = proxyConfig(loadEnv()), logger: Logger = createLogger({ level: config.logLevel })): Promise<MountedProxy> {
-  const sandbox = config.partner.sandbox ? await startSandbox() : null;
-  const store = openSqliteStore({ dataDir: config.dataDir });
-  const upstream = trackUpstream();
-  let partner;
+  // Sandbox mode: the sandbox's payments live in memory, so the store is temporary like them (a
+  // kept store would serve payments of a sandbox that is gone). Loaded only in that mode.
+  const sandbox = config.partner.sandbox ? await (await import('./sandbox/server.ts')).startSandbox() : null;
+  const dataDir = sandbox ? mkdtempSync(join(tmpdir(), 'pix-checkout-')) : config.dataDir;
+  const opened: { close(): Promise<void> }[] = [];
+  const closeOpened = async () => {
+    for (const part of opened.reverse()) await part.close();
+    if (sandbox) {
+      await sandbox.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  };
   try {
-    partner = createPartnerClient({
+    const store = openSqliteStore({ dataDir });
+    opened.push(store);
+    const upstream = trackUpstream();
+    const partner = createPartnerClient({
       ...(sandbox
         ? { baseUrl: sandbox.url, ca: sandbox.ca, credentials: { email: SANDBOX_DEFAULTS.email, accessKey: SANDBOX_DEFAULTS.accessKey }, userAgent: SANDBOX_DEFAULTS.userAgent }
         : {
@@ -94,40 +108,39 @@ export async function createProxy(config: ProxyConfig = proxyConfig(loadEnv()), 
         logger.debug({ upstream: entry }, 'partner call');
       },
     });
+    const shutdown = new AbortController();
+    // The reconciler and the merchant's deliveries start with the app; leftover notifications first.
+    const app = createApp({
+      ...appOptions(config, logger),
+      partner,
+      store,
+      defaultCallback: config.defaultCallback,
+      upstream,
+      signal: shutdown.signal,
+      background: true,
+      ...(sandbox ? { now: sandbox.state.clock.now } : {}),
+    });
+    opened.push({ close: () => app.pix.stop() });
+    return {
+      app,
+      sandbox,
+      endStreams: () => shutdown.abort(),
+      async close() {
+        shutdown.abort();
+        await closeOpened();
+      },
+    };
   } catch (error) {
-    await store.close();
-    await sandbox?.close();
+    await closeOpened();
     throw error;
   }
-  const shutdown = new AbortController();
-  // The reconciler and the merchant's deliveries start with the app; leftover notifications first.
-  const app = createApp({
-    ...appOptions(config, logger),
-    partner,
-    store,
-    defaultCallback: config.defaultCallback,
-    upstream,
-    signal: shutdown.signal,
-    background: true,
-    ...(sandbox ? { now: sandbox.state.clock.now } : {}),
-  });
-  return {
-    app,
-    sandbox,
-    endStreams: () => shutdown.abort(),
-    async close() {
-      shutdown.abort();
-      await app.pix.stop();
-      await store.close();
-      await sandbox?.close();
-    },
-  };
 }
 
 /** Runs the proxy on its own HTTP server (`pix-checkout serve`); in sandbox mode, the whole dev stack. */
 export async function startProxy(config: ProxyConfig, logger: Logger = createLogger({ level: config.logLevel })): Promise<RunningProxy> {
   if (config.partner.sandbox) {
     const { rateLimits, ...shared } = appOptions(config, logger);
+    const { startDevStack } = await import('./dev.ts');
     const stack = await startDevStack({ ...shared, rateLimits, port: config.port, host: config.host });
     return { url: stack.url, sandbox: true, close: stack.close };
   }

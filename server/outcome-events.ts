@@ -5,27 +5,11 @@
  * number of restarts) the same outcome is the same event, and a receiver deduplicates on it.
  */
 import { createHash } from 'node:crypto';
+import type { OutcomeEvent, OutcomeType } from '../src/shared/contract.ts';
 import { PARTNER_STATUS } from '../src/shared/partner.ts';
 
 export type OutcomeKind = 'payment' | 'transfer';
-export type OutcomeType = 'payment.paid' | 'payment.canceled' | 'transfer.approved' | 'transfer.canceled';
-
-/** What the merchant receives (JSON), signed (server/signature.ts). */
-export interface OutcomeEvent {
-  /** Stable: the same outcome always has the same id. Deduplicate on it. */
-  id: string;
-  type: OutcomeType;
-  /** When the proxy recorded the outcome, ISO 8601. */
-  created_at: string;
-  data: {
-    reference: string;
-    status: 'paid' | 'canceled' | 'approved';
-    /** Reais. */
-    value: number | null;
-    checkout_id: string | null;
-    order_id: string | null;
-  };
-}
+export type { OutcomeEvent, OutcomeType } from '../src/shared/contract.ts';
 
 export function outcomeType(kind: OutcomeKind, partnerStatus: number): OutcomeType | null {
   if (partnerStatus === PARTNER_STATUS.approved) return kind === 'payment' ? 'payment.paid' : 'transfer.approved';

@@ -11,8 +11,8 @@ import { errorBody } from '../src/shared/errors.ts';
 
 export const WIDGET_SCRIPT_PATH = '/pix-checkout.js';
 
-/** dist/ beside server/ (this repository) or beside lib/server/ (the installed package). */
-const CANDIDATES = ['../dist/pix-checkout.js', '../../dist/pix-checkout.js'].map((path) => fileURLToPath(new URL(path, import.meta.url)));
+/** dist/ beside lib/server/ when compiled (the installed package), beside server/ in this repository. */
+const CANDIDATES = [fileURLToPath(new URL(/\/lib\/server\/[^/]+$/.test(import.meta.url) ? '../../dist/pix-checkout.js' : '../dist/pix-checkout.js', import.meta.url))];
 
 interface Loaded {
   path: string;

@@ -156,3 +156,28 @@ export const OpenPaymentRequest = /* @__PURE__ */ z.strictObject({
   description: z.optional(PaymentDescription),
 });
 export type OpenPaymentRequest = z.infer<typeof OpenPaymentRequest>;
+
+/** What the proxy tells the merchant's backend of each final outcome (its signed webhook, `onOutcome`). */
+export const OUTCOME_TYPES = ['payment.paid', 'payment.canceled', 'transfer.approved', 'transfer.canceled'] as const;
+export type OutcomeType = (typeof OUTCOME_TYPES)[number];
+
+/**
+ * The merchant webhook's body (docs/webhooks.md). Receivers parse it with this schema after checking
+ * the signature; fields added by newer proxies are let through.
+ */
+export const OutcomeEvent = /* @__PURE__ */ z.object({
+  /** Stable: the same outcome always has the same id. Deduplicate on it. */
+  id: z.string(),
+  type: z.enum(OUTCOME_TYPES),
+  /** When the proxy recorded the outcome, ISO 8601. */
+  created_at: z.string(),
+  data: z.object({
+    reference: z.string(),
+    status: z.enum(['paid', 'canceled', 'approved']),
+    /** Reais. */
+    value: z.nullable(z.number()),
+    checkout_id: z.nullable(z.string()),
+    order_id: z.nullable(z.string()),
+  }),
+});
+export type OutcomeEvent = z.infer<typeof OutcomeEvent>;

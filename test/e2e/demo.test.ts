@@ -16,6 +16,7 @@ import {
   addToCart,
   clickPanel,
   expiredJourney,
+  playgroundJourney,
   goToPayment,
   launchBrowser,
   openStore,
@@ -63,6 +64,14 @@ async function getJson(url: string, init?: RequestInit): Promise<{ status: numbe
   return { status: res.status, body: await res.json() };
 }
 
+/** The shop's answer about an order, asked by the customer's browser (it holds the order's session). */
+async function orderAsSeenBy(page: Page, orderId: string): Promise<{ status: number; body: any }> {
+  return page.evaluate(async (id) => {
+    const res = await fetch(`/shop/orders/${id}`);
+    return { status: res.status, body: await res.json() };
+  }, orderId);
+}
+
 const priceOf = (id: string) => CATALOG.find((p) => p.id === id)!.priceCents;
 /** Intl writes a no-break space after R$. */
 const spaces = (text: string) => text.replace(/\s+/g, ' ');
@@ -97,7 +106,7 @@ describe('the demo store, as a customer uses it', () => {
       );
 
       // Shown because the shop's backend says paid, confirmed server side...
-      const order = await getJson(`${demo.url}/shop/orders/${payment.orderId}`);
+      const order = await orderAsSeenBy(page, payment.orderId);
       assert.equal(order.status, 200);
       assert.equal(order.body.status, 'paid');
       assert.ok(['webhook', 'proxy'].includes(order.body.confirmed_by), `confirmed_by ${order.body.confirmed_by}`);
@@ -135,7 +144,7 @@ describe('the demo store, as a customer uses it', () => {
       assert.equal(await isHidden(page, '#step-payment'), false);
       assert.match(await page.$eval('#payment-note', (el) => el.textContent ?? ''), /ainda não o confirmou/);
       assert.equal(demo.shop.order(payment.orderId)!.status, 'awaiting_payment');
-      assert.equal((await getJson(`${demo.url}/shop/orders/${payment.orderId}`)).body.status, 'awaiting_payment');
+      assert.equal((await orderAsSeenBy(page, payment.orderId)).body.status, 'awaiting_payment');
 
       // The real payment, afterwards, still confirms it.
       await simulatePaid(page);
@@ -154,12 +163,34 @@ describe('the demo store, as a customer uses it', () => {
       assert.notEqual(renewed.code, payment.code, 'a new code after the renewal');
       assert.ok(renewed.qrSvg);
       assert.equal(confirmation.orderId, payment.orderId);
-      const order = await getJson(`${demo.url}/shop/orders/${payment.orderId}`);
+      const order = await orderAsSeenBy(page, payment.orderId);
       assert.equal(order.body.status, 'paid');
       // The renewed code is the one paid, and the checkout is paid.
       const checkout = await getJson(`${demo.stack.apiUrl}/checkouts/${order.body.checkout_id}`, { headers: { authorization: `Bearer ${demo.stack.apiKey}` } });
       assert.equal(checkout.body.status, 'paid');
       assert.ok(renewed.code!.includes(checkout.body.payment.reference), 'the paid payment is the renewed one');
+    });
+  });
+
+  test('the playground: its widget follows the controls, refuses an amount out of bounds, and shows the snippet', { timeout: 60_000 }, async () => {
+    await withDemo({}, async (demo, page) => {
+      const { first, snippet } = await playgroundJourney(page, demo.url);
+      assert.match(first.code!, /^000201/);
+      assert.equal(await page.$eval('#pg-widget', (el) => el.getAttribute('theme')), 'dark');
+      assert.match(snippet, /<script type="module" src="http:\/\/[^"]+\/api\/pix-checkout\.js"><\/script>/);
+      assert.match(snippet, /theme="dark"/);
+      // Bounds from the shop's configuration (the partner's limits): 10000.01 is refused, with a message.
+      await page.$eval('#pg-amount', (input) => {
+        (input as HTMLInputElement).value = '10000.01';
+        // An amount applies on change (typing would make a payment per keystroke).
+        input.dispatchEvent(new Event('change', { bubbles: true }));
+      });
+      assert.match(await page.$eval('#pg-amount-error', (el) => el.textContent ?? ''), /R\$\s10\.000,00/);
+      assert.equal(await page.$eval('#pg-amount', (el) => el.getAttribute('aria-invalid')), 'true');
+      assert.equal(await page.$eval('#pg-widget', (el) => el.getAttribute('amount')), '49.90', 'the widget keeps the last valid amount');
+      // Another locale: the widget speaks it.
+      await page.select('#pg-locale', 'en');
+      await page.waitForFunction(() => (document.querySelector('#pg-widget')?.shadowRoot?.querySelector('[part~="status"]')?.textContent ?? '').includes('Waiting'), { timeout: 10_000 });
     });
   });
 
@@ -260,7 +291,24 @@ describe("the shop's backend", () => {
     assert.match(body.checkout_id, /^co_/);
     const checkout = await getJson(`${demo.stack.apiUrl}/checkouts/${body.checkout_id}`, { headers: { authorization: `Bearer ${demo.stack.apiKey}` } });
     assert.equal(checkout.body.order_id, body.order_id);
+
     assert.equal(checkout.body.value, body.total);
     assert.equal(checkout.body.status, 'open');
+  });
+
+  test('an order is read only by the client that placed it (its session cookie)', async () => {
+    const placed = await fetch(`${demo.url}/shop/orders`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ items: [{ product_id: 'goiabada-cascao', quantity: 1 }] }) });
+    assert.equal(placed.status, 201);
+    const { order_id: id } = (await placed.json()) as { order_id: string };
+    const cookie = placed.headers.get('set-cookie')!.split(';')[0]!;
+    assert.match(placed.headers.get('set-cookie')!, /HttpOnly/);
+    const own = await getJson(`${demo.url}/shop/orders/${id}`, { headers: { cookie } });
+    assert.equal(own.status, 200);
+    assert.equal(own.body.order_id, id);
+    const stranger = await getJson(`${demo.url}/shop/orders/${id}`);
+    assert.equal(stranger.status, 404);
+    assert.equal(stranger.body.error.code, 'not_found');
+    const other = await getJson(`${demo.url}/shop/orders/${id}`, { headers: { cookie: `shop_session=${'x'.repeat(32)}` } });
+    assert.equal(other.status, 404);
   });
 });

@@ -101,11 +101,12 @@ export async function goToPayment(page: Page, shot?: Shot): Promise<PaymentStep>
 
 /** A test-panel button; waits until it is enabled (the panel knows the payment on screen). */
 export async function clickPanel(page: Page, id: string): Promise<void> {
-  const before = await page.$eval('#test-result', (el) => el.textContent ?? '');
+  const before = await page.$eval('#test-result', (el) => (el as HTMLElement).dataset.done ?? '0');
   await page.waitForSelector(`#${id}:not([disabled])`, WAIT);
   await page.click(`#${id}`);
-  // Done when the panel says the result (a new sentence in its status line).
-  await page.waitForFunction((text) => (document.querySelector('#test-result')!.textContent ?? '') !== text, WAIT, before);
+  // Done when the panel has finished one more action (its count, not its sentence: two actions in
+  // a row may say the same thing).
+  await page.waitForFunction((done) => ((document.querySelector('#test-result') as HTMLElement).dataset.done ?? '0') !== done, WAIT, before);
 }
 
 export const simulatePaid = (page: Page) => clickPanel(page, 'sim-paid');

@@ -40,8 +40,10 @@ after(async () => {
 });
 
 test('the packed tarball installs in an empty folder and works from there', { timeout: 300_000 }, async () => {
-  const { stdout } = await run(npm, ['pack', '--json', '--pack-destination', folder], { cwd: repo, maxBuffer: 64 * 1024 * 1024 });
-  const [packed] = JSON.parse(stdout.slice(stdout.indexOf('['))) as [{ filename: string; files: { path: string }[] }];
+  // What `prepack` does, then the pack alone, so that its stdout is only the JSON.
+  await run(npm, ['run', 'build'], { cwd: repo, maxBuffer: 64 * 1024 * 1024 });
+  const { stdout } = await run(npm, ['pack', '--json', '--ignore-scripts', '--pack-destination', folder], { cwd: repo, maxBuffer: 64 * 1024 * 1024 });
+  const [packed] = JSON.parse(stdout) as [{ filename: string; files: { path: string }[] }];
   const files = packed.files.map((f) => f.path);
   for (const needed of ['dist/pix-checkout.js', 'dist/npm/index.js', 'dist/npm/element.js', 'lib/server/index.js', 'lib/server/index.d.ts', 'lib/src/define.d.ts', 'custom-elements.json', 'bin/pix-checkout.mjs']) {
     assert.ok(files.includes(needed), `the package holds ${needed}`);
@@ -49,7 +51,8 @@ test('the packed tarball installs in an empty folder and works from there', { ti
   assert.ok(!files.some((f) => f.startsWith('test/') || f.startsWith('server/') || f.startsWith('node_modules/')), 'no tests, sources or modules in the package');
 
   writeFileSync(join(folder, 'package.json'), JSON.stringify({ name: 'shop', private: true, type: 'module' }));
-  // The dependencies come from npm's cache when `npm ci` has filled it; the registry otherwise.
+  // The dependencies come from npm's cache, which `npm ci` has filled (no server is reached then);
+  // with a cold cache, from the npm registry, as for any install.
   await run(npm, ['install', join(folder, packed.filename), '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error'], { cwd: folder, maxBuffer: 64 * 1024 * 1024 });
   const installed = join(folder, 'node_modules', 'pix-checkout');
   assert.ok(existsSync(join(installed, 'package.json')));
@@ -76,9 +79,10 @@ test('the packed tarball installs in an empty folder and works from there', { ti
   assert.equal(exported.crc, '29B1', 'CRC-16/CCITT-FALSE check value');
   assert.equal(exported.verifier, 'function');
   assert.equal(exported.createApp, 'function');
-  const manifest = JSON.parse(readFileSync(join(installed, 'custom-elements.json'), 'utf8')) as { modules: { declarations?: { tagName?: string; attributes?: { name: string }[]; events?: { name: string }[]; cssParts?: { name: string }[]; cssProperties?: { name: string }[] }[] }[] };
+  const manifest = JSON.parse(readFileSync(join(installed, 'custom-elements.json'), 'utf8')) as { modules: { path: string; declarations?: { tagName?: string; attributes?: { name: string }[]; events?: { name: string }[]; cssParts?: { name: string }[]; cssProperties?: { name: string }[] }[] }[] };
   const element = manifest.modules.flatMap((m) => m.declarations ?? []).find((d) => d.tagName === 'pix-checkout');
   assert.ok(element, 'the manifest declares <pix-checkout>');
+  for (const mod of manifest.modules) assert.ok(existsSync(join(installed, mod.path)), `the manifest's module ${mod.path} is in the package`);
   assert.deepEqual(element.attributes?.map((a) => a.name), ['endpoint', 'checkout', 'amount', 'description', 'locale', 'renewals', 'mode', 'layout', 'theme']);
   assert.deepEqual(element.events?.map((e) => e.name).sort(), ['pix-canceled', 'pix-copy', 'pix-created', 'pix-error', 'pix-expired', 'pix-paid', 'pix-status-change']);
   assert.ok(element.cssParts?.some((p) => p.name === 'copy-button'));

@@ -151,10 +151,18 @@ test('a burst of 500 outcomes while the proxy is SIGKILLed and restarted: every 
       await startProxy();
     }
   })();
+  // A killer that fails (a proxy that does not come back) fails the test at once, not by timeout.
+  let killerFailed: unknown = null;
+  killer.catch((error: unknown) => {
+    killerFailed = error ?? new Error('the killer failed');
+  });
   for (let i = 0; i < refs.length; i += 20) {
     // Paced by the killer, not only by the clock: on a slow or busy machine a restart takes longer,
     // and at least four kills must still fall inside the burst, spread over it.
-    while (kills < Math.floor((i / refs.length) * 5)) await sleep(20);
+    while (kills < Math.floor((i / refs.length) * 5)) {
+      if (killerFailed) throw killerFailed;
+      await sleep(20);
+    }
     for (const [j, ref] of refs.slice(i, i + 20).entries()) {
       const payment = sandbox.state.payments.get(ref)!;
       const outcome = (i + j) % 3 === 2 ? sandbox.state.cancelPayment(payment) : sandbox.state.pay(payment);

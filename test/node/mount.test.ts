@@ -13,7 +13,7 @@ import { after, before, describe, test } from 'node:test';
 import { getRequestListener } from '@hono/node-server';
 import { PaymentView } from '../../src/shared/contract.ts';
 import { SANDBOX_DEFAULTS, proxyConfig } from '../../server/config.ts';
-import { closeServer } from '../../server/dev.ts';
+import { closeServer } from '../../server/close-server.ts';
 import { createLogger } from '../../server/log.ts';
 import { createProxy, type MountedProxy } from '../../server/main.ts';
 import { startSandbox, type RunningSandbox } from '../../server/sandbox/server.ts';
@@ -49,6 +49,7 @@ async function payAndRead(url: string, sandboxControl: (path: string) => Promise
 
 describe('createProxy mounted in node:http', () => {
   let dir: string;
+  let reference: string | undefined;
   before(() => {
     dir = mkdtempSync(join(tmpdir(), 'pix-mount-'));
   });
@@ -98,6 +99,21 @@ describe('createProxy mounted in node:http', () => {
       const { view, read } = await payAndRead(url, control(proxy.sandbox));
       assert.equal(read.reference, view.reference);
       assert.equal(read.status, 'paid');
+      reference = view.reference;
+    } finally {
+      proxy.endStreams();
+      await closeServer(server);
+      await proxy.close();
+    }
+  });
+
+  test('a second sandbox-mode proxy does not serve the payments of the first, gone sandbox', async () => {
+    assert.ok(reference, 'the test above made a payment');
+    const proxy = await createProxy(proxyConfig({ PIX_OPEN_AMOUNT: 'true', PIX_DATA_DIR: join(dir, 'sandbox') }), silent);
+    const { server, url } = await mount(proxy);
+    try {
+      const res = await fetch(`${url}/api/payments/${reference}`);
+      assert.equal(res.status, 404);
     } finally {
       proxy.endStreams();
       await closeServer(server);

@@ -2,15 +2,15 @@
 // nothing from the repository. createApp mounted in a plain node:http server against the packaged
 // sandbox, plus a page that loads the script-tag build the proxy serves. Prints its URL, stops on SIGTERM.
 import { createServer } from 'node:http';
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { getRequestListener } from '@hono/node-server';
 import { SANDBOX_DEFAULTS, closeServer, createApp, createPartnerClient, openSqliteStore } from 'pix-checkout/server';
 import { startSandbox } from 'pix-checkout/sandbox';
+import { LIMITS } from 'pix-checkout/shared';
 
 const sandbox = await startSandbox();
-const store = openSqliteStore({ dataDir: mkdtempSync(join(tmpdir(), 'pix-fixture-')) });
+// The store in this folder, which the test removes.
+const store = openSqliteStore({ dataDir: 'data' });
 const partner = createPartnerClient({
   baseUrl: sandbox.url,
   ca: sandbox.ca,
@@ -19,7 +19,7 @@ const partner = createPartnerClient({
   tokenStore: store.tokens,
 });
 const shutdown = new AbortController();
-const app = createApp({ partner, store, openAmount: { min: 0.2, max: 10000 }, allowedOrigins: ['*'], signal: shutdown.signal, background: true, now: sandbox.state.clock.now });
+const app = createApp({ partner, store, openAmount: { min: LIMITS.paymentValue.min, max: LIMITS.paymentValue.max }, allowedOrigins: ['*'], signal: shutdown.signal, background: true, now: sandbox.state.clock.now });
 const proxy = getRequestListener(app.fetch);
 const page = readFileSync(new URL('./page.html', import.meta.url));
 

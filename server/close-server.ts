@@ -1,0 +1,17 @@
+import type { Server } from 'node:http';
+
+/**
+ * Stops accepting, lets in-flight requests finish (idle keep-alive connections close at once),
+ * and after `graceMs` cuts whatever is left.
+ */
+export async function closeServer(server: Server, graceMs = 5000): Promise<void> {
+  await new Promise<void>((resolve) => {
+    const cut = setTimeout(() => server.closeAllConnections(), graceMs);
+    cut.unref();
+    server.close(() => {
+      clearTimeout(cut);
+      resolve();
+    });
+    server.closeIdleConnections();
+  });
+}
