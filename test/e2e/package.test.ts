@@ -48,7 +48,7 @@ test('the packed tarball installs in an empty folder and works from there', { ti
   for (const needed of ['dist/pix-checkout.js', 'dist/npm/index.js', 'dist/npm/element.js', 'lib/server/index.js', 'lib/server/index.d.ts', 'lib/src/define.d.ts', 'custom-elements.json', 'bin/pix-checkout.mjs']) {
     assert.ok(files.includes(needed), `the package holds ${needed}`);
   }
-  assert.ok(!files.some((f) => f.startsWith('test/') || f.startsWith('server/') || f.startsWith('node_modules/')), 'no tests, sources or modules in the package');
+  assert.ok(!files.some((f) => f.startsWith('test/') || f.startsWith('node_modules/') || /\.ts$/.test(f.replace(/\.d\.ts$/, ''))), 'no tests, TypeScript sources or modules in the package');
 
   writeFileSync(join(folder, 'package.json'), JSON.stringify({ name: 'shop', private: true, type: 'module' }));
   // The dependencies come from npm's cache, which `npm ci` has filled (no server is reached then);
