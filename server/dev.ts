@@ -202,5 +202,3 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
     },
   };
 }
-
-export { closeServer };

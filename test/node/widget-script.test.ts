@@ -4,7 +4,7 @@
  * file is not built.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -33,8 +33,7 @@ describe('the widget script served by the proxy', () => {
     assert.equal(res.headers.get('access-control-allow-origin'), '*');
     assert.equal(res.headers.get('cross-origin-resource-policy'), 'cross-origin');
     assert.equal(res.headers.get('x-content-type-options'), 'nosniff');
-    const { readFile } = await import('node:fs/promises');
-    assert.equal(await res.text(), await readFile(new URL('../../dist/pix-checkout.js', import.meta.url), 'utf8'));
+    assert.equal(await res.text(), readFileSync(new URL('../../dist/pix-checkout.js', import.meta.url), 'utf8'));
     const etag = res.headers.get('etag');
     assert.ok(etag);
     const again = await fetch(`${stack.apiUrl}/pix-checkout.js`, { headers: { 'if-none-match': etag } });
@@ -53,7 +52,6 @@ describe('the widget script served by the proxy', () => {
     const first = await app.request('/s.js');
     assert.equal(await first.text(), 'export const a = 1;');
     writeFileSync(file, 'export const a = 22;');
-    const { utimesSync } = await import('node:fs');
     utimesSync(file, new Date(), new Date(Date.now() + 5000));
     const second = await app.request('/s.js');
     assert.equal(await second.text(), 'export const a = 22;');
