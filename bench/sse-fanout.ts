@@ -14,7 +14,7 @@ const WATCH_INTERVAL_MS = 250;
 
 if (process.argv[2] === '--server') {
   // The child: the whole stack, answering RSS questions over IPC.
-  const { startDevStack } = await import('../server/dev.ts');
+  const { startDevStack } = await import('../server/dev-stack.ts');
   const { createLogger } = await import('../server/log.ts');
   const stack = await startDevStack({ watchIntervalMs: WATCH_INTERVAL_MS, logger: createLogger({ level: 'warn' }) });
   const created = await fetch(`${stack.apiUrl}/payments`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"value":25}' });

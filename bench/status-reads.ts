@@ -20,7 +20,7 @@ const connections = Number(process.env.BENCH_CONNECTIONS ?? 100);
 type FromServer = { bareUrl: string; statusUrl: string } | { upstreamCalls: number };
 
 if (process.argv[2] === '--server') {
-  const { startDevStack } = await import('../server/dev.ts');
+  const { startDevStack } = await import('../server/dev-stack.ts');
   const { createLogger } = await import('../server/log.ts');
   // Request lines off (level warn): the figure is the proxy's own cost, not stdout's.
   const stack = await startDevStack({ logger: createLogger({ level: 'warn' }) });

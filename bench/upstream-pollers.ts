@@ -4,7 +4,7 @@
  * 15; BENCH_POLLERS, default 1000).
  */
 import { Agent, get } from 'node:http';
-import { startDevStack } from '../server/dev.ts';
+import { startDevStack } from '../server/dev-stack.ts';
 import { createLogger } from '../server/log.ts';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 15);

@@ -9,9 +9,9 @@
 import { build } from 'vite';
 import puppeteer from 'puppeteer-core';
 // @ts-expect-error find-chrome.mjs is plain JS without types
-import { findChrome } from '../scripts/find-chrome.mjs';
-import { startDevStack } from '../server/dev.ts';
-import { mountWidgetPages } from './widget-page.ts';
+import { findChrome } from '../test/support/find-chrome.mjs';
+import { startDevStack } from '../server/dev-stack.ts';
+import { mountWidgetPages } from '../test/support/widget-page.ts';
 
 const RUNS = Number(process.env.RUNS ?? 15);
 

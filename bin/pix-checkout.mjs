@@ -3,13 +3,13 @@
 // repository, where the TypeScript sources are, it runs them through tsx, so no build is needed.
 import { existsSync } from 'node:fs';
 
-const sources = new URL('../server/cli.ts', import.meta.url);
+const sources = new URL('../server/cli/index.ts', import.meta.url);
 let main;
 if (existsSync(sources)) {
   const { register } = await import('tsx/esm/api');
   register();
   ({ main } = await import(sources.href));
 } else {
-  ({ main } = await import('../lib/server/cli.js'));
+  ({ main } = await import('../lib/server/cli/index.js'));
 }
 process.exitCode = await main(process.argv.slice(2));

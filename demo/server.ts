@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { serveStatic } from '@hono/node-server/serve-static';
 import type { Hono } from 'hono';
-import { startDevStack, type DevStack, type DevStackOptions } from '../server/dev.ts';
+import { startDevStack, type DevStack, type DevStackOptions } from '../server/dev-stack.ts';
 import { errorBody } from '../src/shared/errors.ts';
 import type { Logger } from '../server/log.ts';
 import { createShop, type Shop } from './shop-backend.ts';

@@ -17,8 +17,8 @@ import { z } from 'zod/mini';
 import { CheckoutView, OutcomeEvent } from '../src/shared/contract.ts';
 import { errorBody, parseInput, type ErrorCode } from '../src/shared/errors.ts';
 import { LIMITS } from '../src/shared/limits.ts';
-import { readBodyBytes, readJson } from '../server/json-body.ts';
-import { EVENT_ID_HEADER, SIGNATURE_HEADER, verifyWebhookSignature } from '../server/signature.ts';
+import { readBodyBytes, readJson } from '../server/http/body.ts';
+import { EVENT_ID_HEADER, SIGNATURE_HEADER, verifyWebhookSignature } from '../server/domain/signature.ts';
 
 export interface Product {
   id: string;

@@ -12,9 +12,9 @@
 import { mkdir, stat } from 'node:fs/promises';
 import type { Page } from 'puppeteer-core';
 import { build } from 'vite';
-import { GALLERY_STATES, mountWidgetPages } from '../bench/widget-page.ts';
+import { GALLERY_STATES, mountWidgetPages } from '../test/support/widget-page.ts';
 import { startDemo } from '../demo/server.ts';
-import { startDevStack } from '../server/dev.ts';
+import { startDevStack } from '../server/dev-stack.ts';
 import { VIEWPORTS, expiredJourney, launchBrowser, payJourney, playgroundJourney, type Shot } from '../test/e2e/journey.ts';
 
 /** The gallery's sizes (its pictures keep the widths they always had). */

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { z } from 'zod/mini';
 import { LIMITS, formatReais, isCents } from '../src/shared/limits.ts';
-import { USER_AGENT_PATTERN } from '../src/shared/partner.ts';
+import { USER_AGENT_PATTERN } from './partner/wire.ts';
 import { PROXY_DEFAULTS } from './defaults.ts';
 import { DEFAULT_ACCOUNT } from './sandbox/state.ts';
 

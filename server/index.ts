@@ -6,10 +6,10 @@
 export { createApp, SECURITY_HEADERS, type AppDeps, type PixApp, type PixRuntime } from './app.ts';
 export { createProxy, serve, startProxy, type MountedProxy, type RunningProxy } from './main.ts';
 export { ConfigError, SANDBOX_DEFAULTS, loadEnv, partnerConfig, proxyConfig, type PartnerConfig, type ProxyConfig } from './config.ts';
-export { DEFAULT_TOLERANCE_SECONDS, EVENT_ID_HEADER, SIGNATURE_HEADER, signWebhook, verifyWebhookSignature, type VerifyOptions } from './signature.ts';
-export type { OutcomeEvent } from './outcome-events.ts';
-export { createPartnerClient, type PartnerClient } from './upstream/client.ts';
-export { openSqliteStore } from './store/sqlite.ts';
+export { DEFAULT_TOLERANCE_SECONDS, EVENT_ID_HEADER, SIGNATURE_HEADER, signWebhook, verifyWebhookSignature, type VerifyOptions } from './domain/signature.ts';
+export type { OutcomeEvent } from './domain/outcomes.ts';
+export { createPartnerClient, type PartnerClient } from './partner/client.ts';
+export { openSqliteStore } from './store/sqlite/sqlite-store.ts';
 export type { Store } from './store/store.ts';
 export { createLogger, type Logger } from './log.ts';
-export { closeServer } from './close-server.ts';
+export { closeServer } from './http/close-server.ts';

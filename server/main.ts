@@ -14,13 +14,13 @@ import { pathToFileURL } from 'node:url';
 import { getRequestListener } from '@hono/node-server';
 import { createApp, type PixApp } from './app.ts';
 import { ConfigError, SANDBOX_DEFAULTS, loadEnv, proxyConfig, type ProxyConfig } from './config.ts';
-import { closeServer } from './close-server.ts';
+import { closeServer } from './http/close-server.ts';
 import { createLogger, type Logger } from './log.ts';
-import { perMinute } from './rate-limit.ts';
-import { trackUpstream } from './readiness.ts';
+import { perMinute } from './http/rate-limit.ts';
+import { trackUpstream } from './domain/readiness.ts';
 import type { RunningSandbox } from './sandbox/server.ts';
-import { openSqliteStore } from './store/sqlite.ts';
-import { createPartnerClient } from './upstream/client.ts';
+import { openSqliteStore } from './store/sqlite/sqlite-store.ts';
+import { createPartnerClient } from './partner/client.ts';
 
 export interface RunningProxy {
   /** The HTTP origin; the API is under /api. */
@@ -140,7 +140,7 @@ export async function createProxy(config: ProxyConfig = proxyConfig(loadEnv()), 
 export async function startProxy(config: ProxyConfig, logger: Logger = createLogger({ level: config.logLevel })): Promise<RunningProxy> {
   if (config.partner.sandbox) {
     const { rateLimits, ...shared } = appOptions(config, logger);
-    const { startDevStack } = await import('./dev.ts');
+    const { startDevStack } = await import('./dev-stack.ts');
     const stack = await startDevStack({ ...shared, rateLimits, port: config.port, host: config.host });
     return { url: stack.url, sandbox: true, close: stack.close };
   }

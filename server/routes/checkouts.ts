@@ -5,8 +5,8 @@
 import { Hono, type MiddlewareHandler } from 'hono';
 import { CHECKOUT_PATHS, CreateCheckoutRequest } from '../../src/shared/contract.ts';
 import { z } from 'zod/mini';
-import type { CheckoutService } from '../checkouts.ts';
-import { checkoutIdOf, parseBody, parseOptionalBody } from './input.ts';
+import type { CheckoutService } from '../domain/checkouts.ts';
+import { checkoutIdOf, parseBody, parseOptionalBody } from '../http/input.ts';
 
 /** The browser's request for a checkout's payment takes no fields: any field (a value) is refused. */
 const NoFields = /* @__PURE__ */ z.strictObject({});

@@ -4,10 +4,10 @@ import { streamSSE } from 'hono/streaming';
 import { API_PATHS, OpenPaymentRequest, STATUS_STREAM, fillPath, type PaymentView } from '../../src/shared/contract.ts';
 import { formatReais } from '../../src/shared/limits.ts';
 import { isFinalStatus } from '../../src/shared/status.ts';
-import { HttpError } from '../http-errors.ts';
-import { jsonResponse } from '../response-headers.ts';
-import type { PaymentService } from '../payments.ts';
-import { parseBody, referenceOf } from './input.ts';
+import { HttpError } from '../http/errors.ts';
+import { jsonResponse } from '../http/response-headers.ts';
+import type { PaymentService } from '../domain/payments.ts';
+import { parseBody, referenceOf } from '../http/input.ts';
 
 export interface PaymentRoutesDeps {
   payments: PaymentService;

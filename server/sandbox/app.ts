@@ -24,10 +24,10 @@ import {
   type PartnerErrorResponse,
   type PartnerPaymentRecord,
   type PartnerTransferRecord,
-} from '../../src/shared/partner.ts';
+} from '../partner/wire.ts';
 import { detectPixKeyType } from '../../src/shared/pix-keys.ts';
 import type { z } from 'zod/mini';
-import { readJson } from '../json-body.ts';
+import { readJson } from '../http/body.ts';
 import { faultMiddleware } from './faults.ts';
 import type { SandboxPayment, SandboxState, SandboxTransfer, TransferRefusal } from './state.ts';
 

@@ -9,7 +9,7 @@ import { z } from 'zod/mini';
 import { isValidDocument } from '../../src/shared/document.ts';
 import { parseInput } from '../../src/shared/errors.ts';
 import { PIX_KEY_TYPES, isValidPixKey, type PixKeyType } from '../../src/shared/pix-keys.ts';
-import { readJson } from '../json-body.ts';
+import { readJson } from '../http/body.ts';
 import { MAX_BODY_BYTES } from './app.ts';
 import { BANK_BEHAVIOURS, KYC_STATUSES, type SandboxCustomer } from './customers.ts';
 import { FAULT_KINDS } from './faults.ts';

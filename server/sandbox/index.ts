@@ -4,4 +4,4 @@
  * `npm start` and this package's tests do.
  */
 export { startSandbox, type RunningSandbox, type SandboxOptions } from './server.ts';
-export { startDevStack, type DevStack, type DevStackOptions } from '../dev.ts';
+export { startDevStack, type DevStack, type DevStackOptions } from '../dev-stack.ts';

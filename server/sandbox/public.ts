@@ -5,7 +5,7 @@
  */
 import { Hono } from 'hono';
 import QRCode from 'qrcode';
-import { PARTNER_STATUS } from '../../src/shared/partner.ts';
+import { PARTNER_STATUS } from '../partner/wire.ts';
 import { createControlApi } from './control.ts';
 import type { SandboxPayment, SandboxState } from './state.ts';
 

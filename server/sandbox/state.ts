@@ -8,7 +8,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { onlyDigits } from '../../src/shared/document.ts';
 import { LIMITS } from '../../src/shared/limits.ts';
-import { PARTNER_STATUS, type PartnerStatusCode, type PixKeyType, type TransferRefusalReason, type WebhookOutcome } from '../../src/shared/partner.ts';
+import { PARTNER_STATUS, type PartnerStatusCode, type PixKeyType, type TransferRefusalReason, type WebhookOutcome } from '../partner/wire.ts';
 import type { SandboxClock } from './clock.ts';
 import { CustomerRegistry, type SandboxCustomer } from './customers.ts';
 import { FaultInjector } from './faults.ts';

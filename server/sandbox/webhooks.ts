@@ -18,7 +18,7 @@ import {
   type OldWebhookPayload,
   type WebhookKind,
   type WebhookOutcome,
-} from '../../src/shared/partner.ts';
+} from '../partner/wire.ts';
 
 export interface WebhookOptions {
   /** How long one attempt may take before it counts as a timeout (real ms). Default 5000. */

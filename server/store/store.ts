@@ -3,7 +3,7 @@
  * SQLite implementation (sqlite.ts) suits one instance; another store (Postgres, say) implements the
  * same methods. Times are epoch milliseconds on the proxy's clock; values are cents, never floats.
  */
-import type { TokenStore } from '../upstream/token-store.ts';
+import type { TokenStore } from '../partner/token-store.ts';
 
 /** A payment the proxy issued, and what it last learned of its status. */
 export interface PaymentRecord {

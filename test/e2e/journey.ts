@@ -6,7 +6,7 @@
  */
 import puppeteer, { type Browser, type Page } from 'puppeteer-core';
 // @ts-expect-error find-chrome.mjs is plain JS without types
-import { findChrome } from '../../scripts/find-chrome.mjs';
+import { findChrome } from '../support/find-chrome.mjs';
 
 /** Called after each step with its name; the screenshots script writes a PNG. */
 export type Shot = (name: string) => Promise<void>;

@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import puppeteer, { type Browser } from 'puppeteer-core';
 // @ts-expect-error find-chrome.mjs is plain JS without types
-import { findChrome } from '../../scripts/find-chrome.mjs';
+import { findChrome } from '../support/find-chrome.mjs';
 
 const run = promisify(execFile);
 const repo = fileURLToPath(new URL('../..', import.meta.url));

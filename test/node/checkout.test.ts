@@ -10,9 +10,9 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { CheckoutId, CheckoutView, PaymentView } from '../../src/shared/contract.ts';
 import { ErrorBody } from '../../src/shared/errors.ts';
-import { startDevStack, type DevStack } from '../../server/dev.ts';
+import { startDevStack, type DevStack } from '../../server/dev-stack.ts';
 import { createLogger } from '../../server/log.ts';
-import { DEFAULT_STALE_AFTER_MS } from '../../server/payments.ts';
+import { DEFAULT_STALE_AFTER_MS } from '../../server/domain/payments.ts';
 import { startSandbox } from '../../server/sandbox/server.ts';
 import { DEFAULT_ACCOUNT } from '../../server/sandbox/state.ts';
 

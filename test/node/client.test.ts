@@ -5,12 +5,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { parseBrCode } from '../../src/shared/brcode.ts';
-import { PARTNER_STATUS } from '../../src/shared/partner.ts';
+import { PARTNER_STATUS } from '../../server/partner/wire.ts';
 import { startSandbox, type RunningSandbox } from '../../server/sandbox/server.ts';
 import { DEFAULT_ACCOUNT } from '../../server/sandbox/state.ts';
-import { createPartnerClient, type PartnerClientOptions, type PartnerLogEntry } from '../../server/upstream/client.ts';
-import { PartnerError, redact } from '../../server/upstream/errors.ts';
-import { fileTokenStore } from '../../server/upstream/token-store.ts';
+import { createPartnerClient, type PartnerClientOptions, type PartnerLogEntry } from '../../server/partner/client.ts';
+import { PartnerError, redact } from '../../server/partner/errors.ts';
+import { fileTokenStore } from '../../server/partner/token-store.ts';
 
 let sandbox: RunningSandbox;
 let dir: string;

@@ -3,7 +3,7 @@ import { describe, test } from 'node:test';
 import { CreatePaymentRequest, PaymentView } from '../../src/shared/contract.ts';
 import { invalidRequest, parseInput } from '../../src/shared/errors.ts';
 import { LIMITS, isCents } from '../../src/shared/limits.ts';
-import { CreatePartnerPaymentRequest } from '../../src/shared/partner.ts';
+import { CreatePartnerPaymentRequest } from '../../server/partner/wire.ts';
 
 function fieldsOf(input: unknown): Record<string, string> | null {
   const result = parseInput(CreatePaymentRequest, input);

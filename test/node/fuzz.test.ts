@@ -17,9 +17,9 @@ import { createApp } from '../../server/app.ts';
 import { SANDBOX_DEFAULTS } from '../../server/config.ts';
 import { createLogger } from '../../server/log.ts';
 import { startSandbox, type RunningSandbox } from '../../server/sandbox/server.ts';
-import { openSqliteStore } from '../../server/store/sqlite.ts';
+import { openSqliteStore } from '../../server/store/sqlite/sqlite-store.ts';
 import type { Store } from '../../server/store/store.ts';
-import { createPartnerClient } from '../../server/upstream/client.ts';
+import { createPartnerClient } from '../../server/partner/client.ts';
 
 const API_KEY = 'fuzz-api-key-0123456789abcdef0123456789';
 let sandbox: RunningSandbox;

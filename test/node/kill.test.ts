@@ -17,9 +17,9 @@ import { after, before, test } from 'node:test';
 import Database from 'libsql';
 import { startSandbox, type RunningSandbox } from '../../server/sandbox/server.ts';
 import { DEFAULT_ACCOUNT } from '../../server/sandbox/state.ts';
-import { verifyWebhookSignature } from '../../server/signature.ts';
-import { DB_FILE_NAME } from '../../server/store/sqlite.ts';
-import { createPartnerClient } from '../../server/upstream/client.ts';
+import { verifyWebhookSignature } from '../../server/domain/signature.ts';
+import { DB_FILE_NAME } from '../../server/store/sqlite/sqlite-store.ts';
+import { createPartnerClient } from '../../server/partner/client.ts';
 
 const OUTCOMES = 500;
 const SECRET = 'kill-test-merchant-secret-0123456789abcdef';

@@ -13,7 +13,7 @@ import { after, before, describe, test } from 'node:test';
 import { getRequestListener } from '@hono/node-server';
 import { PaymentView } from '../../src/shared/contract.ts';
 import { SANDBOX_DEFAULTS, proxyConfig } from '../../server/config.ts';
-import { closeServer } from '../../server/close-server.ts';
+import { closeServer } from '../../server/http/close-server.ts';
 import { createLogger } from '../../server/log.ts';
 import { createProxy, type MountedProxy } from '../../server/main.ts';
 import { startSandbox, type RunningSandbox } from '../../server/sandbox/server.ts';

@@ -7,9 +7,9 @@ import { after, before, describe, test } from 'node:test';
 import { parseBrCode } from '../../src/shared/brcode.ts';
 import { PaymentView } from '../../src/shared/contract.ts';
 import { ErrorBody } from '../../src/shared/errors.ts';
-import { startDevStack, type DevStack } from '../../server/dev.ts';
+import { startDevStack, type DevStack } from '../../server/dev-stack.ts';
 import { createLogger } from '../../server/log.ts';
-import { DEFAULT_STALE_AFTER_MS } from '../../server/payments.ts';
+import { DEFAULT_STALE_AFTER_MS } from '../../server/domain/payments.ts';
 import { DEFAULT_ACCOUNT } from '../../server/sandbox/state.ts';
 
 let stack: DevStack;

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { startDevStack, type DevStack } from '../../server/dev.ts';
+import { startDevStack, type DevStack } from '../../server/dev-stack.ts';
 import { createLogger } from '../../server/log.ts';
 import { createClock } from '../../server/sandbox/clock.ts';
 import { startSandbox, type RunningSandbox } from '../../server/sandbox/server.ts';

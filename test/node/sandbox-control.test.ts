@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { ErrorBody } from '../../src/shared/errors.ts';
-import { PARTNER_PATHS, TenantResponse } from '../../src/shared/partner.ts';
+import { PARTNER_PATHS, TenantResponse } from '../../server/partner/wire.ts';
 import type { WebhookDelivery } from '../../server/sandbox/webhooks.ts';
 import { T0, startHarness, startReceiver, waitFor, type Harness } from '../support/sandbox-harness.ts';
 

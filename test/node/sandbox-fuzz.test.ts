@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { PARTNER_PATHS } from '../../src/shared/partner.ts';
+import { PARTNER_PATHS } from '../../server/partner/wire.ts';
 import { seededRandom } from '../../server/sandbox/faults.ts';
 import { DEFAULT_ACCOUNT } from '../../server/sandbox/state.ts';
 import { startHarness, type Harness } from '../support/sandbox-harness.ts';

@@ -13,7 +13,7 @@ import {
   PartnerErrorResponse,
   PartnerPaymentResponse,
   TenantResponse,
-} from '../../src/shared/partner.ts';
+} from '../../server/partner/wire.ts';
 import { DEFAULT_ACCOUNT } from '../../server/sandbox/state.ts';
 import { T0, TIMESTAMP_PATTERN, UUID_PATTERN, paymentPath, startHarness, type Harness } from '../support/sandbox-harness.ts';
 

@@ -15,7 +15,7 @@ import {
   TRANSFER_REFUSAL_HTTP,
   TRANSFER_REFUSAL_REASONS,
   type TransferRefusalReason,
-} from '../../src/shared/partner.ts';
+} from '../../server/partner/wire.ts';
 import { PIX_KEY_TYPES } from '../../src/shared/pix-keys.ts';
 import { TEST_CUSTOMERS } from '../../server/sandbox/customers.ts';
 import { TIMESTAMP_PATTERN, paymentPath, startHarness, type Harness } from '../support/sandbox-harness.ts';

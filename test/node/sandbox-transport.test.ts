@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { LIMITS } from '../../src/shared/limits.ts';
-import { LoginResponse, PARTNER_PATHS, PartnerErrorResponse } from '../../src/shared/partner.ts';
+import { LoginResponse, PARTNER_PATHS, PartnerErrorResponse } from '../../server/partner/wire.ts';
 import { DEFAULT_ACCOUNT } from '../../server/sandbox/state.ts';
 import { PLAIN_HTTP_REFUSAL } from '../../server/sandbox/transport.ts';
 import { T0, TIMESTAMP_PATTERN, startHarness, type Harness } from '../support/sandbox-harness.ts';

@@ -16,7 +16,7 @@ import {
   PartnerErrorResponse,
   parseWebhook,
   type NotifyType,
-} from '../../src/shared/partner.ts';
+} from '../../server/partner/wire.ts';
 import { TEST_CUSTOMERS } from '../../server/sandbox/customers.ts';
 import type { WebhookDelivery } from '../../server/sandbox/webhooks.ts';
 import { TIMESTAMP_PATTERN, startHarness, startReceiver, waitFor, type Harness, type Receiver } from '../support/sandbox-harness.ts';

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { Agent, request } from 'node:https';
 import { after, before, describe, test } from 'node:test';
 import { parseBrCode } from '../../src/shared/brcode.ts';
-import { CreatePartnerPaymentResponse, LoginResponse, PARTNER_PATHS, PARTNER_STATUS, PartnerErrorResponse, PartnerPaymentResponse, TenantResponse } from '../../src/shared/partner.ts';
+import { CreatePartnerPaymentResponse, LoginResponse, PARTNER_PATHS, PARTNER_STATUS, PartnerErrorResponse, PartnerPaymentResponse, TenantResponse } from '../../server/partner/wire.ts';
 import { fillPath } from '../../src/shared/contract.ts';
 import { startSandbox, type RunningSandbox } from '../../server/sandbox/server.ts';
 import { DEFAULT_ACCOUNT } from '../../server/sandbox/state.ts';

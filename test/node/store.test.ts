@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import Database from 'libsql';
-import { DB_FILE_NAME, openSqliteStore } from '../../server/store/sqlite.ts';
+import { DB_FILE_NAME, openSqliteStore } from '../../server/store/sqlite/sqlite-store.ts';
 import type { CheckoutRecord, PaymentRecord } from '../../server/store/store.ts';
 
 const dirs: string[] = [];

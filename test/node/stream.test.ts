@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { PaymentView, STATUS_STREAM } from '../../src/shared/contract.ts';
 import { ErrorBody } from '../../src/shared/errors.ts';
-import { startDevStack, type DevStack } from '../../server/dev.ts';
-import { DEFAULT_STALE_AFTER_MS } from '../../server/payments.ts';
+import { startDevStack, type DevStack } from '../../server/dev-stack.ts';
+import { DEFAULT_STALE_AFTER_MS } from '../../server/domain/payments.ts';
 
 let stack: DevStack;
 before(async () => {

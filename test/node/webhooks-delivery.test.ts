@@ -10,11 +10,11 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { main } from '../../server/cli.ts';
+import { main } from '../../server/cli/index.ts';
 import { createLogger } from '../../server/log.ts';
-import { MerchantNotifier } from '../../server/merchant-notify.ts';
-import { signWebhook, verifyWebhookSignature } from '../../server/signature.ts';
-import { openSqliteStore } from '../../server/store/sqlite.ts';
+import { MerchantNotifier } from '../../server/domain/merchant-notify.ts';
+import { signWebhook, verifyWebhookSignature } from '../../server/domain/signature.ts';
+import { openSqliteStore } from '../../server/store/sqlite/sqlite-store.ts';
 import type { Store } from '../../server/store/store.ts';
 
 const SECRET = 'delivery-test-secret-0123456789abcdef0123';

@@ -10,12 +10,12 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import Database from 'libsql';
 import { createLogger } from '../../server/log.ts';
-import { startDevStack, type DevStack } from '../../server/dev.ts';
+import { startDevStack, type DevStack } from '../../server/dev-stack.ts';
 import { createClock } from '../../server/sandbox/clock.ts';
 import { startSandbox, type RunningSandbox } from '../../server/sandbox/server.ts';
-import { verifyWebhookSignature } from '../../server/signature.ts';
-import { DB_FILE_NAME } from '../../server/store/sqlite.ts';
-import type { OutcomeEvent } from '../../server/outcome-events.ts';
+import { verifyWebhookSignature } from '../../server/domain/signature.ts';
+import { DB_FILE_NAME } from '../../server/store/sqlite/sqlite-store.ts';
+import type { OutcomeEvent } from '../../server/domain/outcomes.ts';
 
 const T0 = Date.UTC(2030, 0, 1);
 const SECRET = 'whsec_test_0123456789abcdef0123456789abcdef';

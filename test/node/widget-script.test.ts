@@ -10,8 +10,8 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { Hono } from 'hono';
 import { ErrorBody } from '../../src/shared/errors.ts';
-import { startDevStack, type DevStack } from '../../server/dev.ts';
-import { widgetScript } from '../../server/widget-script.ts';
+import { startDevStack, type DevStack } from '../../server/dev-stack.ts';
+import { widgetScript } from '../../server/routes/widget-script.ts';
 
 describe('the widget script served by the proxy', () => {
   let stack: DevStack;

@@ -2,7 +2,7 @@
  * A web-test-runner plugin that runs the real stack (sandbox + proxy) for the browser tests and lets
  * them play the payer's bank through server commands.
  */
-import { startDevStack, type DevStack, type DevStackOptions } from '../../server/dev.ts';
+import { startDevStack, type DevStack, type DevStackOptions } from '../../server/dev-stack.ts';
 
 interface CommandArgs {
   command: string;

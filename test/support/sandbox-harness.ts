@@ -9,7 +9,7 @@ import { Agent, request } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { formatAmount, parseBrCode } from '../../src/shared/brcode.ts';
 import { fillPath } from '../../src/shared/contract.ts';
-import { CreatePartnerPaymentResponse, LoginResponse, PARTNER_PATHS } from '../../src/shared/partner.ts';
+import { CreatePartnerPaymentResponse, LoginResponse, PARTNER_PATHS } from '../../server/partner/wire.ts';
 import { createClock } from '../../server/sandbox/clock.ts';
 import { startSandbox, type RunningSandbox, type SandboxOptions } from '../../server/sandbox/server.ts';
 import { DEFAULT_ACCOUNT } from '../../server/sandbox/state.ts';

@@ -5,7 +5,7 @@
  */
 import type { Context, MiddlewareHandler } from 'hono';
 import { getConnInfo } from '@hono/node-server/conninfo';
-import { errorBody } from '../src/shared/errors.ts';
+import { errorBody } from '../../src/shared/errors.ts';
 
 export interface RateLimit {
   /** Sustained requests per minute. */

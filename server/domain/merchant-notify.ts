@@ -9,9 +9,9 @@
  * the same event id, so the merchant's receiver must deduplicate on it.
  */
 import { setMaxListeners } from 'node:events';
-import type { Logger } from './log.ts';
+import type { Logger } from '../log.ts';
 import { EVENT_ID_HEADER, SIGNATURE_HEADER, signWebhook } from './signature.ts';
-import type { OutboxEntry, Store } from './store/store.ts';
+import type { OutboxEntry, Store } from '../store/store.ts';
 
 export interface MerchantNotifierOptions {
   store: Store;

@@ -4,9 +4,9 @@
  */
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
-import { errorBody, type ErrorCode } from '../src/shared/errors.ts';
-import type { Logger } from './log.ts';
-import { PartnerError } from './upstream/errors.ts';
+import { errorBody, type ErrorCode } from '../../src/shared/errors.ts';
+import type { Logger } from '../log.ts';
+import { PartnerError } from '../partner/errors.ts';
 
 export class HttpError extends Error {
   constructor(

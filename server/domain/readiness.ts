@@ -2,9 +2,9 @@
  * Readiness (`GET /ready`): the store answers and the partner service is logged in and reachable.
  * Cached a few seconds, so a load balancer probing every second costs the partner nothing extra.
  */
-import type { PartnerClient, PartnerLogEntry } from './upstream/client.ts';
-import type { Store } from './store/store.ts';
-import { PartnerError } from './upstream/errors.ts';
+import type { PartnerClient, PartnerLogEntry } from '../partner/client.ts';
+import type { Store } from '../store/store.ts';
+import { PartnerError } from '../partner/errors.ts';
 
 /**
  * Remembers how the last call to the partner went, fed by the client's `log` option: readiness

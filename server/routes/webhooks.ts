@@ -14,8 +14,8 @@
 import { timingSafeEqual } from 'node:crypto';
 import { Hono, type Context } from 'hono';
 import { errorBody } from '../../src/shared/errors.ts';
-import { parseWebhook, type WebhookEvent } from '../../src/shared/partner.ts';
-import { readBodyBytes } from '../json-body.ts';
+import { parseWebhook, type WebhookEvent } from '../partner/wire.ts';
+import { readBodyBytes } from '../http/body.ts';
 import type { Logger } from '../log.ts';
 import type { Store } from '../store/store.ts';
 

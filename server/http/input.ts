@@ -3,8 +3,8 @@ import type { Context } from 'hono';
 import type { z } from 'zod/mini';
 import { CheckoutId, Reference } from '../../src/shared/contract.ts';
 import { parseInput } from '../../src/shared/errors.ts';
-import { HttpError } from '../http-errors.ts';
-import { readJson } from '../json-body.ts';
+import { HttpError } from './errors.ts';
+import { readJson } from './body.ts';
 
 /** The largest JSON body any endpoint accepts; a real one is under 500 bytes. */
 export const MAX_BODY_BYTES = 4 * 1024;

@@ -4,10 +4,10 @@
  * returns it until it has expired, then a new one may be issued, up to `renewals` times.
  */
 import { randomBytes } from 'node:crypto';
-import type { CheckoutView, CreateCheckoutRequest, PaymentView } from '../src/shared/contract.ts';
-import { HttpError } from './http-errors.ts';
+import type { CheckoutView, CreateCheckoutRequest, PaymentView } from '../../src/shared/contract.ts';
+import { HttpError } from '../http/errors.ts';
 import type { PaymentService } from './payments.ts';
-import type { CheckoutRecord, Store } from './store/store.ts';
+import type { CheckoutRecord, Store } from '../store/store.ts';
 
 export interface CheckoutServiceOptions {
   store: Store;

@@ -31,7 +31,7 @@ import {
   type NotifyType,
   type PartnerPaymentRecord,
   type PartnerTransferRecord,
-} from '../../src/shared/partner.ts';
+} from './wire.ts';
 import { PartnerError, redact } from './errors.ts';
 import { HttpTimeoutError, httpsExchange, type HttpResponse } from './http.ts';
 import { memoryTokenStore, type TokenStore } from './token-store.ts';

@@ -7,9 +7,9 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import Database from 'libsql';
-import type { TokenStore } from '../upstream/token-store.ts';
-import { outcomeEvent } from '../outcome-events.ts';
-import type { CheckoutRecord, DeliveryAttemptRecord, OutboxEntry, PaymentRecord, Store, TransferRecord, WebhookEventRecord } from './store.ts';
+import type { TokenStore } from '../../partner/token-store.ts';
+import { outcomeEvent } from '../../domain/outcomes.ts';
+import type { CheckoutRecord, DeliveryAttemptRecord, OutboxEntry, PaymentRecord, Store, TransferRecord, WebhookEventRecord } from '../store.ts';
 
 /** The database file inside PIX_DATA_DIR. */
 export const DB_FILE_NAME = 'pix-checkout.db';

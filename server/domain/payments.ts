@@ -6,15 +6,15 @@
  * partner service one call at a time.
  */
 import { randomUUID } from 'node:crypto';
-import type { PaymentView } from '../src/shared/contract.ts';
-import { PARTNER_STATUS, isFinalPartnerStatus } from '../src/shared/partner.ts';
-import { isFinalStatus, type PaymentStatus } from '../src/shared/status.ts';
-import { PROXY_DEFAULTS } from './defaults.ts';
-import { HttpError } from './http-errors.ts';
-import type { Logger } from './log.ts';
-import type { PaymentRecord, Store } from './store/store.ts';
-import type { PartnerClient } from './upstream/client.ts';
-import { PartnerError } from './upstream/errors.ts';
+import type { PaymentView } from '../../src/shared/contract.ts';
+import { PARTNER_STATUS, isFinalPartnerStatus } from '../partner/wire.ts';
+import { isFinalStatus, type PaymentStatus } from '../../src/shared/status.ts';
+import { PROXY_DEFAULTS } from '../defaults.ts';
+import { HttpError } from '../http/errors.ts';
+import type { Logger } from '../log.ts';
+import type { PaymentRecord, Store } from '../store/store.ts';
+import type { PartnerClient } from '../partner/client.ts';
+import { PartnerError } from '../partner/errors.ts';
 
 export interface PaymentServiceOptions {
   store: Store;

@@ -7,12 +7,12 @@ import { createHash } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Handler } from 'hono';
-import { errorBody } from '../src/shared/errors.ts';
+import { errorBody } from '../../src/shared/errors.ts';
 
 export const WIDGET_SCRIPT_PATH = '/pix-checkout.js';
 
-/** dist/ beside lib/server/ when compiled (the installed package), beside server/ in this repository. */
-const CANDIDATES = [fileURLToPath(new URL(/\/lib\/server\/[^/]+$/.test(import.meta.url) ? '../../dist/pix-checkout.js' : '../dist/pix-checkout.js', import.meta.url))];
+/** dist/ beside lib/ when compiled (the installed package), beside server/ in this repository. */
+const CANDIDATES = [fileURLToPath(new URL(/\/lib\/server\/routes\/[^/]+$/.test(import.meta.url) ? '../../../dist/pix-checkout.js' : '../../dist/pix-checkout.js', import.meta.url))];
 
 interface Loaded {
   path: string;

@@ -10,12 +10,12 @@
  * within `everyMs + tickMs` (65 s by default) once the partner answers, whatever happened to its
  * webhook. Time comes from `now` (injected), so tests move it instead of waiting.
  */
-import { LIMITS } from '../src/shared/limits.ts';
-import type { Logger } from './log.ts';
+import { LIMITS } from '../../src/shared/limits.ts';
+import type { Logger } from '../log.ts';
 import type { PaymentService } from './payments.ts';
-import type { PaymentRecord, Store, TransferRecord } from './store/store.ts';
-import type { PartnerClient } from './upstream/client.ts';
-import { applyTransferStatus, type WebhookProcessor } from './webhooks/apply.ts';
+import type { PaymentRecord, Store, TransferRecord } from '../store/store.ts';
+import type { PartnerClient } from '../partner/client.ts';
+import { applyTransferStatus, type WebhookProcessor } from './webhook-processor.ts';
 
 /** The partner cancels an unpaid payment this long after it expires (spec 3). */
 export const CANCEL_AFTER_EXPIRY_MS = LIMITS.cancelAfterExpirationSeconds * 1000;

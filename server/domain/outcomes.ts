@@ -5,11 +5,11 @@
  * number of restarts) the same outcome is the same event, and a receiver deduplicates on it.
  */
 import { createHash } from 'node:crypto';
-import type { OutcomeEvent, OutcomeType } from '../src/shared/contract.ts';
-import { PARTNER_STATUS } from '../src/shared/partner.ts';
+import type { OutcomeEvent, OutcomeType } from '../../src/shared/contract.ts';
+import { PARTNER_STATUS } from '../partner/wire.ts';
 
 export type OutcomeKind = 'payment' | 'transfer';
-export type { OutcomeEvent, OutcomeType } from '../src/shared/contract.ts';
+export type { OutcomeEvent, OutcomeType } from '../../src/shared/contract.ts';
 
 export function outcomeType(kind: OutcomeKind, partnerStatus: number): OutcomeType | null {
   if (partnerStatus === PARTNER_STATUS.approved) return kind === 'payment' ? 'payment.paid' : 'transfer.approved';

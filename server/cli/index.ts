@@ -4,13 +4,13 @@
  */
 import { readFile } from 'node:fs/promises';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { LIMITS, formatReais } from '../src/shared/limits.ts';
-import { NOTIFY_TYPE, PARTNER_STATUS, type PixKeyType } from '../src/shared/partner.ts';
-import { PIX_KEY_TYPES, detectPixKeyType } from '../src/shared/pix-keys.ts';
-import { ConfigError, loadEnv, partnerConfig, type PartnerConfig } from './config.ts';
-import { createPartnerClient, tokenStoreKey, type PartnerClient } from './upstream/client.ts';
-import { PartnerError } from './upstream/errors.ts';
-import { fileTokenStore } from './upstream/token-store.ts';
+import { LIMITS, formatReais } from '../../src/shared/limits.ts';
+import { NOTIFY_TYPE, PARTNER_STATUS, type PixKeyType } from '../partner/wire.ts';
+import { PIX_KEY_TYPES, detectPixKeyType } from '../../src/shared/pix-keys.ts';
+import { ConfigError, loadEnv, partnerConfig, type PartnerConfig } from '../config.ts';
+import { createPartnerClient, tokenStoreKey, type PartnerClient } from '../partner/client.ts';
+import { PartnerError } from '../partner/errors.ts';
+import { fileTokenStore } from '../partner/token-store.ts';
 
 export interface CliIo {
   out: (text: string) => void;
@@ -167,7 +167,7 @@ async function run(args: string[], io: CliIo): Promise<void> {
       if (values.help) return io.out(HELP.serve);
       const env = { ...io.env, ...(values.port !== undefined ? { PORT: values.port } : {}), ...(values.host !== undefined ? { HOST: values.host } : {}) };
       // Imported here: the other commands need neither the server nor the store.
-      const { serve } = await import('./main.ts');
+      const { serve } = await import('../main.ts');
       const code = await serve(env, io.err);
       if (code !== 0) throw new ExitCode(code);
       return;
@@ -306,7 +306,7 @@ async function run(args: string[], io: CliIo): Promise<void> {
       if (sub !== 'list' && sub !== 'replay') throw new UsageError(`unknown deliveries command ${sub ?? '(none)'}; use list or replay`);
       if (sub === 'replay' && !values.all && (target === undefined || !/^\d+$/.test(target))) throw new UsageError('deliveries replay needs a delivery id, or --all');
       // Imported here: only these commands open the store.
-      const { openSqliteStore } = await import('./store/sqlite.ts');
+      const { openSqliteStore } = await import('../store/sqlite/sqlite-store.ts');
       const store = openSqliteStore({ dataDir: io.env.PIX_DATA_DIR?.trim() || '.data', cacheSize: 0 });
       try {
         if (sub === 'list') {

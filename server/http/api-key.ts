@@ -4,7 +4,7 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { MiddlewareHandler } from 'hono';
-import { HttpError } from './http-errors.ts';
+import { HttpError } from './errors.ts';
 
 const digest = (text: string) => createHash('sha256').update(text, 'utf8').digest();
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * Finds a Chromium or Chrome for the browser tests: CHROME_PATH first, then the usual places.
- * `node scripts/find-chrome.mjs --check` exits 1 with a one-line hint when there is none.
+ * `node test/support/find-chrome.mjs --check` exits 1 with a one-line hint when there is none.
  */
 import { existsSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';

@@ -6,9 +6,9 @@
  * is listed in server/sandbox/ASSUMPTIONS.md; when the real values are known, change them here.
  */
 import { z } from 'zod/mini';
-import { CustomerDocument, CustomerName, PaymentDescription, PaymentValue, pairingCheck } from './contract.ts';
-import { LIMITS, formatReais, isCents } from './limits.ts';
-import { PIX_KEY_TYPES, detectPixKeyType, isValidPixKey, type PixKeyType } from './pix-keys.ts';
+import { CustomerDocument, CustomerName, PaymentDescription, PaymentValue, pairingCheck } from '../../src/shared/contract.ts';
+import { LIMITS, formatReais, isCents } from '../../src/shared/limits.ts';
+import { PIX_KEY_TYPES, detectPixKeyType, isValidPixKey, type PixKeyType } from '../../src/shared/pix-keys.ts';
 
 /** Paths of section 4, relative to the service's base URL; fill `:external_reference` with fillPath. */
 export const PARTNER_PATHS = {

@@ -5,12 +5,12 @@
  * event whose processing fails (the partner is down) stays unprocessed and is taken up again by the
  * reconciler's next pass, and at startup: a crash between the 202 and the processing loses nothing.
  */
-import { PARTNER_STATUS, isFinalPartnerStatus, parseWebhook } from '../../src/shared/partner.ts';
+import { PARTNER_STATUS, isFinalPartnerStatus, parseWebhook } from '../partner/wire.ts';
 import type { Logger } from '../log.ts';
-import type { PaymentService } from '../payments.ts';
+import type { PaymentService } from './payments.ts';
 import type { Store, TransferRecord } from '../store/store.ts';
-import type { PartnerClient } from '../upstream/client.ts';
-import { PartnerError } from '../upstream/errors.ts';
+import type { PartnerClient } from '../partner/client.ts';
+import { PartnerError } from '../partner/errors.ts';
 
 export interface ProcessorDeps {
   store: Store;

@@ -15,13 +15,13 @@ import type { Hono } from 'hono';
 import { LIMITS } from '../src/shared/limits.ts';
 import { createApp, type AppDeps, type PixApp, type PixRuntime } from './app.ts';
 import { SANDBOX_DEFAULTS } from './config.ts';
-import { closeServer } from './close-server.ts';
+import { closeServer } from './http/close-server.ts';
 import { createLogger, type Logger } from './log.ts';
-import { trackUpstream } from './readiness.ts';
+import { trackUpstream } from './domain/readiness.ts';
 import { startSandbox, type RunningSandbox } from './sandbox/server.ts';
-import { openSqliteStore } from './store/sqlite.ts';
+import { openSqliteStore } from './store/sqlite/sqlite-store.ts';
 import type { Store } from './store/store.ts';
-import { createPartnerClient, type PartnerClient } from './upstream/client.ts';
+import { createPartnerClient, type PartnerClient } from './partner/client.ts';
 
 export interface DevStackOptions {
   /** Port of the HTTP origin (0, the default, picks a free one). */
