@@ -1,5 +1,5 @@
 import { defineConfig } from 'vite';
-import { qrByteModeOnly } from './vite.config.ts';
+import { minifyCssTemplates, qrByteModeOnly } from './vite.config.ts';
 
 /**
  * The package's element entries for bundlers (`pix-checkout`, `pix-checkout/element`): ES modules
@@ -8,7 +8,7 @@ import { qrByteModeOnly } from './vite.config.ts';
  * Not minified: the app's bundler does that. Types come from tsc (tsconfig.build.json, lib/).
  */
 export default defineConfig({
-  plugins: [qrByteModeOnly()],
+  plugins: [minifyCssTemplates(), qrByteModeOnly()],
   build: {
     outDir: 'dist/npm',
     emptyOutDir: true,

@@ -5,8 +5,6 @@
 import { build } from 'vite';
 import { BUNDLE_BUDGET_GZIP as BUDGET_GZIP, bundleSizes } from '../vite.config.ts';
 
-
-
 await build({ logLevel: 'warn' });
 const file = 'dist/pix-checkout.js';
 const { minified, gzip, brotli } = bundleSizes(file);

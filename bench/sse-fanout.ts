@@ -19,18 +19,22 @@ if (process.argv[2] === '--server') {
   const stack = await startDevStack({ watchIntervalMs: WATCH_INTERVAL_MS, logger: createLogger({ level: 'warn' }) });
   const created = await fetch(`${stack.apiUrl}/payments`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"value":25}' });
   const { reference } = (await created.json()) as { reference: string };
-  process.on('message', async (message: string) => {
-    if (message === 'rss') {
-      globalThis.gc?.();
-      process.send!({ rss: process.memoryUsage().rss });
-    } else if (message === 'pay') {
-      process.send!({ paying: performance.timeOrigin + performance.now() });
-      stack.sandbox.state.pay(stack.sandbox.state.payments.get(reference)!);
-    } else if (message === 'stop') {
-      await stack.close();
-      process.exit(0);
-    }
-  });
+  process.on(
+    'message',
+    (message: string) =>
+      void (async () => {
+        if (message === 'rss') {
+          globalThis.gc?.();
+          process.send!({ rss: process.memoryUsage().rss });
+        } else if (message === 'pay') {
+          process.send!({ paying: performance.timeOrigin + performance.now() });
+          stack.sandbox.state.pay(stack.sandbox.state.payments.get(reference)!);
+        } else if (message === 'stop') {
+          await stack.close();
+          process.exit(0);
+        }
+      })(),
+  );
   process.send!({ url: `${stack.apiUrl}/payments/${reference}/events` });
 } else {
   const limit = Number(execSync('ulimit -n', { shell: '/bin/bash' }).toString().trim());
@@ -85,7 +89,9 @@ if (process.argv[2] === '--server') {
   console.log(`${opened} SSE clients of one payment held on loopback (opened in ${openSeconds.toFixed(1)} s), ${process.version}`);
   console.log(`proxy RSS: ${mb(before)} MB before, ${mb(held)} MB holding them: ${((held - before) / clients / 1024).toFixed(1)} KB per client (goal < 50 KB)`);
   console.log(`one change (paid) reached the first client after ${first.toFixed(0)} ms and all ${paidAt.length} after ${last.toFixed(0)} ms (goal < 1 s);`);
-  console.log(`  that includes up to one poll interval (${WATCH_INTERVAL_MS} ms) before the proxy sees the change: fan-out itself took ${(last - first).toFixed(0)} ms`);
+  console.log(
+    `  that includes up to one poll interval (${WATCH_INTERVAL_MS} ms) before the proxy sees the change: fan-out itself took ${(last - first).toFixed(0)} ms`,
+  );
   for (const socket of sockets) socket.destroy();
   await ask('stop').catch(() => undefined);
 }

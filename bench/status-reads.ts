@@ -38,23 +38,27 @@ if (process.argv[2] === '--server') {
   const bareUrl = `http://127.0.0.1:${(bare.address() as AddressInfo).port}/`;
 
   let upstreamCalls = 0;
-  const getPayment = stack.partner.getPayment;
+  const getPayment = stack.partner.getPayment.bind(stack.partner);
   stack.partner.getPayment = (reference) => {
     upstreamCalls++;
     return getPayment(reference);
   };
-  process.on('message', async (message: string) => {
-    if (message === 'reset') {
-      upstreamCalls = 0;
-      process.send!({ upstreamCalls });
-    } else if (message === 'calls') {
-      process.send!({ upstreamCalls });
-    } else if (message === 'stop') {
-      bare.close();
-      await stack.close();
-      process.exit(0);
-    }
-  });
+  process.on(
+    'message',
+    (message: string) =>
+      void (async () => {
+        if (message === 'reset') {
+          upstreamCalls = 0;
+          process.send!({ upstreamCalls });
+        } else if (message === 'calls') {
+          process.send!({ upstreamCalls });
+        } else if (message === 'stop') {
+          bare.close();
+          await stack.close();
+          process.exit(0);
+        }
+      })(),
+  );
   process.send!({ bareUrl, statusUrl } satisfies FromServer);
 } else {
   const profileDir = process.env.BENCH_PROFILE;
@@ -88,7 +92,9 @@ if (process.argv[2] === '--server') {
     'proxy (store)': { 'req/s': Math.round(proxy.rps), 'p50 ms': proxy.p50, 'p99 ms': proxy.p99, requests: proxy.total },
   });
   console.log(`ratio proxy/bare: ${(proxy.rps / baseline.rps).toFixed(2)} (goal >= 0.5); proxy p99 ${proxy.p99} ms (goal < 10 ms)`);
-  console.log(`upstream status calls during the proxy run: ${upstreamCalls} (${(upstreamCalls / seconds).toFixed(2)}/s; a read is refreshed when older than 2 s)`);
+  console.log(
+    `upstream status calls during the proxy run: ${upstreamCalls} (${(upstreamCalls / seconds).toFixed(2)}/s; a read is refreshed when older than 2 s)`,
+  );
 
   const exited = new Promise((resolve) => child.once('exit', resolve));
   child.send('stop');

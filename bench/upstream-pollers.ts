@@ -15,7 +15,7 @@ const created = await fetch(`${stack.apiUrl}/payments`, { method: 'POST', header
 const { reference } = (await created.json()) as { reference: string };
 
 const calls: number[] = [];
-const getPayment = stack.partner.getPayment;
+const getPayment = stack.partner.getPayment.bind(stack.partner);
 stack.partner.getPayment = (ref) => {
   calls.push(performance.now());
   return getPayment(ref);

@@ -8,7 +8,6 @@
  */
 import { build } from 'vite';
 import puppeteer from 'puppeteer-core';
-// @ts-expect-error find-chrome.mjs is plain JS without types
 import { findChrome } from '../test/support/find-chrome.mjs';
 import { startDevStack } from '../server/dev-stack.ts';
 import { mountWidgetPages } from '../test/support/widget-page.ts';
@@ -20,7 +19,15 @@ const stack = await startDevStack({ mount: mountWidgetPages });
 const browser = await puppeteer.launch({
   executablePath: findChrome() ?? '/usr/bin/chromium',
   headless: true,
-  args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+  args: [
+    '--no-sandbox',
+    '--disable-gpu',
+    '--disable-dev-shm-usage',
+    '--disable-background-networking',
+    '--disable-component-update',
+    '--disable-sync',
+    '--no-first-run',
+  ],
 });
 
 const p50 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;

@@ -60,7 +60,8 @@ export async function initPlayground() {
   function amountValue() {
     const input = $('pg-amount');
     const value = Number(input.value);
-    const ok = input.value !== '' && Number.isFinite(value) && value >= MIN_AMOUNT && value <= MAX_AMOUNT && Math.abs(value * 100 - Math.round(value * 100)) < 1e-6;
+    const ok =
+      input.value !== '' && Number.isFinite(value) && value >= MIN_AMOUNT && value <= MAX_AMOUNT && Math.abs(value * 100 - Math.round(value * 100)) < 1e-6;
     const brl = (n) => new Intl.NumberFormat('pt-BR', { style: 'currency', currency: 'BRL' }).format(n);
     $('pg-amount-error').textContent = ok ? '' : `Use um valor de ${brl(MIN_AMOUNT)} a ${brl(MAX_AMOUNT)}, com até dois decimais.`;
     input.setAttribute('aria-invalid', String(!ok));
@@ -97,7 +98,12 @@ export async function initPlayground() {
     $('pg-qr-size-out').textContent = `${$('pg-qr-size').value}rem`;
 
     const origin = location.origin;
-    const lines = [`<script type="module" src="${origin}/api/pix-checkout.js"></script>`, '<pix-checkout', `  endpoint="${origin}/api"`, `  amount="${amount}"`];
+    const lines = [
+      `<script type="module" src="${origin}/api/pix-checkout.js"></script>`,
+      '<pix-checkout',
+      `  endpoint="${origin}/api"`,
+      `  amount="${amount}"`,
+    ];
     if (attrs.description) lines.push(`  description="${escapeAttr(attrs.description)}"`);
     for (const name of ['locale', 'layout', 'theme', 'mode', 'renewals']) if (attrs[name] !== DEFAULTS[name]) lines.push(`  ${name}="${attrs[name]}"`);
     if (properties.length) lines.push(`  style="${escapeAttr(properties.map(([n, v]) => `${n}: ${v}`).join('; '))}"`);

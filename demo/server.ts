@@ -9,9 +9,10 @@ import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { serveStatic } from '@hono/node-server/serve-static';
 import type { Hono } from 'hono';
+// The package's entries: pix-checkout/sandbox, pix-checkout/server, pix-checkout/shared.
 import { startDevStack, type DevStack, type DevStackOptions } from '../server/dev-stack.ts';
-import { errorBody } from '../src/shared/errors.ts';
-import type { Logger } from '../server/log.ts';
+import type { Logger } from '../server/index.ts';
+import { errorBody } from '../src/shared/index.ts';
 import { createShop, type Shop } from './shop-backend.ts';
 
 export interface DemoOptions {

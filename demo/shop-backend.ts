@@ -11,14 +11,13 @@
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { Hono, type Context } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
 import { getCookie, setCookie } from 'hono/cookie';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { z } from 'zod/mini';
-import { CheckoutView, OutcomeEvent } from '../src/shared/contract.ts';
-import { errorBody, parseInput, type ErrorCode } from '../src/shared/errors.ts';
-import { LIMITS } from '../src/shared/limits.ts';
-import { readBodyBytes, readJson } from '../server/http/body.ts';
-import { EVENT_ID_HEADER, SIGNATURE_HEADER, verifyWebhookSignature } from '../server/domain/signature.ts';
+// The package's entries, as a merchant's backend imports them (pix-checkout/server, pix-checkout/shared).
+import { EVENT_ID_HEADER, SIGNATURE_HEADER, verifyWebhookSignature } from '../server/index.ts';
+import { CheckoutView, LIMITS, OutcomeEvent, errorBody, parseInput, type ErrorCode } from '../src/shared/index.ts';
 
 export interface Product {
   id: string;
@@ -31,11 +30,41 @@ export interface Product {
 
 /** The shop's price list: the only source of prices. */
 export const CATALOG: readonly Product[] = [
-  { id: 'cafe-especial', name: 'Café especial Serra Azul', description: 'Torra média, grãos moídos, 250 g. Notas de chocolate e caramelo.', priceCents: 3990, image: 'cafe.svg' },
-  { id: 'pao-de-queijo', name: 'Pão de queijo congelado', description: 'Receita da casa com queijo canastra, pacote de 1 kg.', priceCents: 3250, image: 'pao-de-queijo.svg' },
-  { id: 'doce-de-leite', name: 'Doce de leite artesanal', description: 'Feito no tacho de cobre, pote de vidro de 400 g.', priceCents: 1890, image: 'doce-de-leite.svg' },
-  { id: 'queijo-canastra', name: 'Queijo canastra meia-cura', description: 'Peça de aproximadamente 1 kg, maturada por 22 dias.', priceCents: 7400, image: 'queijo.svg' },
-  { id: 'goiabada-cascao', name: 'Goiabada cascão', description: 'Barra de 500 g, da fruta com casca. Perfeita com queijo.', priceCents: 1690, image: 'goiabada.svg' },
+  {
+    id: 'cafe-especial',
+    name: 'Café especial Serra Azul',
+    description: 'Torra média, grãos moídos, 250 g. Notas de chocolate e caramelo.',
+    priceCents: 3990,
+    image: 'cafe.svg',
+  },
+  {
+    id: 'pao-de-queijo',
+    name: 'Pão de queijo congelado',
+    description: 'Receita da casa com queijo canastra, pacote de 1 kg.',
+    priceCents: 3250,
+    image: 'pao-de-queijo.svg',
+  },
+  {
+    id: 'doce-de-leite',
+    name: 'Doce de leite artesanal',
+    description: 'Feito no tacho de cobre, pote de vidro de 400 g.',
+    priceCents: 1890,
+    image: 'doce-de-leite.svg',
+  },
+  {
+    id: 'queijo-canastra',
+    name: 'Queijo canastra meia-cura',
+    description: 'Peça de aproximadamente 1 kg, maturada por 22 dias.',
+    priceCents: 7400,
+    image: 'queijo.svg',
+  },
+  {
+    id: 'goiabada-cascao',
+    name: 'Goiabada cascão',
+    description: 'Barra de 500 g, da fruta com casca. Perfeita com queijo.',
+    priceCents: 1690,
+    image: 'goiabada.svg',
+  },
   { id: 'caneca-esmaltada', name: 'Caneca esmaltada', description: 'Ágata branca com borda azul, 350 ml. Vai ao fogo.', priceCents: 4500, image: 'caneca.svg' },
 ];
 
@@ -127,7 +156,8 @@ const SESSION_COOKIE = 'shop_session';
 const SESSION = /^[A-Za-z0-9_-]{32}$/;
 const sameSession = (a: string, b: string | undefined) => b !== undefined && a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
 const MAX_BODY_BYTES = 8 * 1024;
-const MAX_WEBHOOK_BYTES = 64 * 1024;
+/** The proxy's outcome events are well under a kilobyte. */
+const MAX_WEBHOOK_BYTES = 16 * 1024;
 
 const reais = (cents: number) => cents / 100;
 const brl = (cents: number) => new Intl.NumberFormat('pt-BR', { style: 'currency', currency: 'BRL' }).format(cents / 100);
@@ -170,7 +200,13 @@ export function createShop(options: ShopOptions): Shop {
       const known = deliveries.get(delivery.id);
       if (known) known.delivery = view;
       else {
-        note({ kind: 'partner_webhook', reference: view.reference, event_id: view.event_id, delivery: view, note: `Parceiro → proxy: ${view.kind} ${view.outcome}.` });
+        note({
+          kind: 'partner_webhook',
+          reference: view.reference,
+          event_id: view.event_id,
+          delivery: view,
+          note: `Parceiro → proxy: ${view.kind} ${view.outcome}.`,
+        });
         deliveries.set(delivery.id, log.at(-1)!);
       }
     }
@@ -241,14 +277,17 @@ export function createShop(options: ShopOptions): Shop {
   );
 
   // The customer goes to pay: the order's total comes from the price list, never from the page.
-  app.post('/shop/orders', async (c) => {
-    const read = await readJson(c, MAX_BODY_BYTES);
-    if (!read.ok) {
-      if (read.problem === 'media_type') return fail(c, 415, 'unsupported_media_type', 'Send a JSON body with Content-Type: application/json.');
-      if (read.problem === 'too_large') return fail(c, 413, 'payload_too_large', `The body is larger than ${MAX_BODY_BYTES} bytes.`);
+  const tooLarge = (max: number) => bodyLimit({ maxSize: max, onError: (c) => fail(c, 413, 'payload_too_large', `The body is larger than ${max} bytes.`) });
+  app.post('/shop/orders', tooLarge(MAX_BODY_BYTES), async (c) => {
+    if (!/^application\/json\s*(;|$)/i.test(c.req.header('content-type') ?? ''))
+      return fail(c, 415, 'unsupported_media_type', 'Send a JSON body with Content-Type: application/json.');
+    let body: unknown;
+    try {
+      body = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(await c.req.arrayBuffer()));
+    } catch {
       return fail(c, 400, 'invalid_json', 'The body is not valid JSON.');
     }
-    const parsed = parseInput(OrderRequest, read.body);
+    const parsed = parseInput(OrderRequest, body);
     if (!parsed.success) return c.json(parsed.body, 400);
 
     const quantities = new Map<Product, number>();
@@ -262,7 +301,15 @@ export function createShop(options: ShopOptions): Shop {
       if (quantity > MAX_QUANTITY) fields.items ??= `must have at most ${MAX_QUANTITY} of ${product.id}`;
     }
     if (Object.keys(fields).length > 0) {
-      return fail(c, 400, 'invalid_request', Object.entries(fields).map(([f, p]) => `${f} ${p}`).join('; '), fields);
+      return fail(
+        c,
+        400,
+        'invalid_request',
+        Object.entries(fields)
+          .map(([f, p]) => `${f} ${p}`)
+          .join('; '),
+        fields,
+      );
     }
     const lines = [...quantities].map(([product, quantity]) => ({ product, quantity }));
     const totalCents = lines.reduce((sum, line) => sum + line.product.priceCents * line.quantity, 0);
@@ -325,9 +372,8 @@ export function createShop(options: ShopOptions): Shop {
   });
 
   // The proxy's signed outcome webhook (PIX_MERCHANT_WEBHOOK_URL): verified on the raw body first.
-  app.post('/shop/webhooks/pix', async (c) => {
-    const raw = await readBodyBytes(c, MAX_WEBHOOK_BYTES);
-    if (raw === null) return fail(c, 413, 'payload_too_large', `The body is larger than ${MAX_WEBHOOK_BYTES} bytes.`);
+  app.post('/shop/webhooks/pix', tooLarge(MAX_WEBHOOK_BYTES), async (c) => {
+    const raw = Buffer.from(await c.req.arrayBuffer());
     if (!verifyWebhookSignature(raw, c.req.header(SIGNATURE_HEADER), options.webhookSecret)) {
       note({ kind: 'webhook_rejected', note: 'Webhook recusado: assinatura inválida ou ausente.' });
       return fail(c, 401, 'unauthorized', `The ${SIGNATURE_HEADER} header does not sign this body.`, { [SIGNATURE_HEADER]: 'does not sign this body' });
@@ -343,7 +389,9 @@ export function createShop(options: ShopOptions): Shop {
     const event = parsed.data;
     await syncPartnerWebhooks();
     if (c.req.header(EVENT_ID_HEADER) !== undefined && c.req.header(EVENT_ID_HEADER) !== event.id) {
-      return fail(c, 400, 'invalid_request', `The ${EVENT_ID_HEADER} header does not match the event's id.`, { [EVENT_ID_HEADER]: "does not match the event's id" });
+      return fail(c, 400, 'invalid_request', `The ${EVENT_ID_HEADER} header does not match the event's id.`, {
+        [EVENT_ID_HEADER]: "does not match the event's id",
+      });
     }
     // At least once on the wire: the same event id again changes nothing.
     const duplicate = seenEvents.has(event.id);
@@ -353,8 +401,23 @@ export function createShop(options: ShopOptions): Shop {
     if (!event.data.order_id) what = 'pagamento sem pedido (valor aberto, playground)';
     else if (!order) what = `pedido ${event.data.order_id} desconhecido`;
     else what = `pedido ${order.id}`;
-    note({ kind: 'webhook', event_id: event.id, type: event.type, order_id: event.data.order_id, reference: event.data.reference, duplicate, note: `${event.type} · ${what} · assinatura válida${duplicate ? ' · repetido, ignorado' : ''}.` });
-    if (!duplicate && order && event.type === 'payment.paid' && event.data.checkout_id === order.checkoutId && event.data.value !== null && Math.round(event.data.value * 100) === order.totalCents) {
+    note({
+      kind: 'webhook',
+      event_id: event.id,
+      type: event.type,
+      order_id: event.data.order_id,
+      reference: event.data.reference,
+      duplicate,
+      note: `${event.type} · ${what} · assinatura válida${duplicate ? ' · repetido, ignorado' : ''}.`,
+    });
+    if (
+      !duplicate &&
+      order &&
+      event.type === 'payment.paid' &&
+      event.data.checkout_id === order.checkoutId &&
+      event.data.value !== null &&
+      Math.round(event.data.value * 100) === order.totalCents
+    ) {
       await markPaid(order, 'webhook', event.data.reference);
     }
     return c.json({ received: true, duplicate });

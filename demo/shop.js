@@ -118,7 +118,12 @@ function renderProducts() {
   $('products-loading').hidden = true;
   $('products').replaceChildren(
     ...state.products.map((product) => {
-      const button = h('button', { type: 'button', className: 'btn btn-add', dataset: { add: product.id } }, 'Adicionar', h('span', { className: 'sr-only' }, ` ${product.name} ao carrinho`));
+      const button = h(
+        'button',
+        { type: 'button', className: 'btn btn-add', dataset: { add: product.id } },
+        'Adicionar',
+        h('span', { className: 'sr-only' }, ` ${product.name} ao carrinho`),
+      );
       return h(
         'li',
         { className: 'product' },
@@ -155,8 +160,21 @@ function renderCart() {
   $('cart-items').replaceChildren(
     ...lines.map((line) => {
       const label = line.name;
-      const minus = h('button', { type: 'button', 'aria-label': `Diminuir a quantidade de ${label}`, dataset: { qty: line.id, delta: '-1', focusKey: `minus:${line.id}` } }, '−');
-      const plus = h('button', { type: 'button', 'aria-label': `Aumentar a quantidade de ${label}`, disabled: line.quantity >= state.maxQuantity, dataset: { qty: line.id, delta: '1', focusKey: `plus:${line.id}` } }, '+');
+      const minus = h(
+        'button',
+        { type: 'button', 'aria-label': `Diminuir a quantidade de ${label}`, dataset: { qty: line.id, delta: '-1', focusKey: `minus:${line.id}` } },
+        '−',
+      );
+      const plus = h(
+        'button',
+        {
+          type: 'button',
+          'aria-label': `Aumentar a quantidade de ${label}`,
+          disabled: line.quantity >= state.maxQuantity,
+          dataset: { qty: line.id, delta: '1', focusKey: `plus:${line.id}` },
+        },
+        '+',
+      );
       minus.disabled = line.quantity <= 1;
       return h(
         'li',
@@ -166,8 +184,19 @@ function renderCart() {
         h(
           'div',
           { className: 'ci-controls' },
-          h('div', { className: 'qty', role: 'group', 'aria-label': `Quantidade de ${label}` }, minus, h('output', { 'aria-live': 'off' }, String(line.quantity)), plus),
-          h('button', { type: 'button', className: 'remove', dataset: { remove: line.id, focusKey: `remove:${line.id}` } }, 'Remover', h('span', { className: 'sr-only' }, ` ${label}`)),
+          h(
+            'div',
+            { className: 'qty', role: 'group', 'aria-label': `Quantidade de ${label}` },
+            minus,
+            h('output', { 'aria-live': 'off' }, String(line.quantity)),
+            plus,
+          ),
+          h(
+            'button',
+            { type: 'button', className: 'remove', dataset: { remove: line.id, focusKey: `remove:${line.id}` } },
+            'Remover',
+            h('span', { className: 'sr-only' }, ` ${label}`),
+          ),
         ),
       );
     }),
@@ -299,7 +328,8 @@ function checkOrder() {
         showConfirmation(fresh);
         return;
       }
-      if (state.browserSaidPaid) setNote('O seu banco avisou o pagamento, mas a loja ainda não o confirmou. Assim que confirmar, o seu pedido aparece aqui.', 'waiting');
+      if (state.browserSaidPaid)
+        setNote('O seu banco avisou o pagamento, mas a loja ainda não o confirmou. Assim que confirmar, o seu pedido aparece aqui.', 'waiting');
     } catch {
       if (state.browserSaidPaid) setNote('Não conseguimos falar com a loja agora. Tentando de novo…', 'waiting');
     } finally {
@@ -354,7 +384,7 @@ function backToShop() {
 
 /** After a reload: the same order again (checkout mode resumes the same live payment). */
 async function resumeOrder() {
-  let saved = null;
+  let saved;
   try {
     saved = JSON.parse(sessionStorage.getItem(ORDER_KEY) ?? 'null');
   } catch {
@@ -391,7 +421,7 @@ function showView(focus) {
   } else if (focus) {
     // The cart is hidden on the confirmation: its title then.
     if (location.hash === '#carrinho' && !$('carrinho').hidden) $('carrinho').focus();
-    else ($(state.step === 'cart' ? 'products-title' : state.step === 'payment' ? 'payment-title' : 'confirmed-title')).focus();
+    else $(state.step === 'cart' ? 'products-title' : state.step === 'payment' ? 'payment-title' : 'confirmed-title').focus();
   }
   return playground;
 }

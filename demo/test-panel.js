@@ -93,7 +93,9 @@ export function initTestPanel() {
   let busy = false;
 
   function renderCurrent() {
-    $('test-payment').textContent = current ? `${short(current.reference)} · ${money.format(current.value)} · ${STATUS[current.status] ?? current.status}` : 'Nenhum pagamento na tela.';
+    $('test-payment').textContent = current
+      ? `${short(current.reference)} · ${money.format(current.value)} · ${STATUS[current.status] ?? current.status}`
+      : 'Nenhum pagamento na tela.';
     const pending = current?.status === 'pending' && !busy;
     for (const button of Object.values(buttons)) button.disabled = !pending;
   }
@@ -164,7 +166,11 @@ export function initTestPanel() {
     'fault-failing': { kind: 'server_error', rate: 1, status: 503 },
     'fault-webhook': { kind: 'drop_webhook', rate: 1 },
   };
-  const FAULT_TEXT = { latency: (f) => `lento (+${f.latency_ms} ms)`, server_error: (f) => `falhando (HTTP ${f.status})`, drop_webhook: () => 'webhooks perdidos' };
+  const FAULT_TEXT = {
+    latency: (f) => `lento (+${f.latency_ms} ms)`,
+    server_error: (f) => `falhando (HTTP ${f.status})`,
+    drop_webhook: () => 'webhooks perdidos',
+  };
   let faults = [];
   function renderFaults() {
     $('faults').textContent = faults.length ? `Falhas ativas: ${faults.map((f) => FAULT_TEXT[f.kind]?.(f) ?? f.kind).join('; ')}.` : 'Nenhuma falha ativa.';

@@ -7,20 +7,85 @@ import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { z } from 'zod/mini';
 import { LIMITS, formatReais, isCents } from '../src/shared/limits.ts';
+import { SANDBOX_ACCOUNT } from './partner/sandbox-account.ts';
 import { USER_AGENT_PATTERN } from './partner/wire.ts';
-import { PROXY_DEFAULTS } from './defaults.ts';
-import { DEFAULT_ACCOUNT } from './sandbox/state.ts';
 
-/** The sandbox `npm run sandbox` starts, and its published test account. */
-export const SANDBOX_DEFAULTS = {
-  baseUrl: 'https://127.0.0.1:8443',
-  caFile: '.sandbox/cert.pem',
-  email: DEFAULT_ACCOUNT.email,
-  accessKey: DEFAULT_ACCOUNT.accessKey,
-  userAgent: 'pix-checkout sandbox (dev@pix-checkout.test)',
+/**
+ * Every default of the proxy, the command line and createApp, in one place: createApp fills what its
+ * caller leaves out from here, and proxyConfig() from the environment with these as fallbacks.
+ */
+export const DEFAULTS = {
+  /** Where the API is served: the widget's `endpoint`. */
+  basePath: '/api',
+  /** Seconds each QR code stays payable. */
+  expirationSeconds: LIMITS.defaultExpirationSeconds,
+  /** New payments a checkout may issue after its first one expires. */
+  renewals: 3,
+  /** Serve live status streams (Server-Sent Events). */
+  streams: true,
+  /** A stored unfinished status younger than this is served without asking the partner. */
+  staleAfterMs: 2000,
+  /** How often a payment with open streams is asked about. */
+  watchIntervalMs: 2000,
+  /** Payments a client may ask for per minute (a third at once). */
+  rateLimitCreatePerMinute: 30,
+  /** Status reads and stream opens per client per minute (a third at once). */
+  rateLimitStatusPerMinute: 600,
+  /** Reverse proxies in front whose X-Forwarded-For is trusted. */
+  trustedProxies: 0,
+  /** The largest JSON body a proxy endpoint accepts; a real one is under 500 bytes. */
+  maxJsonBodyBytes: 4 * 1024,
+  /** How long /ready keeps its answer, so a probing load balancer costs the partner nothing. */
+  readinessCacheMs: 5000,
+  /** Stored notifications processed at once. */
+  webhookConcurrency: 8,
+  /** The reconciler (domain/reconciler.ts). */
+  reconcile: {
+    /** Time between passes (real time). */
+    tickMs: 5000,
+    /** How often an open payment or transfer is asked about. */
+    everyMs: 60_000,
+    /** How often near a payment's expiry and its automatic cancellation. */
+    nearMs: 10_000,
+    /** How close counts as near. */
+    nearWindowMs: 5 * 60_000,
+    /** Partner calls in flight at most. */
+    concurrency: 8,
+    /** Records looked at per pass at most. */
+    batch: 5000,
+  },
+  /** The merchant webhook's delivery and retry policy (domain/merchant-notify.ts). */
+  merchantWebhook: {
+    /** Deadline of one attempt. */
+    timeoutMs: 10_000,
+    /** First retry delay, doubled on each failure (with jitter), capped at maxDelayMs. */
+    baseDelayMs: 10_000,
+    maxDelayMs: 3_600_000,
+    /** Stop retrying this long after the outcome; `deliveries replay` sends it again. */
+    giveUpAfterMs: 24 * 3_600_000,
+    /** How often due deliveries are looked for (real time); new outcomes wake the worker at once. */
+    pollMs: 1000,
+    /** Deliveries in flight at most. */
+    concurrency: 8,
+  },
+  /** Deadline of each partner call. */
+  partnerTimeoutMs: 10_000,
+  /** The command line's token file (the proxy keeps its token in the store). */
+  tokenFile: '.data/partner-token.json',
+  /** Directory of the SQLite file. */
+  dataDir: '.data',
+  port: 8787,
+  host: '127.0.0.1',
+  logLevel: 'info',
   /** The merchant server's API key in sandbox mode: a published test value, like the account. */
-  apiKey: 'sandbox-api-key',
+  sandboxApiKey: 'sandbox-api-key',
 } as const;
+
+/**
+ * The sandbox `npm run sandbox` starts, its published test account, and the API key of sandbox mode.
+ * Kept under this name for the package's users; the account itself lives in partner/.
+ */
+export const SANDBOX_DEFAULTS = { ...SANDBOX_ACCOUNT, apiKey: DEFAULTS.sandboxApiKey } as const;
 
 const Env = z.object({
   PIX_BASE_URL: z.optional(z.url({ protocol: /^https$/, error: 'must be an https:// URL (the service accepts HTTPS only)' })),
@@ -29,7 +94,9 @@ const Env = z.object({
   PIX_TOKEN: z.optional(z.string().check(z.minLength(1, 'must not be empty'))),
   PIX_USER_AGENT: z.optional(z.string().check(z.regex(USER_AGENT_PATTERN, 'must be "Company (contact@example.com)"'))),
   PIX_CA_FILE: z.optional(z.string().check(z.minLength(1, 'must not be empty'))),
-  PIX_TIMEOUT_MS: z.optional(z.coerce.number().check(z.int('must be whole milliseconds'), z.gte(100, 'must be at least 100'), z.lte(120_000, 'must be at most 120000'))),
+  PIX_TIMEOUT_MS: z.optional(
+    z.coerce.number().check(z.int('must be whole milliseconds'), z.gte(100, 'must be at least 100'), z.lte(120_000, 'must be at most 120000')),
+  ),
   PIX_TOKEN_FILE: z.optional(z.string().check(z.minLength(1, 'must not be empty'))),
 });
 
@@ -83,7 +150,9 @@ export function loadEnv(env: NodeJS.ProcessEnv = process.env, dotenvPath = '.env
 
 export function partnerConfig(env: Record<string, string | undefined> = loadEnv()): PartnerConfig {
   const parsed = Env.safeParse(env, { reportInput: false });
-  const problems: string[] = parsed.success ? [] : parsed.error.issues.map((i) => `${String(i.path[0])} ${i.message === 'Invalid input' ? 'is invalid' : i.message}`);
+  const problems: string[] = parsed.success
+    ? []
+    : parsed.error.issues.map((i) => `${String(i.path[0])} ${i.message === 'Invalid input' ? 'is invalid' : i.message}`);
   const e = parsed.success ? parsed.data : ({} as z.infer<typeof Env>);
   const sandbox = env.PIX_BASE_URL === undefined && env.PIX_EMAIL === undefined && env.PIX_ACCESS_KEY === undefined && env.PIX_TOKEN === undefined;
 
@@ -97,22 +166,77 @@ export function partnerConfig(env: Record<string, string | undefined> = loadEnv(
 
   return {
     sandbox,
-    baseUrl: e.PIX_BASE_URL ?? SANDBOX_DEFAULTS.baseUrl,
+    baseUrl: e.PIX_BASE_URL ?? SANDBOX_ACCOUNT.baseUrl,
     credentials: sandbox
-      ? { email: SANDBOX_DEFAULTS.email, accessKey: SANDBOX_DEFAULTS.accessKey }
+      ? { email: SANDBOX_ACCOUNT.email, accessKey: SANDBOX_ACCOUNT.accessKey }
       : e.PIX_EMAIL && e.PIX_ACCESS_KEY
         ? { email: e.PIX_EMAIL, accessKey: e.PIX_ACCESS_KEY }
         : null,
     token: e.PIX_TOKEN ?? null,
-    userAgent: e.PIX_USER_AGENT ?? SANDBOX_DEFAULTS.userAgent,
-    caFile: e.PIX_CA_FILE ?? (sandbox ? SANDBOX_DEFAULTS.caFile : null),
-    timeoutMs: e.PIX_TIMEOUT_MS ?? 10_000,
-    tokenFile: e.PIX_TOKEN_FILE ?? '.data/partner-token.json',
+    userAgent: e.PIX_USER_AGENT ?? SANDBOX_ACCOUNT.userAgent,
+    caFile: e.PIX_CA_FILE ?? (sandbox ? SANDBOX_ACCOUNT.caFile : null),
+    timeoutMs: e.PIX_TIMEOUT_MS ?? DEFAULTS.partnerTimeoutMs,
+    tokenFile: e.PIX_TOKEN_FILE ?? DEFAULTS.tokenFile,
   };
 }
 
-/** Everything `pix-checkout serve` (server/main.ts) needs: the partner's settings and the proxy's own. */
-export interface ProxyConfig {
+/** A per-client limit: sustained requests per minute, and how many may come at once. */
+export interface RateLimit {
+  perMinute: number;
+  burst: number;
+}
+
+/** A limit of `n` requests a minute, a third of which may come at once; 0 is no limit. */
+export function perMinute(n: number): RateLimit {
+  return { perMinute: n, burst: Math.max(1, Math.ceil(n / 3)) };
+}
+
+/** The reconciler's timing; DEFAULTS.reconcile fills what is left out. */
+export type ReconcileSettings = { -readonly [K in keyof typeof DEFAULTS.reconcile]: number };
+
+/** The merchant webhook's delivery policy; DEFAULTS.merchantWebhook fills what is left out. */
+export type MerchantWebhookPolicy = { -readonly [K in keyof typeof DEFAULTS.merchantWebhook]: number };
+
+/**
+ * How the proxy behaves: the options of createApp that are settings (its parts, the store and the
+ * partner client, come beside them), read from the environment by proxyConfig() under the same
+ * names. What is left out comes from DEFAULTS.
+ */
+export interface AppSettings {
+  /** The merchant server's key for the server-to-server endpoints; without it they answer 401. */
+  apiKey?: string | undefined;
+  /** Seconds each QR code stays payable. */
+  expirationSeconds?: number | undefined;
+  /** Origins of the merchant pages allowed to call the browser API; `*` allows any (sandbox only). */
+  allowedOrigins?: readonly string[] | undefined;
+  /** Where the API is served (default `/api`): the widget's `endpoint`. */
+  basePath?: string | undefined;
+  /** Serve live status streams (Server-Sent Events). */
+  streams?: boolean | undefined;
+  /** How often a watched payment is asked about upstream. */
+  watchIntervalMs?: number | undefined;
+  /** A stored, unfinished status younger than this is served without asking the partner. */
+  staleAfterMs?: number | undefined;
+  /** Payments a checkout may issue after its first one expires. */
+  renewals?: number | undefined;
+  /** Let the browser choose the amount, within these bounds (`POST /payments`); default off. */
+  openAmount?: { min: number; max: number } | false | undefined;
+  /** Where the hosted checkout sends the payer after paying, when a checkout names none (https). */
+  defaultCallback?: string | undefined;
+  /** Per-client limits on creating and on reading; `false` turns them off. */
+  rateLimits?: { create: RateLimit; status: RateLimit } | false | undefined;
+  /** Reverse proxies in front whose X-Forwarded-For is trusted for the client's address. */
+  trustedProxies?: number | undefined;
+  /** The partner's notifications (`POST {basePath}/webhooks/partner[/<secretPath>]`). */
+  webhooks?: { secretPath?: string | undefined; sourceIps?: readonly string[] | undefined } | undefined;
+  /** The merchant's backend, told of every outcome by a signed POST (domain/merchant-notify.ts). */
+  merchantWebhook?: ({ url: string; secret: string } & Partial<MerchantWebhookPolicy>) | undefined;
+  /** The reconciler's timing (domain/reconciler.ts). */
+  reconcile?: Partial<ReconcileSettings> | undefined;
+}
+
+/** Everything `pix-checkout serve` needs: the partner's settings, createApp's, and the process's own. */
+export interface ProxyConfig extends AppSettings {
   partner: PartnerConfig;
   /** In sandbox mode without PIX_API_KEY, the sandbox's published key. */
   apiKey: string;
@@ -120,27 +244,19 @@ export interface ProxyConfig {
   openAmount: { min: number; max: number } | false;
   renewals: number;
   expirationSeconds: number;
-  dataDir: string;
-  port: number;
-  host: string;
   defaultCallback: string | undefined;
-  /** Requests per minute per client; 0 turns a limit off. */
-  rateLimitCreate: number;
-  rateLimitStatus: number;
+  rateLimits: { create: RateLimit; status: RateLimit } | false;
   trustedProxies: number;
-  logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   streams: boolean;
   staleAfterMs: number;
   watchIntervalMs: number;
-  /** The partner's notifications: secret last path segment and allowed source addresses. */
-  webhookSecretPath: string | undefined;
-  webhookSourceIps: string[];
-  /** The merchant's backend, told of every outcome (signed); undefined when not configured. */
+  webhooks: { secretPath: string | undefined; sourceIps: string[] };
   merchantWebhook: { url: string; secret: string } | undefined;
-  /** The reconciler: ms between passes, s between questions about one payment (normal, near expiry). */
-  reconcileTickMs: number;
-  reconcileEverySeconds: number;
-  reconcileNearSeconds: number;
+  reconcile: Pick<ReconcileSettings, 'tickMs' | 'everyMs' | 'nearMs'>;
+  dataDir: string;
+  port: number;
+  host: string;
+  logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -196,16 +312,19 @@ export function proxyConfig(env: Record<string, string | undefined> = loadEnv())
   let apiKey = env.PIX_API_KEY;
   if (apiKey === undefined || apiKey === '') {
     if (!sandbox) problems.push(`PIX_API_KEY is required: the key your server sends to create checkouts (at least ${MIN_API_KEY_LENGTH} characters)`);
-    apiKey = SANDBOX_DEFAULTS.apiKey;
+    apiKey = DEFAULTS.sandboxApiKey;
   } else if (apiKey.length < MIN_API_KEY_LENGTH || !/^[\x21-\x7e]+$/.test(apiKey)) {
     problems.push(`PIX_API_KEY must be at least ${MIN_API_KEY_LENGTH} printable characters without spaces`);
   }
 
   const allowedOrigins: string[] = [];
-  for (const item of (env.PIX_ALLOWED_ORIGINS ?? (sandbox ? '*' : '')).split(',').map((s) => s.trim()).filter(Boolean)) {
+  for (const item of (env.PIX_ALLOWED_ORIGINS ?? (sandbox ? '*' : ''))
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     if (item === '*') {
       if (sandbox) allowedOrigins.push('*');
-      else problems.push('PIX_ALLOWED_ORIGINS may not be * outside the sandbox: list your shop\'s origins');
+      else problems.push("PIX_ALLOWED_ORIGINS may not be * outside the sandbox: list your shop's origins");
       continue;
     }
     let url: URL | null = null;
@@ -232,7 +351,7 @@ export function proxyConfig(env: Record<string, string | undefined> = loadEnv())
 
   const callback = env.PIX_CALLBACK_URL;
   if (callback !== undefined && callback !== '') {
-    let ok = false;
+    let ok: boolean;
     try {
       ok = new URL(callback).protocol === 'https:';
     } catch {
@@ -241,19 +360,22 @@ export function proxyConfig(env: Record<string, string | undefined> = loadEnv())
     if (!ok) problems.push('PIX_CALLBACK_URL must be an https:// URL');
   }
 
-  const logLevel = (env.PIX_LOG_LEVEL ?? 'info').trim().toLowerCase();
+  const logLevel = (env.PIX_LOG_LEVEL ?? DEFAULTS.logLevel).trim().toLowerCase();
   if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) problems.push(`PIX_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
 
   const secretPath = env.PIX_WEBHOOK_SECRET_PATH?.trim() || undefined;
   if (secretPath !== undefined && !/^[A-Za-z0-9_-]{16,128}$/.test(secretPath)) {
     problems.push('PIX_WEBHOOK_SECRET_PATH must be 16 to 128 letters, digits, - or _ (openssl rand -hex 16)');
   }
-  const sourceIps = (env.PIX_WEBHOOK_SOURCE_IPS ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  const sourceIps = (env.PIX_WEBHOOK_SOURCE_IPS ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   for (const ip of sourceIps) if (!isIP(ip)) problems.push(`PIX_WEBHOOK_SOURCE_IPS: ${ip} is not an IP address`);
   const merchantUrl = env.PIX_MERCHANT_WEBHOOK_URL?.trim() || undefined;
   const merchantSecret = env.PIX_MERCHANT_WEBHOOK_SECRET || undefined;
   if (merchantUrl !== undefined) {
-    let url: URL | null = null;
+    let url: URL | null;
     try {
       url = new URL(merchantUrl);
     } catch {
@@ -270,29 +392,35 @@ export function proxyConfig(env: Record<string, string | undefined> = loadEnv())
     problems.push('PIX_MERCHANT_WEBHOOK_SECRET is set but PIX_MERCHANT_WEBHOOK_URL is not');
   }
 
+  const rateLimitCreate = int('PIX_RATE_LIMIT_CREATE', DEFAULTS.rateLimitCreatePerMinute, 0, 1_000_000);
+  const rateLimitStatus = int('PIX_RATE_LIMIT_STATUS', DEFAULTS.rateLimitStatusPerMinute, 0, 1_000_000);
+  const unlimited = perMinute(Number.MAX_SAFE_INTEGER);
   const config = {
-    webhookSecretPath: secretPath,
-    webhookSourceIps: sourceIps,
-    merchantWebhook: merchantUrl && merchantSecret ? { url: merchantUrl, secret: merchantSecret } : undefined,
-    reconcileTickMs: int('PIX_RECONCILE_TICK_MS', 5000, 100, 600_000),
-    reconcileEverySeconds: int('PIX_RECONCILE_EVERY_S', 60, 1, 3600),
-    reconcileNearSeconds: int('PIX_RECONCILE_NEAR_S', 10, 1, 3600),
     apiKey,
     allowedOrigins,
     openAmount: openAmountOn ? { min, max } : (false as const),
-    renewals: int('PIX_RENEWALS', PROXY_DEFAULTS.renewals, 0, 100),
-    expirationSeconds: int('PIX_EXPIRATION_SECONDS', LIMITS.defaultExpirationSeconds, 60, 7 * 24 * 3600),
-    dataDir: env.PIX_DATA_DIR?.trim() || '.data',
-    port: int('PORT', 8787, 0, 65535),
-    host: env.HOST?.trim() || '127.0.0.1',
+    renewals: int('PIX_RENEWALS', DEFAULTS.renewals, 0, 100),
+    expirationSeconds: int('PIX_EXPIRATION_SECONDS', DEFAULTS.expirationSeconds, 60, 7 * 24 * 3600),
     defaultCallback: callback || undefined,
-    rateLimitCreate: int('PIX_RATE_LIMIT_CREATE', PROXY_DEFAULTS.rateLimitCreatePerMinute, 0, 1_000_000),
-    rateLimitStatus: int('PIX_RATE_LIMIT_STATUS', PROXY_DEFAULTS.rateLimitStatusPerMinute, 0, 1_000_000),
-    trustedProxies: int('PIX_TRUSTED_PROXIES', 0, 0, 10),
+    rateLimits:
+      rateLimitCreate > 0 || rateLimitStatus > 0
+        ? { create: rateLimitCreate > 0 ? perMinute(rateLimitCreate) : unlimited, status: rateLimitStatus > 0 ? perMinute(rateLimitStatus) : unlimited }
+        : (false as const),
+    trustedProxies: int('PIX_TRUSTED_PROXIES', DEFAULTS.trustedProxies, 0, 10),
+    streams: bool('PIX_STREAMS', DEFAULTS.streams),
+    staleAfterMs: int('PIX_STALE_AFTER_MS', DEFAULTS.staleAfterMs, 0, 60_000),
+    watchIntervalMs: int('PIX_WATCH_INTERVAL_MS', DEFAULTS.watchIntervalMs, 250, 60_000),
+    webhooks: { secretPath, sourceIps },
+    merchantWebhook: merchantUrl && merchantSecret ? { url: merchantUrl, secret: merchantSecret } : undefined,
+    reconcile: {
+      tickMs: int('PIX_RECONCILE_TICK_MS', DEFAULTS.reconcile.tickMs, 100, 600_000),
+      everyMs: int('PIX_RECONCILE_EVERY_S', DEFAULTS.reconcile.everyMs / 1000, 1, 3600) * 1000,
+      nearMs: int('PIX_RECONCILE_NEAR_S', DEFAULTS.reconcile.nearMs / 1000, 1, 3600) * 1000,
+    },
+    dataDir: env.PIX_DATA_DIR?.trim() || DEFAULTS.dataDir,
+    port: int('PORT', DEFAULTS.port, 0, 65535),
+    host: env.HOST?.trim() || DEFAULTS.host,
     logLevel: logLevel as ProxyConfig['logLevel'],
-    streams: bool('PIX_STREAMS', true),
-    staleAfterMs: int('PIX_STALE_AFTER_MS', PROXY_DEFAULTS.staleAfterMs, 0, 60_000),
-    watchIntervalMs: int('PIX_WATCH_INTERVAL_MS', PROXY_DEFAULTS.watchIntervalMs, 250, 60_000),
   };
   if (problems.length > 0 || !partner) throw new ConfigError(problems);
   return { partner, ...config };

@@ -4,8 +4,21 @@
  * merchant webhook's signature check (`verifyWebhookSignature`).
  */
 export { createApp, SECURITY_HEADERS, type AppDeps, type PixApp, type PixRuntime } from './app.ts';
-export { createProxy, serve, startProxy, type MountedProxy, type RunningProxy } from './main.ts';
-export { ConfigError, SANDBOX_DEFAULTS, loadEnv, partnerConfig, proxyConfig, type PartnerConfig, type ProxyConfig } from './config.ts';
+export { createProxy, type MountedProxy, type ProxyParts } from './proxy.ts';
+export { serve, startProxy, type RunningProxy } from './main.ts';
+export {
+  ConfigError,
+  DEFAULTS,
+  SANDBOX_DEFAULTS,
+  loadEnv,
+  partnerConfig,
+  perMinute,
+  proxyConfig,
+  type AppSettings,
+  type PartnerConfig,
+  type ProxyConfig,
+  type RateLimit,
+} from './config.ts';
 export { DEFAULT_TOLERANCE_SECONDS, EVENT_ID_HEADER, SIGNATURE_HEADER, signWebhook, verifyWebhookSignature, type VerifyOptions } from './domain/signature.ts';
 export type { OutcomeEvent } from './domain/outcomes.ts';
 export { createPartnerClient, type PartnerClient } from './partner/client.ts';

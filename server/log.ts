@@ -7,7 +7,19 @@ import { pino, type DestinationStream, type Logger, type LevelWithSilent } from 
 export type { Logger } from 'pino';
 
 /** Keys that may hold a secret or a customer's data, at the top level or one or two levels down. */
-const SECRET_KEYS = ['authorization', 'cookie', 'token', 'access_token', 'access_key', 'accessKey', 'apiKey', 'api_key', 'document', 'customer_document', 'password'];
+const SECRET_KEYS = [
+  'authorization',
+  'cookie',
+  'token',
+  'access_token',
+  'access_key',
+  'accessKey',
+  'apiKey',
+  'api_key',
+  'document',
+  'customer_document',
+  'password',
+];
 export const REDACT_PATHS = SECRET_KEYS.flatMap((key) => [key, `*.${key}`, `*.*.${key}`]);
 
 export interface LoggerOptions {

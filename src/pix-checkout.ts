@@ -1,18 +1,10 @@
 import { LitElement, html, nothing, svg, type PropertyValues } from 'lit';
 import { ProxyClient, ProxyError } from './api/client.ts';
 import { ClipboardController } from './controllers/clipboard.ts';
-import { CountdownController, announcementSlot, formatTimeLeft } from './controllers/countdown.ts';
+import { CountdownController, announcementSlot, formatTimeLeft, splitSeconds } from './controllers/countdown.ts';
 import { defaultEnvironment, type PixEnvironment } from './controllers/environment.ts';
 import { StatusController, type Connection } from './controllers/status.ts';
-import {
-  PixCanceledEvent,
-  PixCopyEvent,
-  PixCreatedEvent,
-  PixErrorEvent,
-  PixExpiredEvent,
-  PixPaidEvent,
-  PixStatusChangeEvent,
-} from './events.ts';
+import { PixCanceledEvent, PixCopyEvent, PixCreatedEvent, PixErrorEvent, PixExpiredEvent, PixPaidEvent, PixStatusChangeEvent } from './events.ts';
 import { localeFor, type Translation } from './locales/index.ts';
 import { qrPath, type QrPath } from './qr.ts';
 import { checkBrCode } from './shared/brcode.ts';
@@ -162,7 +154,11 @@ export class PixCheckout extends LitElement {
     onError: (error) => this.fail(error, false),
     onConnection: (connection) => (this.connection = connection),
   });
-  private readonly countdown = new CountdownController(this, () => this.env().clock, () => this.status.checkNow());
+  private readonly countdown = new CountdownController(
+    this,
+    () => this.env().clock,
+    () => this.status.checkNow(),
+  );
   private readonly clipboard = new ClipboardController(this, this.env);
 
   constructor() {
@@ -361,7 +357,8 @@ export class PixCheckout extends LitElement {
   }
 
   private formatValue(value: number): string {
-    if (this.money?.[0] !== this.t.tag) this.money = [this.t.tag, new Intl.NumberFormat(this.t.tag, { style: 'currency', currency: 'BRL', currencyDisplay: 'narrowSymbol' })];
+    if (this.money?.[0] !== this.t.tag)
+      this.money = [this.t.tag, new Intl.NumberFormat(this.t.tag, { style: 'currency', currency: 'BRL', currencyDisplay: 'narrowSymbol' })];
     return this.money[1].format(value);
   }
 
@@ -382,7 +379,7 @@ export class PixCheckout extends LitElement {
     else {
       const slot = announcementSlot(seconds);
       if (this.lastSlot !== null && slot !== this.lastSlot && seconds > 0) {
-        this.timeAnnouncement = this.t.timeLeft(Math.floor(seconds / 3600), Math.floor((seconds % 3600) / 60), seconds % 60);
+        this.timeAnnouncement = this.t.timeLeft(...splitSeconds(seconds));
       }
       this.lastSlot = slot;
     }
@@ -442,8 +439,7 @@ export class PixCheckout extends LitElement {
     if (screen === 'canceled') return this.statusLine(t.canceled, t.canceledHint);
     if (screen === 'expired') {
       return this.renewalsLeft() > 0
-        ? html`${this.statusLine(t.expired, t.expiredHint)}
-            <button part="renew-button" @click=${() => void this.start(true)}>${t.renew}</button>`
+        ? html`${this.statusLine(t.expired, t.expiredHint)} <button part="renew-button" @click=${() => void this.start(true)}>${t.renew}</button>`
         : this.statusLine(t.expired, this.phase === 'exhausted' ? t.renewalsExhausted : t.renewLimit);
     }
     const payment = this.payment!;
@@ -468,21 +464,29 @@ export class PixCheckout extends LitElement {
 
     const path = this.qrFor(payment.brcode);
     const qr = html`<figure class="qr">
-      ${path
-        ? html`<svg part="qr" role="img" aria-label=${t.qrAlt(amount)} viewBox="0 0 ${path.size} ${path.size}" shape-rendering="crispEdges">
-            ${svg`<rect width="100%" height="100%" fill="#fff"></rect><path d=${path.d} fill="#000"></path>`}
-          </svg>`
-        : html`<p part="hint" role="alert">${t.invalidCode}</p>
-            <img part="qr" src=${payment.qr_code_url} alt=${t.qrAlt(amount)} />`}
+      ${
+        path
+          ? html`<svg part="qr" role="img" aria-label=${t.qrAlt(amount)} viewBox="0 0 ${path.size} ${path.size}" shape-rendering="crispEdges">
+              ${svg`<rect width="100%" height="100%" fill="#fff"></rect><path d=${path.d} fill="#000"></path>`}
+            </svg>`
+          : html`<p part="hint" role="alert">${t.invalidCode}</p>
+              <img part="qr" src=${payment.qr_code_url} alt=${t.qrAlt(amount)} />`
+      }
       <figcaption part="scan-hint">${t.scanHint}</figcaption>
     </figure>`;
     const failed = this.clipboard.state === 'failed';
     const copy = html`<div class="copy">
       <label part="code-label" for="code">${t.codeLabel}</label>
-      <textarea id="code" part="code" readonly rows="3" spellcheck="false" aria-describedby=${failed ? 'copy-hint' : nothing} .value=${payment.brcode}></textarea>
-      <button part="copy-button" class=${this.clipboard.state} @click=${() => this.copy()}>
-        ${this.clipboard.state === 'copied' ? t.copied : t.copy}
-      </button>
+      <textarea
+        id="code"
+        part="code"
+        readonly
+        rows="3"
+        spellcheck="false"
+        aria-describedby=${failed ? 'copy-hint' : nothing}
+        .value=${payment.brcode}
+      ></textarea>
+      <button part="copy-button" class=${this.clipboard.state} @click=${() => this.copy()}>${this.clipboard.state === 'copied' ? t.copied : t.copy}</button>
       ${failed ? html`<p part="copy-hint" id="copy-hint">${t.copyFailed}</p>` : nothing}
     </div>`;
     const phoneFirst = this.layout === 'phone' || (this.layout !== 'desktop' && this.phoneScreen);

@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { CheckoutView, CreateCheckoutRequest, PaymentView } from '../../src/shared/contract.ts';
-import { HttpError } from '../http/errors.ts';
+import { DomainError } from './errors.ts';
 import type { PaymentService } from './payments.ts';
 import type { CheckoutRecord, Store } from '../store/store.ts';
 
@@ -46,9 +46,13 @@ export class CheckoutService {
       createdAt: this.options.now(),
     });
     if (checkout.valueCents !== valueCents) {
-      throw new HttpError(409, 'conflict', `order_id ${input.order_id} already has a checkout of ${(checkout.valueCents / 100).toFixed(2)}; use a new order_id for another value.`, {
-        order_id: 'already has a checkout with another value',
-      });
+      throw new DomainError(
+        'conflict',
+        `order_id ${input.order_id} already has a checkout of ${(checkout.valueCents / 100).toFixed(2)}; use a new order_id for another value.`,
+        {
+          order_id: 'already has a checkout with another value',
+        },
+      );
     }
     return { checkout: await this.view(checkout), created };
   }
@@ -79,7 +83,7 @@ export class CheckoutService {
       const paid = await this.paidPayment(checkout, 0);
       if (paid) return { payment: paid, created: false };
       if (renewalsUsed >= renewals) {
-        throw new HttpError(409, 'renewals_exhausted', "This checkout's payment expired and no new one may be issued; the merchant must create a new checkout.");
+        throw new DomainError('renewals_exhausted', "This checkout's payment expired and no new one may be issued; the merchant must create a new checkout.");
       }
       renewalsUsed++;
     }
@@ -109,7 +113,7 @@ export class CheckoutService {
 
   private async find(id: string): Promise<CheckoutRecord> {
     const checkout = await this.options.store.getCheckout(id);
-    if (!checkout) throw new HttpError(404, 'not_found', 'No such checkout.');
+    if (!checkout) throw new DomainError('not_found', 'No such checkout.');
     return checkout;
   }
 

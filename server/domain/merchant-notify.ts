@@ -1,19 +1,21 @@
 /**
  * Passing outcomes on to the merchant's backend (PIX_MERCHANT_WEBHOOK_URL). Each outcome event is a
  * row of the store's outbox, written in the same transaction as the status change, unique per event
- * id. This worker POSTs due rows, signed (server/signature.ts), with the `Pix-Checkout-Event-Id`
- * header; a 2xx is delivered, anything else is retried with exponential backoff and jitter (10 s,
- * 20 s, 40 s... capped at 1 h) until `giveUpAfterMs` (24 h) after the outcome, then marked failed
+ * id. This worker POSTs due rows, signed (signature.ts), with the `Pix-Checkout-Event-Id`
+ * header; a 2xx is delivered, anything else is retried with exponential backoff and jitter (the
+ * policy's numbers are DEFAULTS.merchantWebhook in config.ts: 10 s, 20 s, 40 s... capped at 1 h)
+ * until `giveUpAfterMs` (24 h) after the outcome, then marked failed
  * (`pix-checkout deliveries replay` sends it again). Every attempt is recorded. Delivery is at least
  * once: a crash after the merchant answered but before the answer was recorded sends it again, with
  * the same event id, so the merchant's receiver must deduplicate on it.
  */
 import { setMaxListeners } from 'node:events';
+import { DEFAULTS, type MerchantWebhookPolicy } from '../config.ts';
 import type { Logger } from '../log.ts';
 import { EVENT_ID_HEADER, SIGNATURE_HEADER, signWebhook } from './signature.ts';
 import type { OutboxEntry, Store } from '../store/store.ts';
 
-export interface MerchantNotifierOptions {
+export interface MerchantNotifierOptions extends Partial<MerchantWebhookPolicy> {
   store: Store;
   url: string;
   secret: string;
@@ -22,20 +24,8 @@ export interface MerchantNotifierOptions {
   /** The wall clock for the signature's timestamp (the merchant compares it with its own). */
   wallNow?: () => number;
   log: Logger;
-  /** Deadline of one attempt (default 10 s). */
-  timeoutMs?: number;
-  /** First retry delay (default 10 s), doubled each time, capped at `maxDelayMs` (default 1 h). */
-  baseDelayMs?: number;
-  maxDelayMs?: number;
-  /** Stop retrying this long after the outcome (default 24 h). */
-  giveUpAfterMs?: number;
-  /** How often due deliveries are looked for (real time, default 1000 ms); new outcomes wake it at once. */
-  pollMs?: number;
-  concurrency?: number;
   random?: () => number;
 }
-
-export const DEFAULT_GIVE_UP_AFTER_MS = 24 * 3600_000;
 
 export class MerchantNotifier {
   private readonly inFlight = new Set<number>();
@@ -45,7 +35,11 @@ export class MerchantNotifier {
   private stopped = true;
   private readonly closing = new AbortController();
 
+  private readonly policy: MerchantWebhookPolicy;
+
   constructor(private readonly options: MerchantNotifierOptions) {
+    this.policy = { ...DEFAULTS.merchantWebhook };
+    for (const key of Object.keys(this.policy) as (keyof MerchantWebhookPolicy)[]) this.policy[key] = options[key] ?? this.policy[key];
     // One listener per delivery in flight.
     setMaxListeners(0, this.closing.signal);
   }
@@ -88,17 +82,19 @@ export class MerchantNotifier {
 
   private schedule(delay: number): void {
     clearTimeout(this.timer);
-    const timer = setTimeout(async () => {
-      try {
-        await this.runOnce();
-      } catch (error) {
-        this.options.log.error({ err: { message: (error as Error).message } }, 'merchant delivery pass failed');
-      }
-      // A wake() during the pass has already set a sooner timer: keep it rather than the poll.
-      if (!this.stopped && this.timer === timer) this.schedule(this.options.pollMs ?? 1000);
-    }, delay);
+    const timer = setTimeout(() => void this.tick(timer), delay);
     timer.unref?.();
     this.timer = timer;
+  }
+
+  private async tick(timer: ReturnType<typeof setTimeout>): Promise<void> {
+    try {
+      await this.runOnce();
+    } catch (error) {
+      this.options.log.error({ err: { message: (error as Error).message } }, 'merchant delivery pass failed');
+    }
+    // A wake() during the pass has already set a sooner timer: keep it rather than the poll.
+    if (!this.stopped && this.timer === timer) this.schedule(this.policy.pollMs);
   }
 
   private async pass(): Promise<number> {
@@ -113,7 +109,7 @@ export class MerchantNotifier {
           attempts++;
         }
       };
-      await Promise.all(Array.from({ length: Math.min(this.options.concurrency ?? 8, due.length) }, worker));
+      await Promise.all(Array.from({ length: Math.min(this.policy.concurrency, due.length) }, worker));
       // Whatever failed is scheduled later; loop only while more was due than one batch.
       if (due.length < 200) return attempts;
     }
@@ -137,7 +133,7 @@ export class MerchantNotifier {
         },
         body: entry.body,
         redirect: 'manual',
-        signal: AbortSignal.any([AbortSignal.timeout(this.options.timeoutMs ?? 10_000), this.closing.signal]),
+        signal: AbortSignal.any([AbortSignal.timeout(this.policy.timeoutMs), this.closing.signal]),
       });
       status = response.status;
       await response.body?.cancel().catch(() => undefined);
@@ -149,15 +145,22 @@ export class MerchantNotifier {
       if (this.closing.signal.aborted && status === null) return; // shutting down: not an attempt
       const durationMs = Math.round(performance.now() - started);
       if (error === null) {
-        await store.outbox.recordAttempt(entry.id, { at, status, error, durationMs }, { state: 'delivered', nextAttemptAt: at, lastError: null, deliveredAt: at });
+        await store.outbox.recordAttempt(
+          entry.id,
+          { at, status, error, durationMs },
+          { state: 'delivered', nextAttemptAt: at, lastError: null, deliveredAt: at },
+        );
         return;
       }
       const n = entry.attempts + 1;
-      const base = this.options.baseDelayMs ?? 10_000;
-      const cap = this.options.maxDelayMs ?? 3600_000;
-      const delay = Math.min(base * 2 ** Math.min(n - 1, 30), cap) * (0.5 + (this.options.random ?? Math.random)() / 2);
-      const giveUp = at + delay > entry.createdAt + (this.options.giveUpAfterMs ?? DEFAULT_GIVE_UP_AFTER_MS);
-      await store.outbox.recordAttempt(entry.id, { at, status, error, durationMs }, { state: giveUp ? 'failed' : 'pending', nextAttemptAt: giveUp ? at : Math.round(at + delay), lastError: error, deliveredAt: null });
+      const { baseDelayMs, maxDelayMs, giveUpAfterMs } = this.policy;
+      const delay = Math.min(baseDelayMs * 2 ** Math.min(n - 1, 30), maxDelayMs) * (0.5 + (this.options.random ?? Math.random)() / 2);
+      const giveUp = at + delay > entry.createdAt + giveUpAfterMs;
+      await store.outbox.recordAttempt(
+        entry.id,
+        { at, status, error, durationMs },
+        { state: giveUp ? 'failed' : 'pending', nextAttemptAt: giveUp ? at : Math.round(at + delay), lastError: error, deliveredAt: null },
+      );
       log.warn({ delivery: entry.id, event_id: entry.eventId, attempt: n, error, gave_up: giveUp }, 'merchant webhook not delivered');
     } finally {
       this.inFlight.delete(entry.id);

@@ -1,12 +1,17 @@
 /**
  * The events the proxy passes on to the merchant (its webhook, the in-process emitter): one per final
- * outcome of a payment or a transfer. The id is derived from what happened (kind, reference,
- * outcome), so however the proxy learned it (a webhook, the reconciler, a browser's read, after any
- * number of restarts) the same outcome is the same event, and a receiver deduplicates on it.
+ * outcome of a payment or a transfer, built here and only here. The store writes the event to its
+ * outbox in the same transaction as the status change (it is handed the builder, it builds nothing),
+ * and the same event then goes to in-process listeners. The id is derived from what happened (kind,
+ * reference, outcome), so however the proxy learned it (a webhook, the reconciler, a browser's read,
+ * after any number of restarts) the same outcome is the same event, and a receiver deduplicates on it.
  */
 import { createHash } from 'node:crypto';
+import { EventEmitter } from 'node:events';
 import type { OutcomeEvent, OutcomeType } from '../../src/shared/contract.ts';
+import type { Logger } from '../log.ts';
 import { PARTNER_STATUS } from '../partner/wire.ts';
+import type { PaymentRecord, TransferRecord } from '../store/store.ts';
 
 export type OutcomeKind = 'payment' | 'transfer';
 export type { OutcomeEvent, OutcomeType } from '../../src/shared/contract.ts';
@@ -41,4 +46,50 @@ export function outcomeEvent(
       order_id: subject.orderId ?? null,
     },
   };
+}
+
+/** The event of a payment that has just become final, as the store hands it over. */
+export function paymentOutcome(payment: PaymentRecord, orderId: string | null): OutcomeEvent | null {
+  return outcomeEvent(
+    'payment',
+    payment.partnerStatus,
+    { reference: payment.reference, valueCents: payment.valueCents, checkoutId: payment.checkoutId, orderId },
+    payment.updatedAt,
+  );
+}
+
+/** The event of a transfer that has just become final. */
+export function transferOutcome(transfer: TransferRecord): OutcomeEvent | null {
+  return outcomeEvent('transfer', transfer.partnerStatus, { reference: transfer.reference, valueCents: transfer.valueCents }, transfer.updatedAt);
+}
+
+/**
+ * Where recorded outcomes go once the store has them: in-process listeners (`events`, `outcome`) and
+ * whatever waits for new outbox rows (the merchant's deliveries). A listener that throws is logged,
+ * never breaks the proxy.
+ */
+export class Outcomes {
+  readonly events = new EventEmitter<{ outcome: [OutcomeEvent] }>();
+  private readonly wakers = new Set<() => void>();
+
+  constructor(private readonly log: Logger) {}
+
+  /** Called after each recorded outcome (the merchant deliveries look for due rows). */
+  onRecorded(wake: () => void): void {
+    this.wakers.add(wake);
+  }
+
+  /** An outcome the store has committed (with its outbox row). */
+  published(event: OutcomeEvent | null): void {
+    for (const wake of this.wakers) wake();
+    if (!event) return;
+    try {
+      this.events.emit('outcome', event);
+    } catch (error) {
+      this.log.error(
+        { reference: event.data.reference, err: { message: error instanceof Error ? error.message : String(error) } },
+        'an outcome listener threw',
+      );
+    }
+  }
 }

@@ -7,14 +7,15 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { PaymentView } from '../../src/shared/contract.ts';
-import { PARTNER_STATUS, isFinalPartnerStatus } from '../partner/wire.ts';
 import { isFinalStatus, type PaymentStatus } from '../../src/shared/status.ts';
-import { PROXY_DEFAULTS } from '../defaults.ts';
-import { HttpError } from '../http/errors.ts';
+import { DEFAULTS } from '../config.ts';
 import type { Logger } from '../log.ts';
-import type { PaymentRecord, Store } from '../store/store.ts';
 import type { PartnerClient } from '../partner/client.ts';
 import { PartnerError } from '../partner/errors.ts';
+import { PARTNER_STATUS, isFinalPartnerStatus } from '../partner/wire.ts';
+import type { PaymentRecord, Store } from '../store/store.ts';
+import { DomainError } from './errors.ts';
+import { paymentOutcome, type Outcomes } from './outcomes.ts';
 
 export interface PaymentServiceOptions {
   store: Store;
@@ -26,8 +27,8 @@ export interface PaymentServiceOptions {
   staleAfterMs?: number;
   /** How often a watched, unfinished payment is asked about. */
   watchIntervalMs?: number;
-  /** Called once a payment becomes final here (a webhook, the reconciler, a read): after the store has it. */
-  onFinal?: (record: PaymentRecord) => void;
+  /** Told of each payment that becomes final here (a webhook, the reconciler, a read), after the store has it. */
+  outcomes: Outcomes;
 }
 
 /** What a payment is issued with; customer data comes from the merchant's server only. */
@@ -47,8 +48,6 @@ interface Watch {
   last: PaymentStatus | null;
 }
 
-export const DEFAULT_STALE_AFTER_MS = PROXY_DEFAULTS.staleAfterMs;
-
 export class PaymentService {
   private readonly refreshing = new Map<string, Promise<PaymentRecord>>();
   private readonly watches = new Map<string, Watch>();
@@ -66,8 +65,8 @@ export class PaymentService {
     private readonly partner: PartnerClient,
     private readonly options: PaymentServiceOptions,
   ) {
-    this.staleAfterMs = options.staleAfterMs ?? DEFAULT_STALE_AFTER_MS;
-    this.watchIntervalMs = options.watchIntervalMs ?? PROXY_DEFAULTS.watchIntervalMs;
+    this.staleAfterMs = options.staleAfterMs ?? DEFAULTS.staleAfterMs;
+    this.watchIntervalMs = options.watchIntervalMs ?? DEFAULTS.watchIntervalMs;
   }
 
   /**
@@ -148,7 +147,7 @@ export class PaymentService {
    */
   async record(reference: string, maxAgeMs = this.staleAfterMs): Promise<PaymentRecord> {
     const stored = await this.options.store.getPayment(reference);
-    if (!stored) throw new HttpError(404, 'not_found', 'No such payment.');
+    if (!stored) throw new DomainError('not_found', 'No such payment.');
     if (stored.final || this.options.now() - stored.updatedAt < maxAgeMs) return stored;
     return this.refresh(stored);
   }
@@ -180,19 +179,15 @@ export class PaymentService {
 
   /**
    * Records a status the partner confirmed (never downgrading a final one). When it makes the
-   * payment final, open streams get it at once and `onFinal` is told. Answers the stored record.
+   * payment final, open streams get it at once and its outcome is published. Answers the stored record.
    */
   async applyStatus(reference: string, partnerStatus: number): Promise<PaymentRecord | null> {
     const final = isFinalPartnerStatus(partnerStatus);
-    const changed = await this.options.store.updatePaymentStatus(reference, partnerStatus, final, this.options.now());
+    const change = await this.options.store.updatePaymentStatus(reference, partnerStatus, final, this.options.now(), paymentOutcome);
     const record = await this.options.store.getPayment(reference);
-    if (changed && record?.final) {
+    if (change.changed && record?.final) {
       this.push(record);
-      try {
-        this.options.onFinal?.(record);
-      } catch (error) {
-        this.options.log.error({ reference, err: { message: error instanceof Error ? error.message : String(error) } }, 'an outcome listener threw');
-      }
+      this.options.outcomes.published(change.outcome);
     }
     return record;
   }
@@ -250,27 +245,29 @@ export class PaymentService {
   }
 
   private schedule(reference: string, watch: Watch): void {
-    watch.timer = setTimeout(async () => {
-      if (this.watches.get(reference) !== watch) return;
-      let view: PaymentView;
-      try {
-        // Fresh as of half an interval: a browser's read that just refreshed it counts.
-        view = this.view(await this.record(reference, this.watchIntervalMs / 2));
-      } catch (error) {
-        // A failed poll changes nothing the browser sees; the next one may succeed.
-        this.options.log.warn({ reference, err: { message: error instanceof Error ? error.message : String(error) } }, 'watching a payment failed');
-        this.schedule(reference, watch);
-        return;
-      }
-      if (this.watches.get(reference) !== watch) return;
-      if (view.status !== watch.last) {
-        watch.last = view.status;
-        for (const listener of watch.listeners) listener(view);
-      }
-      if (isFinalStatus(view.status)) this.unwatch(reference, watch);
-      else this.schedule(reference, watch);
-    }, this.watchIntervalMs);
+    watch.timer = setTimeout(() => void this.poll(reference, watch), this.watchIntervalMs);
     watch.timer.unref?.();
+  }
+
+  private async poll(reference: string, watch: Watch): Promise<void> {
+    if (this.watches.get(reference) !== watch) return;
+    let view: PaymentView;
+    try {
+      // Fresh as of half an interval: a browser's read that just refreshed it counts.
+      view = this.view(await this.record(reference, this.watchIntervalMs / 2));
+    } catch (error) {
+      // A failed poll changes nothing the browser sees; the next one may succeed.
+      this.options.log.warn({ reference, err: { message: error instanceof Error ? error.message : String(error) } }, 'watching a payment failed');
+      this.schedule(reference, watch);
+      return;
+    }
+    if (this.watches.get(reference) !== watch) return;
+    if (view.status !== watch.last) {
+      watch.last = view.status;
+      for (const listener of watch.listeners) listener(view);
+    }
+    if (isFinalStatus(view.status)) this.unwatch(reference, watch);
+    else this.schedule(reference, watch);
   }
 
   /** The browser's view of a record, at the proxy's current time. */
@@ -309,5 +306,5 @@ function statusFor(partnerStatus: number, expiresAtMs: number, nowMs: number): P
   if (partnerStatus === PARTNER_STATUS.canceled) return 'canceled';
   if (partnerStatus === PARTNER_STATUS.pending) return nowMs >= expiresAtMs ? 'expired' : 'pending';
   // A code we do not know is never shown as success, nor as final: report it and keep asking.
-  throw new HttpError(502, 'upstream_unavailable', 'The payment service answered with an unknown status; try again.');
+  throw new DomainError('unknown_status', `The partner reported status ${partnerStatus}, which this proxy does not know.`);
 }

@@ -2,9 +2,10 @@
  * Readiness (`GET /ready`): the store answers and the partner service is logged in and reachable.
  * Cached a few seconds, so a load balancer probing every second costs the partner nothing extra.
  */
+import { DEFAULTS } from '../config.ts';
 import type { PartnerClient, PartnerLogEntry } from '../partner/client.ts';
-import type { Store } from '../store/store.ts';
 import { PartnerError } from '../partner/errors.ts';
+import type { Store } from '../store/store.ts';
 
 /**
  * Remembers how the last call to the partner went, fed by the client's `log` option: readiness
@@ -33,9 +34,15 @@ export interface ReadinessReport {
   checks: { store: 'ok' | 'failed'; partner: 'ok' | 'failed' };
 }
 
-export function readinessCheck(deps: { store: Store; partner: PartnerClient; upstream?: UpstreamTracker; cacheMs?: number; now?: () => number }): () => Promise<ReadinessReport> {
+export function readinessCheck(deps: {
+  store: Store;
+  partner: PartnerClient;
+  upstream?: UpstreamTracker;
+  cacheMs?: number;
+  now?: () => number;
+}): () => Promise<ReadinessReport> {
   const now = deps.now ?? Date.now;
-  const cacheMs = deps.cacheMs ?? 5000;
+  const cacheMs = deps.cacheMs ?? DEFAULTS.readinessCacheMs;
   let cached: { at: number; report: Promise<ReadinessReport> } | null = null;
 
   /**

@@ -1,8 +1,8 @@
 /**
  * The background reconciler: a missed or lost webhook heals by itself. Every pass it
  *  1. takes up stored notifications not processed yet (the partner was down, the process died);
- *  2. asks the partner about every payment that is not final and is due: every `everyMs` (default
- *     60 s), every `nearMs` (default 10 s) within `nearWindowMs` (5 min) of its expiry and of its
+ *  2. asks the partner about every payment that is not final and is due: every `everyMs`, every
+ *     `nearMs` within `nearWindowMs` of its expiry and of its
  *     automatic cancellation (1 h after expiry), until a final status is known;
  *  3. asks about every transfer it follows that is not final, every `everyMs`.
  * "Due" is measured from the record's last confirmation (`updatedAt`), which lives in the store, so
@@ -11,35 +11,23 @@
  * webhook. Time comes from `now` (injected), so tests move it instead of waiting.
  */
 import { LIMITS } from '../../src/shared/limits.ts';
+import { DEFAULTS, type ReconcileSettings } from '../config.ts';
 import type { Logger } from '../log.ts';
+import type { PaymentRecord, Store } from '../store/store.ts';
 import type { PaymentService } from './payments.ts';
-import type { PaymentRecord, Store, TransferRecord } from '../store/store.ts';
-import type { PartnerClient } from '../partner/client.ts';
-import { applyTransferStatus, type WebhookProcessor } from './webhook-processor.ts';
+import type { TransferService } from './transfers.ts';
+import type { WebhookProcessor } from './webhook-processor.ts';
 
 /** The partner cancels an unpaid payment this long after it expires (spec 3). */
 export const CANCEL_AFTER_EXPIRY_MS = LIMITS.cancelAfterExpirationSeconds * 1000;
 
-export interface ReconcilerOptions {
+export interface ReconcilerOptions extends Partial<ReconcileSettings> {
   store: Store;
-  partner: PartnerClient;
   payments: PaymentService;
+  transfers: TransferService;
   processor: WebhookProcessor;
   now: () => number;
   log: Logger;
-  onTransferFinal?: (transfer: TransferRecord) => void;
-  /** Time between passes (real time, default 5000 ms). */
-  tickMs?: number;
-  /** How often an open payment or transfer is asked about (default 60 s). */
-  everyMs?: number;
-  /** How often near its expiry or cancellation (default 10 s). */
-  nearMs?: number;
-  /** How close counts as near (default 5 min). */
-  nearWindowMs?: number;
-  /** Partner calls in flight at most (default 8). */
-  concurrency?: number;
-  /** Records looked at per pass at most (default 5000). */
-  batch?: number;
 }
 
 export interface ReconcileReport {
@@ -57,11 +45,16 @@ export class Reconciler {
   readonly nearWindowMs: number;
   readonly tickMs: number;
 
+  private readonly concurrency: number;
+  private readonly batch: number;
+
   constructor(private readonly options: ReconcilerOptions) {
-    this.everyMs = options.everyMs ?? 60_000;
-    this.nearMs = options.nearMs ?? 10_000;
-    this.nearWindowMs = options.nearWindowMs ?? 5 * 60_000;
-    this.tickMs = options.tickMs ?? 5000;
+    this.everyMs = options.everyMs ?? DEFAULTS.reconcile.everyMs;
+    this.nearMs = options.nearMs ?? DEFAULTS.reconcile.nearMs;
+    this.nearWindowMs = options.nearWindowMs ?? DEFAULTS.reconcile.nearWindowMs;
+    this.tickMs = options.tickMs ?? DEFAULTS.reconcile.tickMs;
+    this.concurrency = options.concurrency ?? DEFAULTS.reconcile.concurrency;
+    this.batch = options.batch ?? DEFAULTS.reconcile.batch;
   }
 
   /** The longest a missed outcome stays unknown once the partner answers: `everyMs + tickMs`. */
@@ -96,20 +89,22 @@ export class Reconciler {
   }
 
   private loop(delay: number): void {
-    this.timer = setTimeout(async () => {
-      try {
-        await this.runOnce();
-      } catch (error) {
-        this.options.log.error({ err: { message: (error as Error).message } }, 'reconciler pass failed');
-      }
-      if (!this.stopped) this.loop(this.tickMs);
-    }, delay);
+    this.timer = setTimeout(() => void this.tick(), delay);
     this.timer.unref?.();
   }
 
+  private async tick(): Promise<void> {
+    try {
+      await this.runOnce();
+    } catch (error) {
+      this.options.log.error({ err: { message: (error as Error).message } }, 'reconciler pass failed');
+    }
+    if (!this.stopped) this.loop(this.tickMs);
+  }
+
   private async pass(): Promise<ReconcileReport> {
-    const { store, partner, payments, processor, now, log } = this.options;
-    const batch = this.options.batch ?? 5000;
+    const { store, payments, transfers, processor, now, log } = this.options;
+    const batch = this.batch;
     const report: ReconcileReport = { checked: 0, final: 0, failed: 0 };
     await processor.drain();
 
@@ -118,10 +113,7 @@ export class Reconciler {
     const dueTransfers = (await store.transfers.nonFinal(batch)).filter((t) => t.updatedAt + this.everyMs <= at);
     const tasks: (() => Promise<boolean>)[] = [
       ...duePayments.map((p) => async () => (await payments.confirm(p.reference))?.final ?? false),
-      ...dueTransfers.map((t) => async () => {
-        const upstream = await partner.checkTransfer(t.reference);
-        return applyTransferStatus({ store, now, log, onTransferFinal: this.options.onTransferFinal }, t.reference, upstream.status, t.valueCents);
-      }),
+      ...dueTransfers.map((t) => async () => (await transfers.confirm(t.reference)) ?? false),
     ];
     let next = 0;
     const worker = async () => {
@@ -136,7 +128,7 @@ export class Reconciler {
         }
       }
     };
-    await Promise.all(Array.from({ length: Math.min(this.options.concurrency ?? 8, tasks.length) }, worker));
+    await Promise.all(Array.from({ length: Math.min(this.concurrency, tasks.length) }, worker));
     if (report.checked > 0) log.info(report, 'reconciler pass');
     return report;
   }
@@ -146,4 +138,3 @@ export class Reconciler {
     return this.stopped && this.timer !== undefined;
   }
 }
-

@@ -5,23 +5,20 @@
  * event whose processing fails (the partner is down) stays unprocessed and is taken up again by the
  * reconciler's next pass, and at startup: a crash between the 202 and the processing loses nothing.
  */
-import { PARTNER_STATUS, isFinalPartnerStatus, parseWebhook } from '../partner/wire.ts';
 import type { Logger } from '../log.ts';
+import { parseWebhook } from '../partner/wire.ts';
+import type { Store } from '../store/store.ts';
 import type { PaymentService } from './payments.ts';
-import type { Store, TransferRecord } from '../store/store.ts';
-import type { PartnerClient } from '../partner/client.ts';
-import { PartnerError } from '../partner/errors.ts';
+import type { TransferService } from './transfers.ts';
 
 export interface ProcessorDeps {
   store: Store;
-  partner: PartnerClient;
   payments: PaymentService;
+  transfers: TransferService;
   now: () => number;
   log: Logger;
-  /** A transfer became final here. */
-  onTransferFinal?: (transfer: TransferRecord) => void;
-  /** Partner calls in flight at most (default 8). */
-  concurrency?: number;
+  /** Partner calls in flight at most. */
+  concurrency: number;
 }
 
 /** What processing made of an event (stored as `webhook_events.result`). */
@@ -35,7 +32,7 @@ export class WebhookProcessor {
   private closed = false;
 
   constructor(private readonly deps: ProcessorDeps) {
-    this.concurrency = deps.concurrency ?? 8;
+    this.concurrency = deps.concurrency;
   }
 
   /** Processes one stored event (once at a time per id); failures leave it for the next pass. */
@@ -118,38 +115,9 @@ export class WebhookProcessor {
 
     const known = await this.deps.store.transfers.get(reference);
     if (known?.final) return 'already_final';
-    let upstream;
-    try {
-      upstream = await this.deps.partner.checkTransfer(reference);
-    } catch (error) {
-      // The service does not know it under this account: not ours, nothing to apply.
-      if (error instanceof PartnerError && error.kind === 'not_found') return 'unknown_reference';
-      throw error;
-    }
-    return (await applyTransferStatus(this.deps, reference, upstream.status, Math.round(upstream.value * 100))) ? 'applied' : 'not_confirmed';
+    // Confirmed with the service, which knows whose it is: one it does not know is not ours.
+    const final = await this.deps.transfers.confirm(reference);
+    if (final === null) return 'unknown_reference';
+    return final ? 'applied' : 'not_confirmed';
   }
-}
-
-/**
- * Records a transfer's status as the partner gave it (tracking the transfer if new); true when it is
- * final. Tells `onTransferFinal` when this call made it final.
- */
-export async function applyTransferStatus(
-  deps: Pick<ProcessorDeps, 'store' | 'now' | 'onTransferFinal' | 'log'>,
-  reference: string,
-  partnerStatus: number,
-  valueCents: number | null,
-): Promise<boolean> {
-  const now = deps.now();
-  await deps.store.transfers.track({ reference, partnerStatus: PARTNER_STATUS.pending, final: false, valueCents, createdAt: now, updatedAt: now });
-  const changed = await deps.store.transfers.updateStatus(reference, partnerStatus, isFinalPartnerStatus(partnerStatus), now);
-  const record = await deps.store.transfers.get(reference);
-  if (changed && record?.final) {
-    try {
-      deps.onTransferFinal?.(record);
-    } catch (error) {
-      deps.log.error({ reference, err: { message: (error as Error).message } }, 'an outcome listener threw');
-    }
-  }
-  return record?.final ?? false;
 }

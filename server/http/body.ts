@@ -5,9 +5,7 @@
  */
 import type { Context } from 'hono';
 
-export type JsonRead =
-  | { ok: true; body: unknown }
-  | { ok: false; problem: 'media_type' | 'too_large' | 'invalid_json'; maxBytes: number };
+export type JsonRead = { ok: true; body: unknown } | { ok: false; problem: 'media_type' | 'too_large' | 'invalid_json'; maxBytes: number };
 
 const JSON_TYPE = /^application\/json\s*(;|$)/i;
 

@@ -1,13 +1,16 @@
 /**
- * How the proxy turns what went wrong into the shared error body. 5xx answers say only what the
- * browser can act on (try again); their causes go to the log, never into the response.
+ * How the proxy turns what went wrong into the shared error body: the one place where domain and
+ * partner errors become HTTP statuses. 5xx answers say only what the browser can act on (try again);
+ * their causes go to the log, never into the response.
  */
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { errorBody, type ErrorCode } from '../../src/shared/errors.ts';
+import { DomainError, type DomainErrorKind } from '../domain/errors.ts';
 import type { Logger } from '../log.ts';
 import { PartnerError } from '../partner/errors.ts';
 
+/** A refusal of the HTTP layer itself (input, media type, origin, key, rate): status and body known. */
 export class HttpError extends Error {
   constructor(
     readonly status: ContentfulStatusCode,
@@ -20,11 +23,31 @@ export class HttpError extends Error {
   }
 }
 
+const DOMAIN_STATUS: Record<DomainErrorKind, [ContentfulStatusCode, ErrorCode]> = {
+  not_found: [404, 'not_found'],
+  conflict: [409, 'conflict'],
+  renewals_exhausted: [409, 'renewals_exhausted'],
+  unknown_status: [502, 'upstream_unavailable'],
+};
+
 export function respondError(c: Context, error: unknown, log: Logger): Response {
   if (error instanceof HttpError) return c.json(errorBody(error.code, error.message, error.fields), error.status, error.headers);
+  if (error instanceof DomainError) {
+    const [status, code] = DOMAIN_STATUS[error.kind];
+    if (status >= 500) {
+      log.error({ err: { message: error.message } }, 'the partner service answered what the proxy cannot use');
+      return c.json(errorBody(code, 'The payment service answered with an unknown status; try again.'), status);
+    }
+    return c.json(errorBody(code, error.message, error.fields), status);
+  }
   if (error instanceof PartnerError) {
-    // The partner's message is already redacted (upstream/errors.ts); details carry no secrets.
-    const cause = { operation: error.details.operation, status: error.details.status, transaction_id: error.details.transactionId, outcome_unknown: error.details.outcomeUnknown };
+    // The partner's message is already redacted (partner/errors.ts); details carry no secrets.
+    const cause = {
+      operation: error.details.operation,
+      status: error.details.status,
+      transaction_id: error.details.transactionId,
+      outcome_unknown: error.details.outcomeUnknown,
+    };
     switch (error.kind) {
       case 'invalid_input':
         return c.json(errorBody('invalid_request', error.message, error.details.fields), 400);

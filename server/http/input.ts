@@ -4,12 +4,10 @@ import type { z } from 'zod/mini';
 import { CheckoutId, Reference } from '../../src/shared/contract.ts';
 import { parseInput } from '../../src/shared/errors.ts';
 import { HttpError } from './errors.ts';
+import { DEFAULTS } from '../config.ts';
 import { readJson } from './body.ts';
 
-/** The largest JSON body any endpoint accepts; a real one is under 500 bytes. */
-export const MAX_BODY_BYTES = 4 * 1024;
-
-export async function readJsonBody(c: Context, maxBytes = MAX_BODY_BYTES): Promise<unknown> {
+export async function readJsonBody(c: Context, maxBytes: number = DEFAULTS.maxJsonBodyBytes): Promise<unknown> {
   const read = await readJson(c, maxBytes);
   if (read.ok) return read.body;
   switch (read.problem) {

@@ -6,18 +6,7 @@
 import type { Context, MiddlewareHandler } from 'hono';
 import { getConnInfo } from '@hono/node-server/conninfo';
 import { errorBody } from '../../src/shared/errors.ts';
-
-export interface RateLimit {
-  /** Sustained requests per minute. */
-  perMinute: number;
-  /** Requests allowed at once after a quiet spell. */
-  burst: number;
-}
-
-/** A limit of `n` requests a minute, a third of which may come at once. */
-export function perMinute(n: number): RateLimit {
-  return { perMinute: n, burst: Math.max(1, Math.ceil(n / 3)) };
-}
+import type { RateLimit } from '../config.ts';
 
 interface Bucket {
   tokens: number;
@@ -71,7 +60,10 @@ export class TokenBuckets {
 export function clientAddress(trustedProxies: number): (c: Context) => string {
   return (c) => {
     if (trustedProxies > 0) {
-      const hops = (c.req.header('x-forwarded-for') ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+      const hops = (c.req.header('x-forwarded-for') ?? '')
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean);
       const address = hops[hops.length - trustedProxies];
       if (address) return address;
     }
@@ -82,6 +74,11 @@ export function clientAddress(trustedProxies: number): (c: Context) => string {
       return 'unknown';
     }
   };
+}
+
+/** The middleware for one limit, or one that lets everything through when there is none. */
+export function limiter(limit: RateLimit | undefined, clientOf: (c: Context) => string, now: () => number): MiddlewareHandler {
+  return limit ? rateLimit(new TokenBuckets(limit, now), clientOf) : (_c, next) => next();
 }
 
 export function rateLimit(buckets: TokenBuckets, clientOf: (c: Context) => string): MiddlewareHandler {

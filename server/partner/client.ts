@@ -11,7 +11,7 @@
 import { randomUUID } from 'node:crypto';
 import { Agent } from 'node:https';
 import type { z } from 'zod/mini';
-import { fillPath } from '../../src/shared/contract.ts';
+import { fillPath } from '../../src/shared/wire.ts';
 import { issuesToFields, parseInput, type Issue } from '../../src/shared/errors.ts';
 import {
   CreatePartnerPaymentRequest,
@@ -116,7 +116,16 @@ function describeIssues(issues: readonly Issue[]): string {
     .join('; ');
 }
 
-const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'CERT_HAS_EXPIRED', 'DEPTH_ZERO_SELF_SIGNED_CERT', 'SELF_SIGNED_CERT_IN_CHAIN', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'ERR_TLS_CERT_ALTNAME_INVALID']);
+const NOT_SENT = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'CERT_HAS_EXPIRED',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+]);
 
 /** Where a login's token is kept in a TokenStore: one per service and account. */
 export function tokenStoreKey(baseUrl: string, email: string | undefined): string {
@@ -143,11 +152,17 @@ export function createPartnerClient(options: PartnerClientOptions): PartnerClien
     try {
       json = JSON.parse(res.body);
     } catch {
-      throw new PartnerError('unavailable', `${operation}: the partner service answered HTTP ${res.status} with a body that is not JSON`, { operation, status: res.status });
+      throw new PartnerError('unavailable', `${operation}: the partner service answered HTTP ${res.status} with a body that is not JSON`, {
+        operation,
+        status: res.status,
+      });
     }
     const parsed = schema.safeParse(json);
     if (!parsed.success) {
-      throw new PartnerError('unavailable', `${operation}: unexpected answer from the partner service: ${describeIssues(parsed.error.issues)}`, { operation, status: res.status });
+      throw new PartnerError('unavailable', `${operation}: unexpected answer from the partner service: ${describeIssues(parsed.error.issues)}`, {
+        operation,
+        status: res.status,
+      });
     }
     return parsed.data;
   }
@@ -176,7 +191,15 @@ export function createPartnerClient(options: PartnerClientOptions): PartnerClien
     }
     const started = performance.now();
     const logLine = (status: number, outcome: PartnerLogEntry['outcome']) =>
-      options.log?.({ operation: call.operation, method: call.method, path: call.path, attempt: number, status, durationMs: Math.round(performance.now() - started), outcome });
+      options.log?.({
+        operation: call.operation,
+        method: call.method,
+        path: call.path,
+        attempt: number,
+        status,
+        durationMs: Math.round(performance.now() - started),
+        outcome,
+      });
     const unknown = call.idempotent ? {} : { outcomeUnknown: true, transactionId: call.transactionId };
 
     let res: HttpResponse;
@@ -185,7 +208,10 @@ export function createPartnerClient(options: PartnerClientOptions): PartnerClien
     } catch (error) {
       logLine(0, 'error');
       if (error instanceof HttpTimeoutError) {
-        throw new PartnerError('timeout', `${call.operation}: the partner service did not answer within ${timeoutMs} ms`, { operation: call.operation, ...unknown });
+        throw new PartnerError('timeout', `${call.operation}: the partner service did not answer within ${timeoutMs} ms`, {
+          operation: call.operation,
+          ...unknown,
+        });
       }
       const code = (error as NodeJS.ErrnoException).code ?? '';
       const reason = code || (error instanceof Error ? error.message : String(error));
@@ -281,6 +307,12 @@ export function createPartnerClient(options: PartnerClientOptions): PartnerClien
     return { answer, transactionId };
   }
 
+  /** A GET of one record by its reference: retried like every read, answering the record (`data`). */
+  async function readRecord<T>(operation: string, template: string, externalReference: string, response: z.ZodMiniType<{ data: T }>): Promise<T> {
+    const path = fillPath(template, { external_reference: externalReference });
+    return (await send({ operation, method: 'GET', path, read: (res) => parse(operation, response, res), idempotent: true })).data;
+  }
+
   const client: PartnerClient = {
     login,
 
@@ -337,34 +369,21 @@ export function createPartnerClient(options: PartnerClientOptions): PartnerClien
       });
     },
 
-    async getPayment(externalReference) {
-      const answer = await send({
-        operation: 'getPayment',
-        method: 'GET',
-        path: fillPath(PARTNER_PATHS.getPayment, { external_reference: externalReference }),
-        read: (res) => parse('getPayment', PartnerPaymentResponse, res),
-        idempotent: true,
-      });
-      return answer.data;
+    getPayment(externalReference) {
+      return readRecord('getPayment', PARTNER_PATHS.getPayment, externalReference, PartnerPaymentResponse);
     },
 
     async solicitTransferForCustomer(input) {
-      return (await create('solicitTransferForCustomer', PARTNER_PATHS.solicitTransferForCustomer, SolicitTransferRequest, PartnerTransferResponse, input)).answer.data;
+      return (await create('solicitTransferForCustomer', PARTNER_PATHS.solicitTransferForCustomer, SolicitTransferRequest, PartnerTransferResponse, input))
+        .answer.data;
     },
 
     async transferToKey(input) {
       return (await create('transferToKey', PARTNER_PATHS.transferToKey, KeyTransferRequest, PartnerTransferResponse, input)).answer.data;
     },
 
-    async checkTransfer(externalReference) {
-      const answer = await send({
-        operation: 'checkTransfer',
-        method: 'GET',
-        path: fillPath(PARTNER_PATHS.checkTransfer, { external_reference: externalReference }),
-        read: (res) => parse('checkTransfer', PartnerTransferResponse, res),
-        idempotent: true,
-      });
-      return answer.data;
+    checkTransfer(externalReference) {
+      return readRecord('checkTransfer', PARTNER_PATHS.checkTransfer, externalReference, PartnerTransferResponse);
     },
 
     async setNotificationUrl(input) {

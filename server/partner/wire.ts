@@ -1,9 +1,9 @@
 /**
  * The partner service's wire format (its spec, shared/spec/partner-service.md beside this repository, section 4), shared by the
- * upstream client (which sends and parses it) and the sandbox (which serves it).
+ * partner client (which sends and parses it) and the sandbox (which serves it).
  *
  * ASSUMPTIONS. The spec leaves some of this "not shown". Every guess we made lives in this module and
- * is listed in server/sandbox/ASSUMPTIONS.md; when the real values are known, change them here.
+ * is listed in ASSUMPTIONS.md beside this file; when the real values are known, change them here.
  */
 import { z } from 'zod/mini';
 import { CustomerDocument, CustomerName, PaymentDescription, PaymentValue, pairingCheck } from '../../src/shared/contract.ts';
@@ -22,6 +22,12 @@ export const PARTNER_PATHS = {
   checkTransfer: '/api/v2/wallet/partner/transfers/:external_reference/check',
   notificationUrl: '/api/v2/identity/partner/notification-url',
 } as const;
+
+/**
+ * ASSUMPTION (the spec sets no size for bodies): requests and notifications are small JSON, so
+ * 64 KiB bounds what the sandbox reads and what the proxy's notification intake accepts.
+ */
+export const PARTNER_MAX_BODY_BYTES = 64 * 1024;
 
 /** ASSUMPTION (spec 3: "meaning of the numeric status codes: not shown"); payments and transfers alike. */
 export const PARTNER_STATUS = { pending: 1, approved: 2, canceled: 3 } as const;
@@ -46,7 +52,10 @@ export const TRANSFER_REFUSAL_REASONS = ['invalid_data', 'kyc_not_approved', 'ke
 export type TransferRefusalReason = (typeof TRANSFER_REFUSAL_REASONS)[number];
 
 /** ASSUMPTION: the HTTP status answered with each refusal reason (as the comment above lists). */
-export const TRANSFER_REFUSAL_HTTP = { invalid_data: 422, kyc_not_approved: 403, key_owner_mismatch: 403, bank_refused: 422 } as const satisfies Record<TransferRefusalReason, number>;
+export const TRANSFER_REFUSAL_HTTP = { invalid_data: 422, kyc_not_approved: 403, key_owner_mismatch: 403, bank_refused: 422 } as const satisfies Record<
+  TransferRefusalReason,
+  number
+>;
 
 /** `User-Agent: <COMPANY_NAME> (<CONTACT_EMAIL>)` (spec 4, 5). */
 export const USER_AGENT_PATTERN = /^[^()\r\n]*[^\s()][^()\r\n]* \([^\s()@]+@[^\s()@]+\.[^\s()@]+\)$/;
@@ -153,11 +162,13 @@ export function partnerTimestamp(epochMs: number): string {
 const { min: tMin, max: tMax } = LIMITS.transferValue;
 
 /** A transfer value in reais: 0.20 to 49,000.00 (spec 4.6, 8). */
-export const TransferValue = z.number().check(
-  z.refine(isCents, 'must be an amount with at most two decimals'),
-  z.gte(tMin, `must be at least ${formatReais(tMin)}`),
-  z.lte(tMax, `must be at most ${formatReais(tMax)}`),
-);
+export const TransferValue = z
+  .number()
+  .check(
+    z.refine(isCents, 'must be an amount with at most two decimals'),
+    z.gte(tMin, `must be at least ${formatReais(tMin)}`),
+    z.lte(tMax, `must be at most ${formatReais(tMax)}`),
+  );
 
 /** Body of 4.6 solicit-for-customer (the first field list). */
 export const SolicitTransferRequest = z
@@ -207,7 +218,9 @@ export const PartnerTransferResponse = z.looseObject({ message: z.string(), data
 /** Body of 4.8. The URL may be http or https: the spec's webhooks are "HTTP or HTTPS POST". */
 export const NotificationUrlRequest = z.strictObject({
   notification_url: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }),
-  notify_type: z.optional(z.union([z.literal(NOTIFY_TYPE.old), z.literal(NOTIFY_TYPE.new)], `must be ${NOTIFY_TYPE.old} (old format) or ${NOTIFY_TYPE.new} (new format)`)),
+  notify_type: z.optional(
+    z.union([z.literal(NOTIFY_TYPE.old), z.literal(NOTIFY_TYPE.new)], `must be ${NOTIFY_TYPE.old} (old format) or ${NOTIFY_TYPE.new} (new format)`),
+  ),
 });
 export type NotificationUrlRequest = z.infer<typeof NotificationUrlRequest>;
 

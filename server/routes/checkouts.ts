@@ -3,10 +3,12 @@
  * checkout's payment for the browser, which sends no amount: the checkout fixed it.
  */
 import { Hono, type MiddlewareHandler } from 'hono';
-import { CHECKOUT_PATHS, CreateCheckoutRequest } from '../../src/shared/contract.ts';
 import { z } from 'zod/mini';
+import { CreateCheckoutRequest } from '../../src/shared/contract.ts';
+import { CHECKOUT_PATHS } from '../../src/shared/wire.ts';
 import type { CheckoutService } from '../domain/checkouts.ts';
 import { checkoutIdOf, parseBody, parseOptionalBody } from '../http/input.ts';
+import { allowOnly } from '../http/method-not-allowed.ts';
 
 /** The browser's request for a checkout's payment takes no fields: any field (a value) is refused. */
 const NoFields = /* @__PURE__ */ z.strictObject({});
@@ -15,10 +17,15 @@ export interface CheckoutRoutesDeps {
   checkouts: CheckoutService;
   requireApiKey: MiddlewareHandler;
   limitCreate: MiddlewareHandler;
+  /** CORS for the merchant's pages, and the refusal of a POST from any other page (the browser's path only). */
+  cors: MiddlewareHandler;
+  sameOrigin: MiddlewareHandler;
 }
 
-export function checkoutRoutes({ checkouts, requireApiKey, limitCreate }: CheckoutRoutesDeps): Hono {
+export function checkoutRoutes({ checkouts, requireApiKey, limitCreate, cors, sameOrigin }: CheckoutRoutesDeps): Hono {
   const routes = new Hono();
+  // The API-key paths are server to server: no CORS there.
+  routes.use(CHECKOUT_PATHS.checkoutPayment, cors);
 
   routes.post(CHECKOUT_PATHS.checkouts, requireApiKey, async (c) => {
     const { checkout, created } = await checkouts.create(await parseBody(c, CreateCheckoutRequest));
@@ -29,12 +36,15 @@ export function checkoutRoutes({ checkouts, requireApiKey, limitCreate }: Checko
     return c.json(await checkouts.get(checkoutIdOf(c)), 200, { 'cache-control': 'no-store' });
   });
 
-  routes.post(CHECKOUT_PATHS.checkoutPayment, limitCreate, async (c) => {
+  routes.post(CHECKOUT_PATHS.checkoutPayment, sameOrigin, limitCreate, async (c) => {
     const id = checkoutIdOf(c);
     await parseOptionalBody(c, NoFields);
     const { payment, created } = await checkouts.payment(id);
     return c.json(payment, created ? 201 : 200, { 'cache-control': 'no-store' });
   });
 
+  allowOnly(routes, CHECKOUT_PATHS.checkouts, 'POST');
+  allowOnly(routes, CHECKOUT_PATHS.checkout, 'GET');
+  allowOnly(routes, CHECKOUT_PATHS.checkoutPayment, 'POST');
   return routes;
 }

@@ -1,13 +1,15 @@
 /** The browser API for payments: thin handlers that validate with src/shared and call the service. */
 import { Hono, type MiddlewareHandler } from 'hono';
 import { streamSSE } from 'hono/streaming';
-import { API_PATHS, OpenPaymentRequest, STATUS_STREAM, fillPath, type PaymentView } from '../../src/shared/contract.ts';
+import { OpenPaymentRequest, type PaymentView } from '../../src/shared/contract.ts';
 import { formatReais } from '../../src/shared/limits.ts';
 import { isFinalStatus } from '../../src/shared/status.ts';
-import { HttpError } from '../http/errors.ts';
-import { jsonResponse } from '../http/response-headers.ts';
+import { API_PATHS, STATUS_STREAM, fillPath } from '../../src/shared/wire.ts';
 import type { PaymentService } from '../domain/payments.ts';
+import { HttpError } from '../http/errors.ts';
 import { parseBody, referenceOf } from '../http/input.ts';
+import { allowOnly } from '../http/method-not-allowed.ts';
+import { jsonResponse } from '../http/response-headers.ts';
 
 export interface PaymentRoutesDeps {
   payments: PaymentService;
@@ -18,16 +20,26 @@ export interface PaymentRoutesDeps {
   /** Rate limits on creating and on reading. */
   limitCreate: MiddlewareHandler;
   limitStatus: MiddlewareHandler;
+  /** CORS for the merchant's pages, and the refusal of a POST from any other page. */
+  cors: MiddlewareHandler;
+  sameOrigin: MiddlewareHandler;
 }
 
 const NO_STORE = { 'cache-control': 'no-store' } as const;
 
-export function paymentRoutes({ payments, streams, openAmount, limitCreate, limitStatus }: PaymentRoutesDeps): Hono {
+export function paymentRoutes({ payments, streams, openAmount, limitCreate, limitStatus, cors, sameOrigin }: PaymentRoutesDeps): Hono {
   const routes = new Hono();
+  // The browser calls these: CORS on every method, preflights included.
+  routes.use(API_PATHS.payments, cors);
+  routes.use(`${API_PATHS.payments}/*`, cors);
 
-  routes.post(API_PATHS.payments, limitCreate, async (c) => {
+  routes.post(API_PATHS.payments, sameOrigin, limitCreate, async (c) => {
     if (!openAmount) {
-      throw new HttpError(403, 'open_amount_disabled', 'This server does not let the browser choose an amount; pay through a checkout created by the merchant\'s server.');
+      throw new HttpError(
+        403,
+        'open_amount_disabled',
+        "This server does not let the browser choose an amount; pay through a checkout created by the merchant's server.",
+      );
     }
     const input = await parseBody(c, OpenPaymentRequest);
     if (input.value < openAmount.min || input.value > openAmount.max) {
@@ -95,5 +107,8 @@ export function paymentRoutes({ payments, streams, openAmount, limitCreate, limi
     });
   });
 
+  allowOnly(routes, API_PATHS.payments, 'POST');
+  allowOnly(routes, API_PATHS.payment, 'GET');
+  allowOnly(routes, API_PATHS.paymentEvents, 'GET');
   return routes;
 }

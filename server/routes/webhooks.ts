@@ -2,7 +2,7 @@
  * The partner's notifications: `POST {basePath}/webhooks/partner[/<secret>]`. Checks who is calling
  * (source address, secret path segment), reads the raw body (size-limited), checks that it is a
  * notification about something this proxy knows, writes it to the store, and only then answers 202.
- * Nothing upstream is asked before answering: the event is processed afterwards (apply.ts). A store
+ * Nothing upstream is asked before answering: the event is processed afterwards (domain/webhook-processor.ts). A store
  * that cannot take the write answers 503, so the service tries again.
  *
  * Refused calls are logged (never their body). Those that passed the source and secret checks but
@@ -14,15 +14,19 @@
 import { timingSafeEqual } from 'node:crypto';
 import { Hono, type Context } from 'hono';
 import { errorBody } from '../../src/shared/errors.ts';
-import { parseWebhook, type WebhookEvent } from '../partner/wire.ts';
+import { PARTNER_MAX_BODY_BYTES, parseWebhook, type WebhookEvent } from '../partner/wire.ts';
 import { readBodyBytes } from '../http/body.ts';
+import { allowOnly } from '../http/method-not-allowed.ts';
 import type { Logger } from '../log.ts';
 import type { Store } from '../store/store.ts';
 
-/** Notifications are small; the partner API's own body limit. */
-export const MAX_WEBHOOK_BYTES = 64 * 1024;
-
+/** Where the partner's notifications arrive, under the API's base path. */
 export const WEBHOOK_PATH = '/webhooks/partner';
+
+/** The path as it may be logged or echoed: the secret segment (PIX_WEBHOOK_SECRET_PATH) masked. */
+export function maskWebhookSecret(path: string): string {
+  return path.replace(/(\/webhooks\/partner\/)[^/]+/, '$1…');
+}
 
 export interface WebhookReceiverDeps {
   store: Store;
@@ -51,10 +55,10 @@ export function webhookRoutes(deps: WebhookReceiverDeps): Hono {
       const ok = candidate.length === secret.length && timingSafeEqual(candidate, secret);
       if (!ok) {
         log.warn('webhook refused: wrong secret path');
-        return c.json(errorBody('not_found', `Nothing at ${c.req.method} ${basePathOf(c)}.`), 404);
+        return c.json(errorBody('not_found', `Nothing at ${c.req.method} ${maskWebhookSecret(c.req.path)}.`), 404);
       }
     } else if (given !== undefined) {
-      return c.json(errorBody('not_found', `Nothing at ${c.req.method} ${basePathOf(c)}.`), 404);
+      return c.json(errorBody('not_found', `Nothing at ${c.req.method} ${maskWebhookSecret(c.req.path)}.`), 404);
     }
     if (allowed.size > 0) {
       const source = normalizeIp(deps.clientOf(c));
@@ -64,10 +68,10 @@ export function webhookRoutes(deps: WebhookReceiverDeps): Hono {
       }
     }
 
-    const raw = await readRawBody(c, MAX_WEBHOOK_BYTES);
+    const raw = await readRawBody(c, PARTNER_MAX_BODY_BYTES);
     if (raw === null) {
       log.warn('webhook refused: body too large');
-      return c.json(errorBody('payload_too_large', `A notification is at most ${MAX_WEBHOOK_BYTES} bytes.`), 413);
+      return c.json(errorBody('payload_too_large', `A notification is at most ${PARTNER_MAX_BODY_BYTES} bytes.`), 413);
     }
     const receivedAt = deps.now();
     const reject = async (status: 400 | 422, code: 'invalid_json' | 'invalid_request' | 'invalid_reference', result: string, message: string) => {
@@ -89,7 +93,7 @@ export function webhookRoutes(deps: WebhookReceiverDeps): Hono {
     const event = parseWebhook(json);
     if (!event) return reject(422, 'invalid_request', 'unknown_format', 'Not a notification in a known format (old or new, approved or canceled).');
     // Payments: only those this proxy issued. Transfers are not created by the proxy, so one it has
-    // not heard of yet is accepted and confirmed with the service (apply.ts), which knows whose it is.
+    // not heard of yet is accepted and confirmed with the service (domain/webhook-processor.ts), which knows whose it is.
     if (event.kind === 'payment' && !(await deps.store.getPayment(event.externalReference))) {
       return reject(422, 'invalid_reference', 'unknown_reference', 'No payment with this reference was issued here.');
     }
@@ -107,14 +111,9 @@ export function webhookRoutes(deps: WebhookReceiverDeps): Hono {
 
   routes.post(WEBHOOK_PATH, (c) => handle(c, undefined));
   routes.post(`${WEBHOOK_PATH}/:secret`, (c) => handle(c, c.req.param('secret')));
-  routes.all(WEBHOOK_PATH, (c) => c.json(errorBody('method_not_allowed', `${c.req.method} is not allowed here; use POST.`), 405, { allow: 'POST' }));
-  routes.all(`${WEBHOOK_PATH}/:secret`, (c) => c.json(errorBody('method_not_allowed', `${c.req.method} is not allowed here; use POST.`), 405, { allow: 'POST' }));
+  allowOnly(routes, WEBHOOK_PATH, 'POST');
+  allowOnly(routes, `${WEBHOOK_PATH}/:secret`, 'POST');
   return routes;
-}
-
-function basePathOf(c: Context): string {
-  // Never echo the secret segment back.
-  return c.req.path.replace(/\/webhooks\/partner\/.*$/, '/webhooks/partner/…');
 }
 
 /** IPv4-mapped IPv6 (`::ffff:1.2.3.4`, what a dual-stack socket reports) is the IPv4 address. */

@@ -6,13 +6,18 @@
 import { createHash } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import type { Handler } from 'hono';
+import { Hono, type Handler } from 'hono';
 import { errorBody } from '../../src/shared/errors.ts';
+import { allowOnly } from '../http/method-not-allowed.ts';
 
 export const WIDGET_SCRIPT_PATH = '/pix-checkout.js';
 
 /** dist/ beside lib/ when compiled (the installed package), beside server/ in this repository. */
-const CANDIDATES = [fileURLToPath(new URL(/\/lib\/server\/routes\/[^/]+$/.test(import.meta.url) ? '../../../dist/pix-checkout.js' : '../../dist/pix-checkout.js', import.meta.url))];
+const CANDIDATES = [
+  fileURLToPath(
+    new URL(/\/lib\/server\/routes\/[^/]+$/.test(import.meta.url) ? '../../../dist/pix-checkout.js' : '../../dist/pix-checkout.js', import.meta.url),
+  ),
+];
 
 interface Loaded {
   path: string;
@@ -55,4 +60,12 @@ export function widgetScript(candidates: readonly string[] = CANDIDATES): Handle
     if (c.req.header('if-none-match') === script.etag) return c.body(null, 304, headers);
     return c.body(script.body as Uint8Array<ArrayBuffer>, 200, headers);
   };
+}
+
+/** The script's route, under the API's base path. */
+export function widgetScriptRoutes(candidates?: readonly string[]): Hono {
+  const routes = new Hono();
+  routes.get(WIDGET_SCRIPT_PATH, widgetScript(candidates));
+  allowOnly(routes, WIDGET_SCRIPT_PATH, 'GET');
+  return routes;
 }

@@ -14,6 +14,7 @@ import {
   LoginRequest,
   NOTIFY_TYPE,
   NotificationUrlRequest,
+  PARTNER_MAX_BODY_BYTES,
   PARTNER_PATHS,
   PARTNER_STATUS,
   PAYMENT_CHECK_HTTP,
@@ -27,12 +28,9 @@ import {
 } from '../partner/wire.ts';
 import { detectPixKeyType } from '../../src/shared/pix-keys.ts';
 import type { z } from 'zod/mini';
-import { readJson } from '../http/body.ts';
+import { jsonBody } from './body.ts';
 import { faultMiddleware } from './faults.ts';
 import type { SandboxPayment, SandboxState, SandboxTransfer, TransferRefusal } from './state.ts';
-
-/** The largest JSON body the sandbox reads; anything bigger is refused unread. */
-export const MAX_BODY_BYTES = 64 * 1024;
 
 export interface SandboxUrls {
   /** The HTTPS base URL of the partner API, e.g. https://127.0.0.1:8443 */
@@ -41,10 +39,11 @@ export interface SandboxUrls {
   public: () => string;
 }
 
-type Env = { Bindings: { incoming?: IncomingMessage } };
 type ErrorStatus = 400 | 401 | 403 | 404 | 405 | 413 | 415 | 422;
 
-function fail(c: Context, status: ErrorStatus, message: string, extra: Omit<PartnerErrorResponse, 'message'> = {}) {
+type Env = { Bindings: { incoming?: IncomingMessage } };
+
+function fail(c: Context<Env>, status: ErrorStatus, message: string, extra: Omit<PartnerErrorResponse, 'message'> = {}) {
   const body: PartnerErrorResponse = { message, ...extra };
   return c.json(body, status);
 }
@@ -54,14 +53,18 @@ function toPartnerErrors(issues: readonly Issue[]): Record<string, string[]> {
 }
 
 /** Reads and validates a JSON body; the refusal is ready to return. */
-async function readInput<T>(c: Context, schema: z.ZodMiniType<T>, reason?: 'invalid_data'): Promise<{ ok: true; data: T } | { ok: false; response: Response }> {
-  const read = await readJson(c, MAX_BODY_BYTES);
+async function readInput<T>(
+  c: Context<Env>,
+  schema: z.ZodMiniType<T>,
+  reason?: 'invalid_data',
+): Promise<{ ok: true; data: T } | { ok: false; response: Response }> {
+  const read = await jsonBody(c);
   if (!read.ok) {
     const response =
       read.problem === 'media_type'
         ? fail(c, 415, 'Content-Type must be application/json.')
         : read.problem === 'too_large'
-          ? fail(c, 413, `The request body is larger than ${MAX_BODY_BYTES} bytes.`)
+          ? fail(c, 413, `The request body is larger than ${PARTNER_MAX_BODY_BYTES} bytes.`)
           : fail(c, 400, 'The request body is not valid JSON.');
     return { ok: false, response };
   }
@@ -76,7 +79,7 @@ export function createPartnerApi(state: SandboxState, urls: SandboxUrls): Hono<E
   const api = new Hono<Env>();
   // Faults first: they stand for the network and the service's edge, before anything is checked.
   api.use('*', faultMiddleware(state.faults));
-  api.use('*', async (c, next) => {
+  api.use('*', async (c: Context<Env>, next) => {
     state.settleDue();
     const agent = c.req.header('user-agent');
     if (!agent || !USER_AGENT_PATTERN.test(agent)) {
@@ -106,7 +109,10 @@ export function createPartnerApi(state: SandboxState, urls: SandboxUrls): Hono<E
     const { email, access_key } = input.data;
     if (email !== state.account.email || access_key !== state.account.accessKey) return fail(c, 401, 'Invalid credentials.');
     const token = state.issueToken();
-    return c.json({ message: 'Login successful.', data: { access_token: token, token_type: 'Bearer', expires_at: partnerTimestamp(state.tokenExpiresAt(token)) } });
+    return c.json({
+      message: 'Login successful.',
+      data: { access_token: token, token_type: 'Bearer', expires_at: partnerTimestamp(state.tokenExpiresAt(token)) },
+    });
   });
 
   route('GET', PARTNER_PATHS.getTenant, (c) => c.json({ message: 'Tenant.', data: state.account.tenant }));
@@ -210,11 +216,11 @@ export function createPartnerApi(state: SandboxState, urls: SandboxUrls): Hono<E
   return api;
 }
 
-function transferAccepted(c: Context, transfer: SandboxTransfer) {
+function transferAccepted(c: Context<Env>, transfer: SandboxTransfer) {
   return c.json({ message: 'Transfer requested; waiting for the bank.', data: toTransferRecord(transfer) }, 201);
 }
 
-function transferRefused(c: Context, refusal: TransferRefusal) {
+function transferRefused(c: Context<Env>, refusal: TransferRefusal) {
   return fail(c, TRANSFER_REFUSAL_HTTP[refusal.reason], refusal.message, { reason: refusal.reason });
 }
 

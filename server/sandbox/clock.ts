@@ -4,7 +4,7 @@
  */
 export interface SandboxClock {
   /** Milliseconds since the epoch, sandbox time. A plain function: callers pass it around unbound. */
-  now(): number;
+  now: () => number;
   /** Moves the clock forward; never backward, as real time does. */
   advance(ms: number): void;
   /** Moves the clock forward to `epochMs`; a time in the past is a RangeError. */

@@ -9,8 +9,8 @@ import { z } from 'zod/mini';
 import { isValidDocument } from '../../src/shared/document.ts';
 import { parseInput } from '../../src/shared/errors.ts';
 import { PIX_KEY_TYPES, isValidPixKey, type PixKeyType } from '../../src/shared/pix-keys.ts';
-import { readJson } from '../http/body.ts';
-import { MAX_BODY_BYTES } from './app.ts';
+import { PARTNER_MAX_BODY_BYTES } from '../partner/wire.ts';
+import { jsonBody } from './body.ts';
 import { BANK_BEHAVIOURS, KYC_STATUSES, type SandboxCustomer } from './customers.ts';
 import { FAULT_KINDS } from './faults.ts';
 import type { Outcome, SandboxState } from './state.ts';
@@ -67,13 +67,13 @@ export function createControlApi(state: SandboxState): Hono {
 
   /** Reads and validates a JSON body; the refusal is ready to return. */
   async function input<T>(c: Context, schema: z.ZodMiniType<T>): Promise<{ ok: true; data: T } | { ok: false; response: Response }> {
-    const read = await readJson(c, MAX_BODY_BYTES);
+    const read = await jsonBody(c);
     if (!read.ok) {
       const response =
         read.problem === 'media_type'
           ? controlError(c, 415, 'unsupported_media_type', 'Send a JSON body with Content-Type: application/json.')
           : read.problem === 'too_large'
-            ? controlError(c, 413, 'payload_too_large', `The body is larger than ${MAX_BODY_BYTES} bytes.`)
+            ? controlError(c, 413, 'payload_too_large', `The body is larger than ${PARTNER_MAX_BODY_BYTES} bytes.`)
             : controlError(c, 400, 'invalid_json', 'The body is not valid JSON.');
       return { ok: false, response };
     }
@@ -98,7 +98,10 @@ export function createControlApi(state: SandboxState): Hono {
   });
 
   // The customers' banks.
-  for (const [action, outcome] of [['approve', 'approved'], ['cancel', 'canceled']] as const) {
+  for (const [action, outcome] of [
+    ['approve', 'approved'],
+    ['cancel', 'canceled'],
+  ] as const) {
     control.post(`/transfers/:reference/${action}`, (c) => {
       const transfer = state.transfers.get(c.req.param('reference'));
       if (!transfer) return controlError(c, 404, 'not_found', 'No such transfer in the sandbox.');
@@ -121,7 +124,9 @@ export function createControlApi(state: SandboxState): Hono {
   control.get('/webhooks/deliveries', (c) => {
     const reference = c.req.query('external_reference');
     const event = c.req.query('event_id');
-    const deliveries = state.webhooks.deliveries.filter((d) => (reference === undefined || d.external_reference === reference) && (event === undefined || d.event_id === event));
+    const deliveries = state.webhooks.deliveries.filter(
+      (d) => (reference === undefined || d.external_reference === reference) && (event === undefined || d.event_id === event),
+    );
     return c.json({ deliveries });
   });
   control.post('/webhooks/events/:id/resend', (c) => {
@@ -138,8 +143,12 @@ export function createControlApi(state: SandboxState): Hono {
   // Time.
   const clockView = (c: Context) => c.json({ now: new Date(state.clock.now()).toISOString(), offset_seconds: state.clock.offset() / 1000 });
   const moveClockTo = (c: Context, target: number, field: string) => {
-    if (target < state.clock.now()) return controlError(c, 400, 'invalid_request', `${field} must not move the clock backward`, { [field]: 'must not move the clock backward' });
-    if (target > MAX_SANDBOX_TIME) return controlError(c, 400, 'invalid_request', `${field} must keep the clock before the year 10000`, { [field]: 'must keep the clock before the year 10000' });
+    if (target < state.clock.now())
+      return controlError(c, 400, 'invalid_request', `${field} must not move the clock backward`, { [field]: 'must not move the clock backward' });
+    if (target > MAX_SANDBOX_TIME)
+      return controlError(c, 400, 'invalid_request', `${field} must keep the clock before the year 10000`, {
+        [field]: 'must keep the clock before the year 10000',
+      });
     state.clock.set(target);
     return clockView(c);
   };

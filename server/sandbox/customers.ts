@@ -44,7 +44,13 @@ export const TEST_CUSTOMERS: readonly SandboxCustomer[] = [
   { document: '234.567.891-73', name: 'Bruno Pendente', kyc: 'pending', bank: 'approves', keys: { CPF: '234.567.891-73', EMAIL: 'bruno@cliente.example' } },
   { document: '345.678.912-28', name: 'Carla Recusada', kyc: 'rejected', bank: 'approves', keys: { CPF: '345.678.912-28', EMAIL: 'carla@cliente.example' } },
   { document: '456.789.123-64', name: 'Diego Banco Recusa', kyc: 'approved', bank: 'refuses', keys: { CPF: '456.789.123-64', EMAIL: 'diego@cliente.example' } },
-  { document: '567.891.234-82', name: 'Elisa Banco Cancela', kyc: 'approved', bank: 'cancels', keys: { CPF: '567.891.234-82', EMAIL: 'elisa@cliente.example' } },
+  {
+    document: '567.891.234-82',
+    name: 'Elisa Banco Cancela',
+    kyc: 'approved',
+    bank: 'cancels',
+    keys: { CPF: '567.891.234-82', EMAIL: 'elisa@cliente.example' },
+  },
   { document: '678.912.345-82', name: 'Fabio Banco Lento', kyc: 'approved', bank: 'late', keys: { CPF: '678.912.345-82', TELEFONE: '+5521912345678' } },
   { document: '12.345.678/0001-95', name: 'Gama Comercio LTDA', kyc: 'approved', bank: 'approves', keys: { EMAIL: 'financeiro@gama.example' } },
 ];

@@ -47,7 +47,9 @@ export function createPublicApp(state: SandboxState): Hono {
     const value = payment.value.toLocaleString('pt-BR', { style: 'currency', currency: 'BRL' });
     const qr = await QRCode.toString(payment.pixKey, { type: 'svg', errorCorrectionLevel: 'M', margin: 4, width: 240 });
     const expires = localTime(state.expiresAt(payment));
-    const payButton = pending ? `<form method="post" action="${escapeHtml(payment.externalReference)}/pay"><button>Simular pagamento (sandbox)</button></form>` : '';
+    const payButton = pending
+      ? `<form method="post" action="${escapeHtml(payment.externalReference)}/pay"><button>Simular pagamento (sandbox)</button></form>`
+      : '';
     const back = payment.status === PARTNER_STATUS.approved && payment.callback ? `<p><a href="${escapeHtml(payment.callback)}">Voltar à loja</a></p>` : '';
     // While pending the page refreshes itself, so a payment made elsewhere shows up.
     const refresh = pending ? '<meta http-equiv="refresh" content="5">' : '';

@@ -1,3 +1,4 @@
+import type { RequestListener } from 'node:http';
 import { getRequestListener } from '@hono/node-server';
 import type { Hono } from 'hono';
 import { createPartnerApi } from './app.ts';
@@ -62,10 +63,11 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
   const publicApp = createPublicApp(state);
   const partnerApi = createPartnerApi(state, urls);
 
-  const listener = getRequestListener((request, env) => {
+  const handle = getRequestListener((request, env) => {
     const app = PUBLIC_PATH.test(new URL(request.url).pathname) ? publicApp : partnerApi;
     return app.fetch(request, env);
   });
+  const listener: RequestListener = (req, res) => void handle(req, res);
   const server = await listenHttpsOnly({ port: options.port ?? 0, host, key: tls.key, cert: tls.cert, listener });
   apiUrl = `https://${host.includes(':') ? `[${host}]` : host}:${server.port}`;
 

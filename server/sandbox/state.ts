@@ -9,6 +9,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { onlyDigits } from '../../src/shared/document.ts';
 import { LIMITS } from '../../src/shared/limits.ts';
 import { PARTNER_STATUS, type PartnerStatusCode, type PixKeyType, type TransferRefusalReason, type WebhookOutcome } from '../partner/wire.ts';
+import { SANDBOX_ACCOUNT } from '../partner/sandbox-account.ts';
 import type { SandboxClock } from './clock.ts';
 import { CustomerRegistry, type SandboxCustomer } from './customers.ts';
 import { FaultInjector } from './faults.ts';
@@ -25,8 +26,8 @@ export interface SandboxAccount {
 
 /** The test account `npm run sandbox` prints; documented in server/sandbox/README.md. */
 export const DEFAULT_ACCOUNT: SandboxAccount = {
-  email: 'sandbox@pix-checkout.test',
-  accessKey: 'sandbox-access-key',
+  email: SANDBOX_ACCOUNT.email,
+  accessKey: SANDBOX_ACCOUNT.accessKey,
   tenant: { id: '6f1c2a4e-8b3d-4c5e-9f60-7a8b9c0d1e2f', name: 'Loja Sandbox' },
   partner: { name: 'Loja Sandbox LTDA', document: '11.222.333/0001-81' },
   merchant: { name: 'Loja Sandbox', city: 'Sao Paulo' },
@@ -175,7 +176,10 @@ export class SandboxState {
     const owner = this.customers.ownerOf(request.pixKey, request.pixKeyType);
     const requester = request.customerDocument === undefined ? owner : this.customers.byDocumentOf(request.customerDocument);
     if (!owner || !requester || owner !== requester) {
-      return refuse('key_owner_mismatch', request.customerDocument === undefined ? 'The key is not registered to a customer of this partner.' : 'The key does not belong to the customer.');
+      return refuse(
+        'key_owner_mismatch',
+        request.customerDocument === undefined ? 'The key is not registered to a customer of this partner.' : 'The key does not belong to the customer.',
+      );
     }
     if (owner.kyc !== 'approved') return refuse('kyc_not_approved', `The customer's KYC is ${owner.kyc}, not approved.`);
     if (owner.bank === 'refuses') return refuse('bank_refused', "The customer's bank refused the transfer.");

@@ -1,8 +1,9 @@
 /**
  * Persistence behind one small interface, so the proxy does not care where its records live. The
- * SQLite implementation (sqlite.ts) suits one instance; another store (Postgres, say) implements the
+ * SQLite implementation (sqlite/) suits one instance; another store (Postgres, say) implements the
  * same methods. Times are epoch milliseconds on the proxy's clock; values are cents, never floats.
  */
+import type { OutcomeEvent } from '../../src/shared/contract.ts';
 import type { TokenStore } from '../partner/token-store.ts';
 
 /** A payment the proxy issued, and what it last learned of its status. */
@@ -45,7 +46,7 @@ export interface CheckoutRecord {
   createdAt: number;
 }
 
-/** A webhook exactly as received, kept before it is processed (issue 6). */
+/** A webhook exactly as received, kept before it is processed. */
 export interface WebhookEventRecord {
   id: number;
   rawBody: string;
@@ -55,7 +56,7 @@ export interface WebhookEventRecord {
   result?: string | null;
 }
 
-/** A transfer the proxy follows (it does not create them; the CLI and webhooks tell it of them). */
+/** A transfer the proxy follows (it does not create them; the partner's webhooks tell it of them). */
 export interface TransferRecord {
   reference: string;
   partnerStatus: number;
@@ -91,6 +92,19 @@ export interface DeliveryAttemptRecord {
   durationMs: number;
 }
 
+/**
+ * Builds the outcome event of a record that has just become final (domain/outcomes.ts): the store
+ * writes what it is given to the outbox, in the transaction of the status change, and builds nothing.
+ */
+export type PaymentOutcomeOf = (payment: PaymentRecord, orderId: string | null) => OutcomeEvent | null;
+export type TransferOutcomeOf = (transfer: TransferRecord) => OutcomeEvent | null;
+
+/** What a status update did: whether the record changed, and the outcome event it recorded, if any. */
+export interface StatusChange {
+  changed: boolean;
+  outcome: OutcomeEvent | null;
+}
+
 export interface Store {
   insertPayment(payment: PaymentRecord): Promise<void>;
   getPayment(reference: string): Promise<PaymentRecord | null>;
@@ -102,10 +116,10 @@ export interface Store {
   peekPayment?(reference: string): PaymentRecord | undefined;
   /**
    * Records a status the partner confirmed. A final record is never changed (no downgrade). When
-   * this makes the payment final, its outcome event is put in the outbox in the same transaction.
-   * Resolves true when the record changed.
+   * this makes the payment final, `outcomeOf(the updated record, its checkout's order id)` is put in
+   * the outbox in the same transaction.
    */
-  updatePaymentStatus(reference: string, partnerStatus: number, final: boolean, updatedAt: number): Promise<boolean>;
+  updatePaymentStatus(reference: string, partnerStatus: number, final: boolean, updatedAt: number, outcomeOf: PaymentOutcomeOf): Promise<StatusChange>;
   /** Payments not final yet, oldest first (the reconciler's work list). */
   nonFinalPayments(limit: number): Promise<PaymentRecord[]>;
 
@@ -134,8 +148,8 @@ export interface Store {
     /** Adds it unless known; answers the stored one. */
     track(transfer: TransferRecord): Promise<TransferRecord>;
     get(reference: string): Promise<TransferRecord | null>;
-    /** As updatePaymentStatus: never downgrades; a final status writes the outbox event in the same transaction. */
-    updateStatus(reference: string, partnerStatus: number, final: boolean, updatedAt: number): Promise<boolean>;
+    /** As updatePaymentStatus: never downgrades; a final status writes `outcomeOf(record)` to the outbox in the same transaction. */
+    updateStatus(reference: string, partnerStatus: number, final: boolean, updatedAt: number, outcomeOf: TransferOutcomeOf): Promise<StatusChange>;
     nonFinal(limit: number): Promise<TransferRecord[]>;
   };
 
@@ -144,7 +158,11 @@ export interface Store {
     /** Pending deliveries whose next attempt is due, oldest first. */
     due(now: number, limit: number): Promise<OutboxEntry[]>;
     /** Records one attempt and what comes next, in one transaction. */
-    recordAttempt(id: number, attempt: { at: number; status: number | null; error: string | null; durationMs: number }, next: Pick<OutboxEntry, 'state' | 'nextAttemptAt' | 'lastError' | 'deliveredAt'>): Promise<void>;
+    recordAttempt(
+      id: number,
+      attempt: { at: number; status: number | null; error: string | null; durationMs: number },
+      next: Pick<OutboxEntry, 'state' | 'nextAttemptAt' | 'lastError' | 'deliveredAt'>,
+    ): Promise<void>;
     list(filter?: { state?: OutboxEntry['state']; limit?: number }): Promise<OutboxEntry[]>;
     get(id: number): Promise<OutboxEntry | null>;
     attempts(id: number): Promise<DeliveryAttemptRecord[]>;

@@ -32,14 +32,14 @@ export class ClipboardController implements ReactiveController {
     try {
       written = env.clipboard ? env.clipboard.writeText(text) : Promise.reject(new Error('no Clipboard API'));
     } catch (error) {
-      written = Promise.reject(error);
+      written = Promise.reject(error instanceof Error ? error : new Error(String(error)));
     }
     return written.then(
       () => this.settle('clipboard'),
       () => {
         field?.focus();
         field?.select();
-        let copied = false;
+        let copied: boolean;
         try {
           copied = env.execCopy();
         } catch {

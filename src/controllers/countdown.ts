@@ -74,18 +74,24 @@ export class CountdownController implements ReactiveController {
       return;
     }
     // Wake at the next whole second of time left, so the display changes exactly then.
-    this.timer = clock.setTimeout(() => {
-      this.host.requestUpdate();
-      this.schedule();
-    }, ms % 1000 || 1000);
+    this.timer = clock.setTimeout(
+      () => {
+        this.host.requestUpdate();
+        this.schedule();
+      },
+      ms % 1000 || 1000,
+    );
   }
+}
+
+/** Whole seconds as [hours, minutes, seconds]: what the display and the announcement both read. */
+export function splitSeconds(seconds: number): [h: number, m: number, s: number] {
+  return [Math.floor(seconds / 3600), Math.floor((seconds % 3600) / 60), seconds % 60];
 }
 
 /** 59:07, or 1:00:00 when an hour or more is left. */
 export function formatTimeLeft(seconds: number): string {
-  const h = Math.floor(seconds / 3600);
-  const m = Math.floor((seconds % 3600) / 60);
-  const s = seconds % 60;
+  const [h, m, s] = splitSeconds(seconds);
   const two = (n: number) => String(n).padStart(2, '0');
   return h > 0 ? `${h}:${two(m)}:${two(s)}` : `${two(m)}:${two(s)}`;
 }

@@ -26,5 +26,13 @@ export const en: Translation = {
   reconnecting: 'Reconnecting…',
   offline: 'No connection. Reconnecting…',
   expiresIn: 'Expires in',
-  timeLeft: (h, m, s) => `${spoken([[h, 'hour', 'hours'], [m, 'minute', 'minutes'], [s, 'second', 'seconds']], 'and')} left to pay.`,
+  timeLeft: (h, m, s) =>
+    `${spoken(
+      [
+        [h, 'hour', 'hours'],
+        [m, 'minute', 'minutes'],
+        [s, 'second', 'seconds'],
+      ],
+      'and',
+    )} left to pay.`,
 };

@@ -26,5 +26,13 @@ export const es: Translation = {
   reconnecting: 'Reconectando…',
   offline: 'Sin conexión. Reconectando…',
   expiresIn: 'Caduca en',
-  timeLeft: (h, m, s) => `Quedan ${spoken([[h, 'hora', 'horas'], [m, 'minuto', 'minutos'], [s, 'segundo', 'segundos']], 'y')} para pagar.`,
+  timeLeft: (h, m, s) =>
+    `Quedan ${spoken(
+      [
+        [h, 'hora', 'horas'],
+        [m, 'minuto', 'minutos'],
+        [s, 'segundo', 'segundos'],
+      ],
+      'y',
+    )} para pagar.`,
 };

@@ -26,5 +26,13 @@ export const ptBR: Translation = {
   reconnecting: 'Reconectando…',
   offline: 'Sem conexão. Reconectando…',
   expiresIn: 'Expira em',
-  timeLeft: (h, m, s) => `Faltam ${spoken([[h, 'hora', 'horas'], [m, 'minuto', 'minutos'], [s, 'segundo', 'segundos']], 'e')} para pagar.`,
+  timeLeft: (h, m, s) =>
+    `Faltam ${spoken(
+      [
+        [h, 'hora', 'horas'],
+        [m, 'minuto', 'minutos'],
+        [s, 'segundo', 'segundos'],
+      ],
+      'e',
+    )} para pagar.`,
 };

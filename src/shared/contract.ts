@@ -1,29 +1,29 @@
 /**
  * The contract between the widget and the proxy's browser API: paths, request and response shapes.
  * The proxy validates requests with these schemas; the widget checks answers with the zod-free guards
- * of wire.ts (re-exported here), which test/browser/contract-guard.test.ts holds to these schemas.
+ * of wire.ts (exported beside these by index.ts), which test/browser/contract-guard.test.ts holds to
+ * these schemas. This module never imports wire.ts, so the two make no import circle.
  */
 import { z } from 'zod/mini';
 import { LIMITS, charCount, formatReais, isCents } from './limits.ts';
 import { isValidDocument } from './document.ts';
 import { PAYMENT_STATUSES } from './status.ts';
 
-// Paths and the zod-free guards live in wire.ts, so the widget's bundle never pulls in zod's modules.
-export { API_PATHS, CHECKOUT_PATHS, STATUS_STREAM, fillPath, isPaymentView } from './wire.ts';
-
 const { min, max } = LIMITS.paymentValue;
 
 /** A payment value in reais: cents as decimals, within the partner's limits. */
-export const PaymentValue = /* @__PURE__ */ z.number().check(
-  z.refine(isCents, 'must be an amount with at most two decimals'),
-  z.gte(min, `must be at least ${formatReais(min)}`),
-  z.lte(max, `must be at most ${formatReais(max)}`),
-);
+export const PaymentValue = /* @__PURE__ */ z
+  .number()
+  .check(
+    z.refine(isCents, 'must be an amount with at most two decimals'),
+    z.gte(min, `must be at least ${formatReais(min)}`),
+    z.lte(max, `must be at most ${formatReais(max)}`),
+  );
 
 /** Text printed on the customer's proof of payment. */
-export const PaymentDescription = /* @__PURE__ */ z.string().check(
-  z.refine((s) => charCount(s) <= LIMITS.descriptionMaxLength, `must be at most ${LIMITS.descriptionMaxLength} characters`),
-);
+export const PaymentDescription = /* @__PURE__ */ z
+  .string()
+  .check(z.refine((s) => charCount(s) <= LIMITS.descriptionMaxLength, `must be at most ${LIMITS.descriptionMaxLength} characters`));
 
 export const CustomerName = /* @__PURE__ */ z.string().check(
   z.refine((s) => s.trim().length > 0, 'must not be empty'),
@@ -68,10 +68,12 @@ export type CreatePaymentRequest = z.infer<typeof CreatePaymentRequest>;
 export const PaymentStatusSchema = /* @__PURE__ */ z.enum(PAYMENT_STATUSES);
 
 /** A partner reference as it may appear in a path. */
-export const Reference = /* @__PURE__ */ z.string().check(
-  z.regex(/^[A-Za-z0-9_-]+$/, 'must contain only letters, digits, "-" and "_"'),
-  z.maxLength(LIMITS.referenceMaxLength, `must be at most ${LIMITS.referenceMaxLength} characters`),
-);
+export const Reference = /* @__PURE__ */ z
+  .string()
+  .check(
+    z.regex(/^[A-Za-z0-9_-]+$/, 'must contain only letters, digits, "-" and "_"'),
+    z.maxLength(LIMITS.referenceMaxLength, `must be at most ${LIMITS.referenceMaxLength} characters`),
+  );
 
 /**
  * What the browser sees of a payment, and nothing more: no token, tenant, document or internal id.
@@ -103,10 +105,12 @@ export type PaymentView = z.infer<typeof PaymentView>;
 export const CheckoutId = /* @__PURE__ */ z.string().check(z.regex(/^co_[A-Za-z0-9_-]{24}$/, 'must be a checkout id (co_ and 24 letters, digits, "-" or "_")'));
 
 /** The merchant's own order id: one checkout per order. */
-export const OrderId = /* @__PURE__ */ z.string().check(
-  z.regex(/^[A-Za-z0-9._:\-/#]+$/, 'must contain only letters, digits and . _ : - / #'),
-  z.maxLength(LIMITS.referenceMaxLength, `must be at most ${LIMITS.referenceMaxLength} characters`),
-);
+export const OrderId = /* @__PURE__ */ z
+  .string()
+  .check(
+    z.regex(/^[A-Za-z0-9._:\-/#]+$/, 'must contain only letters, digits and . _ : - / #'),
+    z.maxLength(LIMITS.referenceMaxLength, `must be at most ${LIMITS.referenceMaxLength} characters`),
+  );
 
 /** Where the hosted checkout sends the payer after paying: https only. */
 export const CallbackUrl = /* @__PURE__ */ z.url({ protocol: /^https$/, error: 'must be an https:// URL' });

@@ -4,8 +4,6 @@
  */
 import { z } from 'zod/mini';
 
-export { isErrorBody } from './wire.ts';
-
 export const ERROR_CODES = [
   'invalid_request',
   'invalid_json',

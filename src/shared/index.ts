@@ -4,6 +4,7 @@
  * and the CPF/CNPJ checks. No DOM, no node:*.
  */
 export * from './contract.ts';
+export * from './wire.ts';
 export * from './errors.ts';
 export * from './limits.ts';
 export * from './status.ts';

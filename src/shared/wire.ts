@@ -54,11 +54,7 @@ const VIEW_STRING_FIELDS = ['reference', 'brcode', 'qr_code_url', 'checkout_url'
 export function isPaymentView(input: unknown): input is PaymentView {
   if (typeof input !== 'object' || input === null) return false;
   const view = input as Record<string, unknown>;
-  return (
-    VIEW_STRING_FIELDS.every((key) => typeof view[key] === 'string') &&
-    isPaymentStatus(view.status) &&
-    Number.isFinite(view.value)
-  );
+  return VIEW_STRING_FIELDS.every((key) => typeof view[key] === 'string') && isPaymentStatus(view.status) && Number.isFinite(view.value);
 }
 
 /** The ErrorBody schema's rule without zod, for the widget's bundle (see isPaymentView). */

@@ -10,7 +10,7 @@ import '../../dist/pix-checkout.js';
 import { matrixPath } from '../../src/qr.ts';
 import { checkBrCode } from '../../src/shared/brcode.ts';
 
-const { apiUrl } = (await executeServerCommand('dev-stack')) as { apiUrl: string };
+const { apiUrl } = await executeServerCommand<{ apiUrl: string }, undefined>('dev-stack');
 
 describe('the script-tag bundle', () => {
   it('registers <pix-checkout> and draws the same QR symbol as the untrimmed encoder', async () => {

@@ -33,7 +33,11 @@ function sentRequests() {
   const sent: Sent[] = [];
   const impl: typeof fetch = (input, init) => {
     const body = init?.body;
-    sent.push({ method: init?.method ?? 'GET', path: new URL(String(input)).pathname, body: body == null ? null : String(body) });
+    sent.push({
+      method: init?.method ?? 'GET',
+      path: new URL(input instanceof Request ? input.url : input.toString()).pathname,
+      body: typeof body === 'string' ? body : null,
+    });
     return fetch(input, init);
   };
   return { fetch: impl, sent, posts: () => sent.filter((r) => r.method === 'POST') };
@@ -101,7 +105,7 @@ describe('checkout mode: the merchant server decides the amount', () => {
     expect(text(el, 'status')).to.equal('Este código Pix expirou');
     // The widget's `renewals="0"` limits open-amount mode only: here the proxy decides.
     const renew = part(el, 'renew-button')!;
-    expect(renew.textContent!.trim()).to.equal('Gerar novo código');
+    expect(renew.textContent.trim()).to.equal('Gerar novo código');
 
     const created = oneEvent(el, 'pix-created');
     renew.click();
@@ -155,7 +159,12 @@ describe('checkout mode: the merchant server decides the amount', () => {
   it('setting an amount on a checkout-mode widget changes neither the value shown nor what is requested', async () => {
     const { checkout_id } = await createCheckout(25);
     const requests = sentRequests();
-    const { el, payment } = await mount({ checkout: checkout_id, amount: 0.5, description: 'Desconto', env: { clock: new FakeClock(), fetch: requests.fetch } });
+    const { el, payment } = await mount({
+      checkout: checkout_id,
+      amount: 0.5,
+      description: 'Desconto',
+      env: { clock: new FakeClock(), fetch: requests.fetch },
+    });
     expect(payment.value).to.equal(25);
     expect(text(el, 'amount')).to.equal('R$ 25,00');
     el.amount = 1;
@@ -167,7 +176,10 @@ describe('checkout mode: the merchant server decides the amount', () => {
     expect(text(el, 'amount')).to.equal('R$ 25,00');
     expect((part(el, 'code') as HTMLTextAreaElement).value).to.equal(payment.brcode);
     expect(requests.posts()).to.deep.equal([{ method: 'POST', path: `/api/checkouts/${checkout_id}/payment`, body: null }]);
-    expect(requests.sent.some((r) => r.body !== null), 'no request carried a body').to.equal(false);
+    expect(
+      requests.sent.some((r) => r.body !== null),
+      'no request carried a body',
+    ).to.equal(false);
   });
 
   it('another checkout id shows that checkout: its own payment and amount', async () => {

@@ -3,8 +3,9 @@
  * zod out of its bundle; the proxy keeps the zod schemas. These samples prove the two agree.
  */
 import { expect } from '@open-wc/testing';
-import { PaymentView, isPaymentView } from '../../src/shared/contract.ts';
-import { ErrorBody, isErrorBody } from '../../src/shared/errors.ts';
+import { PaymentView } from '../../src/shared/contract.ts';
+import { ErrorBody } from '../../src/shared/errors.ts';
+import { isErrorBody, isPaymentView } from '../../src/shared/wire.ts';
 
 const view = {
   reference: 'abc-123',

@@ -5,7 +5,7 @@ import { advanceSandbox, forgetSavedPayments, mount, pay, part, text } from './s
 
 beforeEach(forgetSavedPayments);
 
-const timeAnnouncement = (el: HTMLElement) => el.shadowRoot!.querySelector('[aria-live="polite"]:not([role])')!.textContent!.trim();
+const timeAnnouncement = (el: HTMLElement) => el.shadowRoot!.querySelector('[aria-live="polite"]:not([role])')!.textContent.trim();
 
 describe('countdown', () => {
   it('counts down to the server expiry with hours, from the wall clock', async () => {

@@ -17,7 +17,9 @@ describe('rendering: the pending payment', () => {
     expect(parseBrCode(payment.brcode).ok).to.equal(true);
     const qr = el.shadowRoot!.querySelector('svg[part="qr"]')!;
     expect(qr.getAttribute('role')).to.equal('img');
-    expect(qr.getAttribute('aria-label')!.replace(/\s/g, ' ')).to.equal('QR code Pix para pagar R$ 10,50. No celular, use o botão Copiar código e cole no app do banco.');
+    expect(qr.getAttribute('aria-label')!.replace(/\s/g, ' ')).to.equal(
+      'QR code Pix para pagar R$ 10,50. No celular, use o botão Copiar código e cole no app do banco.',
+    );
     // A dynamic BR Code of ~150 characters needs hundreds of dark runs; an empty or stub path has none.
     expect(qr.querySelector('path')!.getAttribute('d')!.split('M').length).to.be.greaterThan(200);
     expect(el.shadowRoot!.querySelector('img'), 'no third-party image when the code is valid').to.equal(null);
@@ -30,7 +32,7 @@ describe('rendering: the pending payment', () => {
     expect(text(el, 'countdown')).to.equal('Expira em 1:00:00');
     const link = part(el, 'checkout-link') as HTMLAnchorElement;
     expect(link.href).to.equal(payment.checkout_url);
-    expect(link.textContent!.trim()).to.equal('Pagar na página de pagamento');
+    expect(link.textContent.trim()).to.equal('Pagar na página de pagamento');
     expect(el.matches(':state(pending)')).to.equal(true);
   });
 
@@ -47,9 +49,7 @@ describe('rendering: the pending payment', () => {
     const img = el.shadowRoot!.querySelector<HTMLImageElement>('img[part="qr"]')!;
     expect(img.getAttribute('src')).to.equal(payment.qr_code_url);
     expect(img.alt.replace(/\s/g, ' ')).to.contain('R$ 10,00');
-    expect(el.shadowRoot!.querySelector('[role="alert"]')!.textContent).to.equal(
-      'Não foi possível desenhar o QR code. Use a imagem ou a página de pagamento.',
-    );
+    expect(el.shadowRoot!.querySelector('[role="alert"]')!.textContent).to.equal('Não foi possível desenhar o QR code. Use a imagem ou a página de pagamento.');
     expect(part(el, 'checkout-link')).to.exist;
   });
 

@@ -89,7 +89,11 @@ describe('status: polling', () => {
   it('pauses while the tab is hidden and checks at once when it is visible again', async () => {
     const clock = new FakeClock();
     let hidden = false;
-    const { el, payment, recorder } = await polling(clock, () => true, () => hidden);
+    const { el, payment, recorder } = await polling(
+      clock,
+      () => true,
+      () => hidden,
+    );
     hidden = true;
     document.dispatchEvent(new Event('visibilitychange'));
     await run(clock, recorder, 30_000);
@@ -202,7 +206,7 @@ describe('status: final screens', () => {
     expect(text(el, 'status')).to.equal('Este código Pix expirou');
     expect(part(el, 'qr')).to.equal(null);
     const renew = part(el, 'renew-button')!;
-    expect(renew.textContent!.trim()).to.equal('Gerar novo código');
+    expect(renew.textContent.trim()).to.equal('Gerar novo código');
 
     const created = oneEvent(el, 'pix-created');
     renew.click();
@@ -257,7 +261,7 @@ describe('status: final screens', () => {
     expect(detail.fatal).to.equal(true);
     await el.updateComplete;
     const retry = part(el, 'retry-button')!;
-    expect(retry.textContent!.trim()).to.equal('Tentar novamente');
+    expect(retry.textContent.trim()).to.equal('Tentar novamente');
     const again = oneEvent(el, 'pix-error');
     retry.click();
     await el.updateComplete;

@@ -190,7 +190,10 @@ describe('the demo store, as a customer uses it', () => {
       assert.equal(await page.$eval('#pg-widget', (el) => el.getAttribute('amount')), '49.90', 'the widget keeps the last valid amount');
       // Another locale: the widget speaks it.
       await page.select('#pg-locale', 'en');
-      await page.waitForFunction(() => (document.querySelector('#pg-widget')?.shadowRoot?.querySelector('[part~="status"]')?.textContent ?? '').includes('Waiting'), { timeout: 10_000 });
+      await page.waitForFunction(
+        () => (document.querySelector('#pg-widget')?.shadowRoot?.querySelector('[part~="status"]')?.textContent ?? '').includes('Waiting'),
+        { timeout: 10_000 },
+      );
     });
   });
 
@@ -261,9 +264,35 @@ describe("the shop's backend", () => {
   test('answers bad requests with a 4xx and the error body, never a 500', async () => {
     const cases: [string, Promise<{ status: number; body: any }>, number, string, string?][] = [
       ['unknown product', post('/shop/orders', JSON.stringify({ items: [{ product_id: 'nope', quantity: 1 }] })), 400, 'invalid_request', 'items.0.product_id'],
-      ['a price from the page', post('/shop/orders', JSON.stringify({ items: [{ product_id: 'cafe-especial', quantity: 1, price: 0.2 }] })), 400, 'invalid_request', 'items.0.price'],
-      ['zero quantity', post('/shop/orders', JSON.stringify({ items: [{ product_id: 'cafe-especial', quantity: 0 }] })), 400, 'invalid_request', 'items.0.quantity'],
-      ['too many of one product', post('/shop/orders', JSON.stringify({ items: [{ product_id: 'cafe-especial', quantity: 15 }, { product_id: 'cafe-especial', quantity: 15 }] })), 400, 'invalid_request', 'items'],
+      [
+        'a price from the page',
+        post('/shop/orders', JSON.stringify({ items: [{ product_id: 'cafe-especial', quantity: 1, price: 0.2 }] })),
+        400,
+        'invalid_request',
+        'items.0.price',
+      ],
+      [
+        'zero quantity',
+        post('/shop/orders', JSON.stringify({ items: [{ product_id: 'cafe-especial', quantity: 0 }] })),
+        400,
+        'invalid_request',
+        'items.0.quantity',
+      ],
+      [
+        'too many of one product',
+        post(
+          '/shop/orders',
+          JSON.stringify({
+            items: [
+              { product_id: 'cafe-especial', quantity: 15 },
+              { product_id: 'cafe-especial', quantity: 15 },
+            ],
+          }),
+        ),
+        400,
+        'invalid_request',
+        'items',
+      ],
       ['an empty cart', post('/shop/orders', JSON.stringify({ items: [] })), 400, 'invalid_request', 'items'],
       ['no items at all', post('/shop/orders', JSON.stringify({ total: 1 })), 400, 'invalid_request', 'items'],
       ['not JSON', post('/shop/orders', '{"items": ['), 400, 'invalid_json'],
@@ -284,7 +313,15 @@ describe("the shop's backend", () => {
   });
 
   test('prices an order from its own list and creates its checkout at the proxy', async () => {
-    const { status, body } = await post('/shop/orders', JSON.stringify({ items: [{ product_id: 'queijo-canastra', quantity: 1 }, { product_id: 'goiabada-cascao', quantity: 3 }] }));
+    const { status, body } = await post(
+      '/shop/orders',
+      JSON.stringify({
+        items: [
+          { product_id: 'queijo-canastra', quantity: 1 },
+          { product_id: 'goiabada-cascao', quantity: 3 },
+        ],
+      }),
+    );
     assert.equal(status, 201);
     assert.equal(Math.round(body.total * 100), priceOf('queijo-canastra') + 3 * priceOf('goiabada-cascao'));
     assert.equal(body.status, 'awaiting_payment');
@@ -297,7 +334,11 @@ describe("the shop's backend", () => {
   });
 
   test('an order is read only by the client that placed it (its session cookie)', async () => {
-    const placed = await fetch(`${demo.url}/shop/orders`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ items: [{ product_id: 'goiabada-cascao', quantity: 1 }] }) });
+    const placed = await fetch(`${demo.url}/shop/orders`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ items: [{ product_id: 'goiabada-cascao', quantity: 1 }] }),
+    });
     assert.equal(placed.status, 201);
     const { order_id: id } = (await placed.json()) as { order_id: string };
     const cookie = placed.headers.get('set-cookie')!.split(';')[0]!;

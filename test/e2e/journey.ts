@@ -5,7 +5,6 @@
  * The steps do what a customer (and, in the test panel, the tester) does: click, read the screen.
  */
 import puppeteer, { type Browser, type Page } from 'puppeteer-core';
-// @ts-expect-error find-chrome.mjs is plain JS without types
 import { findChrome } from '../support/find-chrome.mjs';
 
 /** Called after each step with its name; the screenshots script writes a PNG. */
@@ -21,7 +20,15 @@ export function launchBrowser(): Promise<Browser> {
   return puppeteer.launch({
     executablePath: findChrome() ?? '/usr/bin/chromium',
     headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-dev-shm-usage',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+    ],
   });
 }
 
@@ -138,7 +145,7 @@ export async function renewCode(page: Page, previousCode: string, shot?: Shot): 
   await page.$eval('#shop-checkout', (el) => el.shadowRoot!.querySelector<HTMLButtonElement>('[part=renew-button]')!.click());
   await page.waitForFunction(
     (old) => {
-      const el = document.querySelector('#shop-checkout') as (HTMLElement & { screen: string }) | null;
+      const el = document.querySelector<HTMLElement & { screen: string }>('#shop-checkout');
       const code = el?.shadowRoot?.querySelector<HTMLTextAreaElement>('[part=code]')?.value;
       return el?.screen === 'pending' && !!code && code !== old;
     },

@@ -14,7 +14,6 @@ import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import puppeteer, { type Browser } from 'puppeteer-core';
-// @ts-expect-error find-chrome.mjs is plain JS without types
 import { findChrome } from '../support/find-chrome.mjs';
 
 const run = promisify(execFile);
@@ -45,15 +44,30 @@ test('the packed tarball installs in an empty folder and works from there', { ti
   const { stdout } = await run(npm, ['pack', '--json', '--ignore-scripts', '--pack-destination', folder], { cwd: repo, maxBuffer: 64 * 1024 * 1024 });
   const [packed] = JSON.parse(stdout) as [{ filename: string; files: { path: string }[] }];
   const files = packed.files.map((f) => f.path);
-  for (const needed of ['dist/pix-checkout.js', 'dist/npm/index.js', 'dist/npm/element.js', 'lib/server/index.js', 'lib/server/index.d.ts', 'lib/src/define.d.ts', 'custom-elements.json', 'bin/pix-checkout.mjs']) {
+  for (const needed of [
+    'dist/pix-checkout.js',
+    'dist/npm/index.js',
+    'dist/npm/element.js',
+    'lib/server/index.js',
+    'lib/server/index.d.ts',
+    'lib/src/define.d.ts',
+    'custom-elements.json',
+    'bin/pix-checkout.mjs',
+  ]) {
     assert.ok(files.includes(needed), `the package holds ${needed}`);
   }
-  assert.ok(!files.some((f) => f.startsWith('test/') || f.startsWith('node_modules/') || /\.ts$/.test(f.replace(/\.d\.ts$/, ''))), 'no tests, TypeScript sources or modules in the package');
+  assert.ok(
+    !files.some((f) => f.startsWith('test/') || f.startsWith('node_modules/') || /\.ts$/.test(f.replace(/\.d\.ts$/, ''))),
+    'no tests, TypeScript sources or modules in the package',
+  );
 
   writeFileSync(join(folder, 'package.json'), JSON.stringify({ name: 'shop', private: true, type: 'module' }));
   // The dependencies come from npm's cache, which `npm ci` has filled (no server is reached then);
   // with a cold cache, from the npm registry, as for any install.
-  await run(npm, ['install', join(folder, packed.filename), '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error'], { cwd: folder, maxBuffer: 64 * 1024 * 1024 });
+  await run(npm, ['install', join(folder, packed.filename), '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error'], {
+    cwd: folder,
+    maxBuffer: 64 * 1024 * 1024,
+  });
   const installed = join(folder, 'node_modules', 'pix-checkout');
   assert.ok(existsSync(join(installed, 'package.json')));
   assert.ok(!existsSync(join(folder, 'node_modules', 'tsx')), 'tsx is a development dependency only');
@@ -64,7 +78,12 @@ test('the packed tarball installs in an empty folder and works from there', { ti
   assert.match(help.stdout, /Usage: pix-checkout <command>/);
 
   // The exports map: every entry resolves, and the manifest describes the element.
-  const resolved = await run(process.execPath, ['--input-type=module', '-e', `
+  const resolved = await run(
+    process.execPath,
+    [
+      '--input-type=module',
+      '-e',
+      `
     const names = ['pix-checkout', 'pix-checkout/element', 'pix-checkout/script', 'pix-checkout/server', 'pix-checkout/sandbox', 'pix-checkout/shared', 'pix-checkout/custom-elements.json'];
     const shared = await import('pix-checkout/shared');
     const server = await import('pix-checkout/server');
@@ -73,24 +92,52 @@ test('the packed tarball installs in an empty folder and works from there', { ti
       crc: shared.crc16('123456789'),
       verifier: typeof server.verifyWebhookSignature,
       createApp: typeof server.createApp,
-    }));`], { cwd: folder });
+    }));`,
+    ],
+    { cwd: folder },
+  );
   const exported = JSON.parse(resolved.stdout) as { paths: string[]; crc: string; verifier: string; createApp: string };
   assert.ok(exported.paths[2]!.endsWith('/node_modules/pix-checkout/dist/pix-checkout.js'));
   assert.equal(exported.crc, '29B1', 'CRC-16/CCITT-FALSE check value');
   assert.equal(exported.verifier, 'function');
   assert.equal(exported.createApp, 'function');
-  const manifest = JSON.parse(readFileSync(join(installed, 'custom-elements.json'), 'utf8')) as { modules: { path: string; declarations?: { tagName?: string; attributes?: { name: string }[]; events?: { name: string }[]; cssParts?: { name: string }[]; cssProperties?: { name: string }[] }[] }[] };
+  const manifest = JSON.parse(readFileSync(join(installed, 'custom-elements.json'), 'utf8')) as {
+    modules: {
+      path: string;
+      declarations?: {
+        tagName?: string;
+        attributes?: { name: string }[];
+        events?: { name: string }[];
+        cssParts?: { name: string }[];
+        cssProperties?: { name: string }[];
+      }[];
+    }[];
+  };
   const element = manifest.modules.flatMap((m) => m.declarations ?? []).find((d) => d.tagName === 'pix-checkout');
   assert.ok(element, 'the manifest declares <pix-checkout>');
   for (const mod of manifest.modules) assert.ok(existsSync(join(installed, mod.path)), `the manifest's module ${mod.path} is in the package`);
-  assert.deepEqual(element.attributes?.map((a) => a.name), ['endpoint', 'checkout', 'amount', 'description', 'locale', 'renewals', 'mode', 'layout', 'theme']);
-  assert.deepEqual(element.events?.map((e) => e.name).sort(), ['pix-canceled', 'pix-copy', 'pix-created', 'pix-error', 'pix-expired', 'pix-paid', 'pix-status-change']);
+  assert.deepEqual(
+    element.attributes?.map((a) => a.name),
+    ['endpoint', 'checkout', 'amount', 'description', 'locale', 'renewals', 'mode', 'layout', 'theme'],
+  );
+  assert.deepEqual(element.events?.map((e) => e.name).sort(), [
+    'pix-canceled',
+    'pix-copy',
+    'pix-created',
+    'pix-error',
+    'pix-expired',
+    'pix-paid',
+    'pix-status-change',
+  ]);
   assert.ok(element.cssParts?.some((p) => p.name === 'copy-button'));
   assert.ok(element.cssProperties?.some((p) => p.name === '--pix-accent'));
 
   // The declarations: a consumer type-checks, and misuse is caught (its @ts-expect-error lines).
   const types = join(repo, 'node_modules', '@types');
-  writeFileSync(join(folder, 'tsconfig.json'), readFileSync(join(fixture, 'tsconfig.json'), 'utf8').replace('"types": ["node"]', `"types": ["node"], "typeRoots": [${JSON.stringify(types)}]`));
+  writeFileSync(
+    join(folder, 'tsconfig.json'),
+    readFileSync(join(fixture, 'tsconfig.json'), 'utf8').replace('"types": ["node"]', `"types": ["node"], "typeRoots": [${JSON.stringify(types)}]`),
+  );
   const problems = await run(process.execPath, [join(repo, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', folder]).then(
     () => '',
     (error: { stdout: string; stderr: string }) => `${error.stdout}${error.stderr}` || 'tsc failed',
@@ -102,7 +149,7 @@ test('the packed tarball installs in an empty folder and works from there', { ti
   const url = await new Promise<string>((resolve, reject) => {
     let out = '';
     server!.stdout!.on('data', (chunk: Buffer) => {
-      out += chunk;
+      out += String(chunk);
       const match = /listening (\S+)/.exec(out);
       if (match) resolve(match[1]!);
     });
@@ -114,7 +161,15 @@ test('the packed tarball installs in an empty folder and works from there', { ti
   browser = await puppeteer.launch({
     executablePath: findChrome() ?? '/usr/bin/chromium',
     headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-dev-shm-usage',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+    ],
   });
   const page = await browser.newPage();
   const failures: string[] = [];

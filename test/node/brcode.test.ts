@@ -3,8 +3,7 @@ import assert from 'node:assert/strict';
 import { crc16, parseBrCode, buildDynamicBrCode, formatAmount, type BrCode, type BrCodeErrorCode } from '../../src/shared/brcode.ts';
 
 // Vectors 1-4 verbatim from /work/shared/spec/brcode.md.
-const V1 =
-  '00020126580014br.gov.bcb.pix0136123e4567-e12b-12d1-a456-4266554400005204000053039865802BR5913Fulano de Tal6008BRASILIA62070503***63041D3D';
+const V1 = '00020126580014br.gov.bcb.pix0136123e4567-e12b-12d1-a456-4266554400005204000053039865802BR5913Fulano de Tal6008BRASILIA62070503***63041D3D';
 const V2 =
   '00020126550014br.gov.bcb.pix0118fulano@example.com0211Pedido 1234520400005303986540510.505802BR5917LOJA EXEMPLO LTDA6009SAO PAULO62140510PEDIDO12346304A176';
 const V3 =
@@ -13,11 +12,9 @@ const V4 =
   '00020101021226770014BR.GOV.BCB.PIX2555api.itau/pix/v1/qr/27bf8add-2c28-4ece-af79-52e77d3950b25204000053039865802BR5924ROMULO RODRIGUES BERTEGZ6009SAO PAULO62070503***630495B7';
 // Vector 5 as printed in the spec: its CRC matches, but field 62 declares LEN 08 for the
 // 7-character '0503***', so the TLV swallows the '6' of '6304'. It cannot be valid.
-const V5_AS_PRINTED =
-  '00020126360014BR.GOV.BCB.PIX0114+5511943214321520400005303986540566.665802BR5907EMPRESA6008BRASILIA62080503***6304170E';
+const V5_AS_PRINTED = '00020126360014BR.GOV.BCB.PIX0114+5511943214321520400005303986540566.665802BR5907EMPRESA6008BRASILIA62080503***6304170E';
 // The same code with LEN 07 and the CRC recomputed.
-const V5 =
-  '00020126360014BR.GOV.BCB.PIX0114+5511943214321520400005303986540566.665802BR5907EMPRESA6008BRASILIA62070503***630404ED';
+const V5 = '00020126360014BR.GOV.BCB.PIX0114+5511943214321520400005303986540566.665802BR5907EMPRESA6008BRASILIA62070503***630404ED';
 
 const VECTORS = [V1, V2, V3, V4, V5];
 
@@ -167,7 +164,15 @@ describe('parseBrCode: spec vectors', () => {
   });
 
   test('fields in any order between 00 and 63 are accepted', () => {
-    const body = '000201' + '5802BR' + '5303986' + part('62', part('05', '***')) + part('60', 'BRASILIA') + part('59', 'FULANO') + '52040000' + part('26', part('01', 'a@b.co') + part('00', 'br.gov.bcb.pix'));
+    const body =
+      '000201' +
+      '5802BR' +
+      '5303986' +
+      part('62', part('05', '***')) +
+      part('60', 'BRASILIA') +
+      part('59', 'FULANO') +
+      '52040000' +
+      part('26', part('01', 'a@b.co') + part('00', 'br.gov.bcb.pix'));
     const c = ok(withCrc(body));
     assert.equal(c.key, 'a@b.co');
   });
@@ -211,7 +216,17 @@ describe('parseBrCode: errors', () => {
   });
 
   test('field 00 not first', () => {
-    rejects(withCrc('52040000' + '000201' + staticBody().slice(6 + 0).replace('52040000', '')), 'missing_field', 'field 00');
+    rejects(
+      withCrc(
+        '52040000' +
+          '000201' +
+          staticBody()
+            .slice(6 + 0)
+            .replace('52040000', ''),
+      ),
+      'missing_field',
+      'field 00',
+    );
   });
 
   test('LEN longer than the remaining text', () => {
@@ -263,7 +278,11 @@ describe('parseBrCode: errors', () => {
   });
 
   test('missing mandatory fields', () => {
-    for (const [id, field] of [['52', '52040000'], ['53', '5303986'], ['58', '5802BR']] as const) {
+    for (const [id, field] of [
+      ['52', '52040000'],
+      ['53', '5303986'],
+      ['58', '5802BR'],
+    ] as const) {
       rejects(withCrc(staticBody().replace(field, '')), 'missing_field', `field ${id}`);
     }
     rejects(withCrc(staticBody().replace(/26\d\d0014br\.gov\.bcb\.pix0114\+5511999999999/, '')), 'missing_field', 'field 26');
@@ -304,7 +323,10 @@ describe('parseBrCode: errors', () => {
     rejects(withCrc(staticBody({ account: part('00', 'br.gov.bcb.pix') + part('01', 'k'.repeat(78)) })), 'malformed_field');
     rejects(withCrc(staticBody({ account: part('00', 'br.gov.bcb.pix') + part('25', 'u'.repeat(78)) })), 'malformed_field');
     assert.equal(ok(withCrc(staticBody({ account: part('00', 'br.gov.bcb.pix') + part('01', 'k'.repeat(77)) }))).key, 'k'.repeat(77));
-    assert.equal(ok(withCrc(staticBody({ account: part('00', 'br.gov.bcb.pix') + part('01', 'a@b.co') + part('02', 'd'.repeat(67)) }))).description, 'd'.repeat(67));
+    assert.equal(
+      ok(withCrc(staticBody({ account: part('00', 'br.gov.bcb.pix') + part('01', 'a@b.co') + part('02', 'd'.repeat(67)) }))).description,
+      'd'.repeat(67),
+    );
     rejects(withCrc(staticBody({ account: part('00', 'br.gov.bcb.pix') + part('01', 'a@b.co') + part('02', 'd'.repeat(68)) })), 'malformed_field');
   });
 
@@ -385,7 +407,7 @@ describe('buildDynamicBrCode', () => {
   test('emits fields in ascending ID order', () => {
     const text = buildDynamicBrCode({ ...base, amount: 1 });
     const ids: string[] = [];
-    for (let i = 0; i < text.length; ) {
+    for (let i = 0; i < text.length;) {
       ids.push(text.slice(i, i + 2));
       i += 4 + Number(text.slice(i + 2, i + 4));
     }

@@ -12,7 +12,7 @@ import { CheckoutId, CheckoutView, PaymentView } from '../../src/shared/contract
 import { ErrorBody } from '../../src/shared/errors.ts';
 import { startDevStack, type DevStack } from '../../server/dev-stack.ts';
 import { createLogger } from '../../server/log.ts';
-import { DEFAULT_STALE_AFTER_MS } from '../../server/domain/payments.ts';
+import { DEFAULTS } from '../../server/config.ts';
 import { startSandbox } from '../../server/sandbox/server.ts';
 import { DEFAULT_ACCOUNT } from '../../server/sandbox/state.ts';
 
@@ -67,7 +67,13 @@ function expectError(result: { res: Response; json: unknown }, status: number, c
 describe('creating a checkout (merchant server, API key)', () => {
   test('201 with an opaque id, status open and the renewals left; no customer data echoed', async () => {
     const order = newOrder();
-    const { res, json } = await merchant(stack, 'POST', '/checkouts', { value: 120.5, order_id: order, name: 'Maria Silva', document: '529.982.247-25', callback: 'https://shop.example/thanks' });
+    const { res, json } = await merchant(stack, 'POST', '/checkouts', {
+      value: 120.5,
+      order_id: order,
+      name: 'Maria Silva',
+      document: '529.982.247-25',
+      callback: 'https://shop.example/thanks',
+    });
     assert.equal(res.status, 201);
     const checkout = CheckoutView.parse(json);
     assert.ok(CheckoutId.safeParse(checkout.checkout_id).success);
@@ -144,7 +150,10 @@ describe('creating a checkout (merchant server, API key)', () => {
     const codes = async (res: Response) => [res.status, ErrorBody.parse(await res.json()).error.code];
     assert.deepEqual(await codes(await send('value=1', 'application/x-www-form-urlencoded')), [415, 'unsupported_media_type']);
     assert.deepEqual(await codes(await send('{"value":', 'application/json')), [400, 'invalid_json']);
-    assert.deepEqual(await codes(await send(JSON.stringify({ value: 1, order_id: 'big', description: 'x'.repeat(10_000) }), 'application/json')), [413, 'payload_too_large']);
+    assert.deepEqual(await codes(await send(JSON.stringify({ value: 1, order_id: 'big', description: 'x'.repeat(10_000) }), 'application/json')), [
+      413,
+      'payload_too_large',
+    ]);
   });
 });
 
@@ -198,7 +207,11 @@ describe("the browser gets the checkout's payment", () => {
     test('any field at all is refused; an empty JSON object is fine', async () => {
       const checkout = await newCheckout();
       for (const body of ['{"description":"x"}', '{"name":"Maria","document":"52998224725"}', '{"amount":1}']) {
-        expectError(await browser(stack, 'POST', `/checkouts/${checkout.checkout_id}/payment`, { body, headers: { 'content-type': 'application/json' } }), 400, 'invalid_request');
+        expectError(
+          await browser(stack, 'POST', `/checkouts/${checkout.checkout_id}/payment`, { body, headers: { 'content-type': 'application/json' } }),
+          400,
+          'invalid_request',
+        );
       }
       const ok = await browser(stack, 'POST', `/checkouts/${checkout.checkout_id}/payment`, { body: '{}', headers: { 'content-type': 'application/json' } });
       assert.equal(PaymentView.parse(ok.json).value, 49.9);
@@ -206,8 +219,16 @@ describe("the browser gets the checkout's payment", () => {
 
     test('a body without a JSON content type: 415', async () => {
       const checkout = await newCheckout();
-      expectError(await browser(stack, 'POST', `/checkouts/${checkout.checkout_id}/payment`, { body: 'value=0.2', headers: { 'content-type': 'text/plain' } }), 415, 'unsupported_media_type');
-      expectError(await browser(stack, 'POST', `/checkouts/${checkout.checkout_id}/payment`, { body: new Uint8Array([1, 2, 3]) as unknown as string }), 415, 'unsupported_media_type');
+      expectError(
+        await browser(stack, 'POST', `/checkouts/${checkout.checkout_id}/payment`, { body: 'value=0.2', headers: { 'content-type': 'text/plain' } }),
+        415,
+        'unsupported_media_type',
+      );
+      expectError(
+        await browser(stack, 'POST', `/checkouts/${checkout.checkout_id}/payment`, { body: new Uint8Array([1, 2, 3]) as unknown as string }),
+        415,
+        'unsupported_media_type',
+      );
     });
 
     test('the open-amount endpoint is off unless turned on', async () => {
@@ -223,7 +244,8 @@ describe("the browser gets the checkout's payment", () => {
     test('open-amount bounds are enforced', async () => {
       const bounded = await startDevStack({ openAmount: { min: 5, max: 50 } });
       try {
-        const post = (value: number) => browser(bounded, 'POST', '/payments', { body: JSON.stringify({ value }), headers: { 'content-type': 'application/json' } });
+        const post = (value: number) =>
+          browser(bounded, 'POST', '/payments', { body: JSON.stringify({ value }), headers: { 'content-type': 'application/json' } });
         assert.ok(expectError(await post(4.99), 400, 'invalid_request').fields?.value);
         assert.ok(expectError(await post(50.01), 400, 'invalid_request').fields?.value);
         assert.equal((await post(5)).res.status, 201);
@@ -283,7 +305,7 @@ describe('renewal after expiry', () => {
     const checkout = await newCheckout();
     const first = PaymentView.parse((await payFor(stack, checkout.checkout_id)).json);
     await fetch(`${stack.url}/sandbox/_sandbox/payments/${first.reference}/pay`, { method: 'POST' });
-    stack.sandbox.state.clock.advance(DEFAULT_STALE_AFTER_MS);
+    stack.sandbox.state.clock.advance(DEFAULTS.staleAfterMs);
     const view = CheckoutView.parse((await merchant(stack, 'GET', `/checkouts/${checkout.checkout_id}`)).json);
     assert.equal(view.status, 'paid');
     stack.sandbox.state.clock.advance(2 * HOUR);
@@ -302,7 +324,7 @@ describe('confirming a checkout (merchant server)', () => {
     assert.equal(pending.status, 'pending');
     assert.equal(pending.payment?.reference, payment.reference);
     await fetch(`${stack.url}/sandbox/_sandbox/payments/${payment.reference}/pay`, { method: 'POST' });
-    stack.sandbox.state.clock.advance(DEFAULT_STALE_AFTER_MS);
+    stack.sandbox.state.clock.advance(DEFAULTS.staleAfterMs);
     assert.equal(CheckoutView.parse((await get()).json).status, 'paid');
   });
 
@@ -340,7 +362,10 @@ describe('CORS and origins', () => {
 
   test('another origin gets no CORS headers, and its POST is refused before anything is created', async () => {
     const checkout = await newCheckout(shop);
-    const preflight = await fetch(`${shop.apiUrl}/payments`, { method: 'OPTIONS', headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST' } });
+    const preflight = await fetch(`${shop.apiUrl}/payments`, {
+      method: 'OPTIONS',
+      headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST' },
+    });
     assert.equal(preflight.headers.get('access-control-allow-origin'), null);
     const before = shop.sandbox.state.payments.size;
     expectError(await browser(shop, 'POST', `/checkouts/${checkout.checkout_id}/payment`, { headers: { origin: 'https://evil.example' } }), 403, 'forbidden');
@@ -348,7 +373,10 @@ describe('CORS and origins', () => {
   });
 
   test('the API-key endpoints never answer CORS', async () => {
-    const res = await fetch(`${shop.apiUrl}/checkouts`, { method: 'OPTIONS', headers: { origin: 'https://shop.example', 'access-control-request-method': 'POST' } });
+    const res = await fetch(`${shop.apiUrl}/checkouts`, {
+      method: 'OPTIONS',
+      headers: { origin: 'https://shop.example', 'access-control-request-method': 'POST' },
+    });
     assert.equal(res.headers.get('access-control-allow-origin'), null);
   });
 
@@ -369,7 +397,8 @@ describe('rate limits', () => {
     });
     try {
       const checkout = await newCheckout(limited);
-      const from = (ip: string) => browser(limited, 'POST', `/checkouts/${checkout.checkout_id}/payment`, { headers: { 'x-forwarded-for': ip, origin: 'https://shop.example' } });
+      const from = (ip: string) =>
+        browser(limited, 'POST', `/checkouts/${checkout.checkout_id}/payment`, { headers: { 'x-forwarded-for': ip, origin: 'https://shop.example' } });
       assert.equal((await from('203.0.113.1')).res.status, 201);
       assert.equal((await from('203.0.113.1')).res.status, 200);
       const refused = await from('203.0.113.1');
@@ -403,7 +432,10 @@ describe('rate limits', () => {
     const limited = await startDevStack({ rateLimits: { create: { perMinute: 6, burst: 1 }, status: { perMinute: 600, burst: 100 } } });
     try {
       const checkout = await newCheckout(limited);
-      const from = (ip: string) => payFor(limited, checkout.checkout_id).then(() => browser(limited, 'POST', `/checkouts/${checkout.checkout_id}/payment`, { headers: { 'x-forwarded-for': ip } }));
+      const from = (ip: string) =>
+        payFor(limited, checkout.checkout_id).then(() =>
+          browser(limited, 'POST', `/checkouts/${checkout.checkout_id}/payment`, { headers: { 'x-forwarded-for': ip } }),
+        );
       assert.equal((await from('192.0.2.1')).res.status, 429, 'a forged address does not buy a new bucket');
     } finally {
       await limited.close();
@@ -431,7 +463,7 @@ describe('restart with data kept', () => {
         assert.equal(view.order_id, checkout.order_id);
         const read = await browser(second, 'GET', `/payments/${payment.reference}`);
         assert.equal(PaymentView.parse(read.json).brcode, payment.brcode);
-        second.sandbox.state.clock.advance(DEFAULT_STALE_AFTER_MS);
+        second.sandbox.state.clock.advance(DEFAULTS.staleAfterMs);
         await browser(second, 'GET', `/payments/${payment.reference}`);
         assert.equal(sandbox.state.tokens.size, tokensIssued, 'the stored token was reused: no new login');
       } finally {
@@ -476,6 +508,9 @@ describe('secrets', () => {
     for (const text of [...browserSaw, ...logLines]) {
       for (const secret of secrets) assert.equal(text.includes(secret), false, `a secret leaked into: ${text.slice(0, 200)}`);
     }
-    assert.ok(logLines.some((line) => JSON.parse(line).upstream?.operation === 'createPayment'), 'upstream calls are logged (without secrets)');
+    assert.ok(
+      logLines.some((line) => JSON.parse(line).upstream?.operation === 'createPayment'),
+      'upstream calls are logged (without secrets)',
+    );
   });
 });

@@ -272,8 +272,14 @@ describe('client: transfers and the notification URL', () => {
 
   test('setNotificationUrl in both formats', async () => {
     const { partner } = client();
-    assert.deepEqual(await partner.setNotificationUrl({ notification_url: 'https://shop.example/pix/hook' }), { notificationUrl: 'https://shop.example/pix/hook', notifyType: 1 });
-    assert.deepEqual(await partner.setNotificationUrl({ notification_url: 'https://shop.example/pix/hook', notify_type: 2 }), { notificationUrl: 'https://shop.example/pix/hook', notifyType: 2 });
+    assert.deepEqual(await partner.setNotificationUrl({ notification_url: 'https://shop.example/pix/hook' }), {
+      notificationUrl: 'https://shop.example/pix/hook',
+      notifyType: 1,
+    });
+    assert.deepEqual(await partner.setNotificationUrl({ notification_url: 'https://shop.example/pix/hook', notify_type: 2 }), {
+      notificationUrl: 'https://shop.example/pix/hook',
+      notifyType: 2,
+    });
     const error = await rejection(partner.setNotificationUrl({ notification_url: 'ftp://x' }));
     assert.equal(error.kind, 'invalid_input');
   });
@@ -297,7 +303,10 @@ describe('client: faults', () => {
     try {
       const record = await partner.getPayment(externalReference);
       assert.equal(record.external_reference, externalReference);
-      assert.deepEqual(log.filter((e) => e.operation === 'getPayment').map((e) => e.status), [503, 200]);
+      assert.deepEqual(
+        log.filter((e) => e.operation === 'getPayment').map((e) => e.status),
+        [503, 200],
+      );
     } finally {
       sandbox.state.faults.reset();
     }
@@ -332,7 +341,10 @@ describe('client: faults', () => {
       await partner.getTenant();
       const record = await partner.getPayment(externalReference);
       assert.equal(record.external_reference, externalReference);
-      assert.deepEqual(log.filter((e) => e.operation === 'getPayment').map((e) => e.status), [0, 200]);
+      assert.deepEqual(
+        log.filter((e) => e.operation === 'getPayment').map((e) => e.status),
+        [0, 200],
+      );
     } finally {
       sandbox.state.faults.reset();
     }
@@ -348,7 +360,10 @@ describe('client: faults', () => {
     });
     try {
       await partner.getTenant();
-      assert.deepEqual(log.filter((e) => e.operation === 'login').map((e) => e.status), [503, 200]);
+      assert.deepEqual(
+        log.filter((e) => e.operation === 'login').map((e) => e.status),
+        [503, 200],
+      );
     } finally {
       sandbox.state.faults.reset();
     }

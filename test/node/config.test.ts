@@ -33,8 +33,7 @@ describe('proxy configuration', () => {
     assert.equal(config.dataDir, '.data');
     assert.equal(config.port, 8787);
     assert.equal(config.host, '127.0.0.1');
-    assert.equal(config.rateLimitCreate, 30);
-    assert.equal(config.rateLimitStatus, 600);
+    assert.deepEqual(config.rateLimits, { create: { perMinute: 30, burst: 10 }, status: { perMinute: 600, burst: 200 } });
     assert.equal(config.trustedProxies, 0);
     assert.equal(config.logLevel, 'info');
   });
@@ -98,7 +97,11 @@ describe('proxy configuration', () => {
       'PORT must be a whole number',
       'PIX_TRUSTED_PROXIES must be a whole number',
     ];
-    for (const start of expected) assert.ok(list.some((p) => p.startsWith(start)), `${start}\n  in: ${list.join('\n  ')}`);
+    for (const start of expected)
+      assert.ok(
+        list.some((p) => p.startsWith(start)),
+        `${start}\n  in: ${list.join('\n  ')}`,
+      );
   });
 
   test('open-amount bounds must be in order', () => {

@@ -34,7 +34,13 @@ before(async () => {
   sandbox = await startSandbox();
   dataDir = mkdtempSync(join(tmpdir(), 'pix-fuzz-'));
   store = openSqliteStore({ dataDir });
-  const partner = createPartnerClient({ baseUrl: sandbox.url, ca: sandbox.ca, userAgent: SANDBOX_DEFAULTS.userAgent, credentials: { email: SANDBOX_DEFAULTS.email, accessKey: SANDBOX_DEFAULTS.accessKey }, tokenStore: store.tokens });
+  const partner = createPartnerClient({
+    baseUrl: sandbox.url,
+    ca: sandbox.ca,
+    userAgent: SANDBOX_DEFAULTS.userAgent,
+    credentials: { email: SANDBOX_DEFAULTS.email, accessKey: SANDBOX_DEFAULTS.accessKey },
+    tokenStore: store.tokens,
+  });
   app = createApp({
     partner,
     store,
@@ -47,7 +53,11 @@ before(async () => {
     rateLimits: false,
     signal: shutdown.signal,
   });
-  const created = await app.request('/api/checkouts', { method: 'POST', headers: { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' }, body: JSON.stringify({ value: 10, order_id: 'fuzz-seed' }) });
+  const created = await app.request('/api/checkouts', {
+    method: 'POST',
+    headers: { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ value: 10, order_id: 'fuzz-seed' }),
+  });
   checkoutId = CheckoutView.parse(await created.json()).checkout_id;
   const payment = await app.request(`/api/checkouts/${checkoutId}/payment`, { method: 'POST' });
   reference = PaymentView.parse(await payment.json()).reference;
@@ -90,13 +100,27 @@ const method = fc.oneof(
 const contentType = fc.option(
   fc.oneof(
     { arbitrary: fc.constant('application/json'), weight: 4 },
-    fc.constantFrom('application/json', 'application/json; charset=utf-8', 'APPLICATION/JSON', 'text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/jsonx', ''),
+    fc.constantFrom(
+      'application/json',
+      'application/json; charset=utf-8',
+      'APPLICATION/JSON',
+      'text/plain',
+      'application/x-www-form-urlencoded',
+      'multipart/form-data; boundary=x',
+      'application/jsonx',
+      '',
+    ),
     fc.stringMatching(/^[\x20-\x7e]{0,40}$/),
   ),
   { nil: undefined, freq: 3 },
 );
 
-const amount = fc.oneof(fc.integer({ min: 0, max: 2_000_000 }).map((c) => c / 100), fc.double(), fc.constantFrom(0.2, 1, 10_000, -1, 1e308), fc.string({ maxLength: 8 }));
+const amount = fc.oneof(
+  fc.integer({ min: 0, max: 2_000_000 }).map((c) => c / 100),
+  fc.double(),
+  fc.constantFrom(0.2, 1, 10_000, -1, 1e308),
+  fc.string({ maxLength: 8 }),
+);
 const plausible = fc.record(
   {
     value: amount,
@@ -125,10 +149,25 @@ const body = fc.option(
   { nil: undefined },
 );
 
-const authorization = fc.option(fc.oneof({ arbitrary: fc.constant(`Bearer ${API_KEY}`), weight: 3 }, fc.constantFrom('Bearer', 'Bearer ', `bearer ${API_KEY}`, `Basic ${API_KEY}`), fc.stringMatching(/^[\x20-\x7e]{0,60}$/)), { nil: undefined });
+const authorization = fc.option(
+  fc.oneof(
+    { arbitrary: fc.constant(`Bearer ${API_KEY}`), weight: 3 },
+    fc.constantFrom('Bearer', 'Bearer ', `bearer ${API_KEY}`, `Basic ${API_KEY}`),
+    fc.stringMatching(/^[\x20-\x7e]{0,60}$/),
+  ),
+  { nil: undefined },
+);
 const origin = fc.option(fc.constantFrom('https://shop.example', 'https://evil.example', 'null', 'not a url'), { nil: undefined });
 
-const request = fc.record({ method, path, contentType, body, authorization, origin, forwardedFor: fc.option(fc.stringMatching(/^[\x20-\x7e]{0,40}$/), { nil: undefined }) });
+const request = fc.record({
+  method,
+  path,
+  contentType,
+  body,
+  authorization,
+  origin,
+  forwardedFor: fc.option(fc.stringMatching(/^[\x20-\x7e]{0,40}$/), { nil: undefined }),
+});
 
 test('thousands of random and malformed requests: no 5xx, every answer a clear 4xx or a correct 2xx', async () => {
   let tried = 0;

@@ -123,7 +123,12 @@ test('a burst of 500 outcomes while the proxy is SIGKILLed and restarted: every 
   };
 
   await startProxy();
-  const partner = createPartnerClient({ baseUrl: sandbox.url, ca: sandbox.ca, userAgent: env.PIX_USER_AGENT, credentials: { email: env.PIX_EMAIL, accessKey: env.PIX_ACCESS_KEY } });
+  const partner = createPartnerClient({
+    baseUrl: sandbox.url,
+    ca: sandbox.ca,
+    userAgent: env.PIX_USER_AGENT,
+    credentials: { email: env.PIX_EMAIL, accessKey: env.PIX_ACCESS_KEY },
+  });
   await partner.setNotificationUrl({ notification_url: `${origin}/api/webhooks/partner` });
 
   // 500 payments issued through the proxy (so it knows them), before the burst.
@@ -131,7 +136,11 @@ test('a burst of 500 outcomes while the proxy is SIGKILLed and restarted: every 
   for (let i = 0; i < OUTCOMES; i += 25) {
     const batch = await Promise.all(
       Array.from({ length: Math.min(25, OUTCOMES - i) }, async () => {
-        const res = await fetch(`${origin}/api/payments`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ value: 1.5 }) });
+        const res = await fetch(`${origin}/api/payments`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ value: 1.5 }),
+        });
         assert.equal(res.status, 201, await res.clone().text());
         return (await res.json()).reference as string;
       }),
@@ -152,15 +161,15 @@ test('a burst of 500 outcomes while the proxy is SIGKILLed and restarted: every 
     }
   })();
   // A killer that fails (a proxy that does not come back) fails the test at once, not by timeout.
-  let killerFailed: unknown = null;
+  const killerState: { failed: Error | null } = { failed: null };
   killer.catch((error: unknown) => {
-    killerFailed = error ?? new Error('the killer failed');
+    killerState.failed = error instanceof Error ? error : new Error(`the killer failed: ${String(error)}`);
   });
   for (let i = 0; i < refs.length; i += 20) {
     // Paced by the killer, not only by the clock: on a slow or busy machine a restart takes longer,
     // and at least four kills must still fall inside the burst, spread over it.
     while (kills < Math.floor((i / refs.length) * 5)) {
-      if (killerFailed) throw killerFailed;
+      if (killerState.failed) throw killerState.failed;
       await sleep(20);
     }
     for (const [j, ref] of refs.slice(i, i + 20).entries()) {

@@ -15,7 +15,7 @@ import { PaymentView } from '../../src/shared/contract.ts';
 import { SANDBOX_DEFAULTS, proxyConfig } from '../../server/config.ts';
 import { closeServer } from '../../server/http/close-server.ts';
 import { createLogger } from '../../server/log.ts';
-import { createProxy, type MountedProxy } from '../../server/main.ts';
+import { createProxy, type MountedProxy } from '../../server/proxy.ts';
 import { startSandbox, type RunningSandbox } from '../../server/sandbox/server.ts';
 
 const silent = createLogger({ level: 'silent' });
@@ -81,7 +81,11 @@ describe('createProxy mounted in node:http', () => {
       assert.equal(await (await fetch(url)).text(), 'the shop', "the merchant's own routes still answer");
       const { read } = await payAndRead(url, control(sandbox), 'https://shop.example');
       assert.equal(read.status, 'paid');
-      const refused = await fetch(`${url}/api/payments`, { method: 'POST', headers: { 'content-type': 'application/json', origin: 'https://evil.example' }, body: JSON.stringify({ value: 15.5 }) });
+      const refused = await fetch(`${url}/api/payments`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', origin: 'https://evil.example' },
+        body: JSON.stringify({ value: 15.5 }),
+      });
       assert.equal(refused.status, 403, 'origins outside PIX_ALLOWED_ORIGINS are refused');
     } finally {
       proxy.endStreams();

@@ -13,6 +13,7 @@ import { SECURITY_HEADERS, createApp } from '../../server/app.ts';
 import { startDevStack, type DevStack } from '../../server/dev-stack.ts';
 import { createLogger } from '../../server/log.ts';
 import { PaymentService } from '../../server/domain/payments.ts';
+import { Outcomes, paymentOutcome } from '../../server/domain/outcomes.ts';
 import { openSqliteStore } from '../../server/store/sqlite/sqlite-store.ts';
 import type { PaymentRecord } from '../../server/store/store.ts';
 import type { PartnerClient } from '../../server/partner/client.ts';
@@ -69,7 +70,13 @@ describe('the status read', () => {
   });
 
   test('mounted as a plain fetch handler (no Node socket): the same answer', async () => {
-    const app = createApp({ partner: stack.partner, store: stack.store, allowedOrigins: [SHOP], now: stack.sandbox.state.clock.now, logger: createLogger({ level: 'silent' }) });
+    const app = createApp({
+      partner: stack.partner,
+      store: stack.store,
+      allowedOrigins: [SHOP],
+      now: stack.sandbox.state.clock.now,
+      logger: createLogger({ level: 'silent' }),
+    });
     const outer = new Hono();
     outer.route('/shop', app);
     const mounted = await outer.request(`/shop/api/payments/${reference}`, { headers: { origin: SHOP } });
@@ -107,13 +114,19 @@ describe('readJson', () => {
     const store = openSqliteStore({ dataDir: ':memory:' });
     let now = Date.UTC(2030, 0, 1, 12, 0, 1);
     const partner = { getPayment: async () => ({ status: PARTNER_STATUS.approved }) } as unknown as PartnerClient;
-    const service = new PaymentService(partner, { store, expirationSeconds: 3600, now: () => now, log: createLogger({ level: 'silent' }) });
+    const service = new PaymentService(partner, {
+      store,
+      expirationSeconds: 3600,
+      now: () => now,
+      log: createLogger({ level: 'silent' }),
+      outcomes: new Outcomes(createLogger({ level: 'silent' })),
+    });
     for (const valueCents of [20, 1234, 100, 1_000_000, 1999]) {
       const r = record({ reference: `ref_${valueCents}`, valueCents, transactionId: `tx-${valueCents}` });
       await store.insertPayment(r);
       for (const at of [r.createdAt + 1, r.expiresAt - 1, r.expiresAt, r.expiresAt + 1]) {
         now = at;
-        await store.updatePaymentStatus(r.reference, PARTNER_STATUS.pending, false, at);
+        await store.updatePaymentStatus(r.reference, PARTNER_STATUS.pending, false, at, paymentOutcome);
         const json = await service.readJson(r.reference);
         assert.equal(json, JSON.stringify(await service.read(r.reference)));
         PaymentView.parse(JSON.parse(json));
@@ -124,7 +137,7 @@ describe('readJson', () => {
     const paid = JSON.parse(await service.readJson('ref_20'));
     assert.equal(paid.status, 'paid');
     assert.equal(await service.readJson('ref_20'), JSON.stringify(await service.read('ref_20')));
-    await assert.rejects(async () => service.readJson('nope'), { status: 404 });
+    await assert.rejects(async () => service.readJson('nope'), { name: 'DomainError', kind: 'not_found' });
     await store.close();
   });
 
@@ -132,7 +145,13 @@ describe('readJson', () => {
     const inner = openSqliteStore({ dataDir: ':memory:' });
     const store = { ...inner, peekPayment: undefined };
     const now = Date.UTC(2030, 0, 1, 12, 0, 1);
-    const service = new PaymentService({} as PartnerClient, { store, expirationSeconds: 3600, now: () => now, log: createLogger({ level: 'silent' }) });
+    const service = new PaymentService({} as PartnerClient, {
+      store,
+      expirationSeconds: 3600,
+      now: () => now,
+      log: createLogger({ level: 'silent' }),
+      outcomes: new Outcomes(createLogger({ level: 'silent' })),
+    });
     await inner.insertPayment(record({ updatedAt: now }));
     assert.equal(await service.readJson('ref_1'), JSON.stringify(await service.read('ref_1')));
     await inner.close();

@@ -9,7 +9,7 @@ import { PaymentView } from '../../src/shared/contract.ts';
 import { ErrorBody } from '../../src/shared/errors.ts';
 import { startDevStack, type DevStack } from '../../server/dev-stack.ts';
 import { createLogger } from '../../server/log.ts';
-import { DEFAULT_STALE_AFTER_MS } from '../../server/domain/payments.ts';
+import { DEFAULTS } from '../../server/config.ts';
 import { DEFAULT_ACCOUNT } from '../../server/sandbox/state.ts';
 
 let stack: DevStack;
@@ -165,7 +165,7 @@ describe('reading a payment', () => {
     // Reads are served from the store; the partner is asked again once the record is stale.
     const cached = PaymentView.parse((await call('GET', `/payments/${created.reference}`, { type: null })).json);
     assert.equal(cached.status, 'pending', 'within the staleness window the stored status is served');
-    stack.sandbox.state.clock.advance(DEFAULT_STALE_AFTER_MS);
+    stack.sandbox.state.clock.advance(DEFAULTS.staleAfterMs);
     const paid = PaymentView.parse((await call('GET', `/payments/${created.reference}`, { type: null })).json);
     assert.equal(paid.status, 'paid');
     assert.equal(paid.brcode, created.brcode);
@@ -182,7 +182,7 @@ describe('reading a payment', () => {
     stack.sandbox.state.clock.advance(3600 * 1000 - 1_000);
     assert.equal(await read(), 'expired');
     // Canceled upstream one second later; the proxy asks again once its record is stale.
-    stack.sandbox.state.clock.advance(DEFAULT_STALE_AFTER_MS);
+    stack.sandbox.state.clock.advance(DEFAULTS.staleAfterMs);
     assert.equal(await read(), 'canceled');
   });
 
@@ -241,7 +241,10 @@ describe('when the partner service is down', () => {
       const body = ErrorBody.parse(await res.json());
       assert.equal(body.error.code, 'upstream_unavailable');
       assert.doesNotMatch(body.error.message, /127\.0\.0\.1|ECONNREFUSED|https:/);
-      assert.ok(logged.some((line) => JSON.parse(line).msg === 'the partner service failed'), 'the cause is logged');
+      assert.ok(
+        logged.some((line) => JSON.parse(line).msg === 'the partner service failed'),
+        'the cause is logged',
+      );
       const health = await fetch(`${local.url}/health`);
       assert.equal(health.status, 200, 'alive');
       const ready = await fetch(`${local.url}/ready`);

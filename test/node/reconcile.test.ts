@@ -15,7 +15,11 @@ let sandbox: RunningSandbox;
 let stack: DevStack;
 
 async function control(method: string, path: string, body?: unknown): Promise<any> {
-  const res = await fetch(`${stack.url}/sandbox/_sandbox${path}`, { method, headers: body === undefined ? {} : { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+  const res = await fetch(`${stack.url}/sandbox/_sandbox${path}`, {
+    method,
+    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   const text = await res.text();
   assert.ok(res.ok, `${method} ${path}: ${res.status} ${text}`);
   return text ? JSON.parse(text) : undefined;
@@ -23,7 +27,14 @@ async function control(method: string, path: string, body?: unknown): Promise<an
 
 before(async () => {
   sandbox = await startSandbox({ clock: createClock(() => T0), settleIntervalMs: 0, webhooks: { timeoutMs: 5000, retryDelayMs: 5 }, faultSeed: 11 });
-  stack = await startDevStack({ sandbox, background: false, partnerTimeoutMs: 250, staleAfterMs: 60_000, watchIntervalMs: 60_000, logger: createLogger({ level: 'silent' }) });
+  stack = await startDevStack({
+    sandbox,
+    background: false,
+    partnerTimeoutMs: 250,
+    staleAfterMs: 60_000,
+    watchIntervalMs: 60_000,
+    logger: createLogger({ level: 'silent' }),
+  });
 });
 after(async () => {
   await stack.close();
@@ -32,7 +43,8 @@ after(async () => {
 
 test('200 payments under partner faults all end in their true state', async () => {
   const refs: string[] = [];
-  for (let i = 0; i < 200; i += 20) refs.push(...(await Promise.all(Array.from({ length: 20 }, async () => (await stack.pix.payments.create({ value: 2 })).reference))));
+  for (let i = 0; i < 200; i += 20)
+    refs.push(...(await Promise.all(Array.from({ length: 20 }, async () => (await stack.pix.payments.create({ value: 2 })).reference))));
 
   // Faults on every partner read from now on: 10% 5xx, 5% no answer (connection cut), 5% slower
   // than the client's deadline (a timeout), 10% slow but in time.

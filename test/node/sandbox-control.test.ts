@@ -63,7 +63,14 @@ describe('control API errors', () => {
     const cases: [string, string, Record<string, string>, string | undefined, number, string][] = [
       ['POST', '/_sandbox/clock/advance', { 'content-type': 'text/plain' }, '{"seconds":1}', 415, 'unsupported_media_type'],
       ['POST', '/_sandbox/clock/advance', { 'content-type': 'application/json' }, '{"seconds":', 400, 'invalid_json'],
-      ['POST', '/_sandbox/clock/advance', { 'content-type': 'application/json' }, JSON.stringify({ seconds: 1, pad: 'x'.repeat(70_000) }), 413, 'payload_too_large'],
+      [
+        'POST',
+        '/_sandbox/clock/advance',
+        { 'content-type': 'application/json' },
+        JSON.stringify({ seconds: 1, pad: 'x'.repeat(70_000) }),
+        413,
+        'payload_too_large',
+      ],
       ['GET', '/_sandbox/nothing', {}, undefined, 404, 'not_found'],
       ['DELETE', '/_sandbox/clock', {}, undefined, 404, 'not_found'],
       ['DELETE', '/_sandbox/faults/999', {}, undefined, 404, 'not_found'],

@@ -20,9 +20,33 @@ const SEED = 20240611;
 const REQUESTS = 1000;
 
 const FIELDS = [
-  'value', 'tenant_id', 'callback', 'name', 'document', 'expiration', 'transaction_id', 'description', 'email', 'access_key',
-  'customer_document', 'pix_key', 'pix_key_type', 'notification_url', 'notify_type', 'seconds', 'now', 'kind', 'rate',
-  'path_prefix', 'latency_ms', 'status', 'kyc', 'bank', 'keys', '__proto__', 'constructor',
+  'value',
+  'tenant_id',
+  'callback',
+  'name',
+  'document',
+  'expiration',
+  'transaction_id',
+  'description',
+  'email',
+  'access_key',
+  'customer_document',
+  'pix_key',
+  'pix_key_type',
+  'notification_url',
+  'notify_type',
+  'seconds',
+  'now',
+  'kind',
+  'rate',
+  'path_prefix',
+  'latency_ms',
+  'status',
+  'kyc',
+  'bank',
+  'keys',
+  '__proto__',
+  'constructor',
 ];
 
 test(`${REQUESTS} malformed requests: no 5xx, no crash, nothing logged`, async () => {
@@ -34,23 +58,58 @@ test(`${REQUESTS} malformed requests: no 5xx, no crash, nothing logged`, async (
   const references = [created.external_reference, 'x', '', '..', '%2e%2e', '%ZZ', '%00', 'a%2Fb', '😀', 'a'.repeat(3000), "'; drop table--", '<script>'];
   // Each path with its own method, which the generator uses most of the time so bodies reach validation.
   const routes: [string, string][] = [
-    ['POST', PARTNER_PATHS.login], ['GET', PARTNER_PATHS.getTenant], ['POST', PARTNER_PATHS.createPayment],
-    ['HEAD', PARTNER_PATHS.checkPayment], ['GET', PARTNER_PATHS.getPayment], ['POST', PARTNER_PATHS.solicitTransferForCustomer],
-    ['POST', PARTNER_PATHS.transferToKey], ['GET', PARTNER_PATHS.checkTransfer], ['PATCH', PARTNER_PATHS.notificationUrl],
-    ['POST', '/_sandbox/payments/:external_reference/pay'], ['POST', '/_sandbox/payments/:external_reference/cancel'],
-    ['POST', '/_sandbox/transfers/:external_reference/approve'], ['POST', '/_sandbox/transfers/:external_reference/cancel'],
-    ['POST', '/_sandbox/customers'], ['GET', '/_sandbox/webhooks/deliveries'], ['POST', '/_sandbox/webhooks/events/:external_reference/resend'],
-    ['DELETE', '/_sandbox/notification-url'], ['GET', '/_sandbox/clock'], ['POST', '/_sandbox/clock/advance'], ['POST', '/_sandbox/clock/set'],
-    ['POST', '/_sandbox/faults'], ['DELETE', '/_sandbox/faults/:external_reference'], ['GET', '/qr/:external_reference.svg'],
-    ['GET', '/checkout/:external_reference'], ['POST', '/checkout/:external_reference/pay'],
-    ['GET', '/'], ['GET', '/api'], ['POST', '/api/v2/'], ['GET', '/api//v2//identity'], ['POST', '/api/v2/identity/partner/login/'],
+    ['POST', PARTNER_PATHS.login],
+    ['GET', PARTNER_PATHS.getTenant],
+    ['POST', PARTNER_PATHS.createPayment],
+    ['HEAD', PARTNER_PATHS.checkPayment],
+    ['GET', PARTNER_PATHS.getPayment],
+    ['POST', PARTNER_PATHS.solicitTransferForCustomer],
+    ['POST', PARTNER_PATHS.transferToKey],
+    ['GET', PARTNER_PATHS.checkTransfer],
+    ['PATCH', PARTNER_PATHS.notificationUrl],
+    ['POST', '/_sandbox/payments/:external_reference/pay'],
+    ['POST', '/_sandbox/payments/:external_reference/cancel'],
+    ['POST', '/_sandbox/transfers/:external_reference/approve'],
+    ['POST', '/_sandbox/transfers/:external_reference/cancel'],
+    ['POST', '/_sandbox/customers'],
+    ['GET', '/_sandbox/webhooks/deliveries'],
+    ['POST', '/_sandbox/webhooks/events/:external_reference/resend'],
+    ['DELETE', '/_sandbox/notification-url'],
+    ['GET', '/_sandbox/clock'],
+    ['POST', '/_sandbox/clock/advance'],
+    ['POST', '/_sandbox/clock/set'],
+    ['POST', '/_sandbox/faults'],
+    ['DELETE', '/_sandbox/faults/:external_reference'],
+    ['GET', '/qr/:external_reference.svg'],
+    ['GET', '/checkout/:external_reference'],
+    ['POST', '/checkout/:external_reference/pay'],
+    ['GET', '/'],
+    ['GET', '/api'],
+    ['POST', '/api/v2/'],
+    ['GET', '/api//v2//identity'],
+    ['POST', '/api/v2/identity/partner/login/'],
   ];
 
   function scalar(): unknown {
     return pick([
-      () => random() * 1e6 - 5e5, () => 1e308, () => -0, () => 0.2, () => 49_000.01, () => Number.MAX_SAFE_INTEGER + 2,
-      () => '', () => 'x'.repeat(Math.floor(random() * 2000)), () => '\u0000\ud800', () => '529.982.247-25', () => 'https://x.example/',
-      () => true, () => null, () => 'CPF', () => 'EMAIL', () => 'latency', () => '2030-01-01T00:00:00Z', () => DEFAULT_ACCOUNT.tenant.id,
+      () => random() * 1e6 - 5e5,
+      () => 1e308,
+      () => -0,
+      () => 0.2,
+      () => 49_000.01,
+      () => Number.MAX_SAFE_INTEGER + 2,
+      () => '',
+      () => 'x'.repeat(Math.floor(random() * 2000)),
+      () => '\u0000\ud800',
+      () => '529.982.247-25',
+      () => 'https://x.example/',
+      () => true,
+      () => null,
+      () => 'CPF',
+      () => 'EMAIL',
+      () => 'latency',
+      () => '2030-01-01T00:00:00Z',
+      () => DEFAULT_ACCOUNT.tenant.id,
     ])();
   }
   function value(depth: number): unknown {
@@ -72,7 +131,7 @@ test(`${REQUESTS} malformed requests: no 5xx, no crash, nothing logged`, async (
       () => JSON.stringify({ value: 10, tenant_id: DEFAULT_ACCOUNT.tenant.id, ...object() }),
       () => '{"value": 1,',
       () => '{"a":1}{"b":2}',
-      () => '[' .repeat(5000) + ']'.repeat(5000),
+      () => '['.repeat(5000) + ']'.repeat(5000),
       () => `{"d":${'{"d":'.repeat(3000)}1${'}'.repeat(3000)}}`,
       () => Buffer.from([0x7b, 0xc3, 0x28, 0x7d]),
       () => Buffer.from(Array.from({ length: 64 }, () => Math.floor(random() * 256))),
@@ -100,7 +159,10 @@ test(`${REQUESTS} malformed requests: no 5xx, no crash, nothing logged`, async (
       const res = await h.api(method, path, { headers, ...(raw === undefined ? {} : { raw }) });
       assert.ok(res.status >= 200 && res.status < 500, `#${i} ${method} ${path.slice(0, 80)} answered ${res.status}: ${res.text.slice(0, 200)}`);
       if (res.status >= 400 && method !== 'HEAD' && !path.startsWith('/checkout')) {
-        assert.ok(res.json && (typeof res.json.message === 'string' || typeof res.json.error?.message === 'string'), `#${i} a clear error: ${res.text.slice(0, 200)}`);
+        assert.ok(
+          res.json && (typeof res.json.message === 'string' || typeof res.json.error?.message === 'string'),
+          `#${i} a clear error: ${res.text.slice(0, 200)}`,
+        );
       }
     }
   } finally {

@@ -6,14 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { LIMITS } from '../../src/shared/limits.ts';
-import {
-  PARTNER_PATHS,
-  PARTNER_STATUS,
-  PAYMENT_CHECK_HTTP,
-  PartnerErrorResponse,
-  PartnerPaymentResponse,
-  TenantResponse,
-} from '../../server/partner/wire.ts';
+import { PARTNER_PATHS, PARTNER_STATUS, PAYMENT_CHECK_HTTP, PartnerErrorResponse, PartnerPaymentResponse, TenantResponse } from '../../server/partner/wire.ts';
 import { DEFAULT_ACCOUNT } from '../../server/sandbox/state.ts';
 import { T0, TIMESTAMP_PATTERN, UUID_PATTERN, paymentPath, startHarness, type Harness } from '../support/sandbox-harness.ts';
 
@@ -108,7 +101,7 @@ describe('4.3 create payment', () => {
     assert.match(res.json.errors.value[0], /two decimals/);
   });
 
-  test('tenant_id: required, and must be this partner\'s tenant', async () => {
+  test("tenant_id: required, and must be this partner's tenant", async () => {
     const missing = await h.api('POST', PARTNER_PATHS.createPayment, { body: { value: 1 } });
     assertInvalid(missing, ['tenant_id']);
     assertInvalid(await create({ value: 1, tenant_id: '00000000-0000-4000-8000-000000000000' }), ['tenant_id']);

@@ -45,7 +45,13 @@ function solicit(body: Record<string, unknown>) {
 function toKey(body: Record<string, unknown>) {
   return h.api('POST', PARTNER_PATHS.transferToKey, { body });
 }
-const anaBody = (extra: Record<string, unknown> = {}) => ({ customer_document: ana.document, value: 10, pix_key: ana.keys.EMAIL, pix_key_type: 'EMAIL', ...extra });
+const anaBody = (extra: Record<string, unknown> = {}) => ({
+  customer_document: ana.document,
+  value: 10,
+  pix_key: ana.keys.EMAIL,
+  pix_key_type: 'EMAIL',
+  ...extra,
+});
 
 async function accepted(res: Awaited<ReturnType<typeof solicit>>) {
   assert.equal(res.status, 201, res.text);
@@ -183,7 +189,7 @@ describe('4.6 refusals up front', () => {
     }
   });
 
-  test('bank_refused: the customer\'s bank refuses up front', async () => {
+  test("bank_refused: the customer's bank refuses up front", async () => {
     refused(await solicit({ customer_document: diego.document, value: 5, pix_key: diego.keys.CPF, pix_key_type: 'CPF' }), 'bank_refused');
     refused(await toKey({ value: 5, pix_key: diego.keys.EMAIL }), 'bank_refused');
   });
@@ -271,7 +277,12 @@ describe('the customer registry (control API)', () => {
   });
 
   test('adds a customer, whose keys then work', async () => {
-    const add = await h.control('POST', '/customers', { document: '529.982.247-25', name: 'Maria Nova', kyc: 'approved', keys: { EMAIL: 'maria@nova.example' } });
+    const add = await h.control('POST', '/customers', {
+      document: '529.982.247-25',
+      name: 'Maria Nova',
+      kyc: 'approved',
+      keys: { EMAIL: 'maria@nova.example' },
+    });
     assert.equal(add.status, 201, add.text);
     await accepted(await toKey({ value: 1, pix_key: 'maria@nova.example' }));
     const again = await h.control('POST', '/customers', { document: '52998224725', name: 'Outra', kyc: 'approved', keys: {} });

@@ -59,7 +59,7 @@ describe('1 HTTPS only', () => {
     assert.equal((await h.api('GET', PARTNER_PATHS.getTenant)).status, 200);
   });
 
-  test('the certificate is for localhost and 127.0.0.1, trusted through the sandbox\'s ca', async () => {
+  test("the certificate is for localhost and 127.0.0.1, trusted through the sandbox's ca", async () => {
     const res = await h.api('GET', PARTNER_PATHS.getTenant);
     assert.equal(res.status, 200);
   });
@@ -124,7 +124,10 @@ describe('4.2 / 5 login and the access token', () => {
   });
 
   test('wrong credentials: 401, without echoing them', async () => {
-    for (const body of [{ ...credentials, access_key: 'wrong-key' }, { ...credentials, email: 'other@example.com' }]) {
+    for (const body of [
+      { ...credentials, access_key: 'wrong-key' },
+      { ...credentials, email: 'other@example.com' },
+    ]) {
       const res = await h.api('POST', PARTNER_PATHS.login, { token: false, body });
       assertError(res, 401, /Invalid credentials/);
       assert.equal(res.text.includes('wrong-key'), false);

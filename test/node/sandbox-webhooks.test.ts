@@ -45,7 +45,9 @@ async function receiver(answer?: Receiver['answer']): Promise<Receiver> {
 }
 
 async function register(url: string, notifyType?: NotifyType) {
-  const res = await h.api('PATCH', PARTNER_PATHS.notificationUrl, { body: notifyType === undefined ? { notification_url: url } : { notification_url: url, notify_type: notifyType } });
+  const res = await h.api('PATCH', PARTNER_PATHS.notificationUrl, {
+    body: notifyType === undefined ? { notification_url: url } : { notification_url: url, notify_type: notifyType },
+  });
   assert.equal(res.status, 200, res.text);
   return NotificationUrlResponse.parse(res.json).data;
 }
@@ -132,7 +134,13 @@ describe('6 events, old format (notify_type 1)', () => {
     const deliveries = await settledDeliveries(created.external_reference);
     assert.equal(deliveries.length, 1);
     assert.equal(r.received.length, 1);
-    assert.deepEqual(parseWebhook(r.received[0]!.body), { format: 'old', kind: 'payment', outcome: 'canceled', externalReference: created.external_reference, eventId: null });
+    assert.deepEqual(parseWebhook(r.received[0]!.body), {
+      format: 'old',
+      kind: 'payment',
+      outcome: 'canceled',
+      externalReference: created.external_reference,
+      eventId: null,
+    });
     assert.equal(OldWebhookPayload.parse(r.received[0]!.body).status, PARTNER_STATUS.canceled);
   });
 
@@ -190,9 +198,20 @@ describe('6 delivery: retries, timeouts, resends', () => {
     const reference = await paidPayment();
     const [delivery] = await settledDeliveries(reference);
     assert.equal(delivery!.state, 'failed');
-    assert.deepEqual(delivery!.attempts.map((a) => [a.number, a.status, a.delivered]), [[1, 500, false], [2, 500, false], [3, 500, false]]);
+    assert.deepEqual(
+      delivery!.attempts.map((a) => [a.number, a.status, a.delivered]),
+      [
+        [1, 500, false],
+        [2, 500, false],
+        [3, 500, false],
+      ],
+    );
     assert.equal(r.received.length, ATTEMPTS);
-    assert.deepEqual(r.received.map((w) => w.text), Array(ATTEMPTS).fill(r.received[0]!.text), 'the same payload each time');
+    assert.deepEqual(
+      r.received.map((w) => w.text),
+      Array(ATTEMPTS).fill(r.received[0]!.text),
+      'the same payload each time',
+    );
   });
 
   test('any 2xx counts as delivered: 500, then 204 stops after 2 attempts', async () => {
@@ -210,7 +229,10 @@ describe('6 delivery: retries, timeouts, resends', () => {
     await register(r.url);
     const reference = await paidPayment();
     const [delivery] = await settledDeliveries(reference);
-    assert.deepEqual(delivery!.attempts.map((a) => a.status), [302, 404, 201]);
+    assert.deepEqual(
+      delivery!.attempts.map((a) => a.status),
+      [302, 404, 201],
+    );
     assert.equal(delivery!.state, 'delivered');
   });
 
@@ -222,7 +244,10 @@ describe('6 delivery: retries, timeouts, resends', () => {
       const created = await own.createPayment({});
       await own.control('POST', `/payments/${created.external_reference}/pay`);
       const delivery = await waitFor('the given-up delivery', () => own.sandbox.state.webhooks.deliveries.find((d) => d.state === 'failed'));
-      assert.deepEqual(delivery.attempts.map((a) => a.error), ['timeout', 'timeout', 'timeout']);
+      assert.deepEqual(
+        delivery.attempts.map((a) => a.error),
+        ['timeout', 'timeout', 'timeout'],
+      );
       assert.equal(r.received.length, ATTEMPTS);
     } finally {
       await own.close();
@@ -237,7 +262,10 @@ describe('6 delivery: retries, timeouts, resends', () => {
     const reference = await paidPayment();
     const [delivery] = await settledDeliveries(reference);
     assert.equal(delivery!.state, 'failed');
-    assert.deepEqual(delivery!.attempts.map((a) => a.error), ['connection_failed', 'connection_failed', 'connection_failed']);
+    assert.deepEqual(
+      delivery!.attempts.map((a) => a.error),
+      ['connection_failed', 'connection_failed', 'connection_failed'],
+    );
   });
 
   test('no notification URL: nothing is sent, and it is recorded as not sent', async () => {
@@ -272,7 +300,10 @@ describe('6 delivery: retries, timeouts, resends', () => {
     const reference = await paidPayment();
     const [delivery] = await settledDeliveries(reference);
     const res = await h.control('GET', `/webhooks/deliveries?event_id=${delivery!.event_id}`);
-    assert.deepEqual(res.json.deliveries.map((d: WebhookDelivery) => d.id), [delivery!.id]);
+    assert.deepEqual(
+      res.json.deliveries.map((d: WebhookDelivery) => d.id),
+      [delivery!.id],
+    );
     assert.equal(delivery!.url, r.url);
     assert.equal(delivery!.format, 'old');
     assert.deepEqual(delivery!.payload, r.received[0]!.body);

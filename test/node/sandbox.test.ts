@@ -3,8 +3,16 @@ import assert from 'node:assert/strict';
 import { Agent, request } from 'node:https';
 import { after, before, describe, test } from 'node:test';
 import { parseBrCode } from '../../src/shared/brcode.ts';
-import { CreatePartnerPaymentResponse, LoginResponse, PARTNER_PATHS, PARTNER_STATUS, PartnerErrorResponse, PartnerPaymentResponse, TenantResponse } from '../../server/partner/wire.ts';
-import { fillPath } from '../../src/shared/contract.ts';
+import {
+  CreatePartnerPaymentResponse,
+  LoginResponse,
+  PARTNER_PATHS,
+  PARTNER_STATUS,
+  PartnerErrorResponse,
+  PartnerPaymentResponse,
+  TenantResponse,
+} from '../../server/partner/wire.ts';
+import { fillPath } from '../../src/shared/wire.ts';
 import { startSandbox, type RunningSandbox } from '../../server/sandbox/server.ts';
 import { DEFAULT_ACCOUNT } from '../../server/sandbox/state.ts';
 
@@ -35,7 +43,12 @@ function send(method: string, path: string, headers: Record<string, string>, bod
 }
 
 async function login(): Promise<string> {
-  const res = await send('POST', PARTNER_PATHS.login, { 'user-agent': UA, 'content-type': 'application/json' }, JSON.stringify({ email: DEFAULT_ACCOUNT.email, access_key: DEFAULT_ACCOUNT.accessKey }));
+  const res = await send(
+    'POST',
+    PARTNER_PATHS.login,
+    { 'user-agent': UA, 'content-type': 'application/json' },
+    JSON.stringify({ email: DEFAULT_ACCOUNT.email, access_key: DEFAULT_ACCOUNT.accessKey }),
+  );
   assert.equal(res.status, 200);
   return LoginResponse.parse(res.json).data.access_token;
 }
@@ -46,7 +59,12 @@ function authed(token: string) {
 
 describe('sandbox: authentication and headers', () => {
   test('wrong credentials are refused with 401', async () => {
-    const res = await send('POST', PARTNER_PATHS.login, { 'user-agent': UA, 'content-type': 'application/json' }, JSON.stringify({ email: DEFAULT_ACCOUNT.email, access_key: 'wrong' }));
+    const res = await send(
+      'POST',
+      PARTNER_PATHS.login,
+      { 'user-agent': UA, 'content-type': 'application/json' },
+      JSON.stringify({ email: DEFAULT_ACCOUNT.email, access_key: 'wrong' }),
+    );
     assert.equal(res.status, 401);
     assert.ok(PartnerErrorResponse.parse(res.json).message);
   });
@@ -78,7 +96,12 @@ describe('sandbox: payments', () => {
     const token = await login();
     const tenant = TenantResponse.parse((await send('GET', PARTNER_PATHS.getTenant, authed(token))).json).data;
     assert.match(tenant.id, /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
-    const created = await send('POST', PARTNER_PATHS.createPayment, authed(token), JSON.stringify({ value: 10.5, tenant_id: tenant.id, description: 'Pedido' }));
+    const created = await send(
+      'POST',
+      PARTNER_PATHS.createPayment,
+      authed(token),
+      JSON.stringify({ value: 10.5, tenant_id: tenant.id, description: 'Pedido' }),
+    );
     assert.equal(created.status, 201);
     const data = CreatePartnerPaymentResponse.parse(created.json).data;
     const code = parseBrCode(data.pix_key);
@@ -100,7 +123,12 @@ describe('sandbox: payments', () => {
     const wrongTenant = await send('POST', PARTNER_PATHS.createPayment, authed(token), JSON.stringify({ value: 1, tenant_id: 'other' }));
     assert.equal(wrongTenant.status, 422);
     assert.ok(PartnerErrorResponse.parse(wrongTenant.json).errors?.tenant_id);
-    const broken = await send('POST', PARTNER_PATHS.createPayment, authed(token), JSON.stringify({ value: 0.1, tenant_id: DEFAULT_ACCOUNT.tenant.id, name: 'X' }));
+    const broken = await send(
+      'POST',
+      PARTNER_PATHS.createPayment,
+      authed(token),
+      JSON.stringify({ value: 0.1, tenant_id: DEFAULT_ACCOUNT.tenant.id, name: 'X' }),
+    );
     assert.equal(broken.status, 422);
     assert.deepEqual(Object.keys(PartnerErrorResponse.parse(broken.json).errors ?? {}).sort(), ['document', 'value']);
   });

@@ -7,6 +7,7 @@ import { after, describe, test } from 'node:test';
 import Database from 'libsql';
 import { DB_FILE_NAME, openSqliteStore } from '../../server/store/sqlite/sqlite-store.ts';
 import type { CheckoutRecord, PaymentRecord } from '../../server/store/store.ts';
+import { paymentOutcome } from '../../server/domain/outcomes.ts';
 
 const dirs: string[] = [];
 after(() => {
@@ -85,7 +86,7 @@ describe('SQLite store', () => {
 
   test('a database from a newer proxy is refused', async () => {
     const dir = tempDir();
-    (await openSqliteStore({ dataDir: dir })).close();
+    await openSqliteStore({ dataDir: dir }).close();
     const db = new Database(join(dir, DB_FILE_NAME));
     db.prepare('INSERT INTO migrations (version, applied_at) VALUES (99, 0)').run();
     db.close();
@@ -106,8 +107,8 @@ describe('SQLite store', () => {
   test('a final status is never changed again (no downgrade)', async () => {
     const store = openSqliteStore({ dataDir: tempDir() });
     await store.insertPayment(payment());
-    await store.updatePaymentStatus('ref1', 2, true, 2_000);
-    await store.updatePaymentStatus('ref1', 1, false, 3_000);
+    await store.updatePaymentStatus('ref1', 2, true, 2_000, paymentOutcome);
+    await store.updatePaymentStatus('ref1', 1, false, 3_000, paymentOutcome);
     const stored = await store.getPayment('ref1');
     assert.deepEqual([stored?.partnerStatus, stored?.final, stored?.updatedAt], [2, true, 2_000]);
     await store.close();
@@ -120,7 +121,10 @@ describe('SQLite store', () => {
     await store.attachPayment(checkout().id, payment({ reference: 'ref2', transactionId: 'tx-2', createdAt: 2_000, checkoutId: checkout().id }), 1);
     // The same transaction id again violates a constraint: neither the payment nor the checkout change.
     await assert.rejects(store.attachPayment(checkout().id, payment({ reference: 'ref3', transactionId: 'tx-2', checkoutId: checkout().id }), 2));
-    assert.deepEqual((await store.checkoutPayments(checkout().id)).map((p) => p.reference), ['ref1', 'ref2']);
+    assert.deepEqual(
+      (await store.checkoutPayments(checkout().id)).map((p) => p.reference),
+      ['ref1', 'ref2'],
+    );
     const stored = await store.getCheckout(checkout().id);
     assert.deepEqual([stored?.paymentReference, stored?.renewalsUsed], ['ref2', 1]);
     await store.close();

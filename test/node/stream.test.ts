@@ -1,10 +1,11 @@
 /** The live status stream (Server-Sent Events) over a real socket, against the sandbox. */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { PaymentView, STATUS_STREAM } from '../../src/shared/contract.ts';
+import { PaymentView } from '../../src/shared/contract.ts';
+import { STATUS_STREAM } from '../../src/shared/wire.ts';
 import { ErrorBody } from '../../src/shared/errors.ts';
 import { startDevStack, type DevStack } from '../../server/dev-stack.ts';
-import { DEFAULT_STALE_AFTER_MS } from '../../server/domain/payments.ts';
+import { DEFAULTS } from '../../server/config.ts';
 
 let stack: DevStack;
 before(async () => {
@@ -78,7 +79,7 @@ describe('live status stream', () => {
   test('a paid payment gets one event and an ended stream', async () => {
     const payment = await createPayment();
     await fetch(`${stack.url}/sandbox/_sandbox/payments/${payment.reference}/pay`, { method: 'POST' });
-    stack.sandbox.state.clock.advance(DEFAULT_STALE_AFTER_MS);
+    stack.sandbox.state.clock.advance(DEFAULTS.staleAfterMs);
     const stream = events(await fetch(`${stack.apiUrl}/payments/${payment.reference}/events`));
     assert.equal(JSON.parse((await stream.next()).value!.data).status, 'paid');
     assert.equal((await stream.next()).done, true);
@@ -98,7 +99,7 @@ describe('live status stream', () => {
 
   test('many streams of one payment share one upstream poller', async () => {
     const payment = await createPayment();
-    const original = stack.partner.getPayment;
+    const original = stack.partner.getPayment.bind(stack.partner);
     const calls: number[] = [];
     stack.partner.getPayment = (ref) => {
       calls.push(performance.now());

@@ -16,6 +16,7 @@ import { MerchantNotifier } from '../../server/domain/merchant-notify.ts';
 import { signWebhook, verifyWebhookSignature } from '../../server/domain/signature.ts';
 import { openSqliteStore } from '../../server/store/sqlite/sqlite-store.ts';
 import type { Store } from '../../server/store/store.ts';
+import { paymentOutcome } from '../../server/domain/outcomes.ts';
 
 const SECRET = 'delivery-test-secret-0123456789abcdef0123';
 const H = 3600_000;
@@ -52,7 +53,11 @@ describe('delivering outcomes to the merchant', () => {
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
-        received.push({ id: req.headers['pix-checkout-event-id'] as string, signature: req.headers['pix-checkout-signature'] as string, body: Buffer.concat(chunks).toString() });
+        received.push({
+          id: req.headers['pix-checkout-event-id'] as string,
+          signature: req.headers['pix-checkout-signature'] as string,
+          body: Buffer.concat(chunks).toString(),
+        });
         res.writeHead(answer).end();
       });
     });
@@ -67,15 +72,28 @@ describe('delivering outcomes to the merchant', () => {
   });
 
   const payment = (reference: string) => ({
-    reference, checkoutId: null, valueCents: 990, description: null, partnerStatus: 1, brcode: 'x', qrCodeUrl: 'x', checkoutUrl: 'x',
-    createdAt: clock, expiresAt: clock + H, transactionId: `tx-${reference}`, updatedAt: clock, final: false,
+    reference,
+    checkoutId: null,
+    valueCents: 990,
+    description: null,
+    partnerStatus: 1,
+    brcode: 'x',
+    qrCodeUrl: 'x',
+    checkoutUrl: 'x',
+    createdAt: clock,
+    expiresAt: clock + H,
+    transactionId: `tx-${reference}`,
+    updatedAt: clock,
+    final: false,
   });
 
   test('a final status writes one outbox event, in the same transaction, never twice', async () => {
     await store.insertPayment(payment('ref-a'));
-    assert.equal(await store.updatePaymentStatus('ref-a', 2, true, clock), true);
-    assert.equal(await store.updatePaymentStatus('ref-a', 2, true, clock + 1), false);
-    assert.equal(await store.updatePaymentStatus('ref-a', 3, true, clock + 2), false, 'never downgraded');
+    const first = await store.updatePaymentStatus('ref-a', 2, true, clock, paymentOutcome);
+    assert.equal(first.changed, true);
+    assert.equal(first.outcome?.type, 'payment.paid');
+    assert.equal((await store.updatePaymentStatus('ref-a', 2, true, clock + 1, paymentOutcome)).changed, false);
+    assert.equal((await store.updatePaymentStatus('ref-a', 3, true, clock + 2, paymentOutcome)).changed, false, 'never downgraded');
     const rows = await store.outbox.list();
     assert.equal(rows.length, 1);
     assert.equal(rows[0]!.type, 'payment.paid');
@@ -112,7 +130,10 @@ describe('delivering outcomes to the merchant', () => {
     const io = { out: (s: string) => out.push(s), err: (s: string) => out.push(s), env: { PIX_DATA_DIR: dir } };
     assert.equal(await main(['deliveries', 'list', '--failed', '--json'], io), 0);
     const listed = JSON.parse(out.pop()!);
-    assert.deepEqual(listed.map((d: any) => [d.id, d.state, d.event_id]), [[entry!.id, 'failed', entry!.eventId]]);
+    assert.deepEqual(
+      listed.map((d: any) => [d.id, d.state, d.event_id]),
+      [[entry!.id, 'failed', entry!.eventId]],
+    );
     assert.equal(await main(['deliveries', 'replay'], io), 2);
     assert.equal(await main(['deliveries', 'replay', '999'], io), 1);
     assert.equal(await main(['deliveries', 'replay', String(entry!.id)], io), 0);

@@ -52,7 +52,11 @@ export async function startReceiver(secret = SECRET): Promise<Receiver> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return Object.assign(r, {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks/pix`,
-    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   });
 }
 
@@ -72,14 +76,19 @@ let db: Database.Database;
 const emitted: OutcomeEvent[] = [];
 
 async function control(method: string, path: string, body?: unknown): Promise<any> {
-  const res = await fetch(`${stack.url}/sandbox/_sandbox${path}`, { method, headers: body === undefined ? {} : { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+  const res = await fetch(`${stack.url}/sandbox/_sandbox${path}`, {
+    method,
+    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   const text = await res.text();
   assert.ok(res.ok, `${method} ${path}: ${res.status} ${text}`);
   return text ? JSON.parse(text) : undefined;
 }
 const create = async (value = 10) => (await stack.pix.payments.create({ value })).reference;
 const stored = (reference: string) => stack.store.getPayment(reference);
-const eventRows = (reference: string) => (db.prepare('SELECT result FROM webhook_events WHERE raw_body LIKE ? ORDER BY id').all(`%${reference}%`) as { result: string | null }[]).map((r) => r.result);
+const eventRows = (reference: string) =>
+  (db.prepare('SELECT result FROM webhook_events WHERE raw_body LIKE ? ORDER BY id').all(`%${reference}%`) as { result: string | null }[]).map((r) => r.result);
 const processed = (reference: string, n: number) => async () => eventRows(reference).filter((r) => r !== null).length >= n;
 const postWebhook = (body: string, path = '/api/webhooks/partner', headers: Record<string, string> = {}) =>
   fetch(stack.url + path, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
@@ -87,7 +96,13 @@ const postWebhook = (body: string, path = '/api/webhooks/partner', headers: Reco
 describe('webhooks from the partner, and what the proxy does with them', () => {
   before(async () => {
     receiver = await startReceiver();
-    sandbox = await startSandbox({ clock: createClock(() => T0), settleIntervalMs: 0, webhooks: { timeoutMs: 5000, retryDelayMs: 5 }, bank: { answerAfterSeconds: 5, lateAnswerAfterSeconds: 600 }, faultSeed: 7 });
+    sandbox = await startSandbox({
+      clock: createClock(() => T0),
+      settleIntervalMs: 0,
+      webhooks: { timeoutMs: 5000, retryDelayMs: 5 },
+      bank: { answerAfterSeconds: 5, lateAnswerAfterSeconds: 600 },
+      faultSeed: 7,
+    });
     stack = await startDevStack({
       sandbox,
       background: false,
@@ -179,7 +194,7 @@ describe('webhooks from the partner, and what the proxy does with them', () => {
     // Duplicates: every event sent again (same event ids), now that webhooks get through.
     await control('DELETE', `/faults/${fault.fault.id}`);
     const events = [...new Set(deliveries.map((d: any) => d.event_id as string))];
-    for (const id of events) await control('POST', `/webhooks/events/${id}/resend`);
+    for (const id of events) await control('POST', `/webhooks/events/${String(id)}/resend`);
     await waitFor('the resends processed', async () => refs.slice(0, 9).every((r) => eventRows(r).filter((x) => x !== null).length >= 1));
     for (const r of refs.slice(0, 9)) assert.deepEqual(eventRows(r), ['already_final']);
 
@@ -218,13 +233,17 @@ describe('webhooks from the partner, and what the proxy does with them', () => {
     const unknownFormat = await postWebhook(JSON.stringify({ hello: 'world' }));
     assert.equal(unknownFormat.status, 422);
     assert.equal((await unknownFormat.json()).error.code, 'invalid_request');
-    const unknownRef = await postWebhook(JSON.stringify({ type: 'payment', external_reference: 'not-ours', status: 2, value: 1, transaction_id: null, end2end: null, user_id: null }));
+    const unknownRef = await postWebhook(
+      JSON.stringify({ type: 'payment', external_reference: 'not-ours', status: 2, value: 1, transaction_id: null, end2end: null, user_id: null }),
+    );
     assert.equal(unknownRef.status, 422);
     assert.equal((await unknownRef.json()).error.code, 'invalid_reference');
     const huge = await postWebhook(JSON.stringify({ pad: 'x'.repeat(70_000) }));
     assert.equal(huge.status, 413);
     assert.equal((await fetch(`${stack.apiUrl}/webhooks/partner`)).status, 405);
-    const rejected = db.prepare("SELECT result FROM webhook_events WHERE result IN ('invalid_json', 'unknown_format', 'unknown_reference')").all() as { result: string }[];
+    const rejected = db.prepare("SELECT result FROM webhook_events WHERE result IN ('invalid_json', 'unknown_format', 'unknown_reference')").all() as {
+      result: string;
+    }[];
     assert.deepEqual(rejected.map((r) => r.result).sort(), ['invalid_json', 'unknown_format', 'unknown_reference']);
     assert.equal((db.prepare('SELECT COUNT(*) AS n FROM payments WHERE final = 1').get() as { n: number }).n, finalBefore);
     assert.equal((db.prepare('SELECT COUNT(*) AS n FROM outbox').get() as { n: number }).n, outboxBefore);
@@ -236,13 +255,20 @@ describe('webhook source restriction and secret path', () => {
   let guarded: DevStack;
   const secretPath = 'a1b2c3d4e5f6a7b8c9d0';
   before(async () => {
-    guarded = await startDevStack({ background: false, registerWebhook: true, webhooks: { secretPath, sourceIps: ['203.0.113.7'] }, trustedProxies: 1, logger: createLogger({ level: 'silent' }) });
+    guarded = await startDevStack({
+      background: false,
+      registerWebhook: true,
+      webhooks: { secretPath, sourceIps: ['203.0.113.7'] },
+      trustedProxies: 1,
+      logger: createLogger({ level: 'silent' }),
+    });
   });
   after(() => guarded.close());
 
   test('wrong source is 403, wrong secret 404, the right ones reach the checks', async () => {
     const body = JSON.stringify({ type: 'payment', external_reference: 'x', status: 2, value: 1, transaction_id: null, end2end: null, user_id: null });
-    const send = (path: string, xff?: string) => fetch(guarded.url + path, { method: 'POST', headers: { 'content-type': 'application/json', ...(xff ? { 'x-forwarded-for': xff } : {}) }, body });
+    const send = (path: string, xff?: string) =>
+      fetch(guarded.url + path, { method: 'POST', headers: { 'content-type': 'application/json', ...(xff ? { 'x-forwarded-for': xff } : {}) }, body });
     const wrongSource = await send(`/api/webhooks/partner/${secretPath}`, '198.51.100.1');
     assert.equal(wrongSource.status, 403);
     assert.equal((await wrongSource.json()).error.code, 'forbidden');

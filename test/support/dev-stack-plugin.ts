@@ -19,8 +19,8 @@ interface PermissionPage {
 type Which = 'nostream' | 'renewals';
 const EXTRA: Record<Which, DevStackOptions> = {
   // `streams: false` makes the proxy answer the events path with 404 (server/dev.ts).
-  nostream: { streams: false, staleAfterMs: 0 } as DevStackOptions,
-  renewals: { renewals: 1, staleAfterMs: 0 } as DevStackOptions,
+  nostream: { streams: false, staleAfterMs: 0 },
+  renewals: { renewals: 1, staleAfterMs: 0 },
 };
 
 export function devStackPlugin() {
@@ -31,7 +31,7 @@ export function devStackPlugin() {
     name: 'pix-dev-stack',
     async serverStart() {
       // Reads go to the sandbox every time: a test that pays and then checks must see the payment.
-      stack = await startDevStack({ staleAfterMs: 0 } as DevStackOptions);
+      stack = await startDevStack({ staleAfterMs: 0 });
     },
     async serverStop() {
       await stack?.close();

@@ -8,7 +8,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { Agent, request } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { formatAmount, parseBrCode } from '../../src/shared/brcode.ts';
-import { fillPath } from '../../src/shared/contract.ts';
+import { fillPath } from '../../src/shared/wire.ts';
 import { CreatePartnerPaymentResponse, LoginResponse, PARTNER_PATHS } from '../../server/partner/wire.ts';
 import { createClock } from '../../server/sandbox/clock.ts';
 import { startSandbox, type RunningSandbox, type SandboxOptions } from '../../server/sandbox/server.ts';

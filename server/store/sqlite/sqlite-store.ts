@@ -7,95 +7,24 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import Database from 'libsql';
+import { migrate } from './migrations.ts';
 import type { TokenStore } from '../../partner/token-store.ts';
-import { outcomeEvent } from '../../domain/outcomes.ts';
-import type { CheckoutRecord, DeliveryAttemptRecord, OutboxEntry, PaymentRecord, Store, TransferRecord, WebhookEventRecord } from '../store.ts';
+import type { OutcomeEvent } from '../../../src/shared/contract.ts';
+import type {
+  CheckoutRecord,
+  DeliveryAttemptRecord,
+  OutboxEntry,
+  PaymentOutcomeOf,
+  PaymentRecord,
+  StatusChange,
+  Store,
+  TransferOutcomeOf,
+  TransferRecord,
+  WebhookEventRecord,
+} from '../store.ts';
 
 /** The database file inside PIX_DATA_DIR. */
 export const DB_FILE_NAME = 'pix-checkout.db';
-
-/**
- * Applied in order, each once, each in its own transaction. Never edit one that has shipped: add
- * the next.
- */
-const MIGRATIONS: readonly string[] = [
-  `CREATE TABLE checkouts (
-     id TEXT PRIMARY KEY,
-     order_id TEXT NOT NULL UNIQUE,
-     value_cents INTEGER NOT NULL,
-     description TEXT,
-     customer_name TEXT,
-     customer_document TEXT,
-     callback TEXT,
-     payment_reference TEXT,
-     renewals_used INTEGER NOT NULL DEFAULT 0,
-     created_at INTEGER NOT NULL
-   );
-   CREATE TABLE payments (
-     reference TEXT PRIMARY KEY,
-     checkout_id TEXT REFERENCES checkouts(id),
-     value_cents INTEGER NOT NULL,
-     description TEXT,
-     partner_status INTEGER NOT NULL,
-     brcode TEXT NOT NULL,
-     qr_code_url TEXT NOT NULL,
-     checkout_url TEXT NOT NULL,
-     created_at INTEGER NOT NULL,
-     expires_at INTEGER NOT NULL,
-     transaction_id TEXT NOT NULL UNIQUE,
-     updated_at INTEGER NOT NULL,
-     final INTEGER NOT NULL DEFAULT 0
-   );
-   CREATE INDEX payments_checkout ON payments(checkout_id);
-   CREATE TABLE partner_tokens (
-     key TEXT PRIMARY KEY,
-     token TEXT NOT NULL,
-     saved_at INTEGER NOT NULL
-   );
-   CREATE TABLE webhook_events (
-     id INTEGER PRIMARY KEY AUTOINCREMENT,
-     raw_body TEXT NOT NULL,
-     received_at INTEGER NOT NULL,
-     processed_at INTEGER
-   );
-   CREATE INDEX webhook_events_unprocessed ON webhook_events(received_at) WHERE processed_at IS NULL;`,
-  // Issue 6: what processing made of each webhook; transfers the proxy follows; the outbox of
-  // outcome events for the merchant's webhook, and every delivery attempt.
-  `ALTER TABLE webhook_events ADD COLUMN result TEXT;
-   CREATE INDEX payments_open ON payments(created_at) WHERE final = 0;
-   CREATE TABLE transfers (
-     reference TEXT PRIMARY KEY,
-     partner_status INTEGER NOT NULL,
-     final INTEGER NOT NULL DEFAULT 0,
-     value_cents INTEGER,
-     created_at INTEGER NOT NULL,
-     updated_at INTEGER NOT NULL
-   );
-   CREATE INDEX transfers_open ON transfers(created_at) WHERE final = 0;
-   CREATE TABLE outbox (
-     id INTEGER PRIMARY KEY AUTOINCREMENT,
-     event_id TEXT NOT NULL UNIQUE,
-     type TEXT NOT NULL,
-     reference TEXT NOT NULL,
-     body TEXT NOT NULL,
-     created_at INTEGER NOT NULL,
-     state TEXT NOT NULL DEFAULT 'pending',
-     attempts INTEGER NOT NULL DEFAULT 0,
-     next_attempt_at INTEGER NOT NULL,
-     delivered_at INTEGER,
-     last_error TEXT
-   );
-   CREATE INDEX outbox_due ON outbox(next_attempt_at) WHERE state = 'pending';
-   CREATE TABLE delivery_attempts (
-     id INTEGER PRIMARY KEY AUTOINCREMENT,
-     delivery_id INTEGER NOT NULL REFERENCES outbox(id),
-     at INTEGER NOT NULL,
-     status INTEGER,
-     error TEXT,
-     duration_ms INTEGER NOT NULL
-   );
-   CREATE INDEX delivery_attempts_delivery ON delivery_attempts(delivery_id);`,
-];
 
 interface TransferRow {
   reference: string;
@@ -277,7 +206,9 @@ export function openSqliteStore({ dataDir, cacheSize = 10_000 }: SqliteStoreOpti
     getCheckoutByOrder: db.prepare('SELECT * FROM checkouts WHERE order_id = ?'),
     setCheckoutPayment: db.prepare('UPDATE checkouts SET payment_reference = ?, renewals_used = ? WHERE id = ?'),
     loadToken: db.prepare('SELECT token FROM partner_tokens WHERE key = ?'),
-    saveToken: db.prepare('INSERT INTO partner_tokens (key, token, saved_at) VALUES (?, ?, ?) ON CONFLICT(key) DO UPDATE SET token = excluded.token, saved_at = excluded.saved_at'),
+    saveToken: db.prepare(
+      'INSERT INTO partner_tokens (key, token, saved_at) VALUES (?, ?, ?) ON CONFLICT(key) DO UPDATE SET token = excluded.token, saved_at = excluded.saved_at',
+    ),
     clearToken: db.prepare('DELETE FROM partner_tokens WHERE key = ?'),
     addEvent: db.prepare('INSERT INTO webhook_events (raw_body, received_at) VALUES (?, ?)'),
     addRejectedEvent: db.prepare('INSERT INTO webhook_events (raw_body, received_at, processed_at, result) VALUES (?, ?, ?, ?)'),
@@ -313,27 +244,32 @@ export function openSqliteStore({ dataDir, cacheSize = 10_000 }: SqliteStoreOpti
     sql.setCheckoutPayment.run(payment.reference, renewalsUsed, checkoutId);
   });
 
+  const addToOutbox = (event: OutcomeEvent | null, reference: string, at: number): OutcomeEvent | null => {
+    if (event) sql.insertOutbox.run(event.id, event.type, reference, JSON.stringify(event), at, at);
+    return event;
+  };
   // A final status and its outcome event, in one transaction: the event cannot be lost between them.
-  const updatePayment = db.transaction((reference: string, partnerStatus: number, final: boolean, updatedAt: number): number => {
-    const { changes } = sql.updatePaymentStatus.run(partnerStatus, final ? 1 : 0, updatedAt, reference);
-    if (changes === 1 && final) {
+  const updatePayment = db.transaction(
+    (reference: string, partnerStatus: number, final: boolean, updatedAt: number, outcomeOf: PaymentOutcomeOf): StatusChange => {
+      const { changes } = sql.updatePaymentStatus.run(partnerStatus, final ? 1 : 0, updatedAt, reference);
+      if (changes !== 1 || !final) return { changed: changes === 1, outcome: null };
       const row = sql.paymentOrder.get(reference) as PaymentRow & { order_id: string | null };
-      const event = outcomeEvent('payment', partnerStatus, { reference, valueCents: row.value_cents, checkoutId: row.checkout_id, orderId: row.order_id }, updatedAt);
-      if (event) sql.insertOutbox.run(event.id, event.type, reference, JSON.stringify(event), updatedAt, updatedAt);
-    }
-    return changes;
-  });
-  const updateTransfer = db.transaction((reference: string, partnerStatus: number, final: boolean, updatedAt: number): number => {
-    const { changes } = sql.updateTransfer.run(partnerStatus, final ? 1 : 0, updatedAt, reference);
-    if (changes === 1 && final) {
-      const row = sql.getTransfer.get(reference) as TransferRow;
-      const event = outcomeEvent('transfer', partnerStatus, { reference, valueCents: row.value_cents }, updatedAt);
-      if (event) sql.insertOutbox.run(event.id, event.type, reference, JSON.stringify(event), updatedAt, updatedAt);
-    }
-    return changes;
-  });
+      return { changed: true, outcome: addToOutbox(outcomeOf(toPayment(row), row.order_id), reference, updatedAt) };
+    },
+  );
+  const updateTransfer = db.transaction(
+    (reference: string, partnerStatus: number, final: boolean, updatedAt: number, outcomeOf: TransferOutcomeOf): StatusChange => {
+      const { changes } = sql.updateTransfer.run(partnerStatus, final ? 1 : 0, updatedAt, reference);
+      if (changes !== 1 || !final) return { changed: changes === 1, outcome: null };
+      return { changed: true, outcome: addToOutbox(outcomeOf(toTransfer(sql.getTransfer.get(reference) as TransferRow)), reference, updatedAt) };
+    },
+  );
   const recordAttempt = db.transaction(
-    (id: number, a: { at: number; status: number | null; error: string | null; durationMs: number }, n: Pick<OutboxEntry, 'state' | 'nextAttemptAt' | 'lastError' | 'deliveredAt'>) => {
+    (
+      id: number,
+      a: { at: number; status: number | null; error: string | null; durationMs: number },
+      n: Pick<OutboxEntry, 'state' | 'nextAttemptAt' | 'lastError' | 'deliveredAt'>,
+    ) => {
       sql.addAttempt.run(id, a.at, a.status, a.error, a.durationMs);
       sql.updateOutbox.run(n.state, n.nextAttemptAt, n.lastError, n.deliveredAt, id);
     },
@@ -359,12 +295,12 @@ export function openSqliteStore({ dataDir, cacheSize = 10_000 }: SqliteStoreOpti
       const row = sql.getPayment.get(reference) as PaymentRow | undefined;
       return row ? cache.remember(toPayment(row)) : null;
     },
-    async updatePaymentStatus(reference, partnerStatus, final, updatedAt) {
-      const changes = updatePayment(reference, partnerStatus, final, updatedAt);
+    async updatePaymentStatus(reference, partnerStatus, final, updatedAt, outcomeOf) {
+      const change = updatePayment(reference, partnerStatus, final, updatedAt, outcomeOf);
       const cached = cache.get(reference);
       // Records are never mutated in place: a reader holding the old one keeps a consistent copy.
-      if (changes === 1 && cached) cache.remember({ ...cached, partnerStatus, final, updatedAt });
-      return changes === 1;
+      if (change.changed && cached) cache.remember({ ...cached, partnerStatus, final, updatedAt });
+      return change;
     },
     async nonFinalPayments(limit) {
       return (sql.nonFinalPayments.all(limit) as PaymentRow[]).map((row) => cache.get(row.reference) ?? toPayment(row)).filter((p) => !p.final);
@@ -427,8 +363,8 @@ export function openSqliteStore({ dataDir, cacheSize = 10_000 }: SqliteStoreOpti
         const row = sql.getTransfer.get(reference) as TransferRow | undefined;
         return row ? toTransfer(row) : null;
       },
-      async updateStatus(reference, partnerStatus, final, updatedAt) {
-        return updateTransfer(reference, partnerStatus, final, updatedAt) === 1;
+      async updateStatus(reference, partnerStatus, final, updatedAt, outcomeOf) {
+        return updateTransfer(reference, partnerStatus, final, updatedAt, outcomeOf);
       },
       async nonFinal(limit) {
         return (sql.nonFinalTransfers.all(limit) as TransferRow[]).map(toTransfer);
@@ -467,19 +403,4 @@ export function openSqliteStore({ dataDir, cacheSize = 10_000 }: SqliteStoreOpti
       if (db.open) db.close();
     },
   };
-}
-
-function migrate(db: Database.Database): void {
-  db.exec('CREATE TABLE IF NOT EXISTS migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)');
-  const row = db.prepare('SELECT MAX(version) AS version FROM migrations').get() as { version: number | null };
-  const current = row.version ?? 0;
-  if (current > MIGRATIONS.length) {
-    throw new Error(`the database is at schema version ${current}, newer than this proxy knows (${MIGRATIONS.length}); upgrade the proxy`);
-  }
-  for (let version = current + 1; version <= MIGRATIONS.length; version++) {
-    db.transaction(() => {
-      db.exec(MIGRATIONS[version - 1]!);
-      db.prepare('INSERT INTO migrations (version, applied_at) VALUES (?, ?)').run(version, Date.now());
-    })();
-  }
 }

@@ -5,16 +5,21 @@ import type { PixEnvironment } from '../../../src/controllers/environment.ts';
 import type { PixCheckout } from '../../../src/pix-checkout.ts';
 import type { CheckoutView, PaymentView } from '../../../src/shared/contract.ts';
 
-export const stack = (await executeServerCommand('dev-stack')) as { url: string; apiUrl: string };
+/** A server command of the dev-stack plugin, answered with what it returns. */
+export function command<R>(name: string, payload?: unknown): Promise<R> {
+  return executeServerCommand<R, unknown>(name, payload);
+}
+
+export const stack = await command<{ url: string; apiUrl: string }>('dev-stack');
 
 /** A stack whose proxy refuses the status stream (404 on the events path). */
 export async function noStreamStack(): Promise<{ url: string; apiUrl: string }> {
-  return (await executeServerCommand('dev-stack-nostream')) as { url: string; apiUrl: string };
+  return command<{ url: string; apiUrl: string }>('dev-stack-nostream');
 }
 
 /** A stack whose proxy allows one renewal per checkout (the shared one allows the default, 3). */
 export async function renewalsStack(): Promise<{ url: string; apiUrl: string }> {
-  return (await executeServerCommand('dev-stack-renewals')) as { url: string; apiUrl: string };
+  return command<{ url: string; apiUrl: string }>('dev-stack-renewals');
 }
 
 export type Which = 'nostream' | 'renewals';
@@ -22,17 +27,17 @@ export type Which = 'nostream' | 'renewals';
 /** The merchant's server creating a checkout (POST /checkouts with the API key); answers its CheckoutView. */
 export async function createCheckout(value: number, which?: Which): Promise<CheckoutView> {
   const order_id = `order-${Date.now()}-${Math.random().toString(36).slice(2)}`;
-  const res = (await executeServerCommand('create-checkout', { value, order_id, stack: which })) as { status: number; body: CheckoutView };
+  const res = await command<{ status: number; body: CheckoutView }>('create-checkout', { value, order_id, stack: which });
   if (res.status !== 201) throw new Error(`create checkout answered ${res.status}: ${JSON.stringify(res.body)}`);
   return res.body;
 }
 
 export const part = (el: PixCheckout, name: string) => el.shadowRoot!.querySelector<HTMLElement>(`[part~="${name}"]`);
 export const text = (el: PixCheckout, name: string) => part(el, name)?.textContent?.replace(/\s+/g, ' ').trim() ?? null;
-export const announced = (el: PixCheckout) => el.shadowRoot!.querySelector('[role="status"]')!.textContent!.trim();
+export const announced = (el: PixCheckout) => el.shadowRoot!.querySelector('[role="status"]')!.textContent.trim();
 
 export async function pay(reference: string, which?: Which): Promise<void> {
-  const res = (await executeServerCommand('sandbox-pay', { reference, stack: which })) as { status: number };
+  const res = await command<{ status: number }>('sandbox-pay', { reference, stack: which });
   if (res.status !== 200) throw new Error(`sandbox pay answered ${res.status}`);
 }
 
@@ -85,7 +90,7 @@ export function recordingFetch(clock: { now(): number }) {
   let inFlight = 0;
   let maxInFlight = 0;
   const impl: typeof fetch = async (input, init) => {
-    const url = String(input);
+    const url = input instanceof Request ? input.url : input.toString();
     const isRead = (init?.method ?? 'GET') === 'GET' && /\/payments\/[^/]+$/.test(url);
     if (isRead) {
       reads.push(clock.now());

@@ -19,7 +19,15 @@ const partner = createPartnerClient({
   tokenStore: store.tokens,
 });
 const shutdown = new AbortController();
-const app = createApp({ partner, store, openAmount: { min: LIMITS.paymentValue.min, max: LIMITS.paymentValue.max }, allowedOrigins: ['*'], signal: shutdown.signal, background: true, now: sandbox.state.clock.now });
+const app = createApp({
+  partner,
+  store,
+  openAmount: { min: LIMITS.paymentValue.min, max: LIMITS.paymentValue.max },
+  allowedOrigins: ['*'],
+  signal: shutdown.signal,
+  background: true,
+  now: sandbox.state.clock.now,
+});
 const proxy = getRequestListener(app.fetch);
 const page = readFileSync(new URL('./page.html', import.meta.url));
 

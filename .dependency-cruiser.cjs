@@ -1,0 +1,102 @@
+/**
+ * The house's layering, checked by `npm run lint` (dependency-cruiser): a wrong import fails the
+ * build. The rooms are described in the README's layout section.
+ */
+const SERVER_ROOT_COMPOSITION = '^server/(app|proxy|main|dev-stack|sandbox-mode|index)\\.ts$';
+
+module.exports = {
+  forbidden: [
+    { name: 'no-circular', severity: 'error', comment: 'No import circle, anywhere.', from: {}, to: { circular: true } },
+    {
+      name: 'browser-imports-no-server',
+      severity: 'error',
+      comment: 'The browser package (src/) never reaches into the server.',
+      from: { path: '^src/' },
+      to: { path: '^(server|demo|test|bench|scripts)/' },
+    },
+    {
+      name: 'shared-is-a-leaf',
+      severity: 'error',
+      comment: 'src/shared is imported by browser and server alike: it imports only itself and zod.',
+      from: { path: '^src/shared/' },
+      to: { path: '^(src/(?!shared/)|server/)|node:' },
+    },
+    {
+      name: 'domain-below-http',
+      severity: 'error',
+      comment: 'The domain never imports HTTP, routes, the composition, the command line or the sandbox.',
+      from: { path: '^server/domain/' },
+      to: { path: [`^server/(http|routes|cli|sandbox|store/sqlite)/`, SERVER_ROOT_COMPOSITION] },
+    },
+    {
+      name: 'store-builds-nothing',
+      severity: 'error',
+      comment: 'The store persists what it is given: no domain, HTTP or composition; of the partner room, only the token store type.',
+      from: { path: '^server/store/' },
+      to: { path: [`^server/(domain|http|routes|cli|sandbox)/`, '^server/partner/(?!token-store\\.ts)', SERVER_ROOT_COMPOSITION] },
+    },
+    {
+      name: 'partner-is-self-contained',
+      severity: 'error',
+      comment: 'The partner client speaks the wire format and knows nothing of the proxy.',
+      from: { path: '^server/partner/' },
+      to: { path: [`^server/(domain|http|routes|cli|sandbox|store)/`, '^server/config\\.ts$', SERVER_ROOT_COMPOSITION] },
+    },
+    {
+      name: 'http-below-routes',
+      severity: 'error',
+      comment: 'HTTP plumbing serves the routes; of the domain it knows only the errors it maps.',
+      from: { path: '^server/http/' },
+      to: { path: [`^server/(routes|cli|sandbox|store)/`, '^server/domain/(?!errors\\.ts)', SERVER_ROOT_COMPOSITION] },
+    },
+    {
+      name: 'routes-are-not-composition',
+      severity: 'error',
+      comment: 'Routes take their services; they never build the app or reach the store directly or the sandbox.',
+      from: { path: '^server/routes/' },
+      to: { path: [`^server/(cli|sandbox|store/sqlite)/`, SERVER_ROOT_COMPOSITION] },
+    },
+    {
+      name: 'config-is-a-leaf',
+      severity: 'error',
+      comment: 'Settings import only the shared rules and the partner wire format they validate against.',
+      from: { path: '^server/config\\.ts$' },
+      to: { path: '^server/(?!config\\.ts|partner/(wire|sandbox-account)\\.ts)' },
+    },
+    {
+      name: 'sandbox-stands-alone',
+      severity: 'error',
+      comment: 'The sandbox imports src/shared and the partner wire format only, as a separate service would.',
+      from: { path: '^server/sandbox/' },
+      to: { path: '^server/(?!sandbox/|partner/(wire|sandbox-account)\\.ts)' },
+    },
+    {
+      name: 'only-sandbox-mode-starts-the-sandbox',
+      severity: 'error',
+      comment: 'Nothing in the proxy imports the sandbox except sandbox mode (server/sandbox-mode.ts).',
+      from: { path: '^server/', pathNot: '^server/(sandbox/|sandbox-mode\\.ts$)' },
+      to: { path: '^server/sandbox/' },
+    },
+    {
+      name: 'demo-uses-the-package-entries',
+      severity: 'error',
+      comment: "The demo is a merchant's app: it imports the package's entries only.",
+      from: { path: '^demo/' },
+      to: { path: '^(server|src)/', pathNot: '^(server/(index|dev-stack)\\.ts|src/shared/index\\.ts)$' },
+    },
+    {
+      name: 'bench-and-scripts-apart',
+      severity: 'error',
+      comment: 'bench/ and scripts/ share helpers through test/support, never each other.',
+      from: { path: '^(bench|scripts)/' },
+      to: { path: '^(bench|scripts)/', pathNot: '$1' },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: '^(dist|lib|node_modules)/' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: { extensions: ['.ts', '.mts', '.mjs', '.js'] },
+  },
+};

@@ -1,0 +1,66 @@
+// ESLint: typescript-eslint's type-aware rules (floating promises, unsafe any, misused promises) on
+// every TypeScript file, with Prettier owning the layout. Layering and import circles are checked
+// by dependency-cruiser (.dependency-cruiser.cjs); `npm run lint` runs all three.
+import js from '@eslint/js';
+import prettier from 'eslint-config-prettier';
+import globals from 'globals';
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  {
+    ignores: ['dist/', 'lib/', 'node_modules/', 'screenshots/', 'custom-elements.json', 'test/e2e/package-fixture/', 'src/vendor/', '.dependency-cruiser.cjs'],
+  },
+  js.configs.recommended,
+  ...tseslint.configs.recommendedTypeChecked,
+  {
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      // node:test's test() and describe() return promises the runner itself awaits.
+      '@typescript-eslint/no-floating-promises': [
+        'error',
+        { allowForKnownSafeCalls: [{ from: 'package', name: ['test', 'describe', 'it', 'suite'], package: 'node:test' }] },
+      ],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_', ignoreRestSiblings: true },
+      ],
+      // A `let` read by a closure before its one assignment (a late-bound server, a timer) stays `let`.
+      'prefer-const': ['error', { ignoreReadBeforeAssign: true }],
+      // TypeScript itself reports undefined names.
+      'no-undef': 'off',
+      // An async interface may be implemented synchronously (the SQLite store, memory token stores).
+      '@typescript-eslint/require-await': 'off',
+    },
+  },
+  {
+    // Tests read JSON answers and event details (typed any) and assert on them: a wrong shape fails
+    // the assertion.
+    files: ['test/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-unsafe-member-access': 'off',
+      '@typescript-eslint/no-unsafe-assignment': 'off',
+      '@typescript-eslint/no-unsafe-argument': 'off',
+      '@typescript-eslint/no-unsafe-call': 'off',
+      '@typescript-eslint/no-unsafe-return': 'off',
+      '@typescript-eslint/no-explicit-any': 'off',
+    },
+  },
+  {
+    // semantic-dom-diff types chai's `equal` (Chai.Equal) as possibly returning a promise, for its DOM
+    // comparison; the value comparisons the tests make are synchronous. `accessible()` is still checked.
+    files: ['test/browser/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-floating-promises': [
+        'error',
+        { allowForKnownSafeCalls: [{ from: 'file', name: ['Equal'], path: 'node_modules/@open-wc/semantic-dom-diff/chai-dom-diff-plugin.d.ts' }] },
+      ],
+      // `expect(x).to.be.true` is how chai asserts.
+      '@typescript-eslint/no-unused-expressions': 'off',
+    },
+  },
+  // Plain JavaScript (the bin, tool configurations, the demo's pages): no types to check against.
+  { files: ['**/*.mjs', '**/*.js'], ...tseslint.configs.disableTypeChecked },
+  { files: ['**/*.mjs', '**/*.js'], languageOptions: { globals: { ...globals.node } } },
+  { files: ['demo/*.js'], languageOptions: { globals: { ...globals.browser } } },
+  prettier,
+);

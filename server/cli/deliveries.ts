@@ -1,0 +1,63 @@
+/** `pix-checkout deliveries list|replay`: the merchant webhook's deliveries, from the proxy's store. */
+import { DEFAULTS } from '../config.ts';
+import { ExitCode, UsageError, parse, type CliIo } from './io.ts';
+
+export const HELP = `Usage: pix-checkout deliveries list [--failed] [--limit <n>] [--json]
+       pix-checkout deliveries replay <id> | --all
+
+The merchant webhook's deliveries (PIX_MERCHANT_WEBHOOK_URL), read from the proxy's store in
+PIX_DATA_DIR (default .data). list shows each outcome event, its state (pending, delivered, failed)
+and attempts; --failed only those given up. replay queues one again, or --all every failed one;
+the running proxy sends them within seconds, with the same event id.`;
+
+export async function deliveriesCommand(rest: string[], io: CliIo): Promise<void> {
+  const { values, positionals } = parse(rest, { failed: { type: 'boolean' }, all: { type: 'boolean' }, limit: { type: 'string' } });
+  const [sub, target] = positionals;
+  if (values.help) return io.out(HELP);
+  if (sub !== 'list' && sub !== 'replay') throw new UsageError(`unknown deliveries command ${sub ?? '(none)'}; use list or replay`);
+  if (sub === 'replay' && !values.all && (target === undefined || !/^\d+$/.test(target)))
+    throw new UsageError('deliveries replay needs a delivery id, or --all');
+  // Imported here: only these commands open the store.
+  const { openSqliteStore } = await import('../store/sqlite/sqlite-store.ts');
+  const store = openSqliteStore({ dataDir: io.env.PIX_DATA_DIR?.trim() || DEFAULTS.dataDir, cacheSize: 0 });
+  try {
+    if (sub === 'list') {
+      const limit = values.limit === undefined ? 1000 : Number(values.limit);
+      const rows = await store.outbox.list({ state: values.failed ? 'failed' : undefined, limit });
+      const data = rows.map((r) => ({
+        id: r.id,
+        event_id: r.eventId,
+        type: r.type,
+        reference: r.reference,
+        state: r.state,
+        attempts: r.attempts,
+        last_error: r.lastError,
+        created_at: new Date(r.createdAt).toISOString(),
+        next_attempt_at: r.state === 'pending' ? new Date(r.nextAttemptAt).toISOString() : null,
+        delivered_at: r.deliveredAt === null ? null : new Date(r.deliveredAt).toISOString(),
+      }));
+      if (values.json) return io.out(JSON.stringify(data, null, 2));
+      if (data.length === 0) return io.out(values.failed ? 'No failed deliveries.' : 'No deliveries.');
+      io.out(
+        data
+          .map(
+            (d) =>
+              `${String(d.id).padStart(6)}  ${d.state.padEnd(9)}  ${d.type.padEnd(17)}  ${d.reference}  attempts ${d.attempts}${d.last_error ? `  last error ${d.last_error}` : ''}`,
+          )
+          .join('\n'),
+      );
+      return;
+    }
+    const count = await store.outbox.replay(values.all ? 'failed' : Number(target), Date.now());
+    if (!values.all && count === 0) {
+      io.err(`pix-checkout: no delivery ${target}`);
+      throw new ExitCode(1);
+    }
+    // A running proxy picks them up at its next look (every second).
+    if (values.json) io.out(JSON.stringify({ replayed: count }));
+    else io.out(`${count} ${count === 1 ? 'delivery' : 'deliveries'} queued again; the running proxy sends ${count === 1 ? 'it' : 'them'} within seconds.`);
+    return;
+  } finally {
+    await store.close();
+  }
+}

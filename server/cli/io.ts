@@ -1,0 +1,92 @@
+/**
+ * What every command shares: its input and output, argument parsing, printing, and the partner
+ * client built from the configuration.
+ */
+import { readFile } from 'node:fs/promises';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import type { PartnerConfig } from '../config.ts';
+import { createPartnerClient, type PartnerClient } from '../partner/client.ts';
+import { fileTokenStore } from '../partner/token-store.ts';
+import { PARTNER_STATUS } from '../partner/wire.ts';
+
+export interface CliIo {
+  out: (text: string) => void;
+  err: (text: string) => void;
+  env: Record<string, string | undefined>;
+}
+
+/** Bad arguments: exit code 2. */
+export class UsageError extends Error {}
+
+/** A command that already reported its problem and only needs the exit code. */
+export class ExitCode extends Error {
+  constructor(readonly code: number) {
+    super(`exit ${code}`);
+  }
+}
+
+export type Row = [string, string | number | boolean | null | undefined];
+
+const COMMON = { json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } as const;
+
+type Parsed<T extends NonNullable<ParseArgsConfig['options']>> = ReturnType<
+  typeof parseArgs<{ args: string[]; options: typeof COMMON & T; allowPositionals: true; strict: true }>
+>;
+
+/** The command's options and positionals; a malformed argument is a UsageError (exit code 2). */
+export function parse<T extends NonNullable<ParseArgsConfig['options']>>(args: string[], options: T): Parsed<T> {
+  try {
+    return parseArgs({ args, options: { ...COMMON, ...options }, allowPositionals: true, strict: true });
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+}
+
+export function reais(text: string | undefined, flag: string): number {
+  if (text === undefined) throw new UsageError(`${flag} is required`);
+  if (!/^\d+(\.\d{1,2})?$/.test(text)) throw new UsageError(`${flag} must be an amount in reais like 10.50`);
+  return Number(text);
+}
+
+/** `1` -> `pending (1)`: the partner's numeric status with its meaning (PARTNER_STATUS). */
+export function statusLabel(code: number): string {
+  const name = Object.entries(PARTNER_STATUS).find(([, value]) => value === code)?.[0];
+  return name ? `${name} (${code})` : `unknown (${code})`;
+}
+
+/** Shows only the ends of a document or CPF key, so terminal output can be pasted safely. */
+export function maskDocument(value: string): string {
+  const digits = value.replace(/\D/g, '');
+  return digits.length >= 11 ? `${digits.slice(0, 3)}.***.***-${digits.slice(-2)}` : '***';
+}
+
+export function print(io: CliIo, json: boolean, data: unknown, rows: Row[]): void {
+  if (json) {
+    io.out(JSON.stringify(data, null, 2));
+    return;
+  }
+  const width = Math.max(...rows.map(([k]) => k.length));
+  io.out(rows.map(([k, v]) => `${k.padEnd(width)}  ${v ?? '-'}`).join('\n'));
+}
+
+export async function client(config: PartnerConfig): Promise<PartnerClient> {
+  let ca: string | null = null;
+  if (config.caFile) {
+    try {
+      ca = await readFile(config.caFile, 'utf8');
+    } catch {
+      throw new UsageError(
+        config.sandbox ? `no sandbox certificate at ${config.caFile}: start the sandbox first (npm run sandbox)` : `cannot read PIX_CA_FILE ${config.caFile}`,
+      );
+    }
+  }
+  return createPartnerClient({
+    baseUrl: config.baseUrl,
+    credentials: config.credentials,
+    token: config.token,
+    tokenStore: fileTokenStore(config.tokenFile),
+    userAgent: config.userAgent,
+    ca,
+    timeoutMs: config.timeoutMs,
+  });
+}

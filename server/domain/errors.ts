@@ -1,0 +1,25 @@
+/**
+ * What the domain refuses, in its own words. The HTTP layer alone turns these into status codes and
+ * error bodies (http/errors.ts), so a service can be used from a route, the command line or a job.
+ */
+export type DomainErrorKind =
+  /** No such payment or checkout here. */
+  | 'not_found'
+  /** The request contradicts what exists (an order id already used with another value). */
+  | 'conflict'
+  /** A checkout's payment expired and it may issue no new one. */
+  | 'renewals_exhausted'
+  /** The partner answered with a status this proxy does not know: never shown, least of all as paid. */
+  | 'unknown_status';
+
+export class DomainError extends Error {
+  override readonly name = 'DomainError';
+  constructor(
+    readonly kind: DomainErrorKind,
+    message: string,
+    /** Field -> what is wrong with it, where a field is to blame. */
+    readonly fields?: Record<string, string>,
+  ) {
+    super(message);
+  }
+}

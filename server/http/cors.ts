@@ -1,0 +1,53 @@
+/**
+ * Who may call the browser API from a page: CORS for the allowed origins (PIX_ALLOWED_ORIGINS), and
+ * a refusal of POSTs from any other page before anything is created.
+ */
+import type { Context, MiddlewareHandler } from 'hono';
+import { cors } from 'hono/cors';
+import { HttpError } from './errors.ts';
+import { addHeaders, requestHeader } from './response-headers.ts';
+
+export type OriginCheck = (origin: string) => boolean;
+
+/** `*` allows any origin (sandbox only); otherwise the exact origins listed. */
+export function originCheck(origins: readonly string[]): OriginCheck {
+  const anyOrigin = origins.includes('*');
+  return (origin) => anyOrigin || origins.includes(origin);
+}
+
+const VARY_ORIGIN: Readonly<Record<string, string>> = Object.freeze({ vary: 'Origin' });
+
+/**
+ * CORS for the browser API: preflights answered by hono/cors; on other requests the same headers it
+ * would add (Access-Control-Allow-Origin for an allowed origin, and Vary: Origin), added to the
+ * request's header bag rather than onto the built answer.
+ */
+export function browserCors(allowed: OriginCheck): MiddlewareHandler {
+  const preflight = cors({ origin: (origin) => (allowed(origin) ? origin : null), allowMethods: ['GET', 'POST'], allowHeaders: ['content-type'], maxAge: 600 });
+  return (c, next) => {
+    if (c.req.method === 'OPTIONS') return preflight(c, next);
+    const origin = requestHeader(c, 'origin');
+    const headers = origin && allowed(origin) ? { 'access-control-allow-origin': origin, vary: 'Origin' } : VARY_ORIGIN;
+    return addHeaders(c, headers, next);
+  };
+}
+
+/**
+ * Browsers send Origin on every POST, and a page on another origin can fire a "simple" POST with no
+ * preflight: one from a page that is neither allowed nor this server's own origin is refused.
+ */
+export function sameOriginOrAllowed(allowed: OriginCheck): MiddlewareHandler {
+  return async (c: Context, next) => {
+    const origin = c.req.header('origin');
+    if (origin === undefined || allowed(origin) || isSameHost(origin, c.req.header('host'))) return next();
+    throw new HttpError(403, 'forbidden', 'This origin may not call the payment API (PIX_ALLOWED_ORIGINS).');
+  };
+}
+
+function isSameHost(origin: string, host: string | undefined): boolean {
+  try {
+    return host !== undefined && new URL(origin).host === host;
+  } catch {
+    return false;
+  }
+}

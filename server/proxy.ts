@@ -1,0 +1,124 @@
+/**
+ * createProxy(config): the one composition of the proxy. It opens the store, builds the partner client
+ * and the app, and starts the background work, without listening: `pix-checkout serve` (main.ts)
+ * listens with it, a merchant mounts it (docs/guides/mounting.md), and the dev stack (dev-stack.ts)
+ * wraps it with the sandbox's pages. With no partner credentials it runs against an in-process
+ * sandbox (sandbox-mode.ts) with a temporary store, like the sandbox's own memory; register the
+ * partner's webhook URL yourself there (`pix-checkout webhook set`): until then the reconciler finds
+ * every outcome.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createApp, type PixApp } from './app.ts';
+import { loadEnv, proxyConfig, type ProxyConfig } from './config.ts';
+import type { OutcomeEvent } from './domain/outcomes.ts';
+import { trackUpstream } from './domain/readiness.ts';
+import { createLogger, type Logger } from './log.ts';
+import { createPartnerClient, type PartnerClient } from './partner/client.ts';
+import type { RunningSandbox } from './sandbox-mode.ts';
+import { openSqliteStore } from './store/sqlite/sqlite-store.ts';
+import type { Store } from './store/store.ts';
+
+/** A proxy to mount in the merchant's own server: `app.fetch` is its web-standard handler. */
+export interface MountedProxy {
+  /** Hono app; its routes are under `/api` (`{basePath}`): hand it requests with their full path. */
+  app: PixApp;
+  /** The in-process sandbox when nothing was configured (sandbox mode), else null. */
+  sandbox: RunningSandbox | null;
+  partner: PartnerClient;
+  store: Store;
+  /** Where the store's file lives (a temporary directory in sandbox mode). */
+  dataDir: string;
+  /**
+   * Ends the open status streams (EventSource reconnects elsewhere), so that the host server's own
+   * close is not held open by them. Call it first, then close the host server, then `close()`.
+   */
+  endStreams(): void;
+  /** Ends streams, stops the reconciler and the deliveries, closes the store (and the sandbox). */
+  close(): Promise<void>;
+}
+
+/** What a caller that composes further (the dev stack, tests) may hand in instead of the defaults. */
+export interface ProxyParts {
+  /** Sandbox mode against this running sandbox, which close() leaves running. */
+  sandbox?: RunningSandbox;
+  /** The store's directory, kept on close (sandbox mode otherwise uses a temporary one). */
+  dataDir?: string;
+  onOutcome?: (event: OutcomeEvent) => void;
+  /** Start the reconciler and the merchant deliveries now (default true). */
+  background?: boolean;
+}
+
+/**
+ * Builds the proxy from the configuration (the environment and `.env` by default, like `pix-checkout
+ * serve`) and starts its reconciler and merchant deliveries.
+ */
+export async function createProxy(
+  config: ProxyConfig = proxyConfig(loadEnv()),
+  logger: Logger = createLogger({ level: config.logLevel }),
+  parts: ProxyParts = {},
+): Promise<MountedProxy> {
+  // Loaded only in sandbox mode.
+  const mode = config.partner.sandbox ? await (await import('./sandbox-mode.ts')).sandboxPartner(parts.sandbox) : null;
+  const temporary = mode !== null && parts.dataDir === undefined;
+  const dataDir = parts.dataDir ?? (temporary ? mkdtempSync(join(tmpdir(), 'pix-checkout-')) : config.dataDir);
+  const opened: { close(): Promise<void> }[] = [];
+  const closeOpened = async () => {
+    for (const part of opened.reverse()) await part.close();
+    if (mode?.owned) await mode.sandbox.close();
+    if (temporary) rmSync(dataDir, { recursive: true, force: true });
+  };
+  try {
+    const store = openSqliteStore({ dataDir });
+    opened.push(store);
+    const upstream = trackUpstream();
+    const partner = createPartnerClient({
+      ...(mode
+        ? mode.connection
+        : {
+            baseUrl: config.partner.baseUrl,
+            credentials: config.partner.credentials,
+            token: config.partner.token,
+            userAgent: config.partner.userAgent,
+            ca: config.partner.caFile ? await readFile(config.partner.caFile, 'utf8') : null,
+          }),
+      tokenStore: store.tokens,
+      timeoutMs: config.partner.timeoutMs,
+      log: (entry) => {
+        upstream.record(entry);
+        logger.debug({ upstream: entry }, 'partner call');
+      },
+    });
+    const shutdown = new AbortController();
+    // The reconciler and the merchant's deliveries start with the app; leftover notifications first.
+    const app = createApp({
+      ...config,
+      partner,
+      store,
+      logger,
+      upstream,
+      signal: shutdown.signal,
+      onOutcome: parts.onOutcome,
+      background: parts.background ?? true,
+      ...(mode ? { now: mode.now } : {}),
+    });
+    opened.push({ close: () => app.pix.stop() });
+    return {
+      app,
+      sandbox: mode?.sandbox ?? null,
+      partner,
+      store,
+      dataDir,
+      endStreams: () => shutdown.abort(),
+      async close() {
+        shutdown.abort();
+        await closeOpened();
+      },
+    };
+  } catch (error) {
+    await closeOpened();
+    throw error;
+  }
+}

@@ -1,0 +1,25 @@
+/**
+ * `GET /health` (the process answers) and `GET /ready` (the store answers and the partner service is
+ * reachable: domain/readiness.ts), for load balancers and orchestrators. Outside the API's base path.
+ */
+import { Hono } from 'hono';
+import { errorBody } from '../../src/shared/errors.ts';
+import type { ReadinessReport } from '../domain/readiness.ts';
+import { allowOnly } from '../http/method-not-allowed.ts';
+
+export const HEALTH_PATHS = { health: '/health', ready: '/ready' } as const;
+
+const NO_STORE = { 'cache-control': 'no-store' } as const;
+
+export function healthRoutes(ready: () => Promise<ReadinessReport>): Hono {
+  const routes = new Hono();
+  routes.get(HEALTH_PATHS.health, (c) => c.json({ status: 'ok' }, 200, NO_STORE));
+  routes.get(HEALTH_PATHS.ready, async (c) => {
+    const report = await ready();
+    if (report.ready) return c.json({ status: 'ready', checks: report.checks }, 200, NO_STORE);
+    return c.json({ ...errorBody('not_ready', 'Not ready to serve payments yet.'), checks: report.checks }, 503, NO_STORE);
+  });
+  allowOnly(routes, HEALTH_PATHS.health, 'GET');
+  allowOnly(routes, HEALTH_PATHS.ready, 'GET');
+  return routes;
+}

@@ -1,0 +1,100 @@
+/**
+ * The SQLite schema, as numbered migrations: applied in order, each once, each in its own
+ * transaction, and recorded in `migrations`. Never edit one that has shipped: add the next.
+ */
+import type Database from 'libsql';
+
+export const MIGRATIONS: readonly string[] = [
+  `CREATE TABLE checkouts (
+     id TEXT PRIMARY KEY,
+     order_id TEXT NOT NULL UNIQUE,
+     value_cents INTEGER NOT NULL,
+     description TEXT,
+     customer_name TEXT,
+     customer_document TEXT,
+     callback TEXT,
+     payment_reference TEXT,
+     renewals_used INTEGER NOT NULL DEFAULT 0,
+     created_at INTEGER NOT NULL
+   );
+   CREATE TABLE payments (
+     reference TEXT PRIMARY KEY,
+     checkout_id TEXT REFERENCES checkouts(id),
+     value_cents INTEGER NOT NULL,
+     description TEXT,
+     partner_status INTEGER NOT NULL,
+     brcode TEXT NOT NULL,
+     qr_code_url TEXT NOT NULL,
+     checkout_url TEXT NOT NULL,
+     created_at INTEGER NOT NULL,
+     expires_at INTEGER NOT NULL,
+     transaction_id TEXT NOT NULL UNIQUE,
+     updated_at INTEGER NOT NULL,
+     final INTEGER NOT NULL DEFAULT 0
+   );
+   CREATE INDEX payments_checkout ON payments(checkout_id);
+   CREATE TABLE partner_tokens (
+     key TEXT PRIMARY KEY,
+     token TEXT NOT NULL,
+     saved_at INTEGER NOT NULL
+   );
+   CREATE TABLE webhook_events (
+     id INTEGER PRIMARY KEY AUTOINCREMENT,
+     raw_body TEXT NOT NULL,
+     received_at INTEGER NOT NULL,
+     processed_at INTEGER
+   );
+   CREATE INDEX webhook_events_unprocessed ON webhook_events(received_at) WHERE processed_at IS NULL;`,
+  // What processing made of each webhook; transfers the proxy follows; the outbox of
+  // outcome events for the merchant's webhook, and every delivery attempt.
+  `ALTER TABLE webhook_events ADD COLUMN result TEXT;
+   CREATE INDEX payments_open ON payments(created_at) WHERE final = 0;
+   CREATE TABLE transfers (
+     reference TEXT PRIMARY KEY,
+     partner_status INTEGER NOT NULL,
+     final INTEGER NOT NULL DEFAULT 0,
+     value_cents INTEGER,
+     created_at INTEGER NOT NULL,
+     updated_at INTEGER NOT NULL
+   );
+   CREATE INDEX transfers_open ON transfers(created_at) WHERE final = 0;
+   CREATE TABLE outbox (
+     id INTEGER PRIMARY KEY AUTOINCREMENT,
+     event_id TEXT NOT NULL UNIQUE,
+     type TEXT NOT NULL,
+     reference TEXT NOT NULL,
+     body TEXT NOT NULL,
+     created_at INTEGER NOT NULL,
+     state TEXT NOT NULL DEFAULT 'pending',
+     attempts INTEGER NOT NULL DEFAULT 0,
+     next_attempt_at INTEGER NOT NULL,
+     delivered_at INTEGER,
+     last_error TEXT
+   );
+   CREATE INDEX outbox_due ON outbox(next_attempt_at) WHERE state = 'pending';
+   CREATE TABLE delivery_attempts (
+     id INTEGER PRIMARY KEY AUTOINCREMENT,
+     delivery_id INTEGER NOT NULL REFERENCES outbox(id),
+     at INTEGER NOT NULL,
+     status INTEGER,
+     error TEXT,
+     duration_ms INTEGER NOT NULL
+   );
+   CREATE INDEX delivery_attempts_delivery ON delivery_attempts(delivery_id);`,
+];
+
+/** Brings the schema up to date; refuses a database newer than this code. */
+export function migrate(db: Database.Database): void {
+  db.exec('CREATE TABLE IF NOT EXISTS migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)');
+  const row = db.prepare('SELECT MAX(version) AS version FROM migrations').get() as { version: number | null };
+  const current = row.version ?? 0;
+  if (current > MIGRATIONS.length) {
+    throw new Error(`the database is at schema version ${current}, newer than this proxy knows (${MIGRATIONS.length}); upgrade the proxy`);
+  }
+  for (let version = current + 1; version <= MIGRATIONS.length; version++) {
+    db.transaction(() => {
+      db.exec(MIGRATIONS[version - 1]!);
+      db.prepare('INSERT INTO migrations (version, applied_at) VALUES (?, ?)').run(version, Date.now());
+    })();
+  }
+}
