@@ -12,7 +12,7 @@ import type { AddressInfo } from 'node:net';
 import { getRequestListener } from '@hono/node-server';
 import type { Hono } from 'hono';
 import { LIMITS } from '../src/shared/limits.ts';
-import type { PixRuntime } from './app.ts';
+import type { PixApp, PixRuntime } from './app.ts';
 import { proxyConfig, type AppSettings, type ProxyConfig } from './config.ts';
 import type { OutcomeEvent } from './domain/outcomes.ts';
 import { closeServer } from './http/close-server.ts';
@@ -66,6 +66,8 @@ export interface DevStack {
   dataDir: string;
   /** The reconciler, the webhook processor, the merchant deliveries, the outcome emitter. */
   pix: PixRuntime;
+  /** The app itself: `app.request('/api/…')` asks the proxy with no socket (tests). */
+  app: PixApp;
   /** Where the partner's notifications are received. */
   webhookUrl: string;
   /** Ends status streams, finishes in-flight requests, stops the servers and removes a temporary store. */
@@ -149,6 +151,7 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
     apiKey: config.apiKey,
     dataDir: proxy.dataDir,
     pix: proxy.app.pix,
+    app: proxy.app,
     webhookUrl,
     close,
   };

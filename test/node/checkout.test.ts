@@ -36,13 +36,14 @@ async function merchant(on: DevStack, method: string, path: string, body?: unkno
   const headers: Record<string, string> = {};
   if (key !== null) headers.authorization = `Bearer ${key}`;
   if (body !== undefined) headers['content-type'] = 'application/json';
-  const res = await fetch(on.apiUrl + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  // In process, no socket (app.request): the proxy's routes, middleware and services are under test.
+  const res = await on.app.request(`/api${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
   const text = await res.text();
   return { res, json: text ? (JSON.parse(text) as unknown) : undefined };
 }
 
 async function browser(on: DevStack, method: string, path: string, init: { body?: string; headers?: Record<string, string> } = {}) {
-  const res = await fetch(on.apiUrl + path, { method, headers: init.headers, body: init.body });
+  const res = await on.app.request(`/api${path}`, { method, headers: init.headers, body: init.body });
   const text = await res.text();
   browserSaw.push(text, JSON.stringify([...res.headers]));
   return { res, json: text ? (JSON.parse(text) as unknown) : undefined };

@@ -25,7 +25,8 @@ after(async () => {
 async function call(method: string, path: string, init: { body?: string; type?: string | null } = {}) {
   const headers: Record<string, string> = {};
   if (init.type !== null) headers['content-type'] = init.type ?? 'application/json';
-  const res = await fetch(stack.apiUrl + path, { method, headers, body: init.body });
+  // In process, no socket: the proxy's routes and middleware are what is under test here.
+  const res = await stack.app.request(`/api${path}`, { method, headers, body: init.body });
   const text = await res.text();
   seen.push(text, JSON.stringify([...res.headers]));
   return { res, text, json: text ? (JSON.parse(text) as unknown) : undefined };
