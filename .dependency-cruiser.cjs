@@ -59,9 +59,9 @@ module.exports = {
     {
       name: 'config-is-a-leaf',
       severity: 'error',
-      comment: 'Settings import only the shared rules and the partner wire format they validate against.',
+      comment: "Settings import only the shared rules, the partner wire format they validate against, and the partner client's defaults.",
       from: { path: '^server/config\\.ts$' },
-      to: { path: '^server/(?!config\\.ts|partner/(wire|sandbox-account)\\.ts)' },
+      to: { path: '^server/(?!config\\.ts|partner/(wire|sandbox-account|client|errors|http|token-store)\\.ts)' },
     },
     {
       name: 'sandbox-stands-alone',

@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { z } from 'zod/mini';
 import { LIMITS, formatReais, isCents } from '../src/shared/limits.ts';
+import { PARTNER_CLIENT_DEFAULTS } from './partner/client.ts';
 import { SANDBOX_ACCOUNT } from './partner/sandbox-account.ts';
 import { USER_AGENT_PATTERN } from './partner/wire.ts';
 
@@ -68,8 +69,8 @@ export const DEFAULTS = {
     /** Deliveries in flight at most. */
     concurrency: 8,
   },
-  /** Deadline of each partner call. */
-  partnerTimeoutMs: 10_000,
+  /** Deadline of each partner call: the partner client's own default. */
+  partnerTimeoutMs: PARTNER_CLIENT_DEFAULTS.timeoutMs,
   /** The command line's token file (the proxy keeps its token in the store). */
   tokenFile: '.data/partner-token.json',
   /** Directory of the SQLite file. */

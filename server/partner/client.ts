@@ -132,13 +132,23 @@ export function tokenStoreKey(baseUrl: string, email: string | undefined): strin
   return `${new URL(baseUrl).origin}|${email ?? 'token'}`;
 }
 
+/** What a client is created with when its options leave these out. */
+export const PARTNER_CLIENT_DEFAULTS = {
+  /** Deadline of each attempt. */
+  timeoutMs: 10_000,
+  /** Attempts of a safe operation (read, HEAD, login, notification URL). */
+  attempts: 3,
+  /** First pause between attempts, doubled each time, with jitter. */
+  backoffMs: 250,
+} as const;
+
 export function createPartnerClient(options: PartnerClientOptions): PartnerClient {
   const base = new URL(options.baseUrl);
   if (base.protocol !== 'https:') throw new TypeError('the partner service is reached over https:// only');
   const agent = new Agent({ keepAlive: true, ...(options.ca ? { ca: options.ca } : {}) });
-  const timeoutMs = options.timeoutMs ?? 10_000;
-  const attempts = Math.max(1, options.attempts ?? 3);
-  const backoffMs = options.backoffMs ?? 250;
+  const timeoutMs = options.timeoutMs ?? PARTNER_CLIENT_DEFAULTS.timeoutMs;
+  const attempts = Math.max(1, options.attempts ?? PARTNER_CLIENT_DEFAULTS.attempts);
+  const backoffMs = options.backoffMs ?? PARTNER_CLIENT_DEFAULTS.backoffMs;
   const store = options.tokenStore ?? memoryTokenStore();
   const storeKey = tokenStoreKey(options.baseUrl, options.credentials?.email);
   let token: string | null = options.token ?? null;

@@ -25,7 +25,8 @@ export const WEBHOOK_PATH = '/webhooks/partner';
 
 /** The path as it may be logged or echoed: the secret segment (PIX_WEBHOOK_SECRET_PATH) masked. */
 export function maskWebhookSecret(path: string): string {
-  return path.replace(/(\/webhooks\/partner\/)[^/]+/, '$1…');
+  const at = path.indexOf(`${WEBHOOK_PATH}/`);
+  return at === -1 ? path : `${path.slice(0, at + WEBHOOK_PATH.length)}/…`;
 }
 
 export interface WebhookReceiverDeps {

@@ -1,7 +1,7 @@
 /**
  * The part of the contract the widget's bundle carries: paths and zod-free guards of answers, with no
- * import of zod at all (issue 7's size budget). src/shared/contract.ts and errors.ts re-export all of
- * it next to their schemas, which the proxy uses; change each guard together with its schema.
+ * import of zod at all (the bundle's size budget). index.ts exports it beside the schemas of
+ * contract.ts and errors.ts, which the proxy uses; change each guard together with its schema.
  */
 import type { PaymentView } from './contract.ts';
 import type { ErrorBody } from './errors.ts';
@@ -48,7 +48,7 @@ const VIEW_STRING_FIELDS = ['reference', 'brcode', 'qr_code_url', 'checkout_url'
 
 /**
  * The same rule as contract.ts's PaymentView schema, without zod: the widget's script-tag bundle parses
- * answers with this guard so it does not carry zod (issue 7's size budget). test/browser's
+ * answers with this guard so it does not carry zod (the bundle's size budget). test/browser's
  * contract-guard test proves the two accept and refuse the same samples; change them together.
  */
 export function isPaymentView(input: unknown): input is PaymentView {
