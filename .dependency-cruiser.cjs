@@ -45,9 +45,9 @@ module.exports = {
     {
       name: 'http-below-routes',
       severity: 'error',
-      comment: 'HTTP plumbing serves the routes; of the domain it knows only the errors it maps.',
+      comment: 'HTTP plumbing serves the routes; of the domain and the store it knows only the errors it maps.',
       from: { path: '^server/http/' },
-      to: { path: [`^server/(routes|cli|sandbox|store)/`, '^server/domain/(?!errors\\.ts)', SERVER_ROOT_COMPOSITION] },
+      to: { path: [`^server/(routes|cli|sandbox)/`, '^server/store/(?!store\\.ts)', '^server/domain/(?!errors\\.ts)', SERVER_ROOT_COMPOSITION] },
     },
     {
       name: 'routes-are-not-composition',

@@ -48,6 +48,8 @@ export interface AppDeps extends AppSettings {
   onOutcome?: (event: OutcomeEvent) => void;
   /** Start the reconciler and the merchant delivery worker now (createProxy does); default false. */
   background?: boolean;
+  /** What /ready lists as warnings: not reason to refuse traffic, but for an operator to fix. */
+  warnings?: readonly string[];
 }
 
 /** What runs beside the routes: outcomes, the reconciler, the merchant's deliveries. */
@@ -92,7 +94,8 @@ export function createApp(deps: AppDeps): PixApp {
     transfers,
     now,
     log: logger.child({ component: 'webhooks' }),
-    concurrency: DEFAULTS.webhookConcurrency,
+    concurrency: DEFAULTS.webhookIntake.concurrency,
+    confirmIntervalMs: DEFAULTS.webhookIntake.confirmIntervalMs,
   });
   const reconciler = new Reconciler({ ...deps.reconcile, store, payments, transfers, processor, now, log: logger.child({ component: 'reconciler' }) });
   const notifier = deps.merchantWebhook
@@ -138,7 +141,7 @@ export function createApp(deps: AppDeps): PixApp {
 
   const allowed = originCheck(deps.allowedOrigins ?? []);
   const cors = browserCors(allowed);
-  const sameOrigin = sameOriginOrAllowed(allowed);
+  const sameOrigin = sameOriginOrAllowed(allowed, deps.publicUrl ? new URL(deps.publicUrl).origin : undefined);
   const limits =
     deps.rateLimits === undefined
       ? { create: perMinute(DEFAULTS.rateLimitCreatePerMinute), status: perMinute(DEFAULTS.rateLimitStatusPerMinute) }
@@ -147,7 +150,7 @@ export function createApp(deps: AppDeps): PixApp {
   const limitCreate = limiter(limits ? limits.create : undefined, clientOf, now);
   const limitStatus = limiter(limits ? limits.status : undefined, clientOf, now);
 
-  app.route('/', healthRoutes(readinessCheck({ store, partner, upstream: deps.upstream })));
+  app.route('/', healthRoutes(readinessCheck({ store, partner, upstream: deps.upstream, warnings: deps.warnings })));
   app.route(basePath, widgetScriptRoutes());
   app.route(
     basePath,
@@ -165,6 +168,7 @@ export function createApp(deps: AppDeps): PixApp {
       clientOf,
       // After the write, not awaited: the answer does not wait for the partner.
       received: (id, raw) => void processor.process(id, raw),
+      limitPerSource: limiter(limits ? (limits.webhook ?? perMinute(DEFAULTS.webhookIntake.perSourcePerMinute)) : undefined, clientOf, now),
     }),
   );
 

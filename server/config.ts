@@ -38,8 +38,21 @@ export const DEFAULTS = {
   maxJsonBodyBytes: 4 * 1024,
   /** How long /ready keeps its answer, so a probing load balancer costs the partner nothing. */
   readinessCacheMs: 5000,
-  /** Stored notifications processed at once. */
-  webhookConcurrency: 8,
+  /** The partner's notifications (routes/webhooks.ts, domain/webhook-processor.ts). */
+  webhookIntake: {
+    /** Stored notifications confirmed with the partner at once. */
+    concurrency: 8,
+    /** One reference is confirmed with the partner at most this often (real time); notifications meanwhile share the answer. */
+    confirmIntervalMs: 2000,
+    /** Notifications per minute from one source, when no source allow-list is set (a third at once). */
+    perSourcePerMinute: 600,
+    /** Notifications waiting to be confirmed, at most: past it the intake answers 503 and the partner retries. */
+    pendingCap: 10_000,
+    /** A notification the partner has not confirmed in this long is marked `expired` (the reconciler still follows the payment). */
+    pendingRetentionMs: 24 * 3_600_000,
+    /** Of a refused notification, only this much is kept for audit. */
+    auditBytes: 1024,
+  },
   /** The reconciler (domain/reconciler.ts). */
   reconcile: {
     /** Time between passes (real time). */
@@ -212,6 +225,8 @@ export interface AppSettings {
   allowedOrigins?: readonly string[] | undefined;
   /** Where the API is served (default `/api`): the widget's `endpoint`. */
   basePath?: string | undefined;
+  /** The proxy's public URL (https://pay.shop.example): its origin may call the browser API. */
+  publicUrl?: string | undefined;
   /** Serve live status streams (Server-Sent Events). */
   streams?: boolean | undefined;
   /** How often a watched payment is asked about upstream. */
@@ -224,8 +239,8 @@ export interface AppSettings {
   openAmount?: { min: number; max: number } | false | undefined;
   /** Where the hosted checkout sends the payer after paying, when a checkout names none (https). */
   defaultCallback?: string | undefined;
-  /** Per-client limits on creating and on reading; `false` turns them off. */
-  rateLimits?: { create: RateLimit; status: RateLimit } | false | undefined;
+  /** Per-client limits on creating and on reading, and per source on the partner's notifications; `false` turns them off. */
+  rateLimits?: { create: RateLimit; status: RateLimit; webhook?: RateLimit } | false | undefined;
   /** Reverse proxies in front whose X-Forwarded-For is trusted for the client's address. */
   trustedProxies?: number | undefined;
   /** The partner's notifications (`POST {basePath}/webhooks/partner[/<secretPath>]`). */
@@ -241,12 +256,13 @@ export interface ProxyConfig extends AppSettings {
   partner: PartnerConfig;
   /** In sandbox mode without PIX_API_KEY, the sandbox's published key. */
   apiKey: string;
+  publicUrl: string | undefined;
   allowedOrigins: string[];
   openAmount: { min: number; max: number } | false;
   renewals: number;
   expirationSeconds: number;
   defaultCallback: string | undefined;
-  rateLimits: { create: RateLimit; status: RateLimit } | false;
+  rateLimits: { create: RateLimit; status: RateLimit; webhook: RateLimit } | false;
   trustedProxies: number;
   streams: boolean;
   staleAfterMs: number;
@@ -361,6 +377,20 @@ export function proxyConfig(env: Record<string, string | undefined> = loadEnv())
     if (!ok) problems.push('PIX_CALLBACK_URL must be an https:// URL');
   }
 
+  /** An https:// URL; http:// only for localhost, or anywhere in the sandbox. */
+  const webUrl = (raw: string) => {
+    let url: URL | null;
+    try {
+      url = new URL(raw);
+    } catch {
+      url = null;
+    }
+    const local = url !== null && ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname);
+    return url !== null && (url.protocol === 'https:' || (url.protocol === 'http:' && (local || sandbox)));
+  };
+  const publicUrl = env.PIX_PUBLIC_URL?.trim() || undefined;
+  if (publicUrl !== undefined && !webUrl(publicUrl)) problems.push('PIX_PUBLIC_URL must be the https:// URL the proxy is reached at (http only for localhost)');
+
   const logLevel = (env.PIX_LOG_LEVEL ?? DEFAULTS.logLevel).trim().toLowerCase();
   if (!(LOG_LEVELS as readonly string[]).includes(logLevel)) problems.push(`PIX_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
 
@@ -376,16 +406,7 @@ export function proxyConfig(env: Record<string, string | undefined> = loadEnv())
   const merchantUrl = env.PIX_MERCHANT_WEBHOOK_URL?.trim() || undefined;
   const merchantSecret = env.PIX_MERCHANT_WEBHOOK_SECRET || undefined;
   if (merchantUrl !== undefined) {
-    let url: URL | null;
-    try {
-      url = new URL(merchantUrl);
-    } catch {
-      url = null;
-    }
-    const local = url !== null && ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname);
-    if (!url || !(url.protocol === 'https:' || (url.protocol === 'http:' && (local || sandbox)))) {
-      problems.push('PIX_MERCHANT_WEBHOOK_URL must be an https:// URL (http only for localhost)');
-    }
+    if (!webUrl(merchantUrl)) problems.push('PIX_MERCHANT_WEBHOOK_URL must be an https:// URL (http only for localhost)');
     if (merchantSecret === undefined || merchantSecret.length < MIN_API_KEY_LENGTH) {
       problems.push(`PIX_MERCHANT_WEBHOOK_SECRET is required with PIX_MERCHANT_WEBHOOK_URL (at least ${MIN_API_KEY_LENGTH} characters)`);
     }
@@ -395,6 +416,7 @@ export function proxyConfig(env: Record<string, string | undefined> = loadEnv())
 
   const rateLimitCreate = int('PIX_RATE_LIMIT_CREATE', DEFAULTS.rateLimitCreatePerMinute, 0, 1_000_000);
   const rateLimitStatus = int('PIX_RATE_LIMIT_STATUS', DEFAULTS.rateLimitStatusPerMinute, 0, 1_000_000);
+  const rateLimitWebhook = int('PIX_RATE_LIMIT_WEBHOOK', DEFAULTS.webhookIntake.perSourcePerMinute, 0, 1_000_000);
   const unlimited = perMinute(Number.MAX_SAFE_INTEGER);
   const config = {
     apiKey,
@@ -403,9 +425,14 @@ export function proxyConfig(env: Record<string, string | undefined> = loadEnv())
     renewals: int('PIX_RENEWALS', DEFAULTS.renewals, 0, 100),
     expirationSeconds: int('PIX_EXPIRATION_SECONDS', DEFAULTS.expirationSeconds, 60, 7 * 24 * 3600),
     defaultCallback: callback || undefined,
+    publicUrl,
     rateLimits:
-      rateLimitCreate > 0 || rateLimitStatus > 0
-        ? { create: rateLimitCreate > 0 ? perMinute(rateLimitCreate) : unlimited, status: rateLimitStatus > 0 ? perMinute(rateLimitStatus) : unlimited }
+      rateLimitCreate > 0 || rateLimitStatus > 0 || rateLimitWebhook > 0
+        ? {
+            create: rateLimitCreate > 0 ? perMinute(rateLimitCreate) : unlimited,
+            status: rateLimitStatus > 0 ? perMinute(rateLimitStatus) : unlimited,
+            webhook: rateLimitWebhook > 0 ? perMinute(rateLimitWebhook) : unlimited,
+          }
         : (false as const),
     trustedProxies: int('PIX_TRUSTED_PROXIES', DEFAULTS.trustedProxies, 0, 10),
     streams: bool('PIX_STREAMS', DEFAULTS.streams),

@@ -7,15 +7,15 @@
  * rate limits are off (tests and the demo come from one address); the store lives in a fresh
  * temporary directory, because the sandbox's payments live in memory and die with it.
  */
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { getRequestListener } from '@hono/node-server';
 import type { Hono } from 'hono';
 import { LIMITS } from '../src/shared/limits.ts';
 import type { PixApp, PixRuntime } from './app.ts';
 import { proxyConfig, type AppSettings, type ProxyConfig } from './config.ts';
 import type { OutcomeEvent } from './domain/outcomes.ts';
 import { closeServer } from './http/close-server.ts';
+import { createNodeServer, nodeListener } from './http/node-listener.ts';
 import { createLogger, type Logger } from './log.ts';
 import type { PartnerClient } from './partner/client.ts';
 import { createProxy } from './proxy.ts';
@@ -93,7 +93,7 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
 
   // Listening before the proxy is built tells its URL to what needs it (a merchant webhook `path`);
   // the app is attached below with no await in between, so no request can come first.
-  const server: Server = createServer();
+  const server: Server = createNodeServer();
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port ?? 0, host, () => resolve());
@@ -106,6 +106,7 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
     ...base,
     openAmount: { min: LIMITS.paymentValue.min, max: LIMITS.paymentValue.max },
     rateLimits: false,
+    publicUrl: url,
     ...(Object.fromEntries(Object.entries(settings).filter(([, value]) => value !== undefined)) as Partial<ProxyConfig>),
     merchantWebhook:
       merchantWebhook && 'path' in merchantWebhook ? (({ path, ...rest }) => ({ ...rest, url: new URL(path, url).href }))(merchantWebhook) : merchantWebhook,
@@ -126,8 +127,7 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
   };
   proxy.app.route('/sandbox', running.publicApp);
   mount?.(proxy.app);
-  const listener = getRequestListener(proxy.app.fetch);
-  server.on('request', (req, res) => void listener(req, res));
+  server.on('request', nodeListener(proxy.app.fetch));
   running.setPublicUrl(`${url}/sandbox`);
 
   const webhookUrl = `${url}${config.basePath ?? '/api'}${WEBHOOK_PATH}${config.webhooks.secretPath ? `/${config.webhooks.secretPath}` : ''}`;

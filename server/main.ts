@@ -4,14 +4,15 @@
  * in-flight requests finish, close the store. With nothing configured it runs the whole dev stack
  * (dev-stack.ts): the in-process sandbox, its pages at /sandbox, and its webhook registered.
  */
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
-import { getRequestListener } from '@hono/node-server';
 import { ConfigError, loadEnv, proxyConfig, type ProxyConfig } from './config.ts';
 import { closeServer } from './http/close-server.ts';
+import { createNodeServer, nodeListener } from './http/node-listener.ts';
 import { createLogger, type Logger } from './log.ts';
 import { createProxy } from './proxy.ts';
+import { StoreError } from './store/store.ts';
 
 export interface RunningProxy {
   /** The HTTP origin; the API is under /api. */
@@ -31,8 +32,7 @@ export async function startProxy(config: ProxyConfig, logger: Logger = createLog
   }
 
   const proxy = await createProxy(config, logger);
-  const listener = getRequestListener(proxy.app.fetch);
-  const server: Server = createServer((req, res) => void listener(req, res));
+  const server: Server = createNodeServer(nodeListener(proxy.app.fetch));
   try {
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -57,7 +57,8 @@ export async function startProxy(config: ProxyConfig, logger: Logger = createLog
 
 /**
  * Runs until SIGINT or SIGTERM, then shuts down gracefully; a second signal exits at once.
- * Resolves to the exit code: 0 after a clean stop, 2 for bad configuration.
+ * Resolves to the exit code: 0 after a clean stop, 2 for bad configuration, 1 when the store cannot
+ * open (damaged, or its directory read-only).
  */
 export async function serve(env: Record<string, string | undefined> = loadEnv(), err: (text: string) => void = console.error): Promise<number> {
   let config: ProxyConfig;
@@ -71,7 +72,15 @@ export async function serve(env: Record<string, string | undefined> = loadEnv(),
     throw error;
   }
   const logger = createLogger({ level: config.logLevel });
-  const proxy = await startProxy(config, logger);
+  let proxy: RunningProxy;
+  try {
+    proxy = await startProxy(config, logger);
+  } catch (error) {
+    // A store that cannot open (damaged, read-only directory) is said in words, not as a stack.
+    if (!(error instanceof StoreError)) throw error;
+    err(`pix-checkout: cannot start: ${error.message}`);
+    return 1;
+  }
   logger.info({ url: proxy.url, api: `${proxy.url}/api`, sandbox: proxy.sandbox, open_amount: config.openAmount !== false }, 'pix-checkout proxy listening');
 
   await new Promise<void>((resolve) => {

@@ -92,6 +92,11 @@ export async function createProxy(
       },
     });
     const shutdown = new AbortController();
+    const warnings: string[] = [];
+    if (!mode && !config.webhooks.secretPath && config.webhooks.sourceIps.length === 0) {
+      warnings.push('the partner webhook intake is open to anyone: set PIX_WEBHOOK_SECRET_PATH or PIX_WEBHOOK_SOURCE_IPS');
+      logger.warn(warnings.at(-1));
+    }
     // The reconciler and the merchant's deliveries start with the app; leftover notifications first.
     const app = createApp({
       ...config,
@@ -102,6 +107,7 @@ export async function createProxy(
       signal: shutdown.signal,
       onOutcome: parts.onOutcome,
       background: parts.background ?? true,
+      warnings,
       ...(mode ? { now: mode.now } : {}),
     });
     opened.push({ close: () => app.pix.stop() });

@@ -63,12 +63,12 @@ export class CheckoutService {
 
   /** The checkout's live payment, issuing one when there is none or the last one expired. */
   payment(id: string): Promise<{ payment: PaymentView; created: boolean }> {
-    let pending = this.issuing.get(id);
-    if (!pending) {
-      pending = this.livePayment(id).finally(() => this.issuing.delete(id));
-      this.issuing.set(id, pending);
-    }
-    return pending;
+    const pending = this.issuing.get(id);
+    // A call that joins one under way gets the same payment, which it did not create.
+    if (pending) return pending.then(({ payment }) => ({ payment, created: false }));
+    const issuing = this.livePayment(id).finally(() => this.issuing.delete(id));
+    this.issuing.set(id, issuing);
+    return issuing;
   }
 
   private async livePayment(id: string): Promise<{ payment: PaymentView; created: boolean }> {

@@ -31,7 +31,10 @@ export function trackUpstream(): UpstreamTracker {
 
 export interface ReadinessReport {
   ready: boolean;
-  checks: { store: 'ok' | 'failed'; partner: 'ok' | 'failed' };
+  /** `not_checked`: the partner is not asked while the store (which holds its token) has failed. */
+  checks: { store: 'ok' | 'failed'; partner: 'ok' | 'failed' | 'not_checked' };
+  /** What is not wrong enough to refuse traffic, but an operator should fix. */
+  warnings?: string[];
 }
 
 export function readinessCheck(deps: {
@@ -40,6 +43,7 @@ export function readinessCheck(deps: {
   upstream?: UpstreamTracker;
   cacheMs?: number;
   now?: () => number;
+  warnings?: readonly string[] | undefined;
 }): () => Promise<ReadinessReport> {
   const now = deps.now ?? Date.now;
   const cacheMs = deps.cacheMs ?? DEFAULTS.readinessCacheMs;
@@ -63,6 +67,9 @@ export function readinessCheck(deps: {
       () => 'ok' as const,
       () => 'failed' as const,
     );
+    // A failing store fails the token's read too: the partner is not blamed for it.
+    const warnings = deps.warnings?.length ? { warnings: [...deps.warnings] } : {};
+    if (store === 'failed') return { ready: false, checks: { store, partner: 'not_checked' }, ...warnings };
     const partner = await deps.partner
       .getTenant()
       .then(() => (deps.upstream?.healthy() === false ? probe() : true))
@@ -70,7 +77,7 @@ export function readinessCheck(deps: {
         (ok) => (ok ? ('ok' as const) : ('failed' as const)),
         () => 'failed' as const,
       );
-    return { ready: store === 'ok' && partner === 'ok', checks: { store, partner } };
+    return { ready: store === 'ok' && partner === 'ok', checks: { store, partner }, ...warnings };
   }
 
   return () => {

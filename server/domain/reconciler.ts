@@ -106,6 +106,9 @@ export class Reconciler {
     const { store, payments, transfers, processor, now, log } = this.options;
     const batch = this.batch;
     const report: ReconcileReport = { checked: 0, final: 0, failed: 0 };
+    // Notifications the partner never confirmed stop waiting (the payments they named are still followed below).
+    const expired = await store.webhookEvents.expireUnprocessed(now() - DEFAULTS.webhookIntake.pendingRetentionMs, now());
+    if (expired > 0) log.warn({ expired }, 'notifications never confirmed by the partner were set aside');
     await processor.drain();
 
     const at = now();

@@ -4,9 +4,15 @@
  * final one is never changed. The same event twice, or events out of order, change nothing. An
  * event whose processing fails (the partner is down) stays unprocessed and is taken up again by the
  * reconciler's next pass, and at startup: a crash between the 202 and the processing loses nothing.
+ *
+ * Notifications about one reference share the partner's answer: one confirmation at a time per
+ * reference, at most one every `confirmIntervalMs`, and each confirmation settles every notification
+ * of that reference received before it started. A flood of copies (or spoofs) of one notification
+ * costs the partner one call every couple of seconds, not one call each.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../log.ts';
-import { parseWebhook } from '../partner/wire.ts';
+import { parseWebhook, type WebhookEvent } from '../partner/wire.ts';
 import type { Store } from '../store/store.ts';
 import type { PaymentService } from './payments.ts';
 import type { TransferService } from './transfers.ts';
@@ -19,29 +25,49 @@ export interface ProcessorDeps {
   log: Logger;
   /** Partner calls in flight at most. */
   concurrency: number;
+  /** One reference is confirmed at most this often (real time). */
+  confirmIntervalMs: number;
 }
 
 /** What processing made of an event (stored as `webhook_events.result`). */
 export type ProcessResult = 'applied' | 'already_final' | 'not_confirmed' | 'unknown_reference' | 'invalid';
 
+/** The notifications of one reference waiting for a confirmation, and when the last one started. */
+interface Group {
+  event: WebhookEvent;
+  ids: Set<number>;
+  /** Being confirmed now: a drain that finds them still unprocessed does not queue them again. */
+  taken: Set<number>;
+  lastStart: number;
+  runner: Promise<void> | null;
+}
+
 export class WebhookProcessor {
-  private readonly inFlight = new Map<number, Promise<void>>();
+  private readonly groups = new Map<string, Group>();
   private readonly waiting: (() => void)[] = [];
   private running = 0;
-  private readonly concurrency: number;
   private closed = false;
 
-  constructor(private readonly deps: ProcessorDeps) {
-    this.concurrency = deps.concurrency;
-  }
+  constructor(private readonly deps: ProcessorDeps) {}
 
-  /** Processes one stored event (once at a time per id); failures leave it for the next pass. */
-  process(id: number, rawBody: string): Promise<void> {
-    const existing = this.inFlight.get(id);
-    if (existing) return existing;
-    const work = this.slot(() => this.run(id, rawBody)).finally(() => this.inFlight.delete(id));
-    this.inFlight.set(id, work);
-    return work;
+  /** Processes one stored event, with the others of its reference; failures leave it for the next pass. */
+  async process(id: number, rawBody: string): Promise<void> {
+    if (this.closed) return;
+    const event = parseEvent(rawBody);
+    if (!event) return this.settle([id], 'invalid');
+    const key = `${event.kind}:${event.externalReference}`;
+    let group = this.groups.get(key);
+    if (!group) {
+      group = { event, ids: new Set(), taken: new Set(), lastStart: -Infinity, runner: null };
+      this.groups.set(key, group);
+    }
+    if (!group.taken.has(id)) group.ids.add(id);
+    const current = group;
+    current.runner ??= this.confirmAll(current).finally(() => {
+      current.runner = null;
+      if (current.ids.size === 0 && this.groups.get(key) === current) this.groups.delete(key);
+    });
+    return current.runner;
   }
 
   /** Takes up every stored event not processed yet (startup, and each reconciler pass). */
@@ -53,15 +79,59 @@ export class WebhookProcessor {
 
   /** Resolves when nothing is in flight. */
   async idle(): Promise<void> {
-    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight.values()]);
+    for (;;) {
+      const runners = [...this.groups.values()].map((group) => group.runner).filter((runner) => runner !== null);
+      if (runners.length === 0) return;
+      await Promise.allSettled(runners);
+    }
   }
 
   close(): void {
     this.closed = true;
   }
 
+  /** Confirms a reference until no notification of it is left waiting, one confirmation per interval. */
+  private async confirmAll(group: Group): Promise<void> {
+    while (group.ids.size > 0 && !this.closed) {
+      const wait = group.lastStart + this.deps.confirmIntervalMs - performance.now();
+      if (wait > 0) await sleep(wait, undefined, { ref: false });
+      if (this.closed) return;
+      const ids = [...group.ids];
+      group.ids.clear();
+      for (const id of ids) group.taken.add(id);
+      group.lastStart = performance.now();
+      try {
+        await this.settle(ids, await this.slot(() => this.apply(group.event)));
+      } catch (error) {
+        // The partner could not confirm it now: left unprocessed, taken up again by the next pass.
+        this.deps.log.warn(
+          { webhook_events: ids, err: { message: error instanceof Error ? error.message : String(error) } },
+          'webhook not confirmed yet; will retry',
+        );
+      } finally {
+        for (const id of ids) group.taken.delete(id);
+      }
+    }
+    if (this.closed) group.ids.clear();
+  }
+
+  private async settle(ids: number[], result: ProcessResult): Promise<void> {
+    if (this.closed) return;
+    const at = this.deps.now();
+    for (const id of ids) {
+      try {
+        await this.deps.store.webhookEvents.markProcessed(id, at, result);
+      } catch (error) {
+        // Processing again is harmless (idempotent).
+        this.deps.log.warn({ webhook_event: id, err: { message: (error as Error).message } }, 'could not mark a webhook processed');
+        return;
+      }
+    }
+    this.deps.log.info({ webhook_events: ids, result }, 'webhook processed');
+  }
+
   private async slot<T>(task: () => Promise<T>): Promise<T> {
-    if (this.running >= this.concurrency) await new Promise<void>((resolve) => this.waiting.push(resolve));
+    if (this.running >= this.deps.concurrency) await new Promise<void>((resolve) => this.waiting.push(resolve));
     this.running++;
     try {
       return await task();
@@ -71,39 +141,8 @@ export class WebhookProcessor {
     }
   }
 
-  private async run(id: number, rawBody: string): Promise<void> {
-    if (this.closed) return;
-    const log = this.deps.log.child({ webhook_event: id });
-    let result: ProcessResult;
-    try {
-      result = await this.apply(rawBody);
-    } catch (error) {
-      // The partner could not confirm it now: left unprocessed, taken up again by the next pass.
-      log.warn({ err: { message: error instanceof Error ? error.message : String(error) } }, 'webhook not confirmed yet; will retry');
-      return;
-    }
-    if (this.closed) return;
-    try {
-      await this.deps.store.webhookEvents.markProcessed(id, this.deps.now(), result);
-    } catch (error) {
-      // Processing again is harmless (idempotent).
-      log.warn({ err: { message: (error as Error).message } }, 'could not mark a webhook processed');
-      return;
-    }
-    log.info({ result }, 'webhook processed');
-  }
-
-  private async apply(rawBody: string): Promise<ProcessResult> {
-    let json: unknown;
-    try {
-      json = JSON.parse(rawBody);
-    } catch {
-      return 'invalid';
-    }
-    const event = parseWebhook(json);
-    if (!event) return 'invalid';
+  private async apply(event: WebhookEvent): Promise<ProcessResult> {
     const reference = event.externalReference;
-
     if (event.kind === 'payment') {
       const stored = await this.deps.store.getPayment(reference);
       if (!stored) return 'unknown_reference';
@@ -119,5 +158,13 @@ export class WebhookProcessor {
     const final = await this.deps.transfers.confirm(reference);
     if (final === null) return 'unknown_reference';
     return final ? 'applied' : 'not_confirmed';
+  }
+}
+
+function parseEvent(rawBody: string): WebhookEvent | null {
+  try {
+    return parseWebhook(JSON.parse(rawBody));
+  } catch {
+    return null;
   }
 }

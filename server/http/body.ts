@@ -4,6 +4,7 @@
  * `maxBytes` of memory. Each caller turns the outcome into its own error shape.
  */
 import type { Context } from 'hono';
+import { RequestAbortedError } from './errors.ts';
 
 export type JsonRead = { ok: true; body: unknown } | { ok: false; problem: 'media_type' | 'too_large' | 'invalid_json'; maxBytes: number };
 
@@ -17,7 +18,14 @@ export async function readBodyBytes(c: Context, maxBytes: number): Promise<Buffe
   const reader = c.req.raw.body?.getReader();
   if (reader) {
     for (;;) {
-      const { done, value } = await reader.read();
+      let chunk: ReadableStreamReadResult<Uint8Array>;
+      try {
+        chunk = await reader.read();
+      } catch {
+        // The client hung up mid-body: its doing, not the server's.
+        throw new RequestAbortedError();
+      }
+      const { done, value } = chunk;
       if (done) break;
       size += value.byteLength;
       if (size > maxBytes) {

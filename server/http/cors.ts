@@ -34,20 +34,13 @@ export function browserCors(allowed: OriginCheck): MiddlewareHandler {
 
 /**
  * Browsers send Origin on every POST, and a page on another origin can fire a "simple" POST with no
- * preflight: one from a page that is neither allowed nor this server's own origin is refused.
+ * preflight: one from a page that is neither allowed nor the proxy's own origin (its public URL,
+ * PIX_PUBLIC_URL; never guessed from the request's Host, which the client writes) is refused.
  */
-export function sameOriginOrAllowed(allowed: OriginCheck): MiddlewareHandler {
+export function sameOriginOrAllowed(allowed: OriginCheck, ownOrigin: string | undefined): MiddlewareHandler {
   return async (c: Context, next) => {
     const origin = c.req.header('origin');
-    if (origin === undefined || allowed(origin) || isSameHost(origin, c.req.header('host'))) return next();
+    if (origin === undefined || allowed(origin) || origin === ownOrigin) return next();
     throw new HttpError(403, 'forbidden', 'This origin may not call the payment API (PIX_ALLOWED_ORIGINS).');
   };
-}
-
-function isSameHost(origin: string, host: string | undefined): boolean {
-  try {
-    return host !== undefined && new URL(origin).host === host;
-  } catch {
-    return false;
-  }
 }

@@ -9,6 +9,7 @@ import { errorBody, type ErrorCode } from '../../src/shared/errors.ts';
 import { DomainError, type DomainErrorKind } from '../domain/errors.ts';
 import type { Logger } from '../log.ts';
 import { PartnerError } from '../partner/errors.ts';
+import { StoreError } from '../store/store.ts';
 
 /** A refusal of the HTTP layer itself (input, media type, origin, key, rate): status and body known. */
 export class HttpError extends Error {
@@ -23,6 +24,14 @@ export class HttpError extends Error {
   }
 }
 
+/** The client closed the connection while sending its body: nothing to answer, nothing broken here. */
+export class RequestAbortedError extends Error {
+  override readonly name = 'RequestAbortedError';
+  constructor() {
+    super('The request body was cut off.');
+  }
+}
+
 const DOMAIN_STATUS: Record<DomainErrorKind, [ContentfulStatusCode, ErrorCode]> = {
   not_found: [404, 'not_found'],
   conflict: [409, 'conflict'],
@@ -32,6 +41,11 @@ const DOMAIN_STATUS: Record<DomainErrorKind, [ContentfulStatusCode, ErrorCode]> 
 
 export function respondError(c: Context, error: unknown, log: Logger): Response {
   if (error instanceof HttpError) return c.json(errorBody(error.code, error.message, error.fields), error.status, error.headers);
+  if (error instanceof RequestAbortedError) {
+    // Counted apart from server failures: logged at info, and the status (never sent) says 400.
+    log.info({ client_aborted: true }, 'the client closed the request during its body');
+    return c.json(errorBody('invalid_request', error.message), 400);
+  }
   if (error instanceof DomainError) {
     const [status, code] = DOMAIN_STATUS[error.kind];
     if (status >= 500) {
@@ -39,6 +53,11 @@ export function respondError(c: Context, error: unknown, log: Logger): Response 
       return c.json(errorBody(code, 'The payment service answered with an unknown status; try again.'), status);
     }
     return c.json(errorBody(code, error.message, error.fields), status);
+  }
+  if (error instanceof StoreError) {
+    // One line, no stack: the sentence says what the operator must do.
+    log.error({ err: { message: error.message, code: error.code } }, 'the store cannot serve');
+    return c.json(errorBody('store_unavailable', 'The payment server cannot reach its data right now; try again later.'), 503);
   }
   if (error instanceof PartnerError) {
     // The partner's message is already redacted (partner/errors.ts); details carry no secrets.

@@ -64,6 +64,9 @@ export function paymentRoutes({ payments, streams, openAmount, limitCreate, limi
     const queue: PaymentView[] = [];
     let wake: (() => void) | null = null;
     let open = true;
+    // Read before the first await: the adapter aborts it when the client goes away, even while the
+    // first read still waits on the partner, when the stream's own abort handler would never run.
+    const gone = c.req.raw.signal;
     const stop = await payments.watch(reference, (view) => {
       queue.push(view);
       wake?.();
@@ -73,13 +76,27 @@ export function paymentRoutes({ payments, streams, openAmount, limitCreate, limi
       open = false;
       wake?.();
     });
+    // Every way out releases the watch once: the client leaving (before or during the stream), the
+    // stream ending, a shutdown.
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      open = false;
+      wake?.();
+      gone.removeEventListener('abort', release);
+      forget();
+      stop();
+    };
+    if (gone.aborted) {
+      release();
+      return c.body(null, 204);
+    }
+    gone.addEventListener('abort', release, { once: true });
     c.header('cache-control', 'no-store');
     c.header('x-accel-buffering', 'no');
     return streamSSE(c, async (stream) => {
-      stream.onAbort(() => {
-        open = false;
-        wake?.();
-      });
+      stream.onAbort(release);
       try {
         while (open) {
           const view = queue.shift();
@@ -101,8 +118,7 @@ export function paymentRoutes({ payments, streams, openAmount, limitCreate, limi
           wake = null;
         }
       } finally {
-        forget();
-        stop();
+        release();
       }
     });
   });

@@ -12,7 +12,8 @@
  * anyone fill the disk).
  */
 import { timingSafeEqual } from 'node:crypto';
-import { Hono, type Context } from 'hono';
+import { Hono, type Context, type MiddlewareHandler } from 'hono';
+import { DEFAULTS } from '../config.ts';
 import { errorBody } from '../../src/shared/errors.ts';
 import { PARTNER_MAX_BODY_BYTES, parseWebhook, type WebhookEvent } from '../partner/wire.ts';
 import { readBodyBytes } from '../http/body.ts';
@@ -41,6 +42,8 @@ export interface WebhookReceiverDeps {
   clientOf: (c: Context) => string;
   /** Called after the event is stored (and before the answer is sent): process it. */
   received: (id: number, rawBody: string, event: WebhookEvent) => void;
+  /** The per-source limit, applied when no source allow-list is set (an allowed source is the partner). */
+  limitPerSource: MiddlewareHandler;
 }
 
 export function webhookRoutes(deps: WebhookReceiverDeps): Hono {
@@ -78,7 +81,8 @@ export function webhookRoutes(deps: WebhookReceiverDeps): Hono {
     const reject = async (status: 400 | 422, code: 'invalid_json' | 'invalid_request' | 'invalid_reference', result: string, message: string) => {
       log.warn({ result }, `webhook refused: ${result}`);
       try {
-        await deps.store.webhookEvents.addRejected(raw, receivedAt, result);
+        // Only the start of it: anyone can send these, so a refusal must not fill the disk.
+        await deps.store.webhookEvents.addRejected(raw.slice(0, DEFAULTS.webhookIntake.auditBytes), receivedAt, result);
       } catch (error) {
         log.error({ err: { message: (error as Error).message } }, 'could not keep a refused webhook for audit');
       }
@@ -101,6 +105,11 @@ export function webhookRoutes(deps: WebhookReceiverDeps): Hono {
 
     let id: number;
     try {
+      // Bounded: past the cap the service is asked to retry (503) rather than the disk filling up.
+      if ((await deps.store.webhookEvents.countUnprocessed()) >= DEFAULTS.webhookIntake.pendingCap) {
+        log.error({ cap: DEFAULTS.webhookIntake.pendingCap }, 'webhook not stored: too many notifications wait for confirmation');
+        return c.json(errorBody('not_ready', 'Too many notifications are waiting; try again later.'), 503, { 'retry-after': '60' });
+      }
       id = await deps.store.webhookEvents.add(raw, receivedAt);
     } catch (error) {
       log.error({ err: { message: (error as Error).message } }, 'webhook not stored: answering 503 so the service retries');
@@ -110,8 +119,9 @@ export function webhookRoutes(deps: WebhookReceiverDeps): Hono {
     return c.json({ received: true }, 202);
   };
 
-  routes.post(WEBHOOK_PATH, (c) => handle(c, undefined));
-  routes.post(`${WEBHOOK_PATH}/:secret`, (c) => handle(c, c.req.param('secret')));
+  const limit: MiddlewareHandler = allowed.size > 0 ? (_c, next) => next() : deps.limitPerSource;
+  routes.post(WEBHOOK_PATH, limit, (c) => handle(c, undefined));
+  routes.post(`${WEBHOOK_PATH}/:secret`, limit, (c) => handle(c, c.req.param('secret')));
   allowOnly(routes, WEBHOOK_PATH, 'POST');
   allowOnly(routes, `${WEBHOOK_PATH}/:secret`, 'POST');
   return routes;

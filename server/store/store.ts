@@ -141,6 +141,10 @@ export interface Store {
     markProcessed(id: number, processedAt: number, result?: string): Promise<void>;
     /** Oldest first. */
     unprocessed(limit: number): Promise<WebhookEventRecord[]>;
+    /** How many wait to be confirmed (the intake's cap). */
+    countUnprocessed(): Promise<number>;
+    /** Marks those received before `receivedBefore` and never confirmed as processed, `expired`; answers how many. */
+    expireUnprocessed(receivedBefore: number, at: number): Promise<number>;
   };
 
   /** Transfers the proxy learned of (a webhook, the CLI), so the reconciler can follow them. */
@@ -173,4 +177,19 @@ export interface Store {
   /** Throws when the store cannot answer (readiness). */
   ping(): Promise<void>;
   close(): Promise<void>;
+}
+
+/**
+ * The store cannot serve: its database is damaged, unreadable or unwritable. Carries a sentence an
+ * operator can act on (never a driver's bare code); the proxy answers 503 `store_unavailable`.
+ */
+export class StoreError extends Error {
+  override readonly name = 'StoreError';
+  constructor(
+    message: string,
+    /** The driver's own code, for the log (SQLITE_CORRUPT, SQLITE_READONLY...). */
+    readonly code?: string,
+  ) {
+    super(message);
+  }
 }

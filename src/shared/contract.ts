@@ -5,7 +5,7 @@
  * these schemas. This module never imports wire.ts, so the two make no import circle.
  */
 import { z } from 'zod/mini';
-import { LIMITS, charCount, formatReais, isCents } from './limits.ts';
+import { LIMITS, charCount, formatReais, isCents, printableTextProblem } from './limits.ts';
 import { isValidDocument } from './document.ts';
 import { PAYMENT_STATUSES } from './status.ts';
 
@@ -20,15 +20,23 @@ export const PaymentValue = /* @__PURE__ */ z
     z.lte(max, `must be at most ${formatReais(max)}`),
   );
 
-/** Text printed on the customer's proof of payment. */
-export const PaymentDescription = /* @__PURE__ */ z
-  .string()
-  .check(z.refine((s) => charCount(s) <= LIMITS.descriptionMaxLength, `must be at most ${LIMITS.descriptionMaxLength} characters`));
+/**
+ * A text a person reads on the proof of payment: trimmed (spaces around it are never meant), then
+ * non-empty, printable (printableTextProblem) and at most `max` characters.
+ */
+const printableText = (max: number) =>
+  z.string().check(
+    z.trim(),
+    z.superRefine((s, ctx) => {
+      const problem = s.length === 0 ? 'must not be empty' : (printableTextProblem(s) ?? (charCount(s) > max ? `must be at most ${max} characters` : null));
+      if (problem) ctx.issues.push({ code: 'custom', message: problem, input: s, continue: true });
+    }),
+  );
 
-export const CustomerName = /* @__PURE__ */ z.string().check(
-  z.refine((s) => s.trim().length > 0, 'must not be empty'),
-  z.refine((s) => charCount(s) <= LIMITS.customerNameMaxLength, `must be at most ${LIMITS.customerNameMaxLength} characters`),
-);
+/** Text printed on the customer's proof of payment. */
+export const PaymentDescription = /* @__PURE__ */ printableText(LIMITS.descriptionMaxLength);
+
+export const CustomerName = /* @__PURE__ */ printableText(LIMITS.customerNameMaxLength);
 
 export const CustomerDocument = /* @__PURE__ */ z.string().check(z.refine(isValidDocument, 'must be a valid CPF or CNPJ'));
 

@@ -23,6 +23,8 @@ export const ERROR_CODES = [
   'open_amount_disabled',
   /** The server is up but cannot serve yet (store closed, partner unreachable). */
   'not_ready',
+  /** The proxy's database cannot serve (damaged, unwritable, full): the operator must act. */
+  'store_unavailable',
   'upstream_refused',
   'upstream_unavailable',
   'upstream_timeout',
@@ -69,7 +71,8 @@ function article(type: string): string {
 
 /** Field path -> what is wrong, one entry per field (the first problem found). */
 export function issuesToFields(issues: readonly Issue[]): Record<string, string> {
-  const fields: Record<string, string> = {};
+  // No prototype: a field named `toString` or `__proto__` is a key like any other.
+  const fields = Object.create(null) as Record<string, string>;
   for (const issue of issues) {
     if (issue.code === 'unrecognized_keys') {
       for (const key of issue.keys ?? []) fields[[...issue.path, key].join('.')] ??= 'is not a known field';
@@ -78,7 +81,8 @@ export function issuesToFields(issues: readonly Issue[]): Record<string, string>
     const path = issue.path.map(String).join('.') || 'body';
     fields[path] ??= describe(issue);
   }
-  return fields;
+  // Back to a plain object; a `__proto__` key stays an own property (fromEntries defines, never sets).
+  return Object.fromEntries(Object.entries(fields));
 }
 
 /**
@@ -90,7 +94,14 @@ export function parseInput<T>(
   input: unknown,
 ): { success: true; data: T } | { success: false; body: ErrorBody; issues: readonly Issue[] } {
   const result = schema.safeParse(input, { reportInput: true });
-  return result.success ? { success: true, data: result.data } : { success: false, body: invalidRequest(result.error.issues), issues: result.error.issues };
+  // A `__proto__` key (JSON.parse makes it an own property) vanishes in an object's copy, so no
+  // schema can see it: it is named here as the unknown field it is.
+  const proto: Issue[] =
+    typeof input === 'object' && input !== null && Object.hasOwn(input, '__proto__')
+      ? [{ code: 'unrecognized_keys', path: [], keys: ['__proto__'], message: '' }]
+      : [];
+  const issues = [...(result.success ? [] : result.error.issues), ...proto];
+  return issues.length === 0 && result.success ? { success: true, data: result.data } : { success: false, body: invalidRequest(issues), issues };
 }
 
 /** A 400 body naming every bad field: `value must be at least 0.20; name is required`. */

@@ -37,3 +37,19 @@ export function charCount(text: string): number {
 export function formatReais(value: number): string {
   return value.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 });
 }
+
+/**
+ * Why a text the customer will read (a description on the proof of payment, a payer's name) cannot be
+ * sent as it is, or null when it can: control characters (a line break, a NUL), bidirectional
+ * overrides (which can reverse what a bank app shows), and lone surrogates (half an emoji, which no
+ * encoding can carry).
+ */
+export function printableTextProblem(text: string): string | null {
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code < 0x20 || (code >= 0x7f && code <= 0x9f)) return 'must not contain control characters (line breaks, tabs)';
+  }
+  if (/[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/.test(text)) return 'must not contain bidirectional control characters';
+  if (/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(text)) return 'must not contain a broken character (a lone surrogate)';
+  return null;
+}

@@ -33,7 +33,11 @@ describe('proxy configuration', () => {
     assert.equal(config.dataDir, '.data');
     assert.equal(config.port, 8787);
     assert.equal(config.host, '127.0.0.1');
-    assert.deepEqual(config.rateLimits, { create: { perMinute: 30, burst: 10 }, status: { perMinute: 600, burst: 200 } });
+    assert.deepEqual(config.rateLimits, {
+      create: { perMinute: 30, burst: 10 },
+      status: { perMinute: 600, burst: 200 },
+      webhook: { perMinute: 600, burst: 200 },
+    });
     assert.equal(config.trustedProxies, 0);
     assert.equal(config.logLevel, 'info');
   });

@@ -5,7 +5,7 @@
  * microseconds on one local file, cheaper than a thread hop. Suits one proxy instance.
  */
 import { mkdirSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import Database from 'libsql';
 import { migrate } from './migrations.ts';
 import type { TokenStore } from '../../partner/token-store.ts';
@@ -22,6 +22,7 @@ import type {
   TransferRecord,
   WebhookEventRecord,
 } from '../store.ts';
+import { StoreError } from '../store.ts';
 
 /** The database file inside PIX_DATA_DIR. */
 export const DB_FILE_NAME = 'pix-checkout.db';
@@ -175,19 +176,68 @@ class RecordCache {
   }
 }
 
-/** Opens (creating if needed) the database under `dataDir` and brings its schema up to date. */
-export function openSqliteStore({ dataDir, cacheSize = 10_000 }: SqliteStoreOptions): Store {
-  const cache = new RecordCache(cacheSize);
-  let file = ':memory:';
-  if (dataDir !== ':memory:') {
-    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-    file = join(dataDir, DB_FILE_NAME);
-    mkdirSync(dirname(file), { recursive: true });
+/** SQLite's answer in words an operator can act on; any other error is passed on as it is. */
+function storeError(error: unknown, file: string): Error {
+  if (!(error instanceof Error)) return new Error(String(error));
+  const code = (error as { code?: unknown }).code;
+  if (typeof code !== 'string') return error;
+  if (code === 'SQLITE_CORRUPT' || code === 'SQLITE_NOTADB') return new StoreError(`the database ${file} is damaged; restore it from a backup`, code);
+  if (code === 'SQLITE_READONLY' || code === 'SQLITE_CANTOPEN' || code === 'EACCES' || code === 'EROFS' || code === 'EPERM') {
+    return new StoreError(`the database ${file} cannot be written: check that the proxy's user may write to its directory (PIX_DATA_DIR)`, code);
   }
-  const db = new Database(file);
-  // WAL lets reads go on during a write; NORMAL sync is durable across a process crash in WAL mode.
-  db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON;');
-  migrate(db);
+  if (code === 'SQLITE_FULL' || code === 'ENOSPC') return new StoreError(`the disk holding ${file} is full`, code);
+  if (code.startsWith('SQLITE_')) return new StoreError(`the database ${file} failed (${code})`, code);
+  return error;
+}
+
+/** Every method of the store, its groups' included, with SQLite's errors turned into StoreErrors. */
+function guarded<T extends object>(target: T, file: string): T {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(target)) {
+    if (typeof value === 'function') {
+      const method = value as (...args: unknown[]) => unknown;
+      out[key] = (...args: unknown[]) => {
+        try {
+          const result = method.apply(target, args);
+          return result instanceof Promise ? result.catch((error: unknown) => Promise.reject(storeError(error, file))) : result;
+        } catch (error) {
+          throw storeError(error, file);
+        }
+      };
+    } else out[key] = value !== null && typeof value === 'object' ? guarded(value, file) : value;
+  }
+  return out as T;
+}
+
+/**
+ * Opens (creating if needed) the database under `dataDir`, checks that it is whole (SQLite's quick
+ * check: a damaged file is refused at start rather than served wrong), and brings its schema up to
+ * date. Throws a StoreError naming what to do when it cannot.
+ */
+export function openSqliteStore({ dataDir, cacheSize = 10_000 }: SqliteStoreOptions): Store {
+  const file = dataDir === ':memory:' ? ':memory:' : join(dataDir, DB_FILE_NAME);
+  let db: Database.Database;
+  try {
+    if (dataDir !== ':memory:') mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+    db = new Database(file);
+    // WAL lets reads go on during a write; NORMAL sync is durable across a process crash in WAL mode.
+    db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON;');
+  } catch (error) {
+    throw storeError(error, file);
+  }
+  try {
+    const problems = (db.prepare('PRAGMA quick_check(5)').all() as { quick_check: string }[]).map((row) => row.quick_check).filter((text) => text !== 'ok');
+    if (problems.length > 0) throw new StoreError(`the database ${file} is damaged (${problems.join('; ')}); restore it from a backup`, 'SQLITE_CORRUPT');
+    migrate(db);
+  } catch (error) {
+    db.close();
+    throw storeError(error, file);
+  }
+  return guarded(openedStore(db, cacheSize), file);
+}
+
+function openedStore(db: Database.Database, cacheSize: number): Store {
+  const cache = new RecordCache(cacheSize);
 
   const sql = {
     insertPayment: db.prepare(
@@ -236,7 +286,12 @@ export function openSqliteStore({ dataDir, cacheSize = 10_000 }: SqliteStoreOpti
     replayOne: db.prepare(`UPDATE outbox SET state = 'pending', next_attempt_at = ?1, created_at = ?1 WHERE id = ?2`),
     replayFailed: db.prepare(`UPDATE outbox SET state = 'pending', next_attempt_at = ?1, created_at = ?1 WHERE state = 'failed'`),
     unprocessedEvents: db.prepare('SELECT * FROM webhook_events WHERE processed_at IS NULL ORDER BY received_at, id LIMIT ?'),
-    ping: db.prepare('SELECT 1'),
+    countUnprocessed: db.prepare('SELECT count(*) AS n FROM webhook_events WHERE processed_at IS NULL'),
+    expireUnprocessed: db.prepare("UPDATE webhook_events SET processed_at = ?, result = 'expired' WHERE processed_at IS NULL AND received_at < ?"),
+    // Readiness reads real rows, so damaged pages show there rather than in a customer's request.
+    pingPayments: db.prepare('SELECT reference, partner_status FROM payments ORDER BY rowid DESC LIMIT 20'),
+    pingCheckouts: db.prepare('SELECT id, order_id FROM checkouts ORDER BY rowid DESC LIMIT 20'),
+    pingOutbox: db.prepare('SELECT id, state FROM outbox ORDER BY id DESC LIMIT 20'),
   };
 
   const attach = db.transaction((checkoutId: string, payment: PaymentRecord, renewalsUsed: number) => {
@@ -341,6 +396,12 @@ export function openSqliteStore({ dataDir, cacheSize = 10_000 }: SqliteStoreOpti
       async markProcessed(id, processedAt, result) {
         sql.markEvent.run(processedAt, result ?? null, id);
       },
+      async countUnprocessed() {
+        return (sql.countUnprocessed.get() as { n: number }).n;
+      },
+      async expireUnprocessed(receivedBefore, at) {
+        return sql.expireUnprocessed.run(at, receivedBefore).changes;
+      },
       async unprocessed(limit) {
         return (sql.unprocessedEvents.all(limit) as { id: number; raw_body: string; received_at: number; processed_at: number | null }[]).map(
           (r): WebhookEventRecord => ({ id: r.id, rawBody: r.raw_body, receivedAt: r.received_at, processedAt: r.processed_at }),
@@ -396,8 +457,10 @@ export function openSqliteStore({ dataDir, cacheSize = 10_000 }: SqliteStoreOpti
       },
     },
     async ping() {
-      if (!db.open) throw new Error('the store is closed');
-      sql.ping.get();
+      if (!db.open) throw new StoreError('the store is closed');
+      sql.pingPayments.all();
+      sql.pingCheckouts.all();
+      sql.pingOutbox.all();
     },
     async close() {
       if (db.open) db.close();
