@@ -7,7 +7,7 @@ import { esbuildPlugin } from '@web/dev-server-esbuild';
 import { fromRollup } from '@web/dev-server-rollup';
 import { chromeLauncher } from '@web/test-runner-chrome';
 import { register } from 'tsx/esm/api';
-import { INSTALL_HINT, findChrome } from './test/support/find-chrome.mjs';
+import { INSTALL_HINT, CHROME_ARGS, findChrome } from './test/support/find-chrome.mjs';
 
 register();
 const { devStackPlugin } = await import('./test/support/dev-stack-plugin.ts');
@@ -36,15 +36,7 @@ export default {
       launchOptions: {
         executablePath,
         headless: true,
-        args: [
-          '--no-sandbox',
-          '--disable-gpu',
-          '--disable-dev-shm-usage',
-          '--disable-background-networking',
-          '--disable-component-update',
-          '--disable-sync',
-          '--no-first-run',
-        ],
+        args: CHROME_ARGS,
       },
     }),
   ],

@@ -3,54 +3,101 @@
  * itself. Each minute prints the partner calls the proxy made, its RSS and its open handles; after
  * warm-up all three should stay flat. `npm run bench:soak`.
  *
- * The proxy (the whole dev stack, the sandbox as the partner, with 10% of partner calls slowed by
- * 300 ms and 3% answered 503) runs in a child process; this process is the traffic: every 100 ms a
- * payment created, five reads, one stream opened and dropped after 50-500 ms (often mid-read), two
- * notifications (one copy of a real one, one for a reference nobody issued), and now and then a
- * payment paid at the partner.
+ * Three processes, so that RSS and handles are the proxy's alone: the sandbox (the partner, with 10%
+ * of its calls slowed by 300 ms and 3% answered 503, sending its webhooks to the proxy), the proxy in
+ * production-like settings (credentials, the sandbox's CA file, its webhook URL registered), and
+ * this one, the traffic: every 100 ms a payment created, five reads, one stream opened and dropped
+ * after 50-500 ms (often mid-read), two notifications (a copy of a real one, one for a reference
+ * nobody issued); and each payment settled at the partner 30 s after its creation (paid, or one in
+ * four canceled), as customers do, so the set of open payments reaches a steady size.
  */
 import { fork, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
 
 const minutes = Number(process.env.SOAK_MINUTES ?? 10);
 
 type Sample = { partnerCalls: number; rssMb: number; handles: number };
+type Settle = { reference: string; outcome: 'pay' | 'cancel' };
 
-if (process.argv[2] === '--server') {
-  const { startDevStack } = await import('../server/dev-stack.ts');
+if (process.argv[2] === '--sandbox') {
+  const { startSandbox } = await import('../server/sandbox/index.ts');
+  const sandbox = await startSandbox();
+  sandbox.state.faults.add({ kind: 'latency', rate: 0.1, latency_ms: 300, path_prefix: null, status: null });
+  sandbox.state.faults.add({ kind: 'server_error', rate: 0.03, status: 503, path_prefix: null, latency_ms: null });
+  process.on('message', (message: Settle | 'stop') => {
+    if (message === 'stop') return void sandbox.close().then(() => process.exit(0));
+    const payment = sandbox.state.payments.get(message.reference);
+    if (payment) void (message.outcome === 'pay' ? sandbox.state.pay(payment) : sandbox.state.cancelPayment(payment));
+  });
+  process.send!({ url: sandbox.url, ca: sandbox.ca });
+} else if (process.argv[2] === '--proxy') {
+  const { proxyConfig } = await import('../server/config.ts');
+  const { createProxy } = await import('../server/proxy.ts');
+  const { createNodeServer, nodeListener } = await import('../server/http/node-listener.ts');
   const { createLogger } = await import('../server/log.ts');
-  const stack = await startDevStack({ logger: createLogger({ level: 'warn' }), watchIntervalMs: 2000 });
-  const json = { 'content-type': 'application/json' };
-  for (const fault of [
-    { kind: 'latency', rate: 0.1, latency_ms: 300 },
-    { kind: 'server_error', rate: 0.03, status: 503 },
-  ]) {
-    await stack.sandbox.publicApp.request('/_sandbox/faults', { method: 'POST', headers: json, body: JSON.stringify(fault) });
-  }
+  const { SANDBOX_ACCOUNT } = await import('../server/partner/sandbox-account.ts');
+  const env = JSON.parse(process.argv[3]!) as Record<string, string>;
+  // Logs off: the figures are the proxy's own, not stdout's.
+  const proxy = await createProxy(
+    proxyConfig({ ...env, PIX_EMAIL: SANDBOX_ACCOUNT.email, PIX_ACCESS_KEY: SANDBOX_ACCOUNT.accessKey }),
+    createLogger({ level: 'silent' }),
+  );
   let partnerCalls = 0;
   for (const name of ['getPayment', 'createPayment', 'checkTransfer', 'getTenant'] as const) {
-    const call = stack.partner[name].bind(stack.partner) as (...args: unknown[]) => unknown;
-    (stack.partner as unknown as Record<string, unknown>)[name] = (...args: unknown[]) => {
+    const call = proxy.partner[name].bind(proxy.partner) as (...args: unknown[]) => unknown;
+    (proxy.partner as unknown as Record<string, unknown>)[name] = (...args: unknown[]) => {
       partnerCalls++;
       return call(...args);
     };
   }
+  const server = createNodeServer(nodeListener(proxy.app.fetch));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  await proxy.partner.setNotificationUrl({ notification_url: `${url}/api/webhooks/partner` });
   process.on('message', (message: string) => {
     if (message === 'sample') {
       const sample: Sample = { partnerCalls, rssMb: Math.round(process.memoryUsage().rss / 1048576), handles: process.getActiveResourcesInfo().length };
       partnerCalls = 0;
       process.send!(sample);
-    } else if (message === 'stop') void stack.close().then(() => process.exit(0));
+    } else if (message === 'stop') {
+      proxy.endStreams();
+      server.close();
+      void proxy.close().then(() => process.exit(0));
+    }
   });
-  process.send!({ url: stack.url, apiUrl: stack.apiUrl });
+  process.send!({ apiUrl: `${url}/api` });
 } else {
-  const child: ChildProcess = fork(fileURLToPath(import.meta.url), ['--server'], { execArgv: ['--import', 'tsx'] });
-  const next = <T>() => new Promise<T>((resolve) => child.once('message', (m) => resolve(m as T)));
-  const { url, apiUrl } = await next<{ url: string; apiUrl: string }>();
+  const self = fileURLToPath(import.meta.url);
+  const execArgv = ['--import', 'tsx'];
+  const next = <T>(child: ChildProcess) => new Promise<T>((resolve) => child.once('message', (m) => resolve(m as T)));
+  const sandbox = fork(self, ['--sandbox'], { execArgv });
+  const partner = await next<{ url: string; ca: string }>(sandbox);
+  const dir = mkdtempSync(join(tmpdir(), 'pix-soak-'));
+  writeFileSync(join(dir, 'ca.pem'), partner.ca);
+  const env = {
+    PIX_BASE_URL: partner.url,
+    PIX_CA_FILE: join(dir, 'ca.pem'),
+    PIX_USER_AGENT: 'pix-checkout soak (soak@pix-checkout.test)',
+    PIX_API_KEY: 'soak-'.repeat(8),
+    PIX_OPEN_AMOUNT: 'true',
+    PIX_DATA_DIR: join(dir, 'data'),
+    PIX_ALLOWED_ORIGINS: 'http://localhost:3000',
+    PIX_RATE_LIMIT_CREATE: '0',
+    PIX_RATE_LIMIT_STATUS: '0',
+    PIX_RATE_LIMIT_WEBHOOK: '0',
+    PIX_LOG_LEVEL: 'silent',
+  };
+  const proxy = fork(self, ['--proxy', JSON.stringify(env)], { execArgv });
+  const { apiUrl } = await next<{ apiUrl: string }>(proxy);
+
   const json = { 'content-type': 'application/json' };
   const references: string[] = [];
-  const counts = { creates: 0, reads: 0, streams: 0, notifications: 0, paid: 0, failures: 0 };
+  const open: { reference: string; at: number }[] = [];
+  const counts = { creates: 0, reads: 0, streams: 0, notifications: 0, settled: 0, failures: 0 };
   const attempt = async (work: () => Promise<unknown>) => {
     try {
       await work();
@@ -59,16 +106,21 @@ if (process.argv[2] === '--server') {
     }
   };
   const pick = () => references[Math.floor(Math.random() * references.length)];
+  const notification = (reference: string) =>
+    JSON.stringify({ type: 'payment', external_reference: reference, status: 2, value: 1, transaction_id: null, end2end: null, user_id: null });
 
   async function tick(): Promise<void> {
-    const work: Promise<void>[] = [];
-    work.push(
+    const work: Promise<void>[] = [
       attempt(async () => {
         const res = await fetch(`${apiUrl}/payments`, { method: 'POST', headers: json, body: JSON.stringify({ value: 1 + Math.floor(Math.random() * 50) }) });
-        if (res.status === 201) references.push(((await res.json()) as { reference: string }).reference);
+        const body = (await res.json()) as { reference?: string };
+        if (res.status === 201 && body.reference) {
+          references.push(body.reference);
+          open.push({ reference: body.reference, at: performance.now() });
+        }
         counts.creates++;
       }),
-    );
+    ];
     if (references.length > 2000) references.splice(0, 1000);
     for (let i = 0; i < 5 && references.length > 0; i++)
       work.push(attempt(async () => void (await (await fetch(`${apiUrl}/payments/${pick()}`)).text(), counts.reads++)));
@@ -84,8 +136,6 @@ if (process.argv[2] === '--server') {
           counts.streams++;
         }),
       );
-      const notification = (reference: string) =>
-        JSON.stringify({ type: 'payment', external_reference: reference, status: 2, value: 1, transaction_id: null, end2end: null, user_id: null });
       for (const reference of [streamed, `nobody-${Math.random().toString(36).slice(2)}`]) {
         work.push(
           attempt(
@@ -97,32 +147,36 @@ if (process.argv[2] === '--server') {
           ),
         );
       }
-      if (Math.random() < 0.05)
-        work.push(
-          attempt(async () => void (await (await fetch(`${url}/sandbox/_sandbox/payments/${streamed}/pay`, { method: 'POST' })).text(), counts.paid++)),
-        );
+    }
+    while (open.length > 0 && performance.now() - open[0]!.at > 30_000) {
+      const { reference } = open.shift()!;
+      sandbox.send({ reference, outcome: Math.random() < 0.25 ? 'cancel' : 'pay' } satisfies Settle);
+      counts.settled++;
     }
     await Promise.all(work);
   }
 
-  console.log(`soak: ${minutes} min of mixed traffic on loopback, ${process.version}; proxy and sandbox in a child process, traffic in this one`);
-  console.log('minute | partner calls | RSS MB | open handles | creates reads streams notifications paid failures (this minute)');
+  console.log(`soak: ${minutes} min of mixed traffic on loopback, ${process.version}; the sandbox, the proxy and the traffic in three processes`);
+  console.log('minute | partner calls | proxy RSS MB | open handles | creates reads streams notifications settled failures (this minute)');
   const started = performance.now();
   for (let minute = 1; minute <= minutes; minute++) {
     const before = { ...counts };
-    const end = started + minute * 60_000;
-    while (performance.now() < end) {
+    while (performance.now() < started + minute * 60_000) {
       const at = performance.now();
       await tick();
       await sleep(Math.max(0, 100 - (performance.now() - at)));
     }
-    child.send('sample');
-    const sample = await next<Sample>();
+    proxy.send('sample');
+    const sample = await next<Sample>(proxy);
     const delta = (Object.keys(counts) as (keyof typeof counts)[]).map((key) => counts[key] - before[key]).join(' ');
     console.log(
-      `${String(minute).padStart(6)} | ${String(sample.partnerCalls).padStart(13)} | ${String(sample.rssMb).padStart(6)} | ${String(sample.handles).padStart(12)} | ${delta}`,
+      `${String(minute).padStart(6)} | ${String(sample.partnerCalls).padStart(13)} | ${String(sample.rssMb).padStart(12)} | ${String(sample.handles).padStart(12)} | ${delta}`,
     );
   }
-  child.send('stop');
-  await new Promise((resolve) => child.once('exit', resolve));
+  for (const child of [proxy, sandbox]) {
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.send('stop');
+    await exited;
+  }
+  rmSync(dir, { recursive: true, force: true });
 }

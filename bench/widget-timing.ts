@@ -8,7 +8,7 @@
  */
 import { build } from 'vite';
 import puppeteer from 'puppeteer-core';
-import { findChrome } from '../test/support/find-chrome.mjs';
+import { CHROME_ARGS, findChrome } from '../test/support/find-chrome.mjs';
 import { startDevStack } from '../server/dev-stack.ts';
 import { mountWidgetPages } from '../test/support/widget-page.ts';
 
@@ -19,15 +19,7 @@ const stack = await startDevStack({ mount: mountWidgetPages });
 const browser = await puppeteer.launch({
   executablePath: findChrome() ?? '/usr/bin/chromium',
   headless: true,
-  args: [
-    '--no-sandbox',
-    '--disable-gpu',
-    '--disable-dev-shm-usage',
-    '--disable-background-networking',
-    '--disable-component-update',
-    '--disable-sync',
-    '--no-first-run',
-  ],
+  args: CHROME_ARGS,
 });
 
 const p50 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;

@@ -5,7 +5,7 @@
  * The steps do what a customer (and, in the test panel, the tester) does: click, read the screen.
  */
 import puppeteer, { type Browser, type Page } from 'puppeteer-core';
-import { findChrome } from '../support/find-chrome.mjs';
+import { CHROME_ARGS, findChrome } from '../support/find-chrome.mjs';
 
 /** Called after each step with its name; the screenshots script writes a PNG. */
 export type Shot = (name: string) => Promise<void>;
@@ -20,15 +20,7 @@ export function launchBrowser(): Promise<Browser> {
   return puppeteer.launch({
     executablePath: findChrome() ?? '/usr/bin/chromium',
     headless: true,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-dev-shm-usage',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-    ],
+    args: CHROME_ARGS,
   });
 }
 

@@ -14,7 +14,7 @@ import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import puppeteer, { type Browser } from 'puppeteer-core';
-import { findChrome } from '../support/find-chrome.mjs';
+import { CHROME_ARGS, findChrome } from '../support/find-chrome.mjs';
 
 const run = promisify(execFile);
 const repo = fileURLToPath(new URL('../..', import.meta.url));
@@ -161,15 +161,7 @@ test('the packed tarball installs in an empty folder and works from there', { ti
   browser = await puppeteer.launch({
     executablePath: findChrome() ?? '/usr/bin/chromium',
     headless: true,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-dev-shm-usage',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-    ],
+    args: CHROME_ARGS,
   });
   const page = await browser.newPage();
   const failures: string[] = [];

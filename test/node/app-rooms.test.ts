@@ -10,10 +10,10 @@ import { rmSync, writeFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import { createApp, type PixApp } from '../../server/app.ts';
-import { SANDBOX_DEFAULTS } from '../../server/config.ts';
 import type { OutcomeEvent } from '../../server/domain/outcomes.ts';
 import { createLogger } from '../../server/log.ts';
 import { createPartnerClient } from '../../server/partner/client.ts';
+import { sandboxPartner } from '../../server/sandbox-mode.ts';
 import { startSandbox, type RunningSandbox } from '../../server/sandbox/server.ts';
 import { openSqliteStore } from '../../server/store/sqlite/sqlite-store.ts';
 import type { Store } from '../../server/store/store.ts';
@@ -30,13 +30,7 @@ describe('the rooms of the proxy, through app.request()', () => {
   before(async () => {
     sandbox = await startSandbox();
     store = openSqliteStore({ dataDir: ':memory:' });
-    const partner = createPartnerClient({
-      baseUrl: sandbox.url,
-      ca: sandbox.ca,
-      userAgent: SANDBOX_DEFAULTS.userAgent,
-      credentials: { email: SANDBOX_DEFAULTS.email, accessKey: SANDBOX_DEFAULTS.accessKey },
-      tokenStore: store.tokens,
-    });
+    const partner = createPartnerClient({ ...(await sandboxPartner(sandbox)).connection, tokenStore: store.tokens });
     app = createApp({
       partner,
       store,

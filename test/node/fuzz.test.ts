@@ -14,12 +14,12 @@ import type { Hono } from 'hono';
 import { CheckoutView, PaymentView } from '../../src/shared/contract.ts';
 import { ERROR_CODES, ErrorBody } from '../../src/shared/errors.ts';
 import { createApp } from '../../server/app.ts';
-import { SANDBOX_DEFAULTS } from '../../server/config.ts';
 import { createLogger } from '../../server/log.ts';
 import { startSandbox, type RunningSandbox } from '../../server/sandbox/server.ts';
 import { openSqliteStore } from '../../server/store/sqlite/sqlite-store.ts';
 import type { Store } from '../../server/store/store.ts';
 import { createPartnerClient } from '../../server/partner/client.ts';
+import { sandboxPartner } from '../../server/sandbox-mode.ts';
 
 const API_KEY = 'fuzz-api-key-0123456789abcdef0123456789';
 let sandbox: RunningSandbox;
@@ -34,13 +34,7 @@ before(async () => {
   sandbox = await startSandbox();
   dataDir = mkdtempSync(join(tmpdir(), 'pix-fuzz-'));
   store = openSqliteStore({ dataDir });
-  const partner = createPartnerClient({
-    baseUrl: sandbox.url,
-    ca: sandbox.ca,
-    userAgent: SANDBOX_DEFAULTS.userAgent,
-    credentials: { email: SANDBOX_DEFAULTS.email, accessKey: SANDBOX_DEFAULTS.accessKey },
-    tokenStore: store.tokens,
-  });
+  const partner = createPartnerClient({ ...(await sandboxPartner(sandbox)).connection, tokenStore: store.tokens });
   app = createApp({
     partner,
     store,

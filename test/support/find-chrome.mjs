@@ -22,6 +22,17 @@ export function findChrome() {
   return CANDIDATES.find((path) => existsSync(path)) ?? null;
 }
 
+/** Headless Chromium as root on a machine with no network: every launch here uses these. */
+export const CHROME_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-dev-shm-usage',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+];
+
 export const INSTALL_HINT =
   'No Chromium found for the browser tests: install it (Debian/Ubuntu: sudo apt-get install -y chromium) or set CHROME_PATH to a Chrome/Chromium binary.';
 
