@@ -18,7 +18,7 @@ import { trackUpstream } from './domain/readiness.ts';
 import { createLogger, type Logger } from './log.ts';
 import { createPartnerClient, type PartnerClient } from './partner/client.ts';
 import type { RunningSandbox } from './sandbox-mode.ts';
-import { openSqliteStore } from './store/sqlite/sqlite-store.ts';
+import { openStore } from './store/open.ts';
 import type { Store } from './store/store.ts';
 
 /** A proxy to mount in the merchant's own server: `app.fetch` is its web-standard handler. */
@@ -71,7 +71,7 @@ export async function createProxy(
     if (temporary) rmSync(dataDir, { recursive: true, force: true });
   };
   try {
-    const store = openSqliteStore({ dataDir });
+    const store = openStore({ dataDir });
     opened.push(store);
     const upstream = trackUpstream();
     const partner = createPartnerClient({

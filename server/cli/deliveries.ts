@@ -18,8 +18,8 @@ export async function deliveriesCommand(rest: string[], io: CliIo): Promise<void
   if (sub === 'replay' && !values.all && (target === undefined || !/^\d+$/.test(target)))
     throw new UsageError('deliveries replay needs a delivery id, or --all');
   // Imported here: only these commands open the store.
-  const { openSqliteStore } = await import('../store/sqlite/sqlite-store.ts');
-  const store = openSqliteStore({ dataDir: io.env.PIX_DATA_DIR?.trim() || DEFAULTS.dataDir, cacheSize: 0 });
+  const { openStore } = await import('../store/open.ts');
+  const store = openStore({ dataDir: io.env.PIX_DATA_DIR?.trim() || DEFAULTS.dataDir, cacheSize: 0 });
   try {
     if (sub === 'list') {
       const limit = values.limit === undefined ? 1000 : Number(values.limit);

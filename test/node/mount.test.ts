@@ -56,6 +56,7 @@ describe('createProxy mounted in node:http', () => {
   after(() => rmSync(dir, { recursive: true, force: true }));
 
   test('with partner credentials and a CA file, as in production', async () => {
+    const warned: string[] = [];
     const sandbox: RunningSandbox = await startSandbox();
     const caFile = join(dir, 'ca.pem');
     writeFileSync(caFile, sandbox.ca);
@@ -73,7 +74,7 @@ describe('createProxy mounted in node:http', () => {
         PIX_STALE_AFTER_MS: '0',
         PIX_DATA_DIR: join(dir, 'production'),
       }),
-      silent,
+      createLogger({ level: 'warn', destination: { write: (line: string) => void warned.push(line) } }),
     );
     const { server, url } = await mount(proxy);
     try {
@@ -87,6 +88,11 @@ describe('createProxy mounted in node:http', () => {
         body: JSON.stringify({ value: 15.5 }),
       });
       assert.equal(refused.status, 403, 'origins outside PIX_ALLOWED_ORIGINS are refused');
+      // Neither PIX_WEBHOOK_SECRET_PATH nor PIX_WEBHOOK_SOURCE_IPS: said at start and in /ready.
+      const open = 'the partner webhook intake is open to anyone: set PIX_WEBHOOK_SECRET_PATH or PIX_WEBHOOK_SOURCE_IPS';
+      assert.ok(warned.some((line) => (JSON.parse(line) as { msg: string }).msg === open));
+      const ready = (await (await proxy.app.request('/ready')).json()) as { status: string; warnings?: string[] };
+      assert.deepEqual([ready.status, ready.warnings], ['ready', [open]]);
     } finally {
       proxy.endStreams();
       await closeServer(server);
