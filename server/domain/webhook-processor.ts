@@ -35,11 +35,26 @@ export type ProcessResult = 'applied' | 'already_final' | 'not_confirmed' | 'unk
 /** The notifications of one reference waiting for a confirmation, and when the last one started. */
 interface Group {
   event: WebhookEvent;
+  /** Waiting for the next confirmation, and that confirmation's end. */
   ids: Set<number>;
-  /** Being confirmed now: a drain that finds them still unprocessed does not queue them again. */
+  next: Round | null;
+  /** Being confirmed now (a drain that finds them still unprocessed does not queue them again), and its end. */
   taken: Set<number>;
+  current: Round | null;
   lastStart: number;
   runner: Promise<void> | null;
+}
+
+/** One confirmation: each notification waits for the round that covers it, never for later copies. */
+interface Round {
+  done: Promise<void>;
+  end: () => void;
+}
+
+function round(): Round {
+  let end = () => {};
+  const done = new Promise<void>((resolve) => (end = resolve));
+  return { done, end };
 }
 
 export class WebhookProcessor {
@@ -50,7 +65,10 @@ export class WebhookProcessor {
 
   constructor(private readonly deps: ProcessorDeps) {}
 
-  /** Processes one stored event, with the others of its reference; failures leave it for the next pass. */
+  /**
+   * Processes one stored event, with the others of its reference; resolves when the confirmation that
+   * covers it has ended (settled, or failed and left for the next pass).
+   */
   async process(id: number, rawBody: string): Promise<void> {
     if (this.closed) return;
     const event = parseEvent(rawBody);
@@ -58,16 +76,18 @@ export class WebhookProcessor {
     const key = `${event.kind}:${event.externalReference}`;
     let group = this.groups.get(key);
     if (!group) {
-      group = { event, ids: new Set(), taken: new Set(), lastStart: -Infinity, runner: null };
+      group = { event, ids: new Set(), next: null, taken: new Set(), current: null, lastStart: -Infinity, runner: null };
       this.groups.set(key, group);
     }
-    if (!group.taken.has(id)) group.ids.add(id);
+    if (group.taken.has(id)) return group.current?.done;
+    group.ids.add(id);
+    const waitFor = (group.next ??= round()).done;
     const current = group;
     current.runner ??= this.confirmAll(current).finally(() => {
       current.runner = null;
       if (current.ids.size === 0 && this.groups.get(key) === current) this.groups.delete(key);
     });
-    return current.runner;
+    return waitFor;
   }
 
   /** Takes up every stored event not processed yet (startup, and each reconciler pass). */
@@ -95,10 +115,12 @@ export class WebhookProcessor {
     while (group.ids.size > 0 && !this.closed) {
       const wait = group.lastStart + this.deps.confirmIntervalMs - performance.now();
       if (wait > 0) await sleep(wait, undefined, { ref: false });
-      if (this.closed) return;
+      if (this.closed) break;
       const ids = [...group.ids];
       group.ids.clear();
       for (const id of ids) group.taken.add(id);
+      group.current = group.next;
+      group.next = null;
       group.lastStart = performance.now();
       try {
         await this.settle(ids, await this.slot(() => this.apply(group.event)));
@@ -110,9 +132,14 @@ export class WebhookProcessor {
         );
       } finally {
         for (const id of ids) group.taken.delete(id);
+        group.current?.end();
+        group.current = null;
       }
     }
-    if (this.closed) group.ids.clear();
+    // Closing: what still waits is left unprocessed for the next start, and its callers are released.
+    group.ids.clear();
+    group.next?.end();
+    group.next = null;
   }
 
   private async settle(ids: number[], result: ProcessResult): Promise<void> {

@@ -21,5 +21,5 @@ export function nodeListener(fetch: Parameters<typeof getRequestListener>[0]): R
 
 /** A node:http server for the app; a missing Host reaches nodeListener instead of Node's bare 400. */
 export function createNodeServer(listener?: RequestListener): Server {
-  return listener ? createServer({ requireHostHeader: false }, listener) : createServer({ requireHostHeader: false });
+  return createServer({ requireHostHeader: false }, listener);
 }

@@ -106,7 +106,7 @@ export function webhookRoutes(deps: WebhookReceiverDeps): Hono {
     let id: number;
     try {
       // Bounded: past the cap the service is asked to retry (503) rather than the disk filling up.
-      if ((await deps.store.webhookEvents.countUnprocessed()) >= DEFAULTS.webhookIntake.pendingCap) {
+      if ((await deps.store.webhookEvents.countUnprocessed(DEFAULTS.webhookIntake.pendingCap)) >= DEFAULTS.webhookIntake.pendingCap) {
         log.error({ cap: DEFAULTS.webhookIntake.pendingCap }, 'webhook not stored: too many notifications wait for confirmation');
         return c.json(errorBody('not_ready', 'Too many notifications are waiting; try again later.'), 503, { 'retry-after': '60' });
       }

@@ -141,8 +141,8 @@ export interface Store {
     markProcessed(id: number, processedAt: number, result?: string): Promise<void>;
     /** Oldest first. */
     unprocessed(limit: number): Promise<WebhookEventRecord[]>;
-    /** How many wait to be confirmed (the intake's cap). */
-    countUnprocessed(): Promise<number>;
+    /** How many wait to be confirmed, counting no further than `upTo` (the intake's cap: bounded work per notification). */
+    countUnprocessed(upTo?: number): Promise<number>;
     /** Marks those received before `receivedBefore` and never confirmed as processed, `expired`; answers how many. */
     expireUnprocessed(receivedBefore: number, at: number): Promise<number>;
   };

@@ -36,6 +36,15 @@ function countReads(stack: DevStack): { calls: () => number } {
   return { calls: () => calls };
 }
 
+async function addFault(stack: DevStack, fault: Record<string, unknown>): Promise<number> {
+  const res = await stack.sandbox.publicApp.request('/_sandbox/faults', { method: 'POST', headers: json, body: JSON.stringify(fault) });
+  return ((await res.json()) as { fault: { id: number } }).fault.id;
+}
+
+async function removeFault(stack: DevStack, id: number): Promise<void> {
+  await stack.sandbox.publicApp.request(`/_sandbox/faults/${id}`, { method: 'DELETE' });
+}
+
 async function openPayment(stack: DevStack): Promise<PaymentView> {
   const res = await stack.app.request('/api/payments', { method: 'POST', headers: json, body: JSON.stringify({ value: 3.5 }) });
   assert.equal(res.status, 201);
@@ -66,13 +75,12 @@ describe('an aborted status stream', () => {
   test('closed while its first read waits on the partner, it stops polling: no partner reads afterwards', async () => {
     const payments = await Promise.all(Array.from({ length: 3 }, () => openPayment(stack)));
     // Every read of the partner takes 400 ms: the clients hang up during the first one.
-    const fault = (await (
-      await stack.sandbox.publicApp.request('/_sandbox/faults', {
-        method: 'POST',
-        headers: json,
-        body: JSON.stringify({ kind: 'latency', rate: 1, latency_ms: 400, path_prefix: PARTNER_PATHS.getPayment.replace(':external_reference', '') }),
-      })
-    ).json()) as { fault: { id: number } };
+    const fault = await addFault(stack, {
+      kind: 'latency',
+      rate: 1,
+      latency_ms: 400,
+      path_prefix: PARTNER_PATHS.getPayment.replace(':external_reference', ''),
+    });
     const reads = countReads(stack);
     const aborts = payments.flatMap((payment) =>
       Array.from({ length: 5 }, async () => {
@@ -88,7 +96,7 @@ describe('an aborted status stream', () => {
     const settled = reads.calls();
     await sleep(1500); // six watch intervals
     assert.equal(reads.calls() - settled, 0, `partner reads after every client left: ${reads.calls() - settled}`);
-    await stack.sandbox.publicApp.request(`/_sandbox/faults/${fault.fault.id}`, { method: 'DELETE' });
+    await removeFault(stack, fault);
   });
 });
 
@@ -120,6 +128,40 @@ describe('the webhook intake under a flood', () => {
     assert.equal(await stack.store.webhookEvents.countUnprocessed(), 0);
   });
 
+  test('a notification is settled by its own confirmation, however many copies keep arriving after it', async () => {
+    const payment = await openPayment(stack);
+    const body = JSON.stringify({
+      type: 'payment',
+      external_reference: payment.reference,
+      status: 2,
+      value: 3.5,
+      transaction_id: null,
+      end2end: null,
+      user_id: null,
+    });
+    const receivedAt = stack.sandbox.state.clock.now();
+    // Each confirmation takes 300 ms, so copies arriving every 10 ms are always waiting when one ends.
+    const fault = await addFault(stack, {
+      kind: 'latency',
+      rate: 1,
+      latency_ms: 300,
+      path_prefix: PARTNER_PATHS.getPayment.replace(':external_reference', ''),
+    });
+    let settled = false;
+    const first = stack.pix.processor.process(await stack.store.webhookEvents.add(body, receivedAt), body).then(() => (settled = true));
+    // A flood of copies from the start, one every few milliseconds, for longer than two intervals.
+    let copies = 0;
+    while (!settled && copies < 600) {
+      void stack.pix.processor.process(await stack.store.webhookEvents.add(body, receivedAt), body);
+      copies++;
+      await sleep(10);
+    }
+    await first;
+    assert.ok(copies < 600, 'the first notification waited for the flood of copies to end');
+    await removeFault(stack, fault);
+    await stack.pix.processor.idle();
+  });
+
   test('a refused notification keeps only its start for audit', async () => {
     const big = JSON.stringify({ pad: 'x'.repeat(50_000) });
     const res = await notify(big);
@@ -128,6 +170,19 @@ describe('the webhook intake under a flood', () => {
     const row = db.prepare('SELECT length(raw_body) AS size, result FROM webhook_events ORDER BY id DESC LIMIT 1').get() as { size: number; result: string };
     db.close();
     assert.deepEqual([row.size, row.result], [DEFAULTS.webhookIntake.auditBytes, 'unknown_format']);
+  });
+
+  test('past the cap of notifications waiting for confirmation, the intake answers 503 and stores nothing more', async () => {
+    const payment = await openPayment(stack);
+    const now = stack.sandbox.state.clock.now();
+    for (let i = 0; i < DEFAULTS.webhookIntake.pendingCap; i++) await stack.store.webhookEvents.add('{"waiting":true}', now);
+    const res = await notify(
+      JSON.stringify({ type: 'payment', external_reference: payment.reference, status: 2, value: 3.5, transaction_id: null, end2end: null, user_id: null }),
+    );
+    assert.equal(res.status, 503);
+    assert.equal(res.headers.get('retry-after'), '60');
+    assert.equal(await stack.store.webhookEvents.countUnprocessed(), DEFAULTS.webhookIntake.pendingCap);
+    await stack.store.webhookEvents.expireUnprocessed(now + 1, now);
   });
 
   test('notifications never confirmed are set aside after the retention, by the reconciler', async () => {

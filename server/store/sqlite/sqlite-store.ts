@@ -286,7 +286,7 @@ function openedStore(db: Database.Database, cacheSize: number): Store {
     replayOne: db.prepare(`UPDATE outbox SET state = 'pending', next_attempt_at = ?1, created_at = ?1 WHERE id = ?2`),
     replayFailed: db.prepare(`UPDATE outbox SET state = 'pending', next_attempt_at = ?1, created_at = ?1 WHERE state = 'failed'`),
     unprocessedEvents: db.prepare('SELECT * FROM webhook_events WHERE processed_at IS NULL ORDER BY received_at, id LIMIT ?'),
-    countUnprocessed: db.prepare('SELECT count(*) AS n FROM webhook_events WHERE processed_at IS NULL'),
+    countUnprocessed: db.prepare('SELECT count(*) AS n FROM (SELECT 1 FROM webhook_events WHERE processed_at IS NULL LIMIT ?)'),
     expireUnprocessed: db.prepare("UPDATE webhook_events SET processed_at = ?, result = 'expired' WHERE processed_at IS NULL AND received_at < ?"),
     // Readiness reads real rows, so damaged pages show there rather than in a customer's request.
     pingPayments: db.prepare('SELECT reference, partner_status FROM payments ORDER BY rowid DESC LIMIT 20'),
@@ -396,8 +396,8 @@ function openedStore(db: Database.Database, cacheSize: number): Store {
       async markProcessed(id, processedAt, result) {
         sql.markEvent.run(processedAt, result ?? null, id);
       },
-      async countUnprocessed() {
-        return (sql.countUnprocessed.get() as { n: number }).n;
+      async countUnprocessed(upTo = Number.MAX_SAFE_INTEGER) {
+        return (sql.countUnprocessed.get(upTo) as { n: number }).n;
       },
       async expireUnprocessed(receivedBefore, at) {
         return sql.expireUnprocessed.run(at, receivedBefore).changes;
