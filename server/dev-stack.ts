@@ -20,7 +20,7 @@ import { createLogger, type Logger } from './log.ts';
 import type { PartnerClient } from './partner/client.ts';
 import { createProxy } from './proxy.ts';
 import { WEBHOOK_PATH } from './routes/webhooks.ts';
-import type { RunningSandbox } from './sandbox-mode.ts';
+import { startSandbox, type RunningSandbox, type SandboxOptions } from './sandbox-mode.ts';
 import type { Store } from './store/store.ts';
 
 export { startSandbox, type RunningSandbox, type SandboxOptions } from './sandbox-mode.ts';
@@ -38,6 +38,8 @@ export interface DevStackOptions extends Omit<AppSettings, 'merchantWebhook'> {
   dataDir?: string;
   /** Use this running sandbox (not closed on close) instead of starting one: a proxy restart. */
   sandbox?: RunningSandbox;
+  /** How the stack's own sandbox answers (`startSandbox({dialect})`); not with `sandbox`, which keeps its own. */
+  dialect?: SandboxOptions['dialect'];
   /** Register the proxy's webhook endpoint as the sandbox's notification URL (default true). */
   registerWebhook?: boolean | { notifyType?: 1 | 2 };
   /**
@@ -87,8 +89,10 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
     onOutcome,
     background,
     partnerTimeoutMs,
+    dialect,
     ...settings
   } = options;
+  if (dialect !== undefined && sandbox) throw new TypeError('startDevStack: give `dialect` or `sandbox`, not both (a sandbox handed in keeps its dialect)');
   const logger = given ?? createLogger({ level: (process.env.PIX_LOG_LEVEL as 'info' | undefined) ?? 'warn' });
 
   // Listening before the proxy is built tells its URL to what needs it (a merchant webhook `path`);
@@ -112,11 +116,15 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
       merchantWebhook && 'path' in merchantWebhook ? (({ path, ...rest }) => ({ ...rest, url: new URL(path, url).href }))(merchantWebhook) : merchantWebhook,
     partner: { ...base.partner, timeoutMs: partnerTimeoutMs ?? base.partner.timeoutMs },
   };
+  // A dialect needs the stack's own sandbox, started here and closed with the stack.
+  let own: RunningSandbox | undefined;
   let proxy;
   try {
-    proxy = await createProxy(config, logger, { sandbox, dataDir, onOutcome, background: false });
+    if (dialect !== undefined) own = await startSandbox({ dialect });
+    proxy = await createProxy(config, logger, { sandbox: sandbox ?? own, dataDir, onOutcome, background: false });
   } catch (error) {
     await closeServer(server);
+    await own?.close();
     throw error;
   }
   const running = proxy.sandbox!;
@@ -124,6 +132,7 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
     proxy.endStreams();
     await closeServer(server);
     await proxy.close();
+    await own?.close();
   };
   proxy.app.route('/sandbox', running.publicApp);
   mount?.(proxy.app);

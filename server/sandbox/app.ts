@@ -1,13 +1,18 @@
 /**
  * The partner API of the sandbox: every path of spec section 4, with the spec's headers enforced and
- * the wire format of src/shared/partner.ts. What people see (QR image, checkout page) and the control
- * API live in public.ts; server.ts serves both over HTTPS.
+ * the wire format of server/partner/wire.ts. Requests are checked the same way in every dialect; what
+ * is answered is the current dialect's (dialects.ts), from neutral views of the sandbox's state. What
+ * people see (QR image, checkout page) and the control API live in public.ts; server.ts serves both
+ * over HTTPS.
  */
 import { Hono, type Context, type Handler } from 'hono';
+import type { ContentfulStatusCode, StatusCode } from 'hono/utils/http-status';
 import type { IncomingMessage } from 'node:http';
+import type { z } from 'zod/mini';
 import { buildDynamicBrCode } from '../../src/shared/brcode.ts';
-import { issuesToFields, parseInput, type Issue } from '../../src/shared/errors.ts';
+import { issuesToFields, parseInput } from '../../src/shared/errors.ts';
 import { LIMITS } from '../../src/shared/limits.ts';
+import { detectPixKeyType } from '../../src/shared/pix-keys.ts';
 import {
   CreatePartnerPaymentRequest,
   KeyTransferRequest,
@@ -17,18 +22,11 @@ import {
   PARTNER_MAX_BODY_BYTES,
   PARTNER_PATHS,
   PARTNER_STATUS,
-  PAYMENT_CHECK_HTTP,
   SolicitTransferRequest,
-  TRANSFER_REFUSAL_HTTP,
   USER_AGENT_PATTERN,
-  partnerTimestamp,
-  type PartnerErrorResponse,
-  type PartnerPaymentRecord,
-  type PartnerTransferRecord,
 } from '../partner/wire.ts';
-import { detectPixKeyType } from '../../src/shared/pix-keys.ts';
-import type { z } from 'zod/mini';
 import { jsonBody } from './body.ts';
+import { problemStatus, statusName, type DialectAnswer, type PaymentView, type SandboxProblem, type TransferView } from './dialects.ts';
 import { faultMiddleware } from './faults.ts';
 import type { SandboxPayment, SandboxState, SandboxTransfer, TransferRefusal } from './state.ts';
 
@@ -39,56 +37,59 @@ export interface SandboxUrls {
   public: () => string;
 }
 
-type ErrorStatus = 400 | 401 | 403 | 404 | 405 | 413 | 415 | 422;
-
 type Env = { Bindings: { incoming?: IncomingMessage } };
 
-function fail(c: Context<Env>, status: ErrorStatus, message: string, extra: Omit<PartnerErrorResponse, 'message'> = {}) {
-  const body: PartnerErrorResponse = { message, ...extra };
-  return c.json(body, status);
-}
-
-function toPartnerErrors(issues: readonly Issue[]): Record<string, string[]> {
-  return Object.fromEntries(Object.entries(issuesToFields(issues)).map(([field, problem]) => [field, [`${field} ${problem}`]]));
-}
-
-/** Reads and validates a JSON body; the refusal is ready to return. */
+/** Reads and validates a JSON body; the problem is ready to answer. */
 async function readInput<T>(
   c: Context<Env>,
   schema: z.ZodMiniType<T>,
   reason?: 'invalid_data',
-): Promise<{ ok: true; data: T } | { ok: false; response: Response }> {
+): Promise<{ ok: true; data: T } | { ok: false; problem: SandboxProblem }> {
   const read = await jsonBody(c);
   if (!read.ok) {
-    const response =
+    const [status, message] =
       read.problem === 'media_type'
-        ? fail(c, 415, 'Content-Type must be application/json.')
+        ? [415, 'Content-Type must be application/json.']
         : read.problem === 'too_large'
-          ? fail(c, 413, `The request body is larger than ${PARTNER_MAX_BODY_BYTES} bytes.`)
-          : fail(c, 400, 'The request body is not valid JSON.');
-    return { ok: false, response };
+          ? [413, `The request body is larger than ${PARTNER_MAX_BODY_BYTES} bytes.`]
+          : [400, 'The request body is not valid JSON.'];
+    return { ok: false, problem: { kind: 'request', status, message } };
   }
   const parsed = parseInput(schema, read.body);
   if (!parsed.success) {
-    return { ok: false, response: fail(c, 422, 'The given data was invalid.', { errors: toPartnerErrors(parsed.issues), ...(reason ? { reason } : {}) }) };
+    return { ok: false, problem: { kind: 'invalid_data', message: INVALID_DATA, fields: issuesToFields(parsed.issues), ...(reason ? { reason } : {}) } };
   }
   return { ok: true, data: parsed.data };
 }
 
+const INVALID_DATA = 'The given data was invalid.';
+
+/** Sends a dialect's answer: JSON, or nothing at all when it has no body. */
+function send(c: Context<Env>, answer: DialectAnswer): Response {
+  const status = answer.status as ContentfulStatusCode;
+  return answer.body === undefined ? c.body(null, answer.status as StatusCode) : c.json(answer.body, status);
+}
+
 export function createPartnerApi(state: SandboxState, urls: SandboxUrls): Hono<Env> {
   const api = new Hono<Env>();
+  /** An error answer in the current dialect's body, with the status every dialect shares. */
+  const fail = (c: Context<Env>, problem: SandboxProblem) => send(c, { status: problemStatus(problem), body: state.dialect.errorBody(problem) });
+
   // Faults first: they stand for the network and the service's edge, before anything is checked.
-  api.use('*', faultMiddleware(state.faults));
+  api.use(
+    '*',
+    faultMiddleware(state.faults, (status, message) => state.dialect.errorBody({ kind: 'request', status, message })),
+  );
   api.use('*', async (c: Context<Env>, next) => {
     state.settleDue();
     const agent = c.req.header('user-agent');
     if (!agent || !USER_AGENT_PATTERN.test(agent)) {
-      return fail(c, 400, 'User-Agent must name the company and a contact e-mail: "Company (contact@example.com)".');
+      return fail(c, { kind: 'request', status: 400, message: 'User-Agent must name the company and a contact e-mail: "Company (contact@example.com)".' });
     }
     if (c.req.path !== PARTNER_PATHS.login) {
       const match = /^Bearer ([\x21-\x7e]+)$/.exec(c.req.header('authorization') ?? '');
-      if (!match?.[1]) return fail(c, 401, 'Unauthenticated: send Authorization: Bearer <access token>.');
-      if (!state.isTokenValid(match[1])) return fail(c, 401, 'Unauthenticated: the access token is unknown or expired.');
+      if (!match?.[1]) return fail(c, { kind: 'unauthenticated', message: 'Unauthenticated: send Authorization: Bearer <access token>.' });
+      if (!state.isTokenValid(match[1])) return fail(c, { kind: 'unauthenticated', message: 'Unauthenticated: the access token is unknown or expired.' });
     }
     return next();
   });
@@ -99,30 +100,28 @@ export function createPartnerApi(state: SandboxState, urls: SandboxUrls): Hono<E
     api.on(method === 'HEAD' ? 'GET' : method, path, handler);
     api.all(path, (c) => {
       c.header('allow', method);
-      return fail(c, 405, `Use ${method} on this path.`);
+      return fail(c, { kind: 'request', status: 405, message: `Use ${method} on this path.` });
     });
   };
 
   route('POST', PARTNER_PATHS.login, async (c) => {
     const input = await readInput(c, LoginRequest);
-    if (!input.ok) return input.response;
+    if (!input.ok) return fail(c, input.problem);
     const { email, access_key } = input.data;
-    if (email !== state.account.email || access_key !== state.account.accessKey) return fail(c, 401, 'Invalid credentials.');
+    if (email !== state.account.email || access_key !== state.account.accessKey)
+      return fail(c, { kind: 'request', status: 401, message: 'Invalid credentials.' });
     const token = state.issueToken();
-    return c.json({
-      message: 'Login successful.',
-      data: { access_token: token, token_type: 'Bearer', expires_at: partnerTimestamp(state.tokenExpiresAt(token)) },
-    });
+    return send(c, state.dialect.login(token, state.tokenExpiresAt(token), state.clock.now()));
   });
 
-  route('GET', PARTNER_PATHS.getTenant, (c) => c.json({ message: 'Tenant.', data: state.account.tenant }));
+  route('GET', PARTNER_PATHS.getTenant, (c) => send(c, state.dialect.tenant(state.account.tenant)));
 
   route('POST', PARTNER_PATHS.createPayment, async (c) => {
     const read = await readInput(c, CreatePartnerPaymentRequest);
-    if (!read.ok) return read.response;
+    if (!read.ok) return fail(c, read.problem);
     const input = read.data;
     if (input.tenant_id !== state.account.tenant.id) {
-      return fail(c, 422, 'The given data was invalid.', { errors: { tenant_id: ['tenant_id is not the tenant of this partner'] } });
+      return fail(c, { kind: 'invalid_data', message: INVALID_DATA, fields: { tenant_id: 'is not the tenant of this partner' } });
     }
     const { id, externalReference } = state.newPaymentIdentity();
     const payment: SandboxPayment = {
@@ -146,31 +145,32 @@ export function createPartnerApi(state: SandboxState, urls: SandboxUrls): Hono<E
       }),
     };
     state.payments.set(externalReference, payment);
-    const record = toPaymentRecord(state, payment, urls);
-    const { pix_key, qr_code_url, checkout } = record.pix_deposit;
-    return c.json({ message: 'Pix generated.', data: { ...record, pix_key, qr_code_url, checkout, expiration: payment.expirationSeconds } }, 201);
+    return send(c, state.dialect.paymentCreated(paymentView(state, payment, urls)));
   });
 
   route('HEAD', PARTNER_PATHS.checkPayment, (c) => {
     if (c.req.method !== 'HEAD') {
       c.header('allow', 'HEAD');
-      return fail(c, 405, 'Use HEAD on this path.');
+      return fail(c, { kind: 'request', status: 405, message: 'Use HEAD on this path.' });
     }
     const payment = state.payments.get(c.req.param('external_reference') ?? '');
-    if (!payment) return c.body(null, PAYMENT_CHECK_HTTP.notFound);
-    const status = payment.status === PARTNER_STATUS.approved ? 'paid' : payment.status === PARTNER_STATUS.canceled ? 'canceled' : 'pending';
-    return c.body(null, PAYMENT_CHECK_HTTP[status]);
+    const status = payment ? statusName(payment.status) : null;
+    const checked = status === null ? 'unknown' : status === 'approved' ? 'paid' : status;
+    return c.body(null, state.dialect.paymentCheck(checked) as StatusCode);
   });
 
   route('GET', PARTNER_PATHS.getPayment, (c) => {
     const payment = state.payments.get(c.req.param('external_reference') ?? '');
-    if (!payment) return fail(c, 404, 'Transaction not found.');
-    return c.json({ message: 'Transaction.', data: toPaymentRecord(state, payment, urls) });
+    if (!payment) return fail(c, { kind: 'request', status: 404, message: 'Transaction not found.' });
+    return send(c, state.dialect.payment(paymentView(state, payment, urls)));
   });
+
+  const transferAnswer = (c: Context<Env>, result: ReturnType<SandboxState['requestTransfer']>) =>
+    result.ok ? send(c, state.dialect.transferAccepted(transferView(result.transfer))) : fail(c, refusalProblem(result.refusal));
 
   route('POST', PARTNER_PATHS.solicitTransferForCustomer, async (c) => {
     const read = await readInput(c, SolicitTransferRequest, 'invalid_data');
-    if (!read.ok) return read.response;
+    if (!read.ok) return fail(c, read.problem);
     const { value, pix_key, pix_key_type, customer_document, transaction_id } = read.data;
     const result = state.requestTransfer({
       operation: 'solicit-for-customer',
@@ -180,87 +180,77 @@ export function createPartnerApi(state: SandboxState, urls: SandboxUrls): Hono<E
       customerDocument: customer_document,
       transactionId: transaction_id,
     });
-    return result.ok ? transferAccepted(c, result.transfer) : transferRefused(c, result.refusal);
+    return transferAnswer(c, result);
   });
 
   route('POST', PARTNER_PATHS.transferToKey, async (c) => {
     const read = await readInput(c, KeyTransferRequest, 'invalid_data');
-    if (!read.ok) return read.response;
+    if (!read.ok) return fail(c, read.problem);
     const { value, pix_key, transaction_id } = read.data;
     // The schema already refused a key that fits no type.
     const pixKeyType = detectPixKeyType(pix_key)!;
-    const result = state.requestTransfer({ operation: 'pix-key/transfer', value, pixKey: pix_key, pixKeyType, transactionId: transaction_id });
-    return result.ok ? transferAccepted(c, result.transfer) : transferRefused(c, result.refusal);
+    return transferAnswer(c, state.requestTransfer({ operation: 'pix-key/transfer', value, pixKey: pix_key, pixKeyType, transactionId: transaction_id }));
   });
 
   route('GET', PARTNER_PATHS.checkTransfer, (c) => {
     const transfer = state.transfers.get(c.req.param('external_reference') ?? '');
-    if (!transfer) return fail(c, 404, 'Transfer not found.');
-    return c.json({ message: 'Transfer.', data: toTransferRecord(transfer) });
+    if (!transfer) return fail(c, { kind: 'request', status: 404, message: 'Transfer not found.' });
+    return send(c, state.dialect.transfer(transferView(transfer)));
   });
 
   route('PATCH', PARTNER_PATHS.notificationUrl, async (c) => {
     const read = await readInput(c, NotificationUrlRequest);
-    if (!read.ok) return read.response;
+    if (!read.ok) return fail(c, read.problem);
     const notifyType = read.data.notify_type ?? NOTIFY_TYPE.old;
     state.webhooks.notification = { url: read.data.notification_url, notifyType };
-    return c.json({ message: 'Notification URL updated.', data: { notification_url: read.data.notification_url, notify_type: notifyType } });
+    return send(c, state.dialect.notificationUrlSet({ notificationUrl: read.data.notification_url, notifyType }));
   });
 
-  api.notFound((c) => fail(c, 404, 'Not found.'));
+  api.notFound((c) => fail(c, { kind: 'request', status: 404, message: 'Not found.' }));
   api.onError((error, c) => {
     // The error's message only: a stack or a request dump could carry a customer's document.
     console.error(`[sandbox] unexpected error: ${error.name}`);
-    return c.json({ message: 'Server error.' }, 500);
+    return fail(c, { kind: 'request', status: 500, message: 'Server error.' });
   });
   return api;
 }
 
-function transferAccepted(c: Context<Env>, transfer: SandboxTransfer) {
-  return c.json({ message: 'Transfer requested; waiting for the bank.', data: toTransferRecord(transfer) }, 201);
+function refusalProblem(refusal: TransferRefusal): SandboxProblem {
+  return { kind: 'refused', message: refusal.message, reason: refusal.reason };
 }
 
-function transferRefused(c: Context<Env>, refusal: TransferRefusal) {
-  return fail(c, TRANSFER_REFUSAL_HTTP[refusal.reason], refusal.message, { reason: refusal.reason });
-}
-
-export function toPaymentRecord(state: SandboxState, payment: SandboxPayment, urls: SandboxUrls): PartnerPaymentRecord {
+/** A payment as every dialect sees it. */
+export function paymentView(state: SandboxState, payment: SandboxPayment, urls: SandboxUrls): PaymentView {
   const publicBase = urls.public();
   return {
     id: payment.id,
-    external_reference: payment.externalReference,
+    externalReference: payment.externalReference,
     value: payment.value,
     callback: payment.callback,
-    type: 'payment',
-    // Only meaningful for wallet payments (spec 2.1); the sandbox has no wallet.
-    user_id: 0,
-    status: payment.status,
-    deeplink: null,
-    pix_deposit: {
-      qr_code_url: `${publicBase}/qr/${payment.externalReference}.svg`,
-      pix_key: payment.pixKey,
-      favoured: state.account.partner.name,
-      external_reference: payment.externalReference,
-      checkout: `${publicBase}/checkout/${payment.externalReference}`,
-    },
+    status: statusName(payment.status),
+    pixKey: payment.pixKey,
+    qrCodeUrl: `${publicBase}/qr/${payment.externalReference}.svg`,
+    checkout: `${publicBase}/checkout/${payment.externalReference}`,
+    favoured: state.account.partner.name,
     partner: state.account.partner,
     tenant: state.account.tenant,
-    created_at: partnerTimestamp(payment.createdAt),
+    createdAt: payment.createdAt,
+    expirationSeconds: payment.expirationSeconds,
   };
 }
 
-export function toTransferRecord(transfer: SandboxTransfer): PartnerTransferRecord {
+/** A transfer as every dialect sees it. */
+export function transferView(transfer: SandboxTransfer): TransferView {
   return {
     id: transfer.id,
-    external_reference: transfer.externalReference,
-    type: 'transfer',
+    externalReference: transfer.externalReference,
     value: transfer.value,
-    status: transfer.status,
-    pix_key: transfer.pixKey,
-    pix_key_type: transfer.pixKeyType,
-    transaction_id: transfer.transactionId,
+    status: statusName(transfer.status),
+    pixKey: transfer.pixKey,
+    pixKeyType: transfer.pixKeyType,
+    transactionId: transfer.transactionId,
     end2end: transfer.end2end,
-    created_at: partnerTimestamp(transfer.createdAt),
-    updated_at: partnerTimestamp(transfer.updatedAt),
+    createdAt: transfer.createdAt,
+    updatedAt: transfer.updatedAt,
   };
 }

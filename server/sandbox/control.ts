@@ -1,21 +1,23 @@
 /**
  * The sandbox's control API (under /_sandbox), which the real service does not have: tests and the
  * demo use it to play the payer, the customers' banks and the passing of time, to look at webhook
- * deliveries, and to inject faults. JSON in and out; every bad input is a 4xx with
- * `{error: {code, message, fields?}}` (the shape of src/shared/errors.ts).
+ * deliveries, to inject faults, and to switch the dialect. JSON in and out, in the same words in
+ * every dialect but for the `status` codes it reports, which are the dialect's; every bad input is a
+ * 4xx with `{error: {code, message, fields?}}` (the shape of src/shared/errors.ts).
  */
 import { Hono, type Context } from 'hono';
 import { z } from 'zod/mini';
 import { isValidDocument } from '../../src/shared/document.ts';
 import { parseInput } from '../../src/shared/errors.ts';
 import { PIX_KEY_TYPES, isValidPixKey, type PixKeyType } from '../../src/shared/pix-keys.ts';
-import { PARTNER_MAX_BODY_BYTES } from '../partner/wire.ts';
+import { PARTNER_MAX_BODY_BYTES, type PartnerStatusCode } from '../partner/wire.ts';
 import { jsonBody } from './body.ts';
 import { BANK_BEHAVIOURS, KYC_STATUSES, type SandboxCustomer } from './customers.ts';
+import { DIALECT_NAMES, SANDBOX_DIALECTS, isDialectName, statusName } from './dialects.ts';
 import { FAULT_KINDS } from './faults.ts';
 import type { Outcome, SandboxState } from './state.ts';
 
-type ControlStatus = 400 | 404 | 405 | 409 | 413 | 415;
+type ControlStatus = 400 | 404 | 405 | 409 | 413 | 415 | 422;
 type ControlCode = 'invalid_request' | 'invalid_json' | 'unsupported_media_type' | 'payload_too_large' | 'not_found' | 'conflict' | 'method_not_allowed';
 
 function controlError(c: Context, status: ControlStatus, code: ControlCode, message: string, fields?: Record<string, string>) {
@@ -54,6 +56,8 @@ const CustomerKeys = z.strictObject(
   ) as Record<PixKeyType, z.ZodMiniOptional<z.ZodMiniString>>,
 );
 
+const DialectRequest = z.strictObject({ name: z.string() });
+
 const CustomerRequest = z.strictObject({
   document: z.string().check(z.refine(isValidDocument, 'must be a valid CPF or CNPJ')),
   name: z.string().check(z.minLength(1, 'must not be empty'), z.maxLength(120, 'must be at most 120 characters')),
@@ -81,9 +85,11 @@ export function createControlApi(state: SandboxState): Hono {
     return parsed.success ? { ok: true, data: parsed.data } : { ok: false, response: c.json(parsed.body, 400) };
   }
 
-  /** Answers a pay, cancel, approve: the new status, or 409 when it already had a final one. */
-  const settled = (c: Context, item: { externalReference: string; status: number }, outcome: Outcome) =>
-    outcome.ok ? c.json({ reference: item.externalReference, status: item.status }) : controlError(c, 409, 'conflict', `Not done: ${outcome.reason}.`);
+  /** Answers a pay, cancel, approve: the new status (the dialect's code), or 409 when it already had a final one. */
+  const settled = (c: Context, item: { externalReference: string; status: PartnerStatusCode }, outcome: Outcome) =>
+    outcome.ok
+      ? c.json({ reference: item.externalReference, status: state.dialect.statusCodes[statusName(item.status)] })
+      : controlError(c, 409, 'conflict', `Not done: ${outcome.reason}.`);
 
   // The payer's bank.
   control.post('/payments/:reference/pay', (c) => {
@@ -187,6 +193,21 @@ export function createControlApi(state: SandboxState): Hono {
     const id = Number(c.req.param('id'));
     if (!Number.isSafeInteger(id) || !state.faults.remove(id)) return controlError(c, 404, 'not_found', 'No such fault.');
     return c.json({ faults: state.faults.list() });
+  });
+
+  // The dialect (dialects.ts): which one answers, and its status codes; switched at once.
+  const dialectView = (c: Context) => c.json({ name: state.dialect.name, status_codes: { ...state.dialect.statusCodes } });
+  control.get('/dialect', dialectView);
+  control.put('/dialect', async (c) => {
+    const read = await input(c, DialectRequest);
+    if (!read.ok) return read.response;
+    const { name } = read.data;
+    if (!isDialectName(name)) {
+      const problem = `must be one of ${DIALECT_NAMES.join(', ')}`;
+      return controlError(c, 422, 'invalid_request', `name ${problem}`, { name: problem });
+    }
+    state.dialect = SANDBOX_DIALECTS[name];
+    return dialectView(c);
   });
 
   control.notFound((c) => controlError(c, 404, 'not_found', `Nothing at ${c.req.method} ${c.req.path}.`));

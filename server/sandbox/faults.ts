@@ -83,8 +83,14 @@ export class FaultInjector {
   }
 }
 
-/** The partner API's fault middleware; the Node request (from @hono/node-server) lets it drop the connection. */
-export function faultMiddleware(faults: FaultInjector): MiddlewareHandler<{ Bindings: { incoming?: IncomingMessage } }> {
+/**
+ * The partner API's fault middleware; the Node request (from @hono/node-server) lets it drop the
+ * connection. `errorBody` words a server_error's body (the sandbox's dialect does).
+ */
+export function faultMiddleware(
+  faults: FaultInjector,
+  errorBody: (status: number, message: string) => unknown = (_status, message) => ({ message }),
+): MiddlewareHandler<{ Bindings: { incoming?: IncomingMessage } }> {
   return async (c, next) => {
     const path = c.req.path;
     const delay = faults.strike('latency', path).reduce((sum, fault) => sum + (fault.latency_ms ?? 0), 0);
@@ -99,12 +105,16 @@ export function faultMiddleware(faults: FaultInjector): MiddlewareHandler<{ Bind
       }
     }
     const error = faults.strike('server_error', path)[0];
-    if (error) return c.json({ message: 'Service unavailable (sandbox fault).' }, (error.status ?? 503) as 503);
+    if (error) {
+      const status = error.status ?? 503;
+      return c.json(errorBody(status, 'Service unavailable (sandbox fault).'), status as 503);
+    }
 
     await next();
     const late = faults.strike('late_answer', path).reduce((sum, fault) => sum + (fault.latency_ms ?? 0), 0);
     if (late > 0) await new Promise((resolve) => setTimeout(resolve, late).unref());
-    if (c.req.method !== 'HEAD' && faults.strike('malformed_json', path).length > 0) {
+    // An answer with no body (HEAD, a 204) has nothing to cut.
+    if (c.req.method !== 'HEAD' && c.res.body !== null && faults.strike('malformed_json', path).length > 0) {
       const text = await c.res.text();
       // Cut mid-document: what a proxy that truncates or a half-written answer looks like.
       const broken = text.slice(0, Math.max(1, Math.floor(text.length / 2)));

@@ -1,11 +1,21 @@
-/** `npm run sandbox`: the simulated partner service on its own, for the command line and curl. */
+/**
+ * `npm run sandbox`: the simulated partner service on its own, for the command line and curl.
+ * `SANDBOX_PORT` (default 8443) and `PIX_SANDBOX_DIALECT` (default `default`; see dialects.ts).
+ */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { TEST_CUSTOMERS } from './customers.ts';
+import { DIALECT_NAMES, isDialectName } from './dialects.ts';
 import { startSandbox } from './server.ts';
 import { DEFAULT_ACCOUNT } from './state.ts';
 
 const port = Number(process.env.SANDBOX_PORT ?? 8443);
-const sandbox = await startSandbox({ port });
+// Empty counts as unset, as an `export PIX_SANDBOX_DIALECT=` would leave it.
+const dialect = process.env.PIX_SANDBOX_DIALECT || 'default';
+if (!isDialectName(dialect)) {
+  console.error(`PIX_SANDBOX_DIALECT must be one of: ${DIALECT_NAMES.join(', ')} (it is "${dialect}").`);
+  process.exit(2);
+}
+const sandbox = await startSandbox({ port, dialect });
 await mkdir('.sandbox', { recursive: true });
 await writeFile('.sandbox/cert.pem', sandbox.ca);
 
@@ -15,6 +25,7 @@ const customers = TEST_CUSTOMERS.map(
 
 // The sandbox's documented test credentials: printing them is the point (README.md).
 console.log(`Partner-service sandbox on ${sandbox.url}
+  dialect:     ${dialect} (PIX_SANDBOX_DIALECT: ${DIALECT_NAMES.join(', ')}; README.md, "Dialects")
   email:       ${DEFAULT_ACCOUNT.email}
   access_key:  ${DEFAULT_ACCOUNT.accessKey}
   tenant id:   ${DEFAULT_ACCOUNT.tenant.id}

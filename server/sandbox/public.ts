@@ -7,6 +7,7 @@ import { Hono } from 'hono';
 import QRCode from 'qrcode';
 import { PARTNER_STATUS } from '../partner/wire.ts';
 import { createControlApi } from './control.ts';
+import { statusName } from './dialects.ts';
 import type { SandboxPayment, SandboxState } from './state.ts';
 
 function escapeHtml(text: string): string {
@@ -57,7 +58,7 @@ export function createPublicApp(state: SandboxState): Hono {
 <title>Pagamento Pix ${escapeHtml(value)}</title>
 <style>body{font:16px system-ui,sans-serif;max-width:26rem;margin:2rem auto;padding:0 1rem}textarea{width:100%;font:13px ui-monospace,monospace}</style>
 <h1>Pix ${escapeHtml(value)}</h1><p>${escapeHtml(state.account.partner.name)}</p>
-<p role="status" data-status="${payment.status}"><strong>${escapeHtml(statusLabel(state, payment))}</strong></p>
+<p role="status" data-status="${state.dialect.statusCodes[statusName(payment.status)]}"><strong>${escapeHtml(statusLabel(state, payment))}</strong></p>
 ${pending && expires ? `<p>Válido até ${escapeHtml(expires)}</p>` : ''}${pending ? qr : ''}
 <label>Pix copia e cola<textarea readonly rows="5">${escapeHtml(payment.pixKey)}</textarea></label>${payButton}${back}</html>`);
   });

@@ -4,11 +4,12 @@ import type { Hono } from 'hono';
 import { createPartnerApi } from './app.ts';
 import { createClock, type SandboxClock } from './clock.ts';
 import type { SandboxCustomer } from './customers.ts';
+import { resolveDialect, type DialectName, type SandboxDialect } from './dialects.ts';
 import { seededRandom } from './faults.ts';
 import { createPublicApp } from './public.ts';
 import { DEFAULT_ACCOUNT, SandboxState, type BankTiming, type SandboxAccount } from './state.ts';
 import { generateLocalhostCertificate } from './tls.ts';
-import { listenHttpsOnly } from './transport.ts';
+import { PLAIN_HTTP_REFUSAL, listenHttpsOnly } from './transport.ts';
 import type { WebhookOptions } from './webhooks.ts';
 
 export interface SandboxOptions {
@@ -30,6 +31,11 @@ export interface SandboxOptions {
   settleIntervalMs?: number;
   /** Seed of the fault-injection dice, so a fault at rate 0.5 strikes the same requests every run. */
   faultSeed?: number;
+  /**
+   * How it answers what the spec does not show (dialects.ts): a name of DIALECT_NAMES or a dialect of
+   * your own. Default `default` (ASSUMPTIONS.md); `PUT /_sandbox/dialect` switches it later.
+   */
+  dialect?: DialectName | SandboxDialect;
 }
 
 export interface RunningSandbox {
@@ -55,6 +61,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
     webhooks: options.webhooks,
     customers: options.customers,
     random: options.faultSeed === undefined ? undefined : seededRandom(options.faultSeed),
+    dialect: resolveDialect(options.dialect),
   });
   const tls = await generateLocalhostCertificate();
   let apiUrl = '';
@@ -68,7 +75,14 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Runnin
     return app.fetch(request, env);
   });
   const listener: RequestListener = (req, res) => void handle(req, res);
-  const server = await listenHttpsOnly({ port: options.port ?? 0, host, key: tls.key, cert: tls.cert, listener });
+  const server = await listenHttpsOnly({
+    port: options.port ?? 0,
+    host,
+    key: tls.key,
+    cert: tls.cert,
+    listener,
+    refusalBody: () => state.dialect.errorBody({ kind: 'request', status: PLAIN_HTTP_REFUSAL.status, message: PLAIN_HTTP_REFUSAL.body.message }),
+  });
   apiUrl = `https://${host.includes(':') ? `[${host}]` : host}:${server.port}`;
 
   const intervalMs = options.settleIntervalMs ?? 250;

@@ -12,6 +12,7 @@ import { PARTNER_STATUS, type PartnerStatusCode, type PixKeyType, type TransferR
 import { SANDBOX_ACCOUNT } from '../partner/sandbox-account.ts';
 import type { SandboxClock } from './clock.ts';
 import { CustomerRegistry, type SandboxCustomer } from './customers.ts';
+import { SANDBOX_DIALECTS, type SandboxDialect } from './dialects.ts';
 import { FaultInjector } from './faults.ts';
 import { WebhookDispatcher, type WebhookOptions } from './webhooks.ts';
 
@@ -89,7 +90,8 @@ export interface TransferRequest {
   transactionId?: string;
 }
 
-export type TransferRefusal = { reason: TransferRefusalReason; message: string };
+/** A refusal for the customer or the bank (the body's own checks refuse invalid data before). */
+export type TransferRefusal = { reason: Exclude<TransferRefusalReason, 'invalid_data'>; message: string };
 
 export type Outcome = { ok: true } | { ok: false; reason: string };
 
@@ -102,17 +104,32 @@ export class SandboxState {
   readonly customers: CustomerRegistry;
   readonly faults: FaultInjector;
   readonly webhooks: WebhookDispatcher;
+  /**
+   * How the sandbox answers what the spec does not show (dialects.ts): read at every answer and
+   * every webhook, so `PUT /_sandbox/dialect` switches it at once. The state itself keeps the
+   * canonical numbering whatever the dialect.
+   */
+  dialect: SandboxDialect;
   private readonly bank: Required<BankTiming>;
   private nextId = 1;
 
   constructor(
     readonly account: SandboxAccount,
     readonly clock: SandboxClock,
-    options: { bank?: BankTiming; webhooks?: WebhookOptions; random?: () => number; customers?: readonly SandboxCustomer[] } = {},
+    options: {
+      bank?: BankTiming;
+      webhooks?: WebhookOptions;
+      random?: () => number;
+      customers?: readonly SandboxCustomer[];
+      dialect?: SandboxDialect;
+    } = {},
   ) {
+    this.dialect = options.dialect ?? SANDBOX_DIALECTS.default;
     this.customers = new CustomerRegistry(options.customers);
     this.faults = new FaultInjector(options.random);
-    this.webhooks = new WebhookDispatcher(clock.now, this.faults.dropsWebhook, options.webhooks);
+    this.webhooks = new WebhookDispatcher(clock.now, this.faults.dropsWebhook, options.webhooks ?? {}, (event, format) =>
+      this.dialect.webhookPayload(event, format),
+    );
     this.bank = { answerAfterSeconds: 5, lateAnswerAfterSeconds: 600, ...options.bank };
     clock.onJump(() => this.settleDue());
   }
@@ -274,7 +291,7 @@ export class SandboxState {
   }
 }
 
-function refuse(reason: TransferRefusalReason, message: string): { ok: false; refusal: TransferRefusal } {
+function refuse(reason: TransferRefusal['reason'], message: string): { ok: false; refusal: TransferRefusal } {
   return { ok: false, refusal: { reason, message } };
 }
 

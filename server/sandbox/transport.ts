@@ -19,10 +19,18 @@ export interface HttpsOnlyServer {
   close(): Promise<void>;
 }
 
-export async function listenHttpsOnly(options: { port: number; host: string; key: string; cert: string; listener: RequestListener }): Promise<HttpsOnlyServer> {
+export async function listenHttpsOnly(options: {
+  port: number;
+  host: string;
+  key: string;
+  cert: string;
+  listener: RequestListener;
+  /** The refusal's body, asked for each refused request (the sandbox's dialect words it); default PLAIN_HTTP_REFUSAL's. */
+  refusalBody?: () => unknown;
+}): Promise<HttpsOnlyServer> {
   const https = createHttpsServer({ key: options.key, cert: options.cert }, options.listener);
-  const refusal = JSON.stringify(PLAIN_HTTP_REFUSAL.body);
   const plain = createHttpServer((req, res) => {
+    const refusal = JSON.stringify(options.refusalBody ? options.refusalBody() : PLAIN_HTTP_REFUSAL.body);
     // Drain what was sent, then refuse and hang up.
     req.resume();
     res.writeHead(PLAIN_HTTP_REFUSAL.status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(refusal), connection: 'close' });

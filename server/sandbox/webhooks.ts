@@ -1,6 +1,7 @@
 /**
  * Webhook notifications (spec 6): every final outcome of a payment or a transfer becomes an event,
- * POSTed as JSON to the registered notification URL in the format notify_type chose. A non-2xx answer
+ * POSTed as JSON to the registered notification URL in the format notify_type chose, worded by the
+ * sandbox's dialect (dialects.ts) at the time of sending. A non-2xx answer
  * or a timeout is retried LIMITS.webhookRetries more times, then given up. Every delivery and every
  * attempt is recorded for the control API, and an event can be sent again (the panel's "resend").
  */
@@ -9,16 +10,7 @@ import { request as httpRequest, type ClientRequest, type IncomingMessage } from
 import { request as httpsRequest } from 'node:https';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { LIMITS } from '../../src/shared/limits.ts';
-import {
-  NOTIFY_TYPE,
-  PARTNER_STATUS,
-  partnerTimestamp,
-  type NewWebhookPayload,
-  type NotifyType,
-  type OldWebhookPayload,
-  type WebhookKind,
-  type WebhookOutcome,
-} from '../partner/wire.ts';
+import { NOTIFY_TYPE, partnerTimestamp, type NotifyType, type WebhookKind, type WebhookOutcome } from '../partner/wire.ts';
 
 export interface WebhookOptions {
   /** How long one attempt may take before it counts as a timeout (real ms). Default 5000. */
@@ -73,7 +65,8 @@ export interface WebhookDelivery {
   /** Where it went, or null when no notification URL was registered. */
   url: string | null;
   format: 'old' | 'new' | null;
-  payload: OldWebhookPayload | NewWebhookPayload | null;
+  /** The JSON sent, in the dialect of the time (the default's parse as OldWebhookPayload or NewWebhookPayload). */
+  payload: Record<string, unknown> | null;
   /**
    * sending; delivered (a 2xx); failed (every attempt failed); not_sent (no notification URL);
    * dropped (lost on purpose by the drop_webhook fault).
@@ -82,6 +75,9 @@ export interface WebhookDelivery {
   attempts: WebhookAttempt[];
   created_at: string;
 }
+
+/** Words an event's payload in one format (the sandbox's dialect does). */
+export type WebhookPayloadBuilder = (event: SandboxWebhookEvent, format: 'old' | 'new') => Record<string, unknown>;
 
 export class WebhookDispatcher {
   readonly events = new Map<string, SandboxWebhookEvent>();
@@ -97,7 +93,8 @@ export class WebhookDispatcher {
     private readonly now: () => number,
     /** True when the drop_webhook fault strikes this delivery. */
     private readonly dropped: () => boolean,
-    options: WebhookOptions = {},
+    options: WebhookOptions,
+    private readonly buildPayload: WebhookPayloadBuilder,
   ) {
     this.timeoutMs = options.timeoutMs ?? 5000;
     this.retryDelayMs = options.retryDelayMs ?? 1000;
@@ -139,7 +136,7 @@ export class WebhookDispatcher {
       trigger,
       url: target?.url ?? null,
       format,
-      payload: format ? buildPayload(event, format) : null,
+      payload: format ? this.buildPayload(event, format) : null,
       state: 'sending',
       attempts: [],
       created_at: partnerTimestamp(this.now()),
@@ -177,30 +174,6 @@ export class WebhookDispatcher {
     }
     delivery.state = 'failed';
   }
-}
-
-/** The payload of an event in either format; both parse with partner.ts's schemas and parseWebhook. */
-export function buildPayload(event: SandboxWebhookEvent, format: 'old' | 'new'): OldWebhookPayload | NewWebhookPayload {
-  const { transaction: t } = event;
-  const fields = {
-    id: t.id,
-    external_reference: t.externalReference,
-    status: event.outcome === 'approved' ? PARTNER_STATUS.approved : PARTNER_STATUS.canceled,
-    value: t.value,
-    transaction_id: t.transactionId,
-    end2end: t.end2end,
-    // Only wallet payments carry a user (spec 6); the sandbox has no wallet.
-    user_id: null,
-    created_at: partnerTimestamp(t.createdAt),
-    updated_at: partnerTimestamp(event.occurredAt),
-  };
-  if (format === 'old') return { type: event.kind, ...fields } satisfies OldWebhookPayload;
-  return {
-    id: event.id,
-    event: `${event.kind}.${event.outcome}`,
-    occurred_at: partnerTimestamp(event.occurredAt),
-    data: { type: event.kind, ...fields },
-  } satisfies NewWebhookPayload;
 }
 
 /** One POST; never throws: a failure is a null status with its kind. */

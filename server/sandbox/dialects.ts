@@ -1,0 +1,374 @@
+/**
+ * Dialects: the sandbox answering every "not shown" item of the spec (server/partner/ASSUMPTIONS.md)
+ * another plausible way, so the client, the CLI and the proxy can be tried against a partner service
+ * that guessed differently from us. Only ANSWERS vary: requests are validated exactly as the spec says
+ * in every dialect, errors keep their HTTP statuses, and the sandbox's state keeps the canonical
+ * numbering (PARTNER_STATUS), translated here, at the edge.
+ *
+ * - `default`: what ASSUMPTIONS.md lists, the wire format of server/partner/wire.ts.
+ * - `terse`: no `message` anywhere; the token as `data.token` with `expires_in`; the tenant id as
+ *   `tenant_id`; creates answered 200, the payment's codes only under `data.pix_deposit`, no
+ *   `created_at`; amounts as strings ("10.50"); times without fractions at -03:00; HEAD 200 means
+ *   "exists"; PATCH 204 with no body; errors `{error, fields?, code?}`; other webhook words.
+ * - `numbered`: statuses 0 pending, 1 approved, 2 canceled (a canceled 2 is the default's approved);
+ *   the token as a top-level `accessToken` with no lifetime; `{tenant: {id, name}}`; no `message`, no
+ *   `created_at` in the create; times in milliseconds at +00:00; PATCH 200 `{}`; errors
+ *   `{errors: [{field, message}], reason}` or `{detail, reason?}`; webhooks in camelCase words.
+ *
+ * A dialect is an object of knobs (SandboxDialect): app.ts, control.ts, public.ts, webhooks.ts and
+ * transport.ts hand it neutral views (canonical status names, epoch milliseconds, numbers) and send
+ * what it returns. Choose one with `startSandbox({dialect})`, `PIX_SANDBOX_DIALECT` for
+ * `npm run sandbox`, or `PUT /_sandbox/dialect` at run time (README.md, "Dialects").
+ */
+import {
+  PARTNER_STATUS,
+  PAYMENT_CHECK_HTTP,
+  TRANSFER_REFUSAL_HTTP,
+  partnerTimestamp,
+  type NotifyType,
+  type PartnerStatusCode,
+  type PixKeyType,
+  type TransferRefusalReason,
+} from '../partner/wire.ts';
+import type { SandboxWebhookEvent } from './webhooks.ts';
+
+export const DIALECT_NAMES = ['default', 'terse', 'numbered'] as const;
+export type DialectName = (typeof DIALECT_NAMES)[number];
+
+/** The three states of a payment or transfer, by name: what the sandbox keeps, whatever the dialect says. */
+export type StatusName = keyof typeof PARTNER_STATUS;
+/** The numeric `status` a dialect writes for each state. */
+export type StatusNumbering = Readonly<Record<StatusName, number>>;
+
+/** The canonical code's name (PARTNER_STATUS, the sandbox's own numbering). */
+export function statusName(status: PartnerStatusCode): StatusName {
+  return status === PARTNER_STATUS.approved ? 'approved' : status === PARTNER_STATUS.canceled ? 'canceled' : 'pending';
+}
+
+/** An answer: its HTTP status and JSON body; no `body` means an empty answer (a 204). */
+export interface DialectAnswer {
+  status: number;
+  body?: unknown;
+}
+
+/** A payment as the sandbox knows it, neutral: every dialect writes it its own way. */
+export interface PaymentView {
+  id: number;
+  externalReference: string;
+  value: number;
+  callback: string | null;
+  status: StatusName;
+  /** The BR Code (copy-and-paste text). */
+  pixKey: string;
+  qrCodeUrl: string;
+  checkout: string;
+  /** The receiving party's name. */
+  favoured: string;
+  partner: { name: string; document: string };
+  tenant: { id: string; name: string };
+  /** Epoch milliseconds, sandbox time. */
+  createdAt: number;
+  expirationSeconds: number;
+}
+
+/** A transfer as the sandbox knows it, neutral. */
+export interface TransferView {
+  id: number;
+  externalReference: string;
+  value: number;
+  status: StatusName;
+  pixKey: string;
+  pixKeyType: PixKeyType;
+  transactionId: string | null;
+  end2end: string | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/**
+ * Why a request is refused. The HTTP status is the same in every dialect (problemStatus); only the
+ * body differs (SandboxDialect.errorBody).
+ */
+export type SandboxProblem =
+  /** A body breaking the operation's rules (422): each field and its problem, e.g. `{value: 'must be at least 0.20'}`. */
+  | { kind: 'invalid_data'; message: string; fields: Readonly<Record<string, string>>; reason?: 'invalid_data' }
+  /** A transfer refused up front for its customer or bank (TRANSFER_REFUSAL_HTTP). */
+  | { kind: 'refused'; message: string; reason: Exclude<TransferRefusalReason, 'invalid_data'> }
+  /** No token, or one unknown or expired (401). */
+  | { kind: 'unauthenticated'; message: string }
+  /** Anything else: headers, JSON, sizes, credentials, unknown paths or references, methods, faults, plain HTTP. */
+  | { kind: 'request'; status: number; message: string };
+
+export function problemStatus(problem: SandboxProblem): number {
+  switch (problem.kind) {
+    case 'invalid_data':
+      return 422;
+    case 'refused':
+      return TRANSFER_REFUSAL_HTTP[problem.reason];
+    case 'unauthenticated':
+      return 401;
+    case 'request':
+      return problem.status;
+  }
+}
+
+/** What HEAD .../check (4.4) is asked about. */
+export type PaymentCheckState = 'pending' | 'paid' | 'canceled' | 'unknown';
+
+/**
+ * One way of answering everything the spec leaves "not shown". Every function returns what goes on
+ * the wire; none sees the sandbox's state.
+ */
+export interface SandboxDialect {
+  /** Shown by `GET /_sandbox/dialect` and the banner of `npm run sandbox`. */
+  readonly name: string;
+  /** `status` of records, create answers, webhooks and the control API's pay/cancel/approve answers. */
+  readonly statusCodes: StatusNumbering;
+  /** How the partner API and the webhooks write a time (created_at, updated_at, occurred_at). */
+  timestamp(epochMs: number): string;
+  /** 4.2: a login that succeeded, with the token and when it expires (sandbox epoch ms). */
+  login(token: string, expiresAtMs: number, nowMs: number): DialectAnswer;
+  /** 4.1. */
+  tenant(tenant: { id: string; name: string }): DialectAnswer;
+  /** 4.3: the answer to a create. */
+  paymentCreated(payment: PaymentView): DialectAnswer;
+  /** 4.5. */
+  payment(payment: PaymentView): DialectAnswer;
+  /** 4.4: the HTTP status of HEAD .../check (never a body). */
+  paymentCheck(state: PaymentCheckState): number;
+  /** 4.6, either operation: an accepted transfer (pending). */
+  transferAccepted(transfer: TransferView): DialectAnswer;
+  /** 4.7. */
+  transfer(transfer: TransferView): DialectAnswer;
+  /** 4.8: the registration just made. */
+  notificationUrlSet(registration: { notificationUrl: string; notifyType: NotifyType }): DialectAnswer;
+  /** The body of an error answer (7); its status is problemStatus(problem) in every dialect. */
+  errorBody(problem: SandboxProblem): unknown;
+  /** 6: the JSON POSTed for an event, in the format notify_type chose (`old` 1, `new` 2). */
+  webhookPayload(event: SandboxWebhookEvent, format: 'old' | 'new'): Record<string, unknown>;
+}
+
+/** The per-dialect forms the record builders below share. */
+interface Form {
+  statusCodes: StatusNumbering;
+  timestamp: (epochMs: number) => string;
+  value: (reais: number) => number | string;
+}
+
+const ok = (body: unknown, status = 200): DialectAnswer => ({ status, body });
+
+/** An amount with exactly two decimals, as a string: "10.50". */
+const decimalString = (reais: number) => reais.toFixed(2);
+const asNumber = (reais: number) => reais;
+
+/** Seconds precision at -03:00 (Brasília), e.g. "2026-11-23T14:05:09-03:00": the same instant as the UTC time. */
+function brasiliaTimestamp(epochMs: number): string {
+  return `${new Date(Math.floor(epochMs) - 3 * 3600_000).toISOString().slice(0, 19)}-03:00`;
+}
+
+/** Milliseconds at +00:00, e.g. "2026-11-23T17:05:09.123+00:00". */
+function millisUtcTimestamp(epochMs: number): string {
+  return new Date(Math.floor(epochMs)).toISOString().replace('Z', '+00:00');
+}
+
+/** The payment record of spec 2.1, its status, times and amount in the form's words. */
+function paymentRecord(p: PaymentView, form: Form) {
+  return {
+    id: p.id,
+    external_reference: p.externalReference,
+    value: form.value(p.value),
+    callback: p.callback,
+    type: 'payment',
+    // Only meaningful for wallet payments (spec 2.1); the sandbox has no wallet.
+    user_id: 0,
+    status: form.statusCodes[p.status],
+    deeplink: null,
+    pix_deposit: {
+      qr_code_url: p.qrCodeUrl,
+      pix_key: p.pixKey,
+      favoured: p.favoured,
+      external_reference: p.externalReference,
+      checkout: p.checkout,
+    },
+    partner: p.partner,
+    tenant: p.tenant,
+    created_at: form.timestamp(p.createdAt),
+  };
+}
+
+function transferRecord(t: TransferView, form: Form) {
+  return {
+    id: t.id,
+    external_reference: t.externalReference,
+    type: 'transfer',
+    value: form.value(t.value),
+    status: form.statusCodes[t.status],
+    pix_key: t.pixKey,
+    pix_key_type: t.pixKeyType,
+    transaction_id: t.transactionId,
+    end2end: t.end2end,
+    created_at: form.timestamp(t.createdAt),
+    updated_at: form.timestamp(t.updatedAt),
+  };
+}
+
+const webhookStatus = (event: SandboxWebhookEvent, codes: StatusNumbering) => codes[event.outcome];
+
+function checkByState(state: PaymentCheckState): number {
+  return state === 'unknown' ? PAYMENT_CHECK_HTTP.notFound : PAYMENT_CHECK_HTTP[state];
+}
+
+const defaultForm: Form = { statusCodes: PARTNER_STATUS, timestamp: partnerTimestamp, value: asNumber };
+
+/** ASSUMPTIONS.md as it stands: what the partner client was written against. */
+const defaultDialect: SandboxDialect = {
+  name: 'default',
+  statusCodes: PARTNER_STATUS,
+  timestamp: partnerTimestamp,
+  login: (token, expiresAtMs) =>
+    ok({ message: 'Login successful.', data: { access_token: token, token_type: 'Bearer', expires_at: partnerTimestamp(expiresAtMs) } }),
+  tenant: (tenant) => ok({ message: 'Tenant.', data: tenant }),
+  paymentCreated(p) {
+    const record = paymentRecord(p, defaultForm);
+    const { pix_key, qr_code_url, checkout } = record.pix_deposit;
+    return ok({ message: 'Pix generated.', data: { ...record, pix_key, qr_code_url, checkout, expiration: p.expirationSeconds } }, 201);
+  },
+  payment: (p) => ok({ message: 'Transaction.', data: paymentRecord(p, defaultForm) }),
+  paymentCheck: checkByState,
+  transferAccepted: (t) => ok({ message: 'Transfer requested; waiting for the bank.', data: transferRecord(t, defaultForm) }, 201),
+  transfer: (t) => ok({ message: 'Transfer.', data: transferRecord(t, defaultForm) }),
+  notificationUrlSet: ({ notificationUrl, notifyType }) =>
+    ok({ message: 'Notification URL updated.', data: { notification_url: notificationUrl, notify_type: notifyType } }),
+  errorBody(problem) {
+    const errors =
+      problem.kind === 'invalid_data'
+        ? { errors: Object.fromEntries(Object.entries(problem.fields).map(([field, text]) => [field, [`${field} ${text}`]])) }
+        : {};
+    const reason = (problem.kind === 'invalid_data' || problem.kind === 'refused') && problem.reason ? { reason: problem.reason } : {};
+    return { message: problem.message, ...errors, ...reason };
+  },
+  webhookPayload(event, format) {
+    const t = event.transaction;
+    const fields = {
+      id: t.id,
+      external_reference: t.externalReference,
+      status: webhookStatus(event, PARTNER_STATUS),
+      value: t.value,
+      transaction_id: t.transactionId,
+      end2end: t.end2end,
+      // Only wallet payments carry a user (spec 6); the sandbox has no wallet.
+      user_id: null,
+      created_at: partnerTimestamp(t.createdAt),
+      updated_at: partnerTimestamp(event.occurredAt),
+    };
+    if (format === 'old') return { type: event.kind, ...fields };
+    return { id: event.id, event: `${event.kind}.${event.outcome}`, occurred_at: partnerTimestamp(event.occurredAt), data: { type: event.kind, ...fields } };
+  },
+};
+
+const terseForm: Form = { statusCodes: PARTNER_STATUS, timestamp: brasiliaTimestamp, value: decimalString };
+
+/** A lean service: `{data}` only, strings for amounts, local times, 200 for everything that worked. */
+const terseDialect: SandboxDialect = {
+  name: 'terse',
+  statusCodes: terseForm.statusCodes,
+  timestamp: terseForm.timestamp,
+  login: (token, expiresAtMs, nowMs) => ok({ data: { token, expires_in: Math.max(0, Math.round((expiresAtMs - nowMs) / 1000)) } }),
+  tenant: (tenant) => ok({ data: { tenant_id: tenant.id, name: tenant.name } }),
+  paymentCreated: (p) =>
+    ok({
+      data: {
+        id: p.id,
+        status: terseForm.statusCodes[p.status],
+        value: decimalString(p.value),
+        pix_deposit: { external_reference: p.externalReference, pix_key: p.pixKey, qr_code_url: p.qrCodeUrl, checkout: p.checkout, favoured: p.favoured },
+      },
+    }),
+  payment: (p) => ok({ data: paymentRecord(p, terseForm) }),
+  // "Exists": a payment in any state is 200.
+  paymentCheck: (state) => (state === 'unknown' ? 404 : 200),
+  transferAccepted: (t) => ok({ data: transferRecord(t, terseForm) }),
+  transfer: (t) => ok({ data: transferRecord(t, terseForm) }),
+  notificationUrlSet: () => ({ status: 204 }),
+  errorBody(problem) {
+    if (problem.kind === 'unauthenticated') return { error: 'Unauthenticated.' };
+    const fields = problem.kind === 'invalid_data' ? { fields: { ...problem.fields } } : {};
+    const code = (problem.kind === 'invalid_data' || problem.kind === 'refused') && problem.reason ? { code: problem.reason } : {};
+    return { error: problem.message, ...fields, ...code };
+  },
+  webhookPayload(event, format) {
+    const t = event.transaction;
+    const status = webhookStatus(event, terseForm.statusCodes);
+    if (format === 'old') {
+      return { type: event.kind, reference: t.externalReference, status, value: decimalString(t.value), transaction_id: t.transactionId };
+    }
+    return {
+      id: event.id,
+      event: `${event.kind.toUpperCase()}_${event.outcome === 'approved' ? 'PAID' : 'CANCELLED'}`,
+      created_at: brasiliaTimestamp(event.occurredAt),
+      data: { reference: t.externalReference, status, value: decimalString(t.value) },
+    };
+  },
+};
+
+const numberedForm: Form = { statusCodes: { pending: 0, approved: 1, canceled: 2 }, timestamp: millisUtcTimestamp, value: asNumber };
+
+/** Another status numbering (0, 1, 2: a canceled 2 reads as approved in the default's), camelCase here and there. */
+const numberedDialect: SandboxDialect = {
+  name: 'numbered',
+  statusCodes: numberedForm.statusCodes,
+  timestamp: numberedForm.timestamp,
+  login: (token) => ok({ accessToken: token }),
+  tenant: (tenant) => ok({ tenant: { id: tenant.id, name: tenant.name } }),
+  paymentCreated(p) {
+    const { created_at: _none, ...record } = paymentRecord(p, numberedForm);
+    const { pix_key, qr_code_url, checkout } = record.pix_deposit;
+    return ok({ data: { ...record, pix_key, qr_code_url, checkout } }, 201);
+  },
+  payment: (p) => ok({ data: paymentRecord(p, numberedForm) }),
+  paymentCheck: checkByState,
+  transferAccepted: (t) => ok({ data: transferRecord(t, numberedForm) }, 201),
+  transfer: (t) => ok({ data: transferRecord(t, numberedForm) }),
+  notificationUrlSet: () => ok({}),
+  errorBody(problem) {
+    switch (problem.kind) {
+      case 'invalid_data':
+        return { errors: Object.entries(problem.fields).map(([field, message]) => ({ field, message })), reason: 'invalid_data' };
+      case 'refused':
+        return { detail: problem.message, reason: problem.reason };
+      case 'unauthenticated':
+        return { detail: 'Unauthenticated.' };
+      case 'request':
+        return { detail: problem.message };
+    }
+  },
+  webhookPayload(event, format) {
+    const t = event.transaction;
+    const transaction = { externalReference: t.externalReference, status: webhookStatus(event, numberedForm.statusCodes), value: t.value };
+    const type = event.kind === 'payment' ? 'deposit' : 'withdrawal';
+    if (format === 'old') return { type, ...transaction };
+    return {
+      event_id: event.id,
+      event_type: `${type}.${event.outcome === 'approved' ? 'paid' : 'cancelled'}`,
+      occurred_at: millisUtcTimestamp(event.occurredAt),
+      transaction,
+    };
+  },
+};
+
+export const SANDBOX_DIALECTS: Readonly<Record<DialectName, SandboxDialect>> = {
+  default: defaultDialect,
+  terse: terseDialect,
+  numbered: numberedDialect,
+};
+
+export function isDialectName(name: string): name is DialectName {
+  return (DIALECT_NAMES as readonly string[]).includes(name);
+}
+
+/** A dialect by name (a RangeError naming the valid ones for any other), or the object given. */
+export function resolveDialect(dialect: DialectName | SandboxDialect = 'default'): SandboxDialect {
+  if (typeof dialect !== 'string') return dialect;
+  if (!isDialectName(dialect)) throw new RangeError(`unknown sandbox dialect "${String(dialect)}": use one of ${DIALECT_NAMES.join(', ')}`);
+  return SANDBOX_DIALECTS[dialect];
+}
