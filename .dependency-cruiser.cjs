@@ -59,9 +59,10 @@ module.exports = {
     {
       name: 'config-is-a-leaf',
       severity: 'error',
-      comment: "Settings import only the shared rules, the partner wire format they validate against, and the partner client's defaults.",
+      comment:
+        "Settings import only the shared rules, the partner wire format they validate against, the status numbering they parse, and the partner client's defaults.",
       from: { path: '^server/config\\.ts$' },
-      to: { path: '^server/(?!config\\.ts|partner/(wire|sandbox-account|client|errors|http|token-store)\\.ts)' },
+      to: { path: '^server/(?!config\\.ts|partner/(wire|sandbox-account|client|errors|http|token-store|read|status-codes)\\.ts)' },
     },
     {
       name: 'sandbox-stands-alone',

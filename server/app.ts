@@ -14,6 +14,7 @@ import { Outcomes, type OutcomeEvent } from './domain/outcomes.ts';
 import { PaymentService } from './domain/payments.ts';
 import { readinessCheck, type UpstreamTracker } from './domain/readiness.ts';
 import { Reconciler } from './domain/reconciler.ts';
+import { StatusNumbering } from './domain/status-numbering.ts';
 import { TransferService } from './domain/transfers.ts';
 import { WebhookProcessor } from './domain/webhook-processor.ts';
 import { requireApiKey } from './http/api-key.ts';
@@ -23,6 +24,7 @@ import { clientAddress, limiter } from './http/rate-limit.ts';
 import { requestLog } from './http/request-log.ts';
 import { SECURITY_HEADERS, collectHeaders } from './http/response-headers.ts';
 import { createLogger, type Logger } from './log.ts';
+import { DEFAULT_STATUS_CODES } from './partner/status-codes.ts';
 import type { PartnerClient } from './partner/client.ts';
 import { checkoutRoutes } from './routes/checkouts.ts';
 import { HEALTH_PATHS, healthRoutes } from './routes/health.ts';
@@ -58,6 +60,8 @@ export interface PixRuntime {
   events: Outcomes['events'];
   payments: PaymentService;
   transfers: TransferService;
+  /** Whether the partner's status codes mean what the setting says (domain/status-numbering.ts). */
+  numbering: StatusNumbering;
   processor: WebhookProcessor;
   reconciler: Reconciler;
   notifier: MerchantNotifier | null;
@@ -77,6 +81,8 @@ export function createApp(deps: AppDeps): PixApp {
 
   // The domain: services over the store and the partner, each told only what it needs.
   const outcomes = new Outcomes(logger);
+  const numbering = new StatusNumbering(deps.statusCodes ?? DEFAULT_STATUS_CODES, logger.child({ component: 'status-codes' }), store.tokens);
+  void numbering.load();
   if (deps.onOutcome) outcomes.events.on('outcome', deps.onOutcome);
   const payments = new PaymentService(partner, {
     store,
@@ -86,8 +92,9 @@ export function createApp(deps: AppDeps): PixApp {
     staleAfterMs: deps.staleAfterMs,
     watchIntervalMs: deps.watchIntervalMs,
     outcomes,
+    numbering,
   });
-  const transfers = new TransferService({ store, partner, outcomes, now, log: logger.child({ component: 'transfers' }) });
+  const transfers = new TransferService({ store, partner, outcomes, now, numbering, log: logger.child({ component: 'transfers' }) });
   const processor = new WebhookProcessor({
     store,
     payments,
@@ -109,6 +116,7 @@ export function createApp(deps: AppDeps): PixApp {
     events: outcomes.events,
     payments,
     transfers,
+    numbering,
     processor,
     reconciler,
     notifier,
@@ -150,7 +158,7 @@ export function createApp(deps: AppDeps): PixApp {
   const limitCreate = limiter(limits ? limits.create : undefined, clientOf, now);
   const limitStatus = limiter(limits ? limits.status : undefined, clientOf, now);
 
-  app.route('/', healthRoutes(readinessCheck({ store, partner, upstream: deps.upstream, warnings: deps.warnings })));
+  app.route('/', healthRoutes(readinessCheck({ store, partner, upstream: deps.upstream, warnings: deps.warnings, numbering })));
   app.route(basePath, widgetScriptRoutes());
   app.route(
     basePath,

@@ -9,6 +9,7 @@ import { z } from 'zod/mini';
 import { LIMITS, formatReais, isCents } from '../src/shared/limits.ts';
 import { PARTNER_CLIENT_DEFAULTS } from './partner/client.ts';
 import { SANDBOX_ACCOUNT } from './partner/sandbox-account.ts';
+import { DEFAULT_STATUS_CODES, parseStatusCodes, type StatusCodes } from './partner/status-codes.ts';
 import { USER_AGENT_PATTERN } from './partner/wire.ts';
 
 /**
@@ -112,6 +113,16 @@ const Env = z.object({
     z.coerce.number().check(z.int('must be whole milliseconds'), z.gte(100, 'must be at least 100'), z.lte(120_000, 'must be at most 120000')),
   ),
   PIX_TOKEN_FILE: z.optional(z.string().check(z.minLength(1, 'must not be empty'))),
+  PIX_STATUS_CODES: z.optional(
+    z
+      .string()
+      .check(
+        z.refine(
+          (text) => parseStatusCodes(text) !== null,
+          'must be three different codes: pending=<n>,approved=<n>,canceled=<n> (or <n>,<n>,<n> in that order)',
+        ),
+      ),
+  ),
 });
 
 export interface PartnerConfig {
@@ -125,6 +136,8 @@ export interface PartnerConfig {
   timeoutMs: number;
   /** Where a token from login is kept between runs (0600). */
   tokenFile: string;
+  /** What the partner's numeric status codes mean (PIX_STATUS_CODES; the sandbox's numbering by default). */
+  statusCodes: StatusCodes;
 }
 
 export class ConfigError extends Error {
@@ -191,6 +204,7 @@ export function partnerConfig(env: Record<string, string | undefined> = loadEnv(
     caFile: e.PIX_CA_FILE ?? (sandbox ? SANDBOX_ACCOUNT.caFile : null),
     timeoutMs: e.PIX_TIMEOUT_MS ?? DEFAULTS.partnerTimeoutMs,
     tokenFile: e.PIX_TOKEN_FILE ?? DEFAULTS.tokenFile,
+    statusCodes: (e.PIX_STATUS_CODES !== undefined ? parseStatusCodes(e.PIX_STATUS_CODES) : null) ?? DEFAULT_STATUS_CODES,
   };
 }
 
@@ -249,6 +263,8 @@ export interface AppSettings {
   merchantWebhook?: ({ url: string; secret: string } & Partial<MerchantWebhookPolicy>) | undefined;
   /** The reconciler's timing (domain/reconciler.ts). */
   reconcile?: Partial<ReconcileSettings> | undefined;
+  /** What the partner's numeric status codes mean; checked at run time (domain/status-numbering.ts). Default: the sandbox's. */
+  statusCodes?: StatusCodes | undefined;
 }
 
 /** Everything `pix-checkout serve` needs: the partner's settings, createApp's, and the process's own. */
@@ -451,5 +467,5 @@ export function proxyConfig(env: Record<string, string | undefined> = loadEnv())
     logLevel: logLevel as ProxyConfig['logLevel'],
   };
   if (problems.length > 0 || !partner) throw new ConfigError(problems);
-  return { partner, ...config };
+  return { partner, ...config, statusCodes: partner.statusCodes };
 }

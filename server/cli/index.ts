@@ -6,6 +6,7 @@
 import { ConfigError, loadEnv } from '../config.ts';
 import { PartnerError } from '../partner/errors.ts';
 import { HELP as DELIVERIES, deliveriesCommand } from './deliveries.ts';
+import { HELP as DOCTOR, doctorCommand } from './doctor.ts';
 import { ExitCode, UsageError, type CliIo } from './io.ts';
 import { HELP as LOGIN, loginCommand } from './login.ts';
 import { HELP as PAYMENT, paymentCommand } from './payment.ts';
@@ -16,11 +17,20 @@ import { HELP as WEBHOOK, webhookCommand } from './webhook.ts';
 export { maskDocument, type CliIo } from './io.ts';
 
 /** Each command's help, for `help <command>` and the tests. */
-export const COMMAND_HELP = { serve: SERVE, login: LOGIN, webhook: WEBHOOK, payment: PAYMENT, transfer: TRANSFER, deliveries: DELIVERIES } as const;
+export const COMMAND_HELP = {
+  serve: SERVE,
+  login: LOGIN,
+  doctor: DOCTOR,
+  webhook: WEBHOOK,
+  payment: PAYMENT,
+  transfer: TRANSFER,
+  deliveries: DELIVERIES,
+} as const;
 
 const COMMANDS: Record<keyof typeof COMMAND_HELP, (rest: string[], io: CliIo) => Promise<void>> = {
   serve: serveCommand,
   login: loginCommand,
+  doctor: doctorCommand,
   webhook: webhookCommand,
   payment: paymentCommand,
   transfer: transferCommand,
@@ -32,7 +42,9 @@ const HELP = `Usage: pix-checkout <command> [options]
 Commands:
   serve                      run the checkout proxy (see serve --help)
   login                      check the credentials and show the tenant
+  doctor [--create]          check every assumption about the service against the real one
   webhook set <url>          register the URL that receives the service's notifications
+  webhook received           notifications the proxy kept but could not act on
   payment create             create a Pix payment (QR code)
   payment status <reference> quick status check (HEAD)
   payment show <reference>   the payment's full record
@@ -46,7 +58,7 @@ Options for every command:
   --help                     help for the command
 
 Configuration (environment or .env): PIX_BASE_URL, PIX_EMAIL, PIX_ACCESS_KEY or PIX_TOKEN,
-PIX_USER_AGENT, PIX_CA_FILE, PIX_TIMEOUT_MS, PIX_TOKEN_FILE. With none set, the local sandbox
+PIX_USER_AGENT, PIX_CA_FILE, PIX_TIMEOUT_MS, PIX_TOKEN_FILE, PIX_STATUS_CODES. With none set, the local sandbox
 (npm run sandbox) is used.`;
 
 async function run(args: string[], io: CliIo): Promise<void> {
@@ -59,7 +71,11 @@ async function run(args: string[], io: CliIo): Promise<void> {
   await COMMANDS[command as keyof typeof COMMANDS](rest, io);
 }
 
-/** Runs one command; resolves to the process exit code (0 ok, 1 the service failed, 2 bad usage or config). */
+/**
+ * Runs one command; resolves to the process exit code: 0 ok, 1 the service refused or failed, 2 bad
+ * usage or configuration, 3 a create whose outcome is unknown (it may have happened), 4 doctor found
+ * something that would break.
+ */
 export async function main(args: string[], io: CliIo = { out: console.log, err: console.error, env: loadEnv() }): Promise<number> {
   try {
     await run(args, io);
@@ -78,7 +94,13 @@ export async function main(args: string[], io: CliIo = { out: console.log, err: 
       io.err(`pix-checkout: ${error.message}`);
       for (const [field, problem] of Object.entries(error.details.fields ?? {})) io.err(`  ${field}: ${problem}`);
       if (error.details.reason) io.err(`  reason: ${error.details.reason}`);
-      if (error.details.outcomeUnknown) io.err(`  the outcome is unknown: check transaction ${error.details.transactionId} before trying again`);
+      if (error.details.outcomeUnknown) {
+        // Money may have moved: never reported as a plain failure, never to be retried blindly.
+        io.err(`  OUTCOME UNKNOWN: it may have been carried out. Do not send it again before checking with the partner.`);
+        io.err(`  transaction_id: ${error.details.transactionId ?? '(none)'}`);
+        if (error.details.rawBody !== undefined) io.err(`  answer as received (redacted): ${error.details.rawBody || '(empty)'}`);
+        return 3;
+      }
       return 1;
     }
     io.err(`pix-checkout: unexpected error: ${error instanceof Error ? error.message : String(error)}`);

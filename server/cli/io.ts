@@ -5,9 +5,8 @@
 import { readFile } from 'node:fs/promises';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { PartnerConfig } from '../config.ts';
-import { createPartnerClient, type PartnerClient } from '../partner/client.ts';
+import { createPartnerClient, type ObservedAnswer, type PartnerClient } from '../partner/client.ts';
 import { fileTokenStore } from '../partner/token-store.ts';
-import { PARTNER_STATUS } from '../partner/wire.ts';
 
 export interface CliIo {
   out: (text: string) => void;
@@ -48,11 +47,8 @@ export function reais(text: string | undefined, flag: string): number {
   return Number(text);
 }
 
-/** `1` -> `pending (1)`: the partner's numeric status with its meaning (PARTNER_STATUS). */
-export function statusLabel(code: number): string {
-  const name = Object.entries(PARTNER_STATUS).find(([, value]) => value === code)?.[0];
-  return name ? `${name} (${code})` : `unknown (${code})`;
-}
+/** An epoch ms as ISO 8601, or null. */
+export const isoOrNull = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
 
 /** Shows only the ends of a document or CPF key, so terminal output can be pasted safely. */
 export function maskDocument(value: string): string {
@@ -69,7 +65,7 @@ export function print(io: CliIo, json: boolean, data: unknown, rows: Row[]): voi
   io.out(rows.map(([k, v]) => `${k.padEnd(width)}  ${v ?? '-'}`).join('\n'));
 }
 
-export async function client(config: PartnerConfig): Promise<PartnerClient> {
+export async function client(config: PartnerConfig, observe?: (answer: ObservedAnswer) => void): Promise<PartnerClient> {
   let ca: string | null = null;
   if (config.caFile) {
     try {
@@ -88,5 +84,6 @@ export async function client(config: PartnerConfig): Promise<PartnerClient> {
     userAgent: config.userAgent,
     ca,
     timeoutMs: config.timeoutMs,
+    ...(observe ? { observe } : {}),
   });
 }

@@ -1,6 +1,6 @@
 /** `pix-checkout login`: checks the credentials and shows the tenant. */
 import { partnerConfig } from '../config.ts';
-import { tokenStoreKey } from '../partner/client.ts';
+import { decodeSaved, tokenStoreKey } from '../partner/client.ts';
 import { fileTokenStore } from '../partner/token-store.ts';
 import { client, parse, print, type CliIo, type Row } from './io.ts';
 
@@ -16,7 +16,8 @@ export async function loginCommand(rest: string[], io: CliIo): Promise<void> {
   const cfg = partnerConfig(io.env);
   const partner = await client(cfg);
   const tenant = await partner.getTenant();
-  const token = values['show-token'] ? await fileTokenStore(cfg.tokenFile).load(tokenStoreKey(cfg.baseUrl, cfg.credentials?.email)) : undefined;
+  const saved = values['show-token'] ? await fileTokenStore(cfg.tokenFile).load(tokenStoreKey(cfg.baseUrl, cfg.credentials?.email)) : undefined;
+  const token = saved === undefined ? undefined : saved === null ? null : decodeSaved(saved).token;
   const data = { base_url: cfg.baseUrl, sandbox: cfg.sandbox, tenant, ...(token !== undefined ? { token: token ?? cfg.token } : {}) };
   const rows: Row[] = [
     ['service', `${cfg.baseUrl}${cfg.sandbox ? ' (sandbox)' : ''}`],

@@ -1,7 +1,9 @@
 /** `pix-checkout payment create|status|show`: payments straight at the partner service. */
 import { LIMITS, formatReais } from '../../src/shared/limits.ts';
 import { partnerConfig } from '../config.ts';
-import { UsageError, client, parse, print, reais, statusLabel, type CliIo } from './io.ts';
+import type { PaymentDetails } from '../partner/client.ts';
+import { describeStatus, statusMeaning, type StatusCodes } from '../partner/status-codes.ts';
+import { UsageError, client, isoOrNull, parse, print, reais, type CliIo } from './io.ts';
 
 export const HELP = `Usage:
   pix-checkout payment create --value <reais> [--description <text>] [--name <name> --document <cpf/cnpj>]
@@ -10,7 +12,23 @@ export const HELP = `Usage:
   pix-checkout payment show <reference> [--json]
 
 create: value ${formatReais(LIMITS.paymentValue.min)} to ${formatReais(LIMITS.paymentValue.max)}; description at most ${LIMITS.descriptionMaxLength} characters; name and document together.
-status: the quick check (paid, pending or canceled). show: the full record.`;
+status: the state from the payment's details (4.5), its code read with PIX_STATUS_CODES, and the
+quick check's (HEAD, 4.4) HTTP answer as a hint only: the spec does not say what it means.
+show: the full record.`;
+
+/** The details as the command prints them with --json (snake_case, as the proxy's API). */
+function detailsJson(record: PaymentDetails, codes: StatusCodes) {
+  return {
+    reference: record.externalReference,
+    status: record.status ? { code: record.status.code, word: record.status.word, meaning: statusMeaning(codes, record.status) } : null,
+    value: record.value,
+    created_at: isoOrNull(record.createdAt),
+    favoured: record.favoured,
+    checkout_url: record.checkoutUrl,
+    qr_code_url: record.qrCodeUrl,
+    pix_key: record.pixKey,
+  };
+}
 
 export async function paymentCommand(rest: string[], io: CliIo): Promise<void> {
   const { values, positionals } = parse(rest, {
@@ -23,11 +41,13 @@ export async function paymentCommand(rest: string[], io: CliIo): Promise<void> {
   });
   if (values.help) return io.out(HELP);
   const [sub, reference] = positionals;
+  const config = () => partnerConfig(io.env);
   if (sub === 'create') {
     const expiration = values.expiration === undefined ? undefined : Number(values.expiration);
     if (expiration !== undefined && !(Number.isInteger(expiration) && expiration > 0)) throw new UsageError('--expiration must be whole seconds');
+    const cfg = config();
     const created = await (
-      await client(partnerConfig(io.env))
+      await client(cfg)
     ).createPayment({
       value: reais(values.value, '--value'),
       description: values.description,
@@ -36,34 +56,55 @@ export async function paymentCommand(rest: string[], io: CliIo): Promise<void> {
       expiration,
       transaction_id: values['transaction-id'],
     });
-    return print(io, values.json === true, created, [
-      ['reference', created.externalReference],
-      ['transaction id', created.transactionId],
-      ['created at', created.createdAt],
-      ['checkout', created.checkoutUrl],
-      ['qr image', created.qrCodeUrl],
-      ['copy and paste', created.pixKey],
+    const data = {
+      reference: created.externalReference,
+      transaction_id: created.transactionId,
+      status: created.status ? describeStatus(cfg.statusCodes, created.status) : null,
+      created_at: isoOrNull(created.createdAt),
+      checkout_url: created.checkoutUrl,
+      qr_code_url: created.qrCodeUrl,
+      pix_key: created.pixKey,
+    };
+    return print(io, values.json === true, data, [
+      ['reference', data.reference],
+      ['transaction id', data.transaction_id],
+      ['status', data.status ?? 'not given'],
+      ['created at', data.created_at ?? 'not given'],
+      ['checkout', data.checkout_url],
+      ['qr image', data.qr_code_url],
+      ['copy and paste', data.pix_key],
     ]);
   }
   if (sub === 'status' || sub === 'show') {
     if (!reference) throw new UsageError(`payment ${sub} needs the reference`);
-    const partner = await client(partnerConfig(io.env));
+    const cfg = config();
+    const partner = await client(cfg);
+    const record = await partner.getPayment(reference);
     if (sub === 'status') {
-      const status = await partner.checkPayment(reference);
-      return print(io, values.json === true, { reference, status }, [
+      // The state comes from the details; HEAD's bare HTTP status is shown for what it is.
+      const check = await partner.checkPayment(reference).catch((error: unknown) => ({ error: error instanceof Error ? error.message : String(error) }));
+      const quick =
+        'error' in check
+          ? { http_status: null, hint: null, error: check.error }
+          : { http_status: check.httpStatus, hint: check.hint, note: 'a hint under the assumed mapping (ASSUMPTIONS.md), never the state' };
+      return print(io, values.json === true, { reference, status: detailsJson(record, cfg.statusCodes).status, quick_check: quick }, [
         ['reference', reference],
-        ['status', status],
+        ['status', `${describeStatus(cfg.statusCodes, record.status)} (from the details, with PIX_STATUS_CODES)`],
+        [
+          'quick check',
+          quick.http_status === null ? `failed: ${quick.error}` : `HTTP ${quick.http_status} (${quick.hint} under the assumed mapping: a hint only)`,
+        ],
       ]);
     }
-    const record = await partner.getPayment(reference);
-    return print(io, values.json === true, record, [
-      ['reference', record.external_reference],
-      ['status', statusLabel(record.status)],
-      ['value', record.value.toFixed(2)],
-      ['created at', record.created_at],
-      ['favoured', record.pix_deposit.favoured],
-      ['checkout', record.pix_deposit.checkout],
-      ['copy and paste', record.pix_deposit.pix_key],
+    const data = detailsJson(record, cfg.statusCodes);
+    return print(io, values.json === true, data, [
+      ['reference', data.reference],
+      ['status', describeStatus(cfg.statusCodes, record.status)],
+      ['value', data.value === null ? null : data.value.toFixed(2)],
+      ['created at', data.created_at],
+      ['favoured', data.favoured],
+      ['checkout', data.checkout_url],
+      ['copy and paste', data.pix_key],
     ]);
   }
   throw new UsageError(`unknown payment command ${sub ?? '(none)'}; use create, status or show`);

@@ -2,9 +2,10 @@
 import { LIMITS, formatReais } from '../../src/shared/limits.ts';
 import { PIX_KEY_TYPES, detectPixKeyType } from '../../src/shared/pix-keys.ts';
 import { partnerConfig } from '../config.ts';
-import type { PartnerClient } from '../partner/client.ts';
+import type { TransferDetails } from '../partner/client.ts';
+import { describeStatus, statusMeaning, type StatusCodes } from '../partner/status-codes.ts';
 import type { PixKeyType } from '../partner/wire.ts';
-import { UsageError, client, maskDocument, parse, print, reais, statusLabel, type CliIo } from './io.ts';
+import { UsageError, client, isoOrNull, maskDocument, parse, print, reais, type CliIo } from './io.ts';
 
 export const HELP = `Usage:
   pix-checkout transfer create --value <reais> --key <pix key> [--key-type CPF|EMAIL|TELEFONE|CHAVE_ALEATORIA]
@@ -12,7 +13,9 @@ export const HELP = `Usage:
   pix-checkout transfer status <reference> [--json]
 
 With --document, the transfer is solicited for that customer (the key must be theirs and their KYC
-approved); without it, it goes to the key's owner. Value ${formatReais(LIMITS.transferValue.min)} to ${formatReais(LIMITS.transferValue.max)}. The key type is read
+approved); without it, it goes to the key's owner. A transfer is sent once: when its answer is lost
+or unreadable, the command says the outcome is unknown, names its transaction id and exits 3; check
+with the partner before sending it again. Value ${formatReais(LIMITS.transferValue.min)} to ${formatReais(LIMITS.transferValue.max)}. The key type is read
 from the key when --key-type is not given.`;
 
 export async function transferCommand(rest: string[], io: CliIo): Promise<void> {
@@ -25,7 +28,8 @@ export async function transferCommand(rest: string[], io: CliIo): Promise<void> 
   });
   if (values.help) return io.out(HELP);
   const [sub, reference] = positionals;
-  const partner = async () => client(partnerConfig(io.env));
+  const cfg = () => partnerConfig(io.env);
+  const partner = async () => client(cfg());
   if (sub === 'create') {
     const key = values.key;
     if (!key) throw new UsageError('--key is required');
@@ -45,24 +49,35 @@ export async function transferCommand(rest: string[], io: CliIo): Promise<void> 
           transaction_id: values['transaction-id'],
         })
       : await (await partner()).transferToKey({ value, pix_key: key, transaction_id: values['transaction-id'] });
-    return printTransfer(io, values.json === true, transfer);
+    return printTransfer(io, values.json === true, transfer, cfg().statusCodes);
   }
   if (sub === 'status') {
     if (!reference) throw new UsageError('transfer status needs the reference');
-    return printTransfer(io, values.json === true, await (await partner()).checkTransfer(reference));
+    return printTransfer(io, values.json === true, await (await partner()).checkTransfer(reference), cfg().statusCodes);
   }
   throw new UsageError(`unknown transfer command ${sub ?? '(none)'}; use create or status`);
 }
 
-function printTransfer(io: CliIo, json: boolean, t: Awaited<ReturnType<PartnerClient['checkTransfer']>>): void {
-  const key = t.pix_key_type === 'CPF' ? maskDocument(t.pix_key) : t.pix_key;
-  print(io, json, { ...t, pix_key: key }, [
-    ['reference', t.external_reference],
-    ['status', statusLabel(t.status)],
-    ['value', t.value.toFixed(2)],
-    ['key', `${key} (${t.pix_key_type})`],
-    ['transaction id', t.transaction_id],
-    ['created at', t.created_at],
-    ['updated at', t.updated_at],
+function printTransfer(io: CliIo, json: boolean, t: TransferDetails, codes: StatusCodes): void {
+  const key = t.pixKey === null ? null : t.pixKeyType === 'CPF' || detectPixKeyType(t.pixKey) === 'CPF' ? maskDocument(t.pixKey) : t.pixKey;
+  const data = {
+    reference: t.externalReference,
+    status: t.status ? { code: t.status.code, word: t.status.word, meaning: statusMeaning(codes, t.status) } : null,
+    value: t.value,
+    pix_key: key,
+    pix_key_type: t.pixKeyType,
+    transaction_id: t.transactionId,
+    end2end: t.end2end,
+    created_at: isoOrNull(t.createdAt),
+    updated_at: isoOrNull(t.updatedAt),
+  };
+  print(io, json, data, [
+    ['reference', data.reference],
+    ['status', describeStatus(codes, t.status)],
+    ['value', data.value === null ? null : data.value.toFixed(2)],
+    ['key', key === null ? null : `${key}${t.pixKeyType ? ` (${t.pixKeyType})` : ''}`],
+    ['transaction id', data.transaction_id],
+    ['created at', data.created_at],
+    ['updated at', data.updated_at],
   ]);
 }

@@ -1,26 +1,56 @@
-/** `pix-checkout webhook set <url>`: registers the partner's notification URL (spec 4.8). */
-import { partnerConfig } from '../config.ts';
+/**
+ * `pix-checkout webhook set <url>`: registers the partner's notification URL (spec 4.8).
+ * `pix-checkout webhook received`: the notifications the proxy kept but could not act on.
+ */
+import { DEFAULTS, partnerConfig } from '../config.ts';
 import { NOTIFY_TYPE } from '../partner/wire.ts';
 import { UsageError, client, parse, print, type CliIo } from './io.ts';
 
 export const HELP = `Usage: pix-checkout webhook set <url> [--format old|new] [--json]
+       pix-checkout webhook received [--unreadable] [--limit <n>] [--json]
 
-Registers <url> as the notification URL (spec 4.8). --format chooses the payload format
-(notify_type): old (default) or new.`;
+set: registers <url> as the notification URL (spec 4.8). --format chooses the payload format
+(notify_type): old or new; without it no notify_type is sent and the service keeps its default.
+Any 2xx answer is success, with a body or none.
+
+received: the partner's notifications the proxy stored but could not act on, from its store in
+PIX_DATA_DIR (default .data), newest first: those it could not read at all (unreadable) and those
+about a reference it does not know (unknown_reference). --unreadable lists only the first kind.
+Each is shown with its body, as received.`;
 
 export async function webhookCommand(rest: string[], io: CliIo): Promise<void> {
-  const { values, positionals } = parse(rest, { format: { type: 'string' } });
-  if (values.help || positionals[0] !== 'set') {
-    if (values.help) return io.out(HELP);
-    throw new UsageError(`unknown webhook command ${positionals[0] ?? '(none)'}; use: webhook set <url>`);
-  }
+  const { values, positionals } = parse(rest, { format: { type: 'string' }, unreadable: { type: 'boolean' }, limit: { type: 'string' } });
+  if (values.help) return io.out(HELP);
+  if (positionals[0] === 'received') return received(io, values.unreadable === true, values.limit, values.json === true);
+  if (positionals[0] !== 'set') throw new UsageError(`unknown webhook command ${positionals[0] ?? '(none)'}; use: webhook set <url>, webhook received`);
   const url = positionals[1];
   if (!url) throw new UsageError('webhook set needs the URL');
-  const format = values.format ?? 'old';
-  if (format !== 'old' && format !== 'new') throw new UsageError('--format must be old or new');
-  const result = await (await client(partnerConfig(io.env))).setNotificationUrl({ notification_url: url, notify_type: NOTIFY_TYPE[format] });
-  return print(io, values.json === true, result, [
+  const format = values.format;
+  if (format !== undefined && format !== 'old' && format !== 'new') throw new UsageError('--format must be old or new');
+  const result = await (
+    await client(partnerConfig(io.env))
+  ).setNotificationUrl({ notification_url: url, ...(format ? { notify_type: NOTIFY_TYPE[format] } : {}) });
+  const formatName = result.notifyType === NOTIFY_TYPE.new ? 'new' : result.notifyType === NOTIFY_TYPE.old ? 'old' : "the service's default";
+  return print(io, values.json === true, { notification_url: result.notificationUrl, notify_type: result.notifyType, confirmed_by_answer: result.confirmed }, [
     ['notification url', result.notificationUrl],
-    ['format', result.notifyType === NOTIFY_TYPE.new ? 'new' : 'old'],
+    ['format', formatName],
+    ['answer', result.confirmed ? 'the service echoed the URL' : 'accepted (2xx) without echoing it'],
   ]);
+}
+
+async function received(io: CliIo, onlyUnreadable: boolean, limitText: string | undefined, json: boolean): Promise<void> {
+  const limit = limitText === undefined ? 100 : Number(limitText);
+  if (!Number.isInteger(limit) || limit < 1) throw new UsageError('--limit must be a positive whole number');
+  // Imported here: only this command opens the store.
+  const { openStore } = await import('../store/open.ts');
+  const store = openStore({ dataDir: io.env.PIX_DATA_DIR?.trim() || DEFAULTS.dataDir, cacheSize: 0 });
+  try {
+    const rows = await store.webhookEvents.listByResult(onlyUnreadable ? ['unreadable'] : ['unreadable', 'unknown_reference'], limit);
+    const data = rows.map((r) => ({ id: r.id, result: r.result ?? null, received_at: new Date(r.receivedAt).toISOString(), body: r.rawBody }));
+    if (json) return io.out(JSON.stringify(data, null, 2));
+    if (data.length === 0) return io.out(onlyUnreadable ? 'No unreadable notifications.' : 'No notifications waiting for the operator.');
+    io.out(data.map((r) => `#${r.id}  ${r.received_at}  ${r.result}\n  ${r.body.length > 500 ? `${r.body.slice(0, 500)}…` : r.body}`).join('\n'));
+  } finally {
+    await store.close();
+  }
 }

@@ -12,10 +12,13 @@ import { DEFAULTS } from '../config.ts';
 import type { Logger } from '../log.ts';
 import type { PartnerClient } from '../partner/client.ts';
 import { PartnerError } from '../partner/errors.ts';
+import type { PartnerStatus } from '../partner/read.ts';
 import { PARTNER_STATUS, isFinalPartnerStatus } from '../partner/wire.ts';
 import type { PaymentRecord, Store } from '../store/store.ts';
+import { logBrCodeWarnings } from './brcode-warnings.ts';
 import { DomainError } from './errors.ts';
 import { paymentOutcome, type Outcomes } from './outcomes.ts';
+import type { StatusNumbering } from './status-numbering.ts';
 
 export interface PaymentServiceOptions {
   store: Store;
@@ -29,6 +32,8 @@ export interface PaymentServiceOptions {
   watchIntervalMs?: number;
   /** Told of each payment that becomes final here (a webhook, the reconciler, a read), after the store has it. */
   outcomes: Outcomes;
+  /** What the partner's status codes mean, and whether that can be trusted yet. */
+  numbering: StatusNumbering;
 }
 
 /** What a payment is issued with; customer data comes from the merchant's server only. */
@@ -76,10 +81,15 @@ export class PaymentService {
   async issue(input: IssueInput, checkoutId: string | null): Promise<PaymentRecord> {
     // Our own reference travels with the request, so an unknown outcome can be reconciled later.
     const transactionId = randomUUID();
-    const { expirationSeconds, now } = this.options;
+    const { expirationSeconds, now, numbering } = this.options;
+    // When the answer carries no creation time, the time the request left: the payment expires no later than shown.
+    const sentAt = now();
     try {
       const created = await this.partner.createPayment({ ...input, expiration: expirationSeconds, transaction_id: transactionId });
-      const createdAt = Date.parse(created.createdAt);
+      logBrCodeWarnings(this.options.log, created.externalReference, created.pixKey);
+      const createdAt = created.createdAt ?? sentAt;
+      if (created.status) await numbering.observeFresh(created.status, created.externalReference);
+      else if (numbering.needsFreshRead()) void this.freshRead(created.externalReference);
       return {
         reference: created.externalReference,
         checkoutId,
@@ -87,8 +97,8 @@ export class PaymentService {
         description: input.description ?? null,
         partnerStatus: PARTNER_STATUS.pending,
         brcode: created.pixKey,
-        qrCodeUrl: created.qrCodeUrl,
-        checkoutUrl: created.checkoutUrl,
+        qrCodeUrl: created.qrCodeUrl ?? '',
+        checkoutUrl: created.checkoutUrl ?? '',
         createdAt,
         expiresAt: createdAt + expirationSeconds * 1000,
         transactionId,
@@ -97,9 +107,27 @@ export class PaymentService {
       };
     } catch (error) {
       if (error instanceof PartnerError && error.details.outcomeUnknown) {
-        this.options.log.error({ transaction_id: transactionId, checkout_id: checkoutId }, 'payment creation outcome unknown: reconcile by transaction_id');
+        // The customer never saw this payment's code, so it cannot be paid: the operator may look it
+        // up by transaction_id; a checkout simply issues another.
+        this.options.log.error(
+          { transaction_id: transactionId, checkout_id: checkoutId, ...(error.details.rawBody ? { raw_answer: error.details.rawBody } : {}) },
+          'payment creation outcome unknown: reconcile by transaction_id',
+        );
       }
       throw error;
+    }
+  }
+
+  /** One read of a payment just created whose answer had no status: its code verifies the numbering. */
+  private async freshRead(reference: string): Promise<void> {
+    try {
+      const details = await this.partner.getPayment(reference);
+      if (details.status) await this.options.numbering.observeFresh(details.status, reference);
+    } catch (error) {
+      this.options.log.warn(
+        { reference, err: { message: error instanceof Error ? error.message : String(error) } },
+        'could not read a new payment to check the status codes',
+      );
     }
   }
 
@@ -158,8 +186,7 @@ export class PaymentService {
     if (!pending) {
       pending = (async () => {
         const upstream = await this.partner.getPayment(stored.reference);
-        // Re-read inside: a final status stored meanwhile (a webhook) wins over what this call saw.
-        return (await this.applyStatus(stored.reference, upstream.status)) ?? stored;
+        return (await this.applyRead(stored, upstream.status, null)) ?? stored;
       })().finally(() => this.refreshing.delete(stored.reference));
       this.refreshing.set(stored.reference, pending);
     }
@@ -170,15 +197,40 @@ export class PaymentService {
    * Asks the partner about a payment now (the reconciler, a webhook's confirmation), sharing a call
    * already in flight, and records what it says. Null when the proxy does not know the payment.
    */
-  async confirm(reference: string): Promise<PaymentRecord | null> {
+  async confirm(reference: string, explicit: 'approved' | 'canceled' | null = null): Promise<PaymentRecord | null> {
     const stored = await this.options.store.getPayment(reference);
     if (!stored) return null;
     if (stored.final) return stored;
-    return this.refresh(stored);
+    if (explicit === null) return this.refresh(stored);
+    // A notification's words are checked against the partner's own answer (never trusted alone).
+    const upstream = await this.partner.getPayment(reference);
+    return (await this.applyRead(stored, upstream.status, explicit)) ?? stored;
   }
 
   /**
-   * Records a status the partner confirmed (never downgrading a final one). When it makes the
+   * Records what a read of the partner says, as far as it can be trusted (domain/status-numbering.ts):
+   * a code decides only under a verified numbering; a notification's explicit outcome, when the
+   * partner no longer reports the payment pending.
+   */
+  private async applyRead(stored: PaymentRecord, status: PartnerStatus | null, explicit: 'approved' | 'canceled' | null): Promise<PaymentRecord | null> {
+    const { numbering } = this.options;
+    await numbering.load();
+    let meaning = numbering.meaning(status);
+    if (explicit !== null && meaning !== explicit && numbering.confirmExplicit(explicit, status, stored.reference)) meaning = explicit;
+    if (meaning === null) {
+      this.options.log.warn(
+        { reference: stored.reference, status: status?.code ?? status?.word ?? null, status_codes: numbering.report().state },
+        'a payment status was not applied: its meaning is not known for sure',
+      );
+      return this.options.store.getPayment(stored.reference);
+    }
+    // Re-read inside: a final status stored meanwhile (a webhook) wins over what this call saw.
+    return this.applyStatus(stored.reference, PARTNER_STATUS[meaning]);
+  }
+
+  /**
+   * Records a status the partner confirmed, in the proxy's own numbering (PARTNER_STATUS: the
+   * partner's code already translated), never downgrading a final one. When it makes the
    * payment final, open streams get it at once and its outcome is published. Answers the stored record.
    */
   async applyStatus(reference: string, partnerStatus: number): Promise<PaymentRecord | null> {
@@ -280,8 +332,8 @@ export class PaymentService {
       brcode: p.brcode,
       qr_code_url: p.qrCodeUrl,
       checkout_url: p.checkoutUrl,
-      created_at: new Date(p.createdAt).toISOString(),
-      expires_at: new Date(p.expiresAt).toISOString(),
+      created_at: isoTime(p.createdAt),
+      expires_at: isoTime(p.expiresAt),
       server_time: new Date(now).toISOString(),
     };
   }
@@ -297,8 +349,13 @@ function serializedParts(p: PaymentRecord): { head: string; tail: string } {
     head: `{"reference":${s(p.reference)},"status":"`,
     tail:
       `","value":${s(p.valueCents / 100)},"brcode":${s(p.brcode)},"qr_code_url":${s(p.qrCodeUrl)},"checkout_url":${s(p.checkoutUrl)}` +
-      `,"created_at":"${new Date(p.createdAt).toISOString()}","expires_at":"${new Date(p.expiresAt).toISOString()}","server_time":"`,
+      `,"created_at":"${isoTime(p.createdAt)}","expires_at":"${isoTime(p.expiresAt)}","server_time":"`,
   };
+}
+
+/** ISO 8601 of an epoch ms; an unreadable one (a partner's bad created_at) is the epoch, never a crash. */
+function isoTime(ms: number): string {
+  return Number.isFinite(ms) ? new Date(ms).toISOString() : new Date(0).toISOString();
 }
 
 function statusFor(partnerStatus: number, expiresAtMs: number, nowMs: number): PaymentStatus {

@@ -6,6 +6,7 @@ import { DEFAULTS } from '../config.ts';
 import type { PartnerClient, PartnerLogEntry } from '../partner/client.ts';
 import { PartnerError } from '../partner/errors.ts';
 import type { Store } from '../store/store.ts';
+import type { NumberingState, StatusNumbering } from './status-numbering.ts';
 
 /**
  * Remembers how the last call to the partner went, fed by the client's `log` option: readiness
@@ -32,7 +33,7 @@ export function trackUpstream(): UpstreamTracker {
 export interface ReadinessReport {
   ready: boolean;
   /** `not_checked`: the partner is not asked while the store (which holds its token) has failed. */
-  checks: { store: 'ok' | 'failed'; partner: 'ok' | 'failed' | 'not_checked' };
+  checks: { store: 'ok' | 'failed'; partner: 'ok' | 'failed' | 'not_checked'; status_codes?: NumberingState };
   /** What is not wrong enough to refuse traffic, but an operator should fix. */
   warnings?: string[];
 }
@@ -44,6 +45,8 @@ export function readinessCheck(deps: {
   cacheMs?: number;
   now?: () => number;
   warnings?: readonly string[] | undefined;
+  /** Whether the partner's status codes mean what PIX_STATUS_CODES says: a mismatch is named. */
+  numbering?: StatusNumbering;
 }): () => Promise<ReadinessReport> {
   const now = deps.now ?? Date.now;
   const cacheMs = deps.cacheMs ?? DEFAULTS.readinessCacheMs;
@@ -68,8 +71,15 @@ export function readinessCheck(deps: {
       () => 'failed' as const,
     );
     // A failing store fails the token's read too: the partner is not blamed for it.
-    const warnings = deps.warnings?.length ? { warnings: [...deps.warnings] } : {};
-    if (store === 'failed') return { ready: false, checks: { store, partner: 'not_checked' }, ...warnings };
+    const numbering = deps.numbering?.report();
+    const list = [...(deps.warnings ?? [])];
+    // Not a reason to refuse traffic (payments are still issued, explicit notifications still settle
+    // them), but no status code decides anything until the setting is fixed.
+    if (numbering?.state === 'mismatch')
+      list.push(`PIX_STATUS_CODES (${numbering.configured}) does not match the partner: ${numbering.problem ?? 'see the log'}`);
+    const warnings = list.length > 0 ? { warnings: list } : {};
+    const codes = numbering ? { status_codes: numbering.state } : {};
+    if (store === 'failed') return { ready: false, checks: { store, partner: 'not_checked', ...codes }, ...warnings };
     const partner = await deps.partner
       .getTenant()
       .then(() => (deps.upstream?.healthy() === false ? probe() : true))
@@ -77,7 +87,7 @@ export function readinessCheck(deps: {
         (ok) => (ok ? ('ok' as const) : ('failed' as const)),
         () => 'failed' as const,
       );
-    return { ready: store === 'ok' && partner === 'ok', checks: { store, partner }, ...warnings };
+    return { ready: store === 'ok' && partner === 'ok', checks: { store, partner, ...codes }, ...warnings };
   }
 
   return () => {

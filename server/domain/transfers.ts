@@ -9,6 +9,7 @@ import { PartnerError } from '../partner/errors.ts';
 import { PARTNER_STATUS, isFinalPartnerStatus } from '../partner/wire.ts';
 import type { Store } from '../store/store.ts';
 import { transferOutcome, type Outcomes } from './outcomes.ts';
+import type { StatusNumbering } from './status-numbering.ts';
 
 export interface TransferServiceOptions {
   store: Store;
@@ -16,6 +17,7 @@ export interface TransferServiceOptions {
   outcomes: Outcomes;
   now: () => number;
   log: Logger;
+  numbering: StatusNumbering;
 }
 
 export class TransferService {
@@ -25,7 +27,7 @@ export class TransferService {
    * Asks the partner about a transfer and records what it says (tracking it if new). Resolves to
    * whether it is final now, or null when the service does not know it under this account.
    */
-  async confirm(reference: string): Promise<boolean | null> {
+  async confirm(reference: string, explicit: 'approved' | 'canceled' | null = null): Promise<boolean | null> {
     let upstream;
     try {
       upstream = await this.options.partner.checkTransfer(reference);
@@ -33,10 +35,30 @@ export class TransferService {
       if (error instanceof PartnerError && error.kind === 'not_found') return null;
       throw error;
     }
-    return this.apply(reference, upstream.status, Math.round(upstream.value * 100));
+    const { numbering, log } = this.options;
+    await numbering.load();
+    // As for payments: a code decides only under a verified numbering; a notification's words, when
+    // the partner no longer reports the transfer pending.
+    let meaning = numbering.meaning(upstream.status);
+    if (explicit !== null && meaning !== explicit && numbering.confirmExplicit(explicit, upstream.status, reference)) meaning = explicit;
+    const valueCents = upstream.value === null ? null : Math.round(upstream.value * 100);
+    if (meaning === null) {
+      log.warn(
+        { reference, status: upstream.status?.code ?? upstream.status?.word ?? null },
+        'a transfer status was not applied: its meaning is not known for sure',
+      );
+      await this.track(reference, valueCents);
+      return false;
+    }
+    return this.apply(reference, PARTNER_STATUS[meaning], valueCents);
   }
 
-  /** Records a status the partner gave (tracking the transfer if new); true when it is final. */
+  private async track(reference: string, valueCents: number | null): Promise<void> {
+    const now = this.options.now();
+    await this.options.store.transfers.track({ reference, partnerStatus: PARTNER_STATUS.pending, final: false, valueCents, createdAt: now, updatedAt: now });
+  }
+
+  /** Records a status in the proxy's own numbering (PARTNER_STATUS), tracking the transfer if new; true when it is final. */
   async apply(reference: string, partnerStatus: number, valueCents: number | null): Promise<boolean> {
     const { store, outcomes } = this.options;
     const now = this.options.now();

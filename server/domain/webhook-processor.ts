@@ -12,7 +12,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../log.ts';
-import { parseWebhook, type WebhookEvent } from '../partner/wire.ts';
+import { notificationBody, readNotification, type PartnerNotification } from '../partner/notification.ts';
 import type { Store } from '../store/store.ts';
 import type { PaymentService } from './payments.ts';
 import type { TransferService } from './transfers.ts';
@@ -34,7 +34,7 @@ export type ProcessResult = 'applied' | 'already_final' | 'not_confirmed' | 'unk
 
 /** The notifications of one reference waiting for a confirmation, and when the last one started. */
 interface Group {
-  event: WebhookEvent;
+  event: PartnerNotification;
   /** Waiting for the next confirmation, and that confirmation's end. */
   ids: Set<number>;
   next: Round | null;
@@ -73,7 +73,7 @@ export class WebhookProcessor {
     if (this.closed) return;
     const event = parseEvent(rawBody);
     if (!event) return this.settle([id], 'invalid');
-    const key = `${event.kind}:${event.externalReference}`;
+    const key = `${event.kind ?? 'any'}:${event.reference}`;
     let group = this.groups.get(key);
     if (!group) {
       group = { event, ids: new Set(), next: null, taken: new Set(), current: null, lastStart: -Infinity, runner: null };
@@ -168,30 +168,34 @@ export class WebhookProcessor {
     }
   }
 
-  private async apply(event: WebhookEvent): Promise<ProcessResult> {
-    const reference = event.externalReference;
-    if (event.kind === 'payment') {
+  /**
+   * Confirms a notification with the partner. Its kind, when it does not say, is found by looking the
+   * reference up: a payment this proxy issued, else a transfer the service may know. Its explicit
+   * outcome (words) is applied once the partner no longer reports the transaction pending.
+   */
+  private async apply(event: PartnerNotification): Promise<ProcessResult> {
+    const { reference, outcome } = event;
+    if (event.kind !== 'transfer') {
       const stored = await this.deps.store.getPayment(reference);
-      if (!stored) return 'unknown_reference';
-      if (stored.final) return 'already_final';
-      // Confirmed with the partner; the body's status is not used.
-      const record = await this.deps.payments.confirm(reference);
-      return record?.final ? 'applied' : 'not_confirmed';
+      if (stored) {
+        if (stored.final) return 'already_final';
+        // Confirmed with the partner; the body's status is never used alone.
+        const record = await this.deps.payments.confirm(reference, outcome);
+        return record?.final ? 'applied' : 'not_confirmed';
+      }
+      // Only payments this proxy issued are followed.
+      if (event.kind === 'payment') return 'unknown_reference';
     }
 
     const known = await this.deps.store.transfers.get(reference);
     if (known?.final) return 'already_final';
     // Confirmed with the service, which knows whose it is: one it does not know is not ours.
-    const final = await this.deps.transfers.confirm(reference);
+    const final = await this.deps.transfers.confirm(reference, outcome);
     if (final === null) return 'unknown_reference';
     return final ? 'applied' : 'not_confirmed';
   }
 }
 
-function parseEvent(rawBody: string): WebhookEvent | null {
-  try {
-    return parseWebhook(JSON.parse(rawBody));
-  } catch {
-    return null;
-  }
+function parseEvent(rawBody: string): PartnerNotification | null {
+  return readNotification(notificationBody(rawBody, undefined));
 }

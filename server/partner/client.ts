@@ -1,39 +1,45 @@
 /**
- * The client of the partner service: the one place that speaks its wire format (src/shared/partner.ts).
- * One typed method per operation of the spec. Inputs are checked against the spec before anything is
- * sent; answers are parsed, tolerant of extra fields and strict about the ones used, so that a bad
- * answer is an error naming the field rather than a crash further in.
+ * The client of the partner service: the one place that speaks its wire format (wire.ts). One typed
+ * method per operation of the spec. Send strictly, read tolerantly: inputs are checked against the
+ * spec before anything is sent; answers are read by read.ts, which takes each value we use from every
+ * plausible place and form and requires nothing else. Any 2xx is success, with any body or none.
  *
  * Safety: reads, HEAD and login are retried with backoff and jitter; creating a payment or a transfer
- * is never repeated. It carries a `transaction_id`, and when its outcome is unknown the error says
- * so and names that id, for reconciliation.
+ * is never repeated. It carries a `transaction_id`, and when its outcome is unknown (no answer, a
+ * 5xx, or a 2xx we cannot read) the error says so (`outcomeUnknown`), names that id and keeps the
+ * raw answer, redacted, for the operator. A refused token (401, or a 403 that is not a transfer's
+ * refusal) leads to one new login; a token still refused is discarded.
  */
 import { randomUUID } from 'node:crypto';
 import { Agent } from 'node:https';
 import type { z } from 'zod/mini';
 import { fillPath } from '../../src/shared/wire.ts';
-import { issuesToFields, parseInput, type Issue } from '../../src/shared/errors.ts';
+import { parseInput } from '../../src/shared/errors.ts';
 import {
   CreatePartnerPaymentRequest,
-  CreatePartnerPaymentResponse,
   KeyTransferRequest,
-  LoginResponse,
-  NOTIFY_TYPE,
   NotificationUrlRequest,
-  NotificationUrlResponse,
   PARTNER_PATHS,
   PAYMENT_CHECK_HTTP,
-  PartnerErrorResponse,
-  PartnerPaymentResponse,
-  PartnerTransferResponse,
   SolicitTransferRequest,
-  TenantResponse,
+  TRANSFER_REFUSAL_REASONS,
   type NotifyType,
-  type PartnerPaymentRecord,
-  type PartnerTransferRecord,
 } from './wire.ts';
-import { PartnerError, redact } from './errors.ts';
+import { PartnerError } from './errors.ts';
 import { HttpTimeoutError, httpsExchange, type HttpResponse } from './http.ts';
+import {
+  readError,
+  readLogin,
+  readNotificationUrl,
+  readPayment,
+  readTenant,
+  readTransfer,
+  redactBody,
+  shape,
+  type Found,
+  type PaymentAnswer,
+  type TransferAnswer,
+} from './read.ts';
 import { memoryTokenStore, type TokenStore } from './token-store.ts';
 
 export interface PartnerClientOptions {
@@ -57,6 +63,10 @@ export interface PartnerClientOptions {
   backoffMs?: number;
   /** One line per attempt: operation, status, duration. Never headers, bodies or secrets. */
   log?: (entry: PartnerLogEntry) => void;
+  /** Told of every 2xx answer read: where each used value was found, and the answer's shape with values redacted (doctor). */
+  observe?: (answer: ObservedAnswer) => void;
+  /** The clock, for the token's lifetime. */
+  now?: () => number;
 }
 
 export interface PartnerLogEntry {
@@ -70,31 +80,64 @@ export interface PartnerLogEntry {
   outcome: 'ok' | 'retry' | 'error';
 }
 
+/** A 2xx answer as read: its HTTP status, its shape (values replaced by their types) and where each used field was. */
+export interface ObservedAnswer {
+  operation: string;
+  status: number;
+  /** null when there was no body. */
+  shape: unknown;
+  found: Found;
+}
+
 export type CreatePaymentInput = Omit<CreatePartnerPaymentRequest, 'tenant_id'>;
 
 export interface CreatedPayment {
   externalReference: string;
+  /** The copy-and-paste code. */
   pixKey: string;
-  qrCodeUrl: string;
-  checkoutUrl: string;
-  createdAt: string;
+  qrCodeUrl: string | null;
+  checkoutUrl: string | null;
+  /** Epoch ms as the service gave it; null when its answer did not say (then the caller's clock decides). */
+  createdAt: number | null;
+  /** The status of the new payment, when the answer carried one (pending by definition: domain/status-numbering.ts checks it). */
+  status: PaymentAnswer['status'];
   /** The partner-side `transaction_id` the request carried. */
   transactionId: string;
 }
 
-/** What the quick check (4.4) says of a payment. */
-export type PaymentCheck = 'paid' | 'pending' | 'canceled';
+/** The payment details (4.5), as read: any field may be null but the reference. */
+export type PaymentDetails = Omit<PaymentAnswer, 'found' | 'externalReference'> & { externalReference: string };
+
+/** A transfer record (4.6, 4.7), as read. */
+export type TransferDetails = Omit<TransferAnswer, 'found' | 'externalReference'> & { externalReference: string };
+
+/**
+ * What the quick check (4.4) answered: its HTTP status only, which means nothing certain (the spec
+ * does not say); `hint` is its reading under the assumed mapping (PAYMENT_CHECK_HTTP). Never decide
+ * a payment's state from it: read the details (4.5).
+ */
+export interface PaymentCheck {
+  httpStatus: number;
+  hint: 'paid' | 'pending' | 'canceled' | 'not_found' | 'unknown';
+}
 
 export interface PartnerClient {
   login(): Promise<void>;
-  getTenant(): Promise<{ id: string; name: string }>;
+  getTenant(): Promise<{ id: string; name: string | null }>;
   createPayment(input: CreatePaymentInput): Promise<CreatedPayment>;
   checkPayment(externalReference: string): Promise<PaymentCheck>;
-  getPayment(externalReference: string): Promise<PartnerPaymentRecord>;
-  solicitTransferForCustomer(input: SolicitTransferRequest): Promise<PartnerTransferRecord>;
-  transferToKey(input: KeyTransferRequest): Promise<PartnerTransferRecord>;
-  checkTransfer(externalReference: string): Promise<PartnerTransferRecord>;
-  setNotificationUrl(input: { notification_url: string; notify_type?: NotifyType }): Promise<{ notificationUrl: string; notifyType: NotifyType }>;
+  getPayment(externalReference: string): Promise<PaymentDetails>;
+  solicitTransferForCustomer(input: SolicitTransferRequest): Promise<TransferDetails>;
+  transferToKey(input: KeyTransferRequest): Promise<TransferDetails>;
+  checkTransfer(externalReference: string): Promise<TransferDetails>;
+  /**
+   * Sets the notification URL (4.8). `notify_type` is sent only when given. The answer may say
+   * nothing (204): then `confirmed` is false and the URL and type are the ones sent.
+   */
+  setNotificationUrl(input: {
+    notification_url: string;
+    notify_type?: NotifyType;
+  }): Promise<{ notificationUrl: string; notifyType: number | null; confirmed: boolean }>;
 }
 
 interface Call<T> {
@@ -108,12 +151,6 @@ interface Call<T> {
   /** Safe to repeat: a retry cannot do anything twice. */
   idempotent: boolean;
   transactionId?: string;
-}
-
-function describeIssues(issues: readonly Issue[]): string {
-  return Object.entries(issuesToFields(issues))
-    .map(([field, problem]) => `${field} ${problem}`)
-    .join('; ');
 }
 
 const NOT_SENT = new Set([
@@ -142,6 +179,21 @@ export const PARTNER_CLIENT_DEFAULTS = {
   backoffMs: 250,
 } as const;
 
+/** A saved token with its end: `{"token", "expires_at"}`; a bare string (saved before) has no known end. */
+export function decodeSaved(saved: string): { token: string; expiresAt: number | null } {
+  if (saved.startsWith('{')) {
+    try {
+      const parsed = JSON.parse(saved) as { token?: unknown; expires_at?: unknown };
+      if (typeof parsed.token === 'string') return { token: parsed.token, expiresAt: typeof parsed.expires_at === 'number' ? parsed.expires_at : null };
+    } catch {
+      // Not ours: read as a bare token.
+    }
+  }
+  return { token: saved, expiresAt: null };
+}
+
+const isRefusalReason = (reason: string | undefined): boolean => reason !== undefined && (TRANSFER_REFUSAL_REASONS as readonly string[]).includes(reason);
+
 export function createPartnerClient(options: PartnerClientOptions): PartnerClient {
   const base = new URL(options.baseUrl);
   if (base.protocol !== 'https:') throw new TypeError('the partner service is reached over https:// only');
@@ -149,44 +201,62 @@ export function createPartnerClient(options: PartnerClientOptions): PartnerClien
   const timeoutMs = options.timeoutMs ?? PARTNER_CLIENT_DEFAULTS.timeoutMs;
   const attempts = Math.max(1, options.attempts ?? PARTNER_CLIENT_DEFAULTS.attempts);
   const backoffMs = options.backoffMs ?? PARTNER_CLIENT_DEFAULTS.backoffMs;
+  const now = options.now ?? Date.now;
   const store = options.tokenStore ?? memoryTokenStore();
   const storeKey = tokenStoreKey(options.baseUrl, options.credentials?.email);
   let token: string | null = options.token ?? null;
+  let tokenExpiresAt: number | null = null;
   // The saved token is read once; callers arriving meanwhile wait for that one read.
   let tokenLoad: Promise<void> | null = token !== null ? Promise.resolve() : null;
   let loggingIn: Promise<void> | null = null;
-  let tenant: Promise<{ id: string; name: string }> | null = null;
+  let tenant: Promise<{ id: string; name: string | null }> | null = null;
 
-  function parse<T>(operation: string, schema: z.ZodMiniType<T>, res: HttpResponse): T {
-    let json: unknown;
+  /** The body as JSON, or undefined when there is none; a body that is not JSON is an error (`unreadable`). */
+  function json(operation: string, res: HttpResponse): unknown {
+    if (res.body.trim() === '') return undefined;
     try {
-      json = JSON.parse(res.body);
+      return JSON.parse(res.body);
     } catch {
       throw new PartnerError('unavailable', `${operation}: the partner service answered HTTP ${res.status} with a body that is not JSON`, {
         operation,
         status: res.status,
       });
     }
-    const parsed = schema.safeParse(json);
-    if (!parsed.success) {
-      throw new PartnerError('unavailable', `${operation}: unexpected answer from the partner service: ${describeIssues(parsed.error.issues)}`, {
-        operation,
-        status: res.status,
-      });
-    }
-    return parsed.data;
+  }
+
+  function observed(operation: string, res: HttpResponse, body: unknown, found: Found): void {
+    options.observe?.({ operation, status: res.status, shape: body === undefined ? null : shape(body), found });
+  }
+
+  function unreadable(operation: string, res: HttpResponse, missing: string): PartnerError {
+    return new PartnerError('unavailable', `${operation}: the partner service's answer (HTTP ${res.status}) has no ${missing} we can read`, {
+      operation,
+      status: res.status,
+    });
+  }
+
+  async function forgetToken(): Promise<void> {
+    token = null;
+    tokenExpiresAt = null;
+    await store.clear(storeKey).catch(() => undefined);
   }
 
   async function ensureToken(): Promise<void> {
-    if (token !== null) return;
-    tokenLoad ??= store.load(storeKey).then(
-      (saved) => {
-        token ??= saved;
-      },
-      // An unreadable saved token is no token: log in, as on a first start.
-      () => undefined,
-    );
-    await tokenLoad;
+    if (token !== null && (tokenExpiresAt === null || now() < tokenExpiresAt)) return;
+    if (token !== null) {
+      // Past its lifetime (5 years, or what the login said): a new one, before the service refuses it.
+      if (options.credentials) await forgetToken();
+    } else {
+      tokenLoad ??= store.load(storeKey).then(
+        (saved) => {
+          if (token === null && saved) ({ token, expiresAt: tokenExpiresAt } = decodeSaved(saved));
+        },
+        // An unreadable saved token is no token: log in, as on a first start.
+        () => undefined,
+      );
+      await tokenLoad;
+      if (token !== null && tokenExpiresAt !== null && now() >= tokenExpiresAt && options.credentials) await forgetToken();
+    }
     if (token === null) await login();
   }
 
@@ -237,12 +307,25 @@ export function createPartnerClient(options: PartnerClientOptions): PartnerClien
         return value;
       } catch (error) {
         logLine(res.status, 'error');
+        // A create the service accepted (2xx) but whose answer we cannot read has happened, or may
+        // have: its outcome is unknown, never a failure to retry. The body is kept, redacted.
+        if (!call.idempotent && error instanceof PartnerError) {
+          throw new PartnerError(
+            'outcome_unknown',
+            `${call.operation}: the partner service accepted the request (HTTP ${res.status}) but its answer could not be read; the outcome is unknown`,
+            { operation: call.operation, status: res.status, outcomeUnknown: true, transactionId: call.transactionId, rawBody: redactBody(res.body) },
+          );
+        }
         throw error;
       }
     }
     logLine(res.status, 'error');
     throw toError(call.operation, res, unknown);
   }
+
+  /** A refusal of the token itself: 401, or a 403 that is not a transfer's refusal (KYC, key owner). */
+  const tokenRefused = (error: PartnerError): boolean =>
+    error.kind === 'unauthorized' || (error.details.status === 403 && error.kind === 'refused' && !isRefusalReason(error.details.reason));
 
   async function send<T>(call: Call<T>): Promise<T> {
     if (call.authenticated !== false) await ensureToken();
@@ -252,15 +335,19 @@ export function createPartnerClient(options: PartnerClientOptions): PartnerClien
         return await attempt(call, number);
       } catch (error) {
         if (!(error instanceof PartnerError)) throw error;
-        // A refused token: log in again once and repeat the same request once. Safe even for a
-        // create, because a 401 means the service did not act on it.
-        if (error.kind === 'unauthorized' && call.authenticated !== false && !relogged && options.credentials) {
-          relogged = true;
-          token = null;
-          await store.clear(storeKey);
-          await login();
-          number--;
-          continue;
+        if (call.authenticated !== false && tokenRefused(error)) {
+          // A refused token: log in again once and repeat the same request once. Safe even for a
+          // create, because a refused token means the service did not act on it. A token that is
+          // still refused is not kept for the next start.
+          if (!relogged && options.credentials) {
+            relogged = true;
+            await forgetToken();
+            await login();
+            number--;
+            continue;
+          }
+          await forgetToken();
+          throw error.kind === 'unauthorized' ? error : new PartnerError('unauthorized', error.message, error.details);
         }
         const transient = error.kind === 'unavailable' || error.kind === 'timeout';
         if (!transient || !call.idempotent || number >= attempts) throw error;
@@ -282,12 +369,19 @@ export function createPartnerClient(options: PartnerClientOptions): PartnerClien
         method: 'POST',
         path: PARTNER_PATHS.login,
         body: { email: credentials.email, access_key: credentials.accessKey },
-        read: (res) => parse('login', LoginResponse, res),
+        read: (res) => {
+          const body = json('login', res);
+          const read = readLogin(body, now());
+          if (!read) throw unreadable('login', res, 'access token');
+          observed('login', res, body, read.found);
+          return read;
+        },
         authenticated: false,
         idempotent: true,
       });
-      token = answer.data.access_token;
-      await store.save(storeKey, token);
+      token = answer.token;
+      tokenExpiresAt = answer.expiresAt;
+      await store.save(storeKey, JSON.stringify({ token: answer.token, expires_at: answer.expiresAt }));
     })().finally(() => {
       loggingIn = null;
     });
@@ -308,19 +402,22 @@ export function createPartnerClient(options: PartnerClientOptions): PartnerClien
     operation: string,
     path: string,
     request: z.ZodMiniType<B>,
-    response: z.ZodMiniType<R>,
     input: I,
+    read: (res: HttpResponse) => R,
   ): Promise<{ answer: R; transactionId: string }> {
     const transactionId = input.transaction_id ?? randomUUID();
     const body = checkInput(operation, request, { ...input, transaction_id: transactionId });
-    const answer = await send({ operation, method: 'POST', path, body, read: (res) => parse(operation, response, res), idempotent: false, transactionId });
+    const answer = await send({ operation, method: 'POST', path, body, read, idempotent: false, transactionId });
     return { answer, transactionId };
   }
 
-  /** A GET of one record by its reference: retried like every read, answering the record (`data`). */
-  async function readRecord<T>(operation: string, template: string, externalReference: string, response: z.ZodMiniType<{ data: T }>): Promise<T> {
-    const path = fillPath(template, { external_reference: externalReference });
-    return (await send({ operation, method: 'GET', path, read: (res) => parse(operation, response, res), idempotent: true })).data;
+  function readTransferAnswer(operation: string, res: HttpResponse, fallbackReference?: string): TransferDetails {
+    const body = json(operation, res);
+    const { found, ...read } = readTransfer(body);
+    observed(operation, res, body, found);
+    const externalReference = read.externalReference ?? fallbackReference;
+    if (!externalReference) throw unreadable(operation, res, 'external_reference');
+    return { ...read, externalReference };
   }
 
   const client: PartnerClient = {
@@ -331,14 +428,18 @@ export function createPartnerClient(options: PartnerClientOptions): PartnerClien
         operation: 'getTenant',
         method: 'GET',
         path: PARTNER_PATHS.getTenant,
-        read: (res) => parse('getTenant', TenantResponse, res),
+        read: (res) => {
+          const body = json('getTenant', res);
+          const read = readTenant(body);
+          if (!read) throw unreadable('getTenant', res, 'tenant id');
+          observed('getTenant', res, body, read.found);
+          return { id: read.id, name: read.name };
+        },
         idempotent: true,
-      })
-        .then((answer) => ({ id: answer.data.id, name: answer.data.name }))
-        .catch((error: unknown) => {
-          tenant = null;
-          throw error;
-        });
+      }).catch((error: unknown) => {
+        tenant = null;
+        throw error;
+      });
       return tenant;
     },
 
@@ -346,86 +447,127 @@ export function createPartnerClient(options: PartnerClientOptions): PartnerClien
       // Checked before the tenant is fetched: a bad input costs no request at all.
       checkInput('createPayment', CreatePartnerPaymentRequest, { ...input, tenant_id: 'checked-below' });
       const { id: tenant_id } = await client.getTenant();
-      const { answer, transactionId } = await create('createPayment', PARTNER_PATHS.createPayment, CreatePartnerPaymentRequest, CreatePartnerPaymentResponse, {
-        ...input,
-        tenant_id,
-      });
-      const { data } = answer;
+      const { answer, transactionId } = await create(
+        'createPayment',
+        PARTNER_PATHS.createPayment,
+        CreatePartnerPaymentRequest,
+        { ...input, tenant_id },
+        (res) => {
+          const body = json('createPayment', res);
+          const { found, ...read } = readPayment(body);
+          observed('createPayment', res, body, found);
+          // Without its reference the payment cannot be followed, without its code it cannot be paid.
+          if (!read.externalReference) throw unreadable('createPayment', res, 'external_reference');
+          if (!read.pixKey) throw unreadable('createPayment', res, 'pix_key (copy-and-paste code)');
+          return { ...read, externalReference: read.externalReference, pixKey: read.pixKey };
+        },
+      );
       return {
-        externalReference: data.external_reference,
-        pixKey: data.pix_key,
-        qrCodeUrl: data.qr_code_url,
-        checkoutUrl: data.checkout,
-        createdAt: data.created_at,
+        externalReference: answer.externalReference,
+        pixKey: answer.pixKey,
+        qrCodeUrl: answer.qrCodeUrl,
+        checkoutUrl: answer.checkoutUrl,
+        createdAt: answer.createdAt,
+        status: answer.status,
         transactionId,
       };
     },
 
     async checkPayment(externalReference) {
+      const read = (httpStatus: number): PaymentCheck => {
+        const hint = (Object.entries(PAYMENT_CHECK_HTTP).find(([, code]) => code === httpStatus)?.[0] ?? 'unknown') as
+          keyof typeof PAYMENT_CHECK_HTTP | 'unknown';
+        return { httpStatus, hint: hint === 'notFound' ? 'not_found' : hint };
+      };
       return send({
         operation: 'checkPayment',
         method: 'HEAD',
         path: fillPath(PARTNER_PATHS.checkPayment, { external_reference: externalReference }),
-        read: (res): PaymentCheck => {
-          if (res.status === PAYMENT_CHECK_HTTP.paid) return 'paid';
-          if (res.status === PAYMENT_CHECK_HTTP.pending) return 'pending';
-          throw new PartnerError('unavailable', `checkPayment: unexpected HTTP ${res.status}`, { operation: 'checkPayment', status: res.status });
-        },
+        read: (res) => read(res.status),
         idempotent: true,
       }).catch((error: unknown) => {
-        // 410 is an answer, not a failure: the payment is canceled.
-        if (error instanceof PartnerError && error.details.status === PAYMENT_CHECK_HTTP.canceled) return 'canceled' as const;
+        // Any answer but a refused token or a failure is an answer: HEAD says what it says with its status.
+        const status = error instanceof PartnerError ? error.details.status : undefined;
+        if (error instanceof PartnerError && status !== undefined && status < 500 && error.kind !== 'unauthorized') return read(status);
         throw error;
       });
     },
 
-    getPayment(externalReference) {
-      return readRecord('getPayment', PARTNER_PATHS.getPayment, externalReference, PartnerPaymentResponse);
+    async getPayment(externalReference) {
+      const path = fillPath(PARTNER_PATHS.getPayment, { external_reference: externalReference });
+      return send({
+        operation: 'getPayment',
+        method: 'GET',
+        path,
+        read: (res): PaymentDetails => {
+          const body = json('getPayment', res);
+          const { found, ...read } = readPayment(body);
+          observed('getPayment', res, body, found);
+          return { ...read, externalReference: read.externalReference ?? externalReference };
+        },
+        idempotent: true,
+      });
     },
 
     async solicitTransferForCustomer(input) {
-      return (await create('solicitTransferForCustomer', PARTNER_PATHS.solicitTransferForCustomer, SolicitTransferRequest, PartnerTransferResponse, input))
-        .answer.data;
+      const operation = 'solicitTransferForCustomer';
+      return (await create(operation, PARTNER_PATHS.solicitTransferForCustomer, SolicitTransferRequest, input, (res) => readTransferAnswer(operation, res)))
+        .answer;
     },
 
     async transferToKey(input) {
-      return (await create('transferToKey', PARTNER_PATHS.transferToKey, KeyTransferRequest, PartnerTransferResponse, input)).answer.data;
+      const operation = 'transferToKey';
+      return (await create(operation, PARTNER_PATHS.transferToKey, KeyTransferRequest, input, (res) => readTransferAnswer(operation, res))).answer;
     },
 
     checkTransfer(externalReference) {
-      return readRecord('checkTransfer', PARTNER_PATHS.checkTransfer, externalReference, PartnerTransferResponse);
+      return send({
+        operation: 'checkTransfer',
+        method: 'GET',
+        path: fillPath(PARTNER_PATHS.checkTransfer, { external_reference: externalReference }),
+        read: (res) => readTransferAnswer('checkTransfer', res, externalReference),
+        idempotent: true,
+      });
     },
 
     async setNotificationUrl(input) {
-      const body = checkInput('setNotificationUrl', NotificationUrlRequest, { notify_type: NOTIFY_TYPE.old, ...input });
-      const answer = await send({
+      // notify_type only when chosen: the service keeps its own default otherwise.
+      const body = checkInput('setNotificationUrl', NotificationUrlRequest, input);
+      return send({
         operation: 'setNotificationUrl',
         method: 'PATCH',
         path: PARTNER_PATHS.notificationUrl,
         body,
-        read: (res) => parse('setNotificationUrl', NotificationUrlResponse, res),
+        read: (res) => {
+          // Any 2xx is success, with a body or none (204).
+          let answer = null;
+          try {
+            const parsed = json('setNotificationUrl', res);
+            answer = readNotificationUrl(parsed);
+            observed('setNotificationUrl', res, parsed, answer.found);
+          } catch {
+            observed('setNotificationUrl', res, undefined, {});
+          }
+          return {
+            notificationUrl: answer?.notificationUrl ?? body.notification_url,
+            notifyType: answer?.notifyType ?? body.notify_type ?? null,
+            confirmed: answer?.notificationUrl != null,
+          };
+        },
         // Setting the same URL twice leaves the same state.
         idempotent: true,
       });
-      return { notificationUrl: answer.data.notification_url, notifyType: answer.data.notify_type as NotifyType };
     },
   };
   return client;
 }
 
 function toError(operation: string, res: HttpResponse, unknown: { outcomeUnknown?: boolean; transactionId?: string }): PartnerError {
-  let json: unknown;
-  try {
-    json = res.body ? JSON.parse(res.body) : undefined;
-  } catch {
-    json = undefined;
-  }
-  const body = PartnerErrorResponse.safeParse(json);
-  // The service's own words may echo what it was sent (a document): redacted before they go anywhere.
-  const upstreamMessage = body.success ? redact(body.data.message) : undefined;
-  const fields = body.success && body.data.errors ? Object.fromEntries(Object.entries(body.data.errors).map(([k, v]) => [k, redact(v.join(' '))])) : undefined;
+  // Any shape of error body gives its words (redacted by readError); none is required.
+  const body = readError(res.body);
+  const upstreamMessage = body.message ?? undefined;
   const status = res.status;
-  const details = { operation, status, upstreamMessage, fields, reason: body.success ? body.data.reason : undefined };
+  const details = { operation, status, upstreamMessage, fields: body.fields, reason: body.reason ?? undefined };
   const said = upstreamMessage ? `: ${upstreamMessage}` : '';
   if (status === 401) return new PartnerError('unauthorized', `${operation}: refused credentials (HTTP ${status})${said}`, details);
   if (status === 404) return new PartnerError('not_found', `${operation}: not found (HTTP ${status})${said}`, details);

@@ -13,7 +13,9 @@ export type PartnerErrorKind =
   | 'not_found'
   /** 5xx, a dropped connection, or an answer we could not read. */
   | 'unavailable'
-  | 'timeout';
+  | 'timeout'
+  /** A create the service accepted (2xx) whose answer could not be read: it may have happened. Never retried. */
+  | 'outcome_unknown';
 
 export interface PartnerErrorDetails {
   operation: string;
@@ -25,6 +27,8 @@ export interface PartnerErrorDetails {
   /** A create whose request may have reached the service: reconcile by `transactionId`, never repeat blindly. */
   outcomeUnknown?: boolean;
   transactionId?: string;
+  /** outcome_unknown: the answer as received, redacted and cut to 2 KiB, for the operator. */
+  rawBody?: string;
 }
 
 export class PartnerError extends Error {
@@ -38,10 +42,19 @@ export class PartnerError extends Error {
   }
 }
 
-/** Masks what looks like a CPF, CNPJ or bearer token in text that may reach a log. */
+/** Masks what looks like a CPF, CNPJ (numeric or alphanumeric) or bearer token in text that may reach a log. */
 export function redact(text: string): string {
-  return text
-    .replace(/Bearer\s+\S+/gi, 'Bearer [redacted]')
-    .replace(/\d{2,3}[.\s]?\d{3}[.\s]?\d{3}[/\s]?\d{4}[-\s]?\d{2}/g, '[document]')
-    .replace(/\d{3}[.\s]?\d{3}[.\s]?\d{3}[-\s]?\d{2}/g, '[document]');
+  return (
+    text
+      .replace(/Bearer\s+\S+/gi, 'Bearer [redacted]')
+      // An alphanumeric CNPJ: letters or digits in its first 12 characters, 2 digits last, in either
+      // case. First, before the digit runs below can take part of one. Not inside a longer word; and
+      // spaced out, only with a digit before its last two, so a phrase such as 'is not the same 10'
+      // stays readable.
+      .replace(/(?<![\dA-Z])[\dA-Z]{2}[.\s]?[\dA-Z]{3}[.\s]?[\dA-Z]{3}[/\s]?[\dA-Z]{4}[-\s]?\d{2}(?![\dA-Z])/gi, (match) =>
+        /\s/.test(match) && !/\d/.test(match.slice(0, -2)) ? match : '[document]',
+      )
+      .replace(/\d{2,3}[.\s]?\d{3}[.\s]?\d{3}[/\s]?\d{4}[-\s]?\d{2}/g, '[document]')
+      .replace(/\d{3}[.\s]?\d{3}[.\s]?\d{3}[-\s]?\d{2}/g, '[document]')
+  );
 }

@@ -1,21 +1,24 @@
 /**
  * The partner's notifications: `POST {basePath}/webhooks/partner[/<secret>]`. Checks who is calling
- * (source address, secret path segment), reads the raw body (size-limited), checks that it is a
- * notification about something this proxy knows, writes it to the store, and only then answers 202.
- * Nothing upstream is asked before answering: the event is processed afterwards (domain/webhook-processor.ts). A store
- * that cannot take the write answers 503, so the service tries again.
+ * (source address, secret path segment), reads the raw body (size-limited), writes it to the store,
+ * and only then answers 202. Nothing upstream is asked before answering: the event is processed
+ * afterwards (domain/webhook-processor.ts). A store that cannot take the write answers 503, so the
+ * service tries again.
  *
- * Refused calls are logged (never their body). Those that passed the source and secret checks but
- * are not a usable notification (malformed JSON, unknown format, unknown reference) are also kept in
- * `webhook_events`, already processed, with the reason as `result`, for audit; calls from a wrong
- * source or to a wrong secret path are not stored (anyone can send them, so storing them would let
- * anyone fill the disk).
+ * The receiver keeps everything that passed the source and secret checks: the partner stops after
+ * two retries, so a 4xx would lose an event for good. A notification (JSON or form-encoded) that
+ * names a reference in any plausible field (partner/notification.ts) is stored to be confirmed with
+ * the partner, whoever it is about; one we cannot read at all is stored whole too, already
+ * processed with the result `unreadable`, logged, and listed for the operator
+ * (`pix-checkout webhook received --unreadable`). Calls from a wrong source or to a wrong secret path
+ * are refused and not stored (anyone can send them, so storing them would let anyone fill the disk).
  */
 import { timingSafeEqual } from 'node:crypto';
 import { Hono, type Context, type MiddlewareHandler } from 'hono';
 import { DEFAULTS } from '../config.ts';
 import { errorBody } from '../../src/shared/errors.ts';
-import { PARTNER_MAX_BODY_BYTES, parseWebhook, type WebhookEvent } from '../partner/wire.ts';
+import { notificationBody, readNotification, type PartnerNotification } from '../partner/notification.ts';
+import { PARTNER_MAX_BODY_BYTES } from '../partner/wire.ts';
 import { readBodyBytes } from '../http/body.ts';
 import { allowOnly } from '../http/method-not-allowed.ts';
 import type { Logger } from '../log.ts';
@@ -41,7 +44,7 @@ export interface WebhookReceiverDeps {
   /** The caller's address (X-Forwarded-For through trusted proxies, else the socket). */
   clientOf: (c: Context) => string;
   /** Called after the event is stored (and before the answer is sent): process it. */
-  received: (id: number, rawBody: string, event: WebhookEvent) => void;
+  received: (id: number, rawBody: string, event: PartnerNotification) => void;
   /** The per-source limit, applied when no source allow-list is set (an allowed source is the partner). */
   limitPerSource: MiddlewareHandler;
 }
@@ -78,29 +81,20 @@ export function webhookRoutes(deps: WebhookReceiverDeps): Hono {
       return c.json(errorBody('payload_too_large', `A notification is at most ${PARTNER_MAX_BODY_BYTES} bytes.`), 413);
     }
     const receivedAt = deps.now();
-    const reject = async (status: 400 | 422, code: 'invalid_json' | 'invalid_request' | 'invalid_reference', result: string, message: string) => {
-      log.warn({ result }, `webhook refused: ${result}`);
+    const event = readNotification(notificationBody(raw, c.req.header('content-type')));
+    if (!event) {
+      // Kept whole (within the body limit) and acknowledged: answering 4xx would lose it for good.
       try {
-        // Only the start of it: anyone can send these, so a refusal must not fill the disk.
-        await deps.store.webhookEvents.addRejected(raw.slice(0, DEFAULTS.webhookIntake.auditBytes), receivedAt, result);
+        const id = await deps.store.webhookEvents.addRejected(raw, receivedAt, 'unreadable');
+        log.error(
+          { webhook_event: id, bytes: Buffer.byteLength(raw) },
+          'webhook unreadable: stored for the operator (pix-checkout webhook received --unreadable)',
+        );
       } catch (error) {
-        log.error({ err: { message: (error as Error).message } }, 'could not keep a refused webhook for audit');
+        log.error({ err: { message: (error as Error).message } }, 'webhook not stored: answering 503 so the service retries');
+        return c.json(errorBody('not_ready', 'Could not record the notification; try again.'), 503);
       }
-      return c.json(errorBody(code, message), status);
-    };
-
-    let json: unknown;
-    try {
-      json = JSON.parse(raw);
-    } catch {
-      return reject(400, 'invalid_json', 'invalid_json', 'The notification is not valid JSON.');
-    }
-    const event = parseWebhook(json);
-    if (!event) return reject(422, 'invalid_request', 'unknown_format', 'Not a notification in a known format (old or new, approved or canceled).');
-    // Payments: only those this proxy issued. Transfers are not created by the proxy, so one it has
-    // not heard of yet is accepted and confirmed with the service (domain/webhook-processor.ts), which knows whose it is.
-    if (event.kind === 'payment' && !(await deps.store.getPayment(event.externalReference))) {
-      return reject(422, 'invalid_reference', 'unknown_reference', 'No payment with this reference was issued here.');
+      return c.json({ received: true }, 202);
     }
 
     let id: number;

@@ -143,6 +143,8 @@ export interface Store {
     unprocessed(limit: number): Promise<WebhookEventRecord[]>;
     /** How many wait to be confirmed, counting no further than `upTo` (the intake's cap: bounded work per notification). */
     countUnprocessed(upTo?: number): Promise<number>;
+    /** Processed notifications with one of these results (`unreadable`, `unknown_reference`), newest first: for the operator. */
+    listByResult(results: readonly string[], limit: number): Promise<WebhookEventRecord[]>;
     /** Marks those received before `receivedBefore` and never confirmed as processed, `expired`; answers how many. */
     expireUnprocessed(receivedBefore: number, at: number): Promise<number>;
   };

@@ -101,13 +101,14 @@ describe('cli: commands against the sandbox', () => {
   test('payment create, status and show', async () => {
     const created = await cli(['payment', 'create', '--value', '12.30', '--description', 'Pedido 9', '--json']);
     assert.equal(created.code, 0, created.err);
-    const payment = JSON.parse(created.out) as { externalReference: string; pixKey: string };
-    assert.ok(parseBrCode(payment.pixKey).ok);
-    const status = await cli(['payment', 'status', payment.externalReference]);
-    assert.match(status.out, /status\s+pending/);
-    sandbox.state.pay(sandbox.state.payments.get(payment.externalReference)!);
-    assert.match((await cli(['payment', 'status', payment.externalReference])).out, /status\s+paid/);
-    const shown = await cli(['payment', 'show', payment.externalReference]);
+    const payment = JSON.parse(created.out) as { reference: string; pix_key: string };
+    assert.ok(parseBrCode(payment.pix_key).ok);
+    const status = await cli(['payment', 'status', payment.reference]);
+    assert.match(status.out, /status\s+pending \(1\) \(from the details/);
+    assert.match(status.out, /quick check\s+HTTP 202 \(pending under the assumed mapping: a hint only\)/);
+    sandbox.state.pay(sandbox.state.payments.get(payment.reference)!);
+    assert.match((await cli(['payment', 'status', payment.reference])).out, /status\s+approved \(2\)/);
+    const shown = await cli(['payment', 'show', payment.reference]);
     assert.match(shown.out, /value\s+12\.30/);
     assert.match(shown.out, /status\s+approved \(2\)/);
   });
@@ -130,9 +131,9 @@ describe('cli: transfers and the webhook URL', () => {
   test('transfer create to a key, then status after the bank answers', async () => {
     const created = await cli(['transfer', 'create', '--value', '25', '--key', 'ana@cliente.example', '--json']);
     assert.equal(created.code, 0, created.err);
-    const transfer = JSON.parse(created.out) as { external_reference: string };
+    const transfer = JSON.parse(created.out) as { reference: string };
     sandbox.state.clock.advance(10 * 60 * 1000);
-    const status = await cli(['transfer', 'status', transfer.external_reference]);
+    const status = await cli(['transfer', 'status', transfer.reference]);
     assert.match(status.out, /status\s+approved \(2\)/);
   });
   test('transfer create for a customer masks the CPF key', async () => {

@@ -17,6 +17,15 @@ import { Outcomes, paymentOutcome } from '../../server/domain/outcomes.ts';
 import { openSqliteStore } from '../../server/store/sqlite/sqlite-store.ts';
 import type { PaymentRecord } from '../../server/store/store.ts';
 import type { PartnerClient } from '../../server/partner/client.ts';
+import { StatusNumbering } from '../../server/domain/status-numbering.ts';
+import { DEFAULT_STATUS_CODES } from '../../server/partner/status-codes.ts';
+
+/** The default numbering, verified as a first payment verifies it. */
+async function verifiedNumbering(): Promise<StatusNumbering> {
+  const numbering = new StatusNumbering(DEFAULT_STATUS_CODES, createLogger({ level: 'silent' }));
+  await numbering.observeFresh({ code: DEFAULT_STATUS_CODES.pending, word: null }, 'fresh');
+  return numbering;
+}
 
 let stack: DevStack;
 let reference: string;
@@ -113,13 +122,14 @@ describe('readJson', () => {
   test('is JSON.stringify(view) for every status, value and clock, across record versions', async () => {
     const store = openSqliteStore({ dataDir: ':memory:' });
     let now = Date.UTC(2030, 0, 1, 12, 0, 1);
-    const partner = { getPayment: async () => ({ status: PARTNER_STATUS.approved }) } as unknown as PartnerClient;
+    const partner = { getPayment: async () => ({ status: { code: PARTNER_STATUS.approved, word: null } }) } as unknown as PartnerClient;
     const service = new PaymentService(partner, {
       store,
       expirationSeconds: 3600,
       now: () => now,
       log: createLogger({ level: 'silent' }),
       outcomes: new Outcomes(createLogger({ level: 'silent' })),
+      numbering: await verifiedNumbering(),
     });
     for (const valueCents of [20, 1234, 100, 1_000_000, 1999]) {
       const r = record({ reference: `ref_${valueCents}`, valueCents, transactionId: `tx-${valueCents}` });
@@ -151,6 +161,7 @@ describe('readJson', () => {
       now: () => now,
       log: createLogger({ level: 'silent' }),
       outcomes: new Outcomes(createLogger({ level: 'silent' })),
+      numbering: await verifiedNumbering(),
     });
     await inner.insertPayment(record({ updatedAt: now }));
     assert.equal(await service.readJson('ref_1'), JSON.stringify(await service.read('ref_1')));

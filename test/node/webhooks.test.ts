@@ -218,36 +218,49 @@ describe('webhooks from the partner, and what the proxy does with them', () => {
   test('a transfer the proxy learns of by webhook is confirmed, tracked and passed on', async () => {
     const transfer = await stack.partner.transferToKey({ value: 7.5, pix_key: 'ana@cliente.example' });
     await control('POST', '/clock/advance', { seconds: 10 });
-    await waitFor('the transfer final', async () => (await stack.store.transfers.get(transfer.external_reference))?.final === true);
-    assert.equal((await stack.store.transfers.get(transfer.external_reference))!.partnerStatus, 2);
+    await waitFor('the transfer final', async () => (await stack.store.transfers.get(transfer.externalReference))?.final === true);
+    assert.equal((await stack.store.transfers.get(transfer.externalReference))!.partnerStatus, 2);
     await stack.pix.notifier!.runOnce();
-    assert.ok([...receiver.events.values()].some((e) => e.type === 'transfer.approved' && e.data.reference === transfer.external_reference));
+    assert.ok([...receiver.events.values()].some((e) => e.type === 'transfer.approved' && e.data.reference === transfer.externalReference));
   });
 
-  test('bad notifications: a clear 4xx, nothing applied, nothing crashes', async () => {
+  test('notifications it cannot use are kept and acknowledged (a 4xx would lose them), applied to nothing, listed for the operator', async () => {
     const finalBefore = (db.prepare('SELECT COUNT(*) AS n FROM payments WHERE final = 1').get() as { n: number }).n;
     const outboxBefore = (db.prepare('SELECT COUNT(*) AS n FROM outbox').get() as { n: number }).n;
-    const malformed = await postWebhook('{"type": "payment", ');
-    assert.equal(malformed.status, 400);
-    assert.equal((await malformed.json()).error.code, 'invalid_json');
-    const unknownFormat = await postWebhook(JSON.stringify({ hello: 'world' }));
-    assert.equal(unknownFormat.status, 422);
-    assert.equal((await unknownFormat.json()).error.code, 'invalid_request');
+    const malformedBody = '{"type": "payment", ';
+    const malformed = await postWebhook(malformedBody);
+    assert.equal(malformed.status, 202);
+    const noReference = await postWebhook(JSON.stringify({ hello: 'world' }));
+    assert.equal(noReference.status, 202);
     const unknownRef = await postWebhook(
       JSON.stringify({ type: 'payment', external_reference: 'not-ours', status: 2, value: 1, transaction_id: null, end2end: null, user_id: null }),
     );
-    assert.equal(unknownRef.status, 422);
-    assert.equal((await unknownRef.json()).error.code, 'invalid_reference');
+    assert.equal(unknownRef.status, 202);
+    await waitFor('the unknown reference processed', () => {
+      const row = db.prepare("SELECT result FROM webhook_events WHERE raw_body LIKE '%not-ours%'").get() as { result: string | null } | undefined;
+      return row?.result === 'unknown_reference';
+    });
     const huge = await postWebhook(JSON.stringify({ pad: 'x'.repeat(70_000) }));
     assert.equal(huge.status, 413);
     assert.equal((await fetch(`${stack.apiUrl}/webhooks/partner`)).status, 405);
-    const rejected = db.prepare("SELECT result FROM webhook_events WHERE result IN ('invalid_json', 'unknown_format', 'unknown_reference')").all() as {
-      result: string;
-    }[];
-    assert.deepEqual(rejected.map((r) => r.result).sort(), ['invalid_json', 'unknown_format', 'unknown_reference']);
+    // Kept whole, for the operator: the unreadable ones, and the one about a reference not ours.
+    const listed = await stack.store.webhookEvents.listByResult(['unreadable', 'unknown_reference'], 100);
+    assert.ok(listed.some((e) => e.result === 'unreadable' && e.rawBody === malformedBody));
+    assert.ok(listed.some((e) => e.result === 'unreadable' && e.rawBody === JSON.stringify({ hello: 'world' })));
+    assert.ok(listed.some((e) => e.result === 'unknown_reference' && e.rawBody.includes('not-ours')));
     assert.equal((db.prepare('SELECT COUNT(*) AS n FROM payments WHERE final = 1').get() as { n: number }).n, finalBefore);
     assert.equal((db.prepare('SELECT COUNT(*) AS n FROM outbox').get() as { n: number }).n, outboxBefore);
     assert.equal((await fetch(`${stack.url}/health`)).status, 200);
+  });
+
+  test('a notification in another dialect (form-encoded, other words and field names) is stored, confirmed and applied', async () => {
+    const reference = await create(4);
+    await control('POST', `/payments/${reference}/pay`);
+    const form = new URLSearchParams({ event: 'PAYMENT_PAID', reference, value: '4.00' }).toString();
+    const answer = await postWebhook(form, '/api/webhooks/partner', { 'content-type': 'application/x-www-form-urlencoded' });
+    assert.equal(answer.status, 202);
+    await waitFor('the payment final', async () => (await stored(reference))?.final === true);
+    assert.equal((await stored(reference))!.partnerStatus, 2);
   });
 });
 
@@ -274,8 +287,8 @@ describe('webhook source restriction and secret path', () => {
     assert.equal((await wrongSource.json()).error.code, 'forbidden');
     assert.equal((await send('/api/webhooks/partner/wrong-secret-segment', '203.0.113.7')).status, 404);
     assert.equal((await send('/api/webhooks/partner', '203.0.113.7')).status, 404);
-    // Right source and secret: on to the content checks (an unknown reference here).
-    assert.equal((await send(`/api/webhooks/partner/${secretPath}`, '203.0.113.7')).status, 422);
+    // Right source and secret: stored (an unknown reference here, kept for the operator).
+    assert.equal((await send(`/api/webhooks/partner/${secretPath}`, '203.0.113.7')).status, 202);
     assert.equal(guarded.webhookUrl, `${guarded.url}/api/webhooks/partner/${secretPath}`);
   });
 });

@@ -402,6 +402,14 @@ function openedStore(db: Database.Database, cacheSize: number): Store {
       async expireUnprocessed(receivedBefore, at) {
         return sql.expireUnprocessed.run(at, receivedBefore).changes;
       },
+      async listByResult(results, limit) {
+        if (results.length === 0) return [];
+        // A handful of fixed words: the placeholders are built from their count only.
+        const rows = db
+          .prepare(`SELECT * FROM webhook_events WHERE result IN (${results.map(() => '?').join(', ')}) ORDER BY received_at DESC, id DESC LIMIT ?`)
+          .all(...results, limit) as { id: number; raw_body: string; received_at: number; processed_at: number | null; result: string | null }[];
+        return rows.map((r) => ({ id: r.id, rawBody: r.raw_body, receivedAt: r.received_at, processedAt: r.processed_at, result: r.result }));
+      },
       async unprocessed(limit) {
         return (sql.unprocessedEvents.all(limit) as { id: number; raw_body: string; received_at: number; processed_at: number | null }[]).map(
           (r): WebhookEventRecord => ({ id: r.id, rawBody: r.raw_body, receivedAt: r.received_at, processedAt: r.processed_at }),

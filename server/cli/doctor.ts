@@ -1,0 +1,229 @@
+/**
+ * `pix-checkout doctor`: checks what server/partner/ASSUMPTIONS.md guessed about the service against
+ * the configured account, before any money moves. Each assumption is printed as held, different
+ * (tolerated: the client reads it anyway) or broken (something would fail), with the shape the
+ * service answered, values redacted; then the configuration to set. Exit 4 when something would break.
+ */
+import { checkBrCode, describeBrCodeProblem } from '../../src/shared/brcode.ts';
+import { partnerConfig } from '../config.ts';
+import type { ObservedAnswer, PartnerClient } from '../partner/client.ts';
+import { PartnerError } from '../partner/errors.ts';
+import { formatStatusCodes, statusMeaning } from '../partner/status-codes.ts';
+import { NOTIFY_TYPE, PAYMENT_CHECK_HTTP } from '../partner/wire.ts';
+import { ExitCode, UsageError, client, parse, type CliIo } from './io.ts';
+
+export const HELP = `Usage: pix-checkout doctor [--create] [--webhook-url <url> [--format old|new]] [--json]
+
+Checks the configured account against every assumption of server/partner/ASSUMPTIONS.md:
+login (token field, lifetime), tenant; with --webhook-url, the notification URL (this sets it);
+with --create, one R$ 0.20 payment created, read (4.5) and checked by HEAD (4.4), which shows the
+status code of a new payment and checks PIX_STATUS_CODES. The payment is never paid: it expires.
+
+Each line says held, different (the client reads it anyway) or broken (something would fail), with
+the shape observed (values redacted). Exit 0 when nothing would break, 4 when something would.
+Run it first when going to production (docs/guides/production.md).`;
+
+type Verdict = 'held' | 'different' | 'broken' | 'not_checked';
+
+interface Finding {
+  spec: string;
+  assumption: string;
+  verdict: Verdict;
+  observed: string;
+  shape?: unknown;
+}
+
+export async function doctorCommand(rest: string[], io: CliIo): Promise<void> {
+  const { values } = parse(rest, { create: { type: 'boolean' }, 'webhook-url': { type: 'string' }, format: { type: 'string' } });
+  if (values.help) return io.out(HELP);
+  const format = values.format;
+  if (format !== undefined && format !== 'old' && format !== 'new') throw new UsageError('--format must be old or new');
+  if (format !== undefined && values['webhook-url'] === undefined) throw new UsageError('--format goes with --webhook-url');
+  const cfg = partnerConfig(io.env);
+  const answers: ObservedAnswer[] = [];
+  const partner = await client(cfg, (answer) => answers.push(answer));
+  const last = (operation: string) => answers.filter((a) => a.operation === operation).at(-1);
+  const findings: Finding[] = [];
+  const settings: string[] = [];
+  const add = (finding: Finding) => findings.push(finding);
+  const failed = (error: unknown) => (error instanceof Error ? error.message : String(error));
+  /** `held` when found where assumed, `different` when found elsewhere, `broken` when missing and needed. */
+  const where = (spec: string, field: string, assumed: string, answer: ObservedAnswer | undefined, needed: boolean) => {
+    const at = answer?.found[field] ?? null;
+    add({
+      spec,
+      assumption: `${field} at ${assumed}`,
+      verdict: at === assumed ? 'held' : at !== null ? 'different' : needed ? 'broken' : 'different',
+      observed: at === null ? 'absent' : `at ${at}`,
+      ...(at !== assumed ? { shape: answer?.shape } : {}),
+    });
+  };
+
+  // 5 / 4.2: login.
+  if (cfg.credentials) {
+    try {
+      await partner.login();
+      const answer = last('login');
+      where('5', 'token', 'data.access_token', answer, true);
+      const lifetime = answer?.found.lifetime ?? null;
+      add({
+        spec: '5',
+        assumption: 'token lifetime at data.expires_at',
+        verdict: lifetime === 'data.expires_at' ? 'held' : 'different',
+        observed: lifetime ? `at ${lifetime}` : 'absent (the spec’s 5 years are assumed)',
+      });
+    } catch (error) {
+      add({ spec: '5', assumption: 'login answers a token', verdict: 'broken', observed: failed(error), shape: last('login')?.shape });
+    }
+  } else {
+    add({ spec: '5', assumption: 'login', verdict: 'not_checked', observed: 'PIX_TOKEN is used (no PIX_EMAIL/PIX_ACCESS_KEY)' });
+  }
+
+  // 4.1: tenant.
+  let tenantOk = false;
+  try {
+    await partner.getTenant();
+    tenantOk = true;
+    where('4.1', 'id', 'data.id', last('getTenant'), true);
+  } catch (error) {
+    add({ spec: '4.1', assumption: 'get-tenant answers the tenant id', verdict: 'broken', observed: failed(error), shape: last('getTenant')?.shape });
+  }
+
+  // 4.8: notification URL, only when asked (it changes the account's setting).
+  if (values['webhook-url'] !== undefined) {
+    try {
+      const set = await partner.setNotificationUrl({ notification_url: values['webhook-url'], ...(format ? { notify_type: NOTIFY_TYPE[format] } : {}) });
+      const answer = last('setNotificationUrl');
+      add({
+        spec: '4.8',
+        assumption: 'PATCH answers 200 {message, data: {notification_url, notify_type}}',
+        verdict: answer?.status === 200 && answer.found.notification_url === 'data.notification_url' ? 'held' : 'different',
+        observed: `HTTP ${answer?.status ?? '?'}${set.confirmed ? `, URL echoed at ${answer?.found.notification_url}` : ', no URL echoed'}`,
+        ...(answer?.found.notification_url !== 'data.notification_url' ? { shape: answer?.shape } : {}),
+      });
+    } catch (error) {
+      add({ spec: '4.8', assumption: 'the notification URL can be set', verdict: 'broken', observed: failed(error) });
+    }
+  } else {
+    add({ spec: '4.8', assumption: 'notification URL', verdict: 'not_checked', observed: 'pass --webhook-url <url> to set and check it' });
+  }
+
+  if (values.create && tenantOk) await checkPayment(partner, cfg.statusCodes, add, settings, last, where);
+  else if (values.create) add({ spec: '4.3', assumption: 'create a payment', verdict: 'not_checked', observed: 'no tenant id' });
+  else add({ spec: '4.3-4.5', assumption: 'payments and status codes', verdict: 'not_checked', observed: 'pass --create to create one R$ 0.20 payment' });
+
+  const broken = findings.some((f) => f.verdict === 'broken');
+  if (values.json) {
+    io.out(
+      JSON.stringify(
+        { service: cfg.baseUrl, sandbox: cfg.sandbox, status_codes: formatStatusCodes(cfg.statusCodes), ok: !broken, findings, settings },
+        null,
+        2,
+      ),
+    );
+  } else {
+    io.out(`pix-checkout doctor: ${cfg.baseUrl}${cfg.sandbox ? ' (sandbox)' : ''}, PIX_STATUS_CODES ${formatStatusCodes(cfg.statusCodes)}`);
+    const width = Math.max(...findings.map((f) => `${f.spec} ${f.assumption}`.length));
+    for (const f of findings) {
+      io.out(`${f.verdict.padEnd(11)} ${`${f.spec} ${f.assumption}`.padEnd(width)}  ${f.observed}`);
+      if (f.shape !== undefined && f.verdict !== 'held') io.out(`${' '.repeat(12)}answer: ${JSON.stringify(f.shape)}`);
+    }
+    if (settings.length > 0) io.out(`\nSet:\n${settings.map((s) => `  ${s}`).join('\n')}`);
+    io.out(broken ? '\nSomething would break: see the lines marked broken.' : '\nNothing would break.');
+  }
+  if (broken) throw new ExitCode(4);
+}
+
+async function checkPayment(
+  partner: PartnerClient,
+  codes: ReturnType<typeof partnerConfig>['statusCodes'],
+  add: (finding: Finding) => void,
+  settings: string[],
+  last: (operation: string) => ObservedAnswer | undefined,
+  where: (spec: string, field: string, assumed: string, answer: ObservedAnswer | undefined, needed: boolean) => void,
+): Promise<void> {
+  let reference: string;
+  let freshCode: number | null = null;
+  try {
+    const created = await partner.createPayment({ value: 0.2, description: 'pix-checkout doctor', expiration: 300 });
+    reference = created.externalReference;
+    const answer = last('createPayment');
+    add({
+      spec: '4.3',
+      assumption: 'create answers HTTP 201',
+      verdict: answer?.status === 201 ? 'held' : 'different',
+      observed: `HTTP ${answer?.status ?? '?'}`,
+    });
+    for (const field of ['external_reference', 'pix_key', 'qr_code_url', 'checkout'])
+      where('4.3', field, `data.${field}`, answer, field === 'external_reference' || field === 'pix_key');
+    where('4.3', 'created_at', 'data.created_at', answer, false);
+    const check = checkBrCode(created.pixKey);
+    add({
+      spec: 'BR Code',
+      assumption: 'pix_key is a BR Code we can draw',
+      verdict: check.ok ? 'held' : 'different',
+      observed: check.ok ? 'valid' : `not drawn locally (${describeBrCodeProblem(check.at)}): the widget shows the service's image`,
+    });
+    if (created.status) freshCode = created.status.code;
+  } catch (error) {
+    const outcome = error instanceof PartnerError && error.details.outcomeUnknown ? ` (outcome unknown, transaction ${error.details.transactionId})` : '';
+    add({
+      spec: '4.3',
+      assumption: 'a payment can be created and read',
+      verdict: 'broken',
+      observed: `${error instanceof Error ? error.message : String(error)}${outcome}`,
+      shape: last('createPayment')?.shape,
+    });
+    return;
+  }
+
+  try {
+    const details = await partner.getPayment(reference);
+    const answer = last('getPayment');
+    where('4.5', 'status', 'data.status', answer, true);
+    where('4.5', 'value', 'data.value', answer, false);
+    const status = details.status;
+    freshCode ??= status?.code ?? null;
+    if (status?.word) {
+      add({
+        spec: '3',
+        assumption: 'status is a number',
+        verdict: 'different',
+        observed: `a word: "${status.word}" (read as ${statusMeaning(codes, status) ?? 'unknown'})`,
+      });
+    }
+  } catch (error) {
+    add({ spec: '4.5', assumption: 'payment details can be read', verdict: 'broken', observed: error instanceof Error ? error.message : String(error) });
+  }
+
+  // 3: the numbering. A new payment is pending by definition.
+  if (freshCode !== null) {
+    const held = freshCode === codes.pending;
+    add({
+      spec: '3',
+      assumption: `a new payment has status ${codes.pending} (pending in PIX_STATUS_CODES)`,
+      verdict: held ? 'held' : 'broken',
+      observed: `status ${freshCode}`,
+    });
+    if (!held) {
+      settings.push(
+        `PIX_STATUS_CODES=pending=${freshCode},approved=<ask>,canceled=<ask>   (a new payment has ${freshCode}; approved and canceled cannot be seen without paying or waiting: take them from the partner)`,
+      );
+    }
+  } else {
+    add({ spec: '3', assumption: 'status code of a new payment', verdict: 'broken', observed: 'no status in the create answer nor in the details' });
+  }
+
+  try {
+    const check = await partner.checkPayment(reference);
+    const held = check.httpStatus === PAYMENT_CHECK_HTTP.pending;
+    add({
+      spec: '4.4',
+      assumption: `HEAD answers ${PAYMENT_CHECK_HTTP.pending} for a pending payment`,
+      verdict: held ? 'held' : 'different',
+      observed: `HTTP ${check.httpStatus}${held ? '' : ` (the assumed mapping reads it as ${check.hint}; HEAD is a hint only, never used for a payment's state)`}`,
+    });
+  } catch (error) {
+    add({ spec: '4.4', assumption: 'HEAD answers', verdict: 'different', observed: error instanceof Error ? error.message : String(error) });
+  }
+}

@@ -1,0 +1,142 @@
+/**
+ * Reading the partner's notifications tolerantly (spec 6: "payload field lists of both formats: not
+ * shown"). All a notification must give is a reference, in any plausible field; everything else is
+ * a hint. Its body is never trusted: the proxy confirms each one with the partner before acting.
+ *
+ * - The reference: `external_reference` (or `externalReference`, `reference`), at the top or under
+ *   `data`, `transaction`, `pix_deposit`, `payload`, `object`...
+ * - The kind, when it says: `type`/`kind` or the event's first word (`payment`, `deposit`,
+ *   `transfer`, `withdrawal`...). Unsaid, the proxy looks the reference up.
+ * - An explicit outcome only from words (`payment.approved`, `PAYMENT_PAID`, `status: "cancelled"`);
+ *   a numeric status is kept as given, its meaning being configuration (status-codes.ts).
+ * - The event id, when the envelope has one (new format).
+ *
+ * A form-encoded body is read as its fields (a field holding JSON as that JSON).
+ */
+import { readNumber, type PartnerStatus } from './read.ts';
+import { wordMeaning } from './status-codes.ts';
+
+export interface PartnerNotification {
+  reference: string;
+  kind: 'payment' | 'transfer' | null;
+  /** Only from words: a numeric status is not an outcome until its meaning is known. */
+  outcome: 'approved' | 'canceled' | null;
+  status: PartnerStatus | null;
+  eventId: string | null;
+}
+
+type Json = unknown;
+const isObject = (value: Json): value is Record<string, Json> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+const ENVELOPES = ['', 'data', 'transaction', 'payload', 'object', 'resource', 'body', 'data.transaction', 'data.object', 'event'];
+const PAYMENT_WORDS = new Set(['payment', 'deposit', 'pix_deposit', 'charge', 'cobranca', 'pix_in', 'pixin', 'receivement', 'receipt', 'qrcode', 'pix']);
+const TRANSFER_WORDS = new Set(['transfer', 'withdrawal', 'withdraw', 'payout', 'pix_out', 'pixout', 'cashout', 'cash_out']);
+
+/** The body as JSON: a JSON text, or form fields. Null when it is neither. */
+export function notificationBody(raw: string, contentType: string | undefined): Json {
+  const text = raw.trim();
+  if (text === '') return null;
+  if (text.startsWith('{') || text.startsWith('[')) {
+    try {
+      return JSON.parse(text);
+    } catch {
+      return null;
+    }
+  }
+  if ((contentType ?? '').toLowerCase().includes('application/x-www-form-urlencoded') || /^[\w.%-]+=/.test(text)) {
+    const fields: Record<string, Json> = {};
+    for (const [key, value] of new URLSearchParams(text)) {
+      const trimmed = value.trim();
+      if (trimmed.startsWith('{')) {
+        try {
+          const parsed: Json = JSON.parse(trimmed);
+          if (isObject(parsed)) {
+            fields[key] = parsed;
+            continue;
+          }
+        } catch {
+          // Not JSON after all: kept as text.
+        }
+      }
+      fields[key] = value;
+    }
+    // A form whose only content is one JSON field (`payload={...}`) is that JSON.
+    const values = Object.values(fields);
+    return values.length === 1 && isObject(values[0]) ? values[0] : fields;
+  }
+  return null;
+}
+
+function get(node: Json, path: string): Json {
+  if (path === '') return node;
+  let at = node;
+  for (const key of path.split('.')) {
+    if (!isObject(at) || !Object.hasOwn(at, key)) return undefined;
+    at = at[key];
+  }
+  return at;
+}
+
+function findString(root: Json, names: readonly string[], envelopes = ENVELOPES): string | null {
+  for (const envelope of envelopes) {
+    const node = get(root, envelope);
+    if (!isObject(node)) continue;
+    for (const name of names) {
+      const value = node[name];
+      if (typeof value === 'string' && value.trim() !== '' && value.length <= 200) return value.trim();
+    }
+  }
+  return null;
+}
+
+/** `payment.approved`, `PAYMENT_PAID`, `deposit.cancelled`, `pix-in:confirmed` -> its words, lower case. */
+const words = (text: string): string[] =>
+  text
+    .toLowerCase()
+    .split(/[.:/\s]+|(?<=[a-z])_(?=(?:approved|paid|canceled|cancelled|confirmed|completed|refused|failed|rejected|settled|received|pending)$)/)
+    .filter(Boolean);
+
+function kindOf(word: string | null): PartnerNotification['kind'] {
+  if (word === null) return null;
+  const w = word.toLowerCase().replace(/-/g, '_');
+  if (PAYMENT_WORDS.has(w)) return 'payment';
+  if (TRANSFER_WORDS.has(w)) return 'transfer';
+  return null;
+}
+
+function outcomeOf(word: string | null): PartnerNotification['outcome'] {
+  const meaning = word === null ? null : wordMeaning(word);
+  return meaning === 'approved' || meaning === 'canceled' ? meaning : null;
+}
+
+/** What a notification says; null when it names no reference we could find. */
+export function readNotification(body: Json): PartnerNotification | null {
+  if (!isObject(body)) return null;
+  const reference =
+    findString(body, ['external_reference', 'externalReference', 'reference', 'ext_reference']) ??
+    findString(body, ['external_reference', 'externalReference'], ['pix_deposit', 'data.pix_deposit']);
+  if (!reference) return null;
+
+  const event = findString(body, ['event', 'event_type', 'eventType', 'event_name', 'topic', 'action'], ['', 'data']);
+  const eventWords = event ? words(event) : [];
+  const kind =
+    kindOf(findString(body, ['type', 'kind', 'transaction_type', 'transactionType', 'resource', 'object'])) ??
+    eventWords.map(kindOf).find((k) => k !== null) ??
+    null;
+
+  let status: PartnerStatus | null = null;
+  for (const envelope of ENVELOPES) {
+    const node = get(body, envelope);
+    if (!isObject(node) || node.status === undefined || node.status === null) continue;
+    const code = readNumber(node.status);
+    if (code !== null && Number.isInteger(code)) status = { code, word: null };
+    else if (typeof node.status === 'string') status = { code: null, word: node.status.trim().toLowerCase() };
+    if (status) break;
+  }
+  const outcome =
+    eventWords.map(outcomeOf).find((o) => o !== null) ?? outcomeOf(findString(body, ['outcome', 'result'])) ?? (status?.word ? outcomeOf(status.word) : null);
+
+  // The event id of an envelope: its own field, or `id` beside an event name (the old format's `id` is the transaction's).
+  const eventId = findString(body, ['event_id', 'eventId', 'notification_id'], ['']) ?? (event !== null && typeof body.id === 'string' ? body.id : null);
+  return { reference, kind, outcome, status, eventId };
+}

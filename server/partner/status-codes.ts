@@ -1,0 +1,85 @@
+/**
+ * What the partner's numeric `status` means. The spec does not say ("meaning of the numeric status
+ * codes: not shown"), so it is configuration: `PIX_STATUS_CODES`, the sandbox's numbering
+ * (PARTNER_STATUS) by default. A status given as a word (`paid`, `cancelled`) means what it says.
+ *
+ * Whether the configured numbering is right is checked at run time (domain/status-numbering.ts):
+ * a guess never decides money.
+ */
+import { PARTNER_STATUS } from './wire.ts';
+import type { PartnerStatus } from './read.ts';
+
+export type StatusMeaning = 'pending' | 'approved' | 'canceled';
+
+export interface StatusCodes {
+  pending: number;
+  approved: number;
+  canceled: number;
+}
+
+/** The sandbox's default numbering (ASSUMPTIONS.md). */
+export const DEFAULT_STATUS_CODES: StatusCodes = { ...PARTNER_STATUS };
+
+/** `pending=1,approved=2,canceled=3`, or `1,2,3` in that order; null when malformed or ambiguous. */
+export function parseStatusCodes(text: string): StatusCodes | null {
+  const parts = text.split(',').map((part) => part.trim());
+  if (parts.length !== 3) return null;
+  const named = parts.every((part) => part.includes('='));
+  const codes: Partial<Record<StatusMeaning, number>> = {};
+  const order: StatusMeaning[] = ['pending', 'approved', 'canceled'];
+  for (const [i, part] of parts.entries()) {
+    const [name, value] = named ? part.split('=').map((s) => s.trim()) : [order[i], part];
+    const meaning = name === 'cancelled' ? 'canceled' : name === 'paid' ? 'approved' : name;
+    if (!order.includes(meaning as StatusMeaning) || !/^-?\d+$/.test(value ?? '')) return null;
+    codes[meaning as StatusMeaning] = Number(value);
+  }
+  const { pending, approved, canceled } = codes;
+  if (pending === undefined || approved === undefined || canceled === undefined) return null;
+  if (new Set([pending, approved, canceled]).size !== 3) return null;
+  return { pending, approved, canceled };
+}
+
+export const formatStatusCodes = (codes: StatusCodes): string => `pending=${codes.pending},approved=${codes.approved},canceled=${codes.canceled}`;
+
+const WORDS: Record<string, StatusMeaning> = {
+  pending: 'pending',
+  waiting: 'pending',
+  created: 'pending',
+  active: 'pending',
+  open: 'pending',
+  processing: 'pending',
+  approved: 'approved',
+  paid: 'approved',
+  confirmed: 'approved',
+  completed: 'approved',
+  concluded: 'approved',
+  settled: 'approved',
+  received: 'approved',
+  success: 'approved',
+  succeeded: 'approved',
+  canceled: 'canceled',
+  cancelled: 'canceled',
+  refused: 'canceled',
+  rejected: 'canceled',
+  failed: 'canceled',
+};
+
+/** What a status word means; null for one we do not know (`expired` among them: not an outcome). */
+export const wordMeaning = (word: string): StatusMeaning | null => WORDS[word.toLowerCase().replace(/[\s-]+/g, '_')] ?? null;
+
+/** What a status means under `codes`; null when it is a code or word they do not name. */
+export function statusMeaning(codes: StatusCodes, status: PartnerStatus): StatusMeaning | null {
+  if (status.word !== null) return wordMeaning(status.word);
+  if (status.code === codes.pending) return 'pending';
+  if (status.code === codes.approved) return 'approved';
+  if (status.code === codes.canceled) return 'canceled';
+  return null;
+}
+
+/** `1` -> `approved (1)`, `"paid"` -> `paid`: a status as the service gave it, with its meaning. */
+export function describeStatus(codes: StatusCodes, status: PartnerStatus | null): string {
+  if (!status) return 'not given';
+  if (status.word !== null) return status.word;
+  const meaning = statusMeaning(codes, status);
+  return `${meaning ?? 'unknown'} (${status.code})`;
+}
