@@ -42,7 +42,7 @@ export async function doctorCommand(rest: string[], io: CliIo): Promise<void> {
   const cfg = partnerConfig(io.env);
   const answers: ObservedAnswer[] = [];
   const partner = await client(cfg, (answer) => answers.push(answer));
-  const last = (operation: string) => answers.filter((a) => a.operation === operation).at(-1);
+  const last = (operation: string, error = false) => answers.filter((a) => a.operation === operation && (a.error === true) === error).at(-1);
   const findings: Finding[] = [];
   const settings: string[] = [];
   const add = (finding: Finding) => findings.push(finding);
@@ -124,9 +124,15 @@ export async function doctorCommand(rest: string[], io: CliIo): Promise<void> {
   } else {
     io.out(`pix-checkout doctor: ${cfg.baseUrl}${cfg.sandbox ? ' (sandbox)' : ''}, PIX_STATUS_CODES ${formatStatusCodes(cfg.statusCodes)}`);
     const width = Math.max(...findings.map((f) => `${f.spec} ${f.assumption}`.length));
+    const shown = new Set<string>();
     for (const f of findings) {
       io.out(`${f.verdict.padEnd(11)} ${`${f.spec} ${f.assumption}`.padEnd(width)}  ${f.observed}`);
-      if (f.shape !== undefined && f.verdict !== 'held') io.out(`${' '.repeat(12)}answer: ${JSON.stringify(f.shape)}`);
+      // Each answer's shape once, under the first line it explains.
+      const text = f.shape === undefined ? '' : JSON.stringify(f.shape);
+      if (text && f.verdict !== 'held' && !shown.has(text)) {
+        shown.add(text);
+        io.out(`${' '.repeat(12)}answer: ${text}`);
+      }
     }
     if (settings.length > 0) io.out(`\nSet:\n${settings.map((s) => `  ${s}`).join('\n')}`);
     io.out(broken ? '\nSomething would break: see the lines marked broken.' : '\nNothing would break.');
@@ -139,7 +145,7 @@ async function checkPayment(
   codes: ReturnType<typeof partnerConfig>['statusCodes'],
   add: (finding: Finding) => void,
   settings: string[],
-  last: (operation: string) => ObservedAnswer | undefined,
+  last: (operation: string, error?: boolean) => ObservedAnswer | undefined,
   where: (spec: string, field: string, assumed: string, answer: ObservedAnswer | undefined, needed: boolean) => void,
 ): Promise<void> {
   let reference: string;
@@ -182,6 +188,21 @@ async function checkPayment(
     const answer = last('getPayment');
     where('4.5', 'status', 'data.status', answer, true);
     where('4.5', 'value', 'data.value', answer, false);
+    const record = (answer?.shape as { data?: Record<string, unknown> } | null)?.data;
+    const valueForm = record?.value;
+    add({
+      spec: '2.1',
+      assumption: 'value is a number',
+      verdict: valueForm === 'number' ? 'held' : 'different',
+      observed: typeof valueForm === 'string' ? `a ${valueForm}` : 'absent from data',
+    });
+    const createdForm = record?.created_at;
+    add({
+      spec: '2.1',
+      assumption: 'created_at is ISO 8601 UTC with microseconds and Z',
+      verdict: createdForm === 'timestamp (6 fraction digits, Z)' ? 'held' : 'different',
+      observed: typeof createdForm === 'string' ? createdForm : 'absent from data (the time of the request is used)',
+    });
     const status = details.status;
     freshCode ??= status?.code ?? null;
     if (status?.word) {
@@ -212,6 +233,26 @@ async function checkPayment(
     }
   } else {
     add({ spec: '3', assumption: 'status code of a new payment', verdict: 'broken', observed: 'no status in the create answer nor in the details' });
+  }
+
+  try {
+    await partner.getPayment('pix-checkout-doctor-unknown');
+    add({ spec: '7', assumption: 'an unknown reference answers 404', verdict: 'different', observed: 'answered 2xx' });
+  } catch (error) {
+    const answer = last('getPayment', true);
+    const body = answer?.shape as Record<string, unknown> | null | undefined;
+    const held = answer?.status === 404 && body !== null && typeof body === 'object' && body.message === 'string';
+    add({
+      spec: '7',
+      assumption: 'errors answer {message, errors?, reason?}; an unknown reference 404',
+      verdict: held ? 'held' : 'different',
+      observed: answer
+        ? `HTTP ${answer.status}${held ? '' : `, read as: ${error instanceof PartnerError ? (error.details.upstreamMessage ?? 'no words') : 'no words'}`}`
+        : error instanceof Error
+          ? error.message
+          : String(error),
+      ...(held ? {} : { shape: answer?.shape }),
+    });
   }
 
   try {

@@ -87,6 +87,8 @@ export interface ObservedAnswer {
   /** null when there was no body. */
   shape: unknown;
   found: Found;
+  /** An error answer (4xx, 5xx): only its shape is told. */
+  error?: boolean;
 }
 
 export type CreatePaymentInput = Omit<CreatePartnerPaymentRequest, 'tenant_id'>;
@@ -225,6 +227,7 @@ export function createPartnerClient(options: PartnerClientOptions): PartnerClien
   }
 
   function observed(operation: string, res: HttpResponse, body: unknown, found: Found): void {
+    // An answer read is a 2xx: error answers are told in attempt().
     options.observe?.({ operation, status: res.status, shape: body === undefined ? null : shape(body), found });
   }
 
@@ -320,6 +323,15 @@ export function createPartnerClient(options: PartnerClientOptions): PartnerClien
       }
     }
     logLine(res.status, 'error');
+    if (options.observe) {
+      let body: unknown = null;
+      try {
+        body = res.body.trim() ? shape(JSON.parse(res.body)) : null;
+      } catch {
+        body = 'text';
+      }
+      options.observe({ operation: call.operation, status: res.status, shape: body, found: {}, error: true });
+    }
     throw toError(call.operation, res, unknown);
   }
 

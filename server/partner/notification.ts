@@ -13,6 +13,7 @@
  *
  * A form-encoded body is read as its fields (a field holding JSON as that JSON).
  */
+import { LIMITS } from '../../src/shared/limits.ts';
 import { readNumber, type PartnerStatus } from './read.ts';
 import { wordMeaning } from './status-codes.ts';
 
@@ -83,7 +84,7 @@ function findString(root: Json, names: readonly string[], envelopes = ENVELOPES)
     if (!isObject(node)) continue;
     for (const name of names) {
       const value = node[name];
-      if (typeof value === 'string' && value.trim() !== '' && value.length <= 200) return value.trim();
+      if (typeof value === 'string' && value.trim() !== '' && value.length <= LIMITS.referenceMaxLength) return value.trim();
     }
   }
   return null;

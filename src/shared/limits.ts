@@ -19,8 +19,10 @@ export const LIMITS = {
   tokenLifetimeSeconds: 5 * 365 * 24 * 3600,
   /** Our own bound on a customer's name: the spec sets none, a proof of payment shows a line. */
   customerNameMaxLength: 120,
-  /** Our own bound on a partner reference in a path: the spec sets none. */
-  referenceMaxLength: 64,
+  /** Our own bound on a partner reference (percent-encoded in a path): the spec sets none. */
+  referenceMaxLength: 200,
+  /** Our own bound on a merchant's order id. */
+  orderIdMaxLength: 64,
 } as const;
 
 /** True when `value` is a finite amount with at most two decimals (cents), immune to float noise. */

@@ -1,0 +1,348 @@
+/**
+ * Reading what a real partner service may send (partner/read.ts, partner/notification.ts), the status
+ * numbering guard (domain/status-numbering.ts), and references the proxy's old pattern refused.
+ * The dialect suites (dialects.test.ts) run the same code against the sandbox over HTTPS.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { fillPath, API_PATHS } from '../../src/shared/wire.ts';
+import { Reference } from '../../src/shared/contract.ts';
+import { startDevStack, type DevStack } from '../../server/dev-stack.ts';
+import { StatusNumbering } from '../../server/domain/status-numbering.ts';
+import { createLogger } from '../../server/log.ts';
+import { notificationBody, readNotification } from '../../server/partner/notification.ts';
+import { parsePartnerTime, readError, readLogin, readPayment, readTenant, readTransfer, redactBody, shape } from '../../server/partner/read.ts';
+import { DEFAULT_STATUS_CODES, parseStatusCodes, statusMeaning } from '../../server/partner/status-codes.ts';
+import { memoryTokenStore } from '../../server/partner/token-store.ts';
+import { PARTNER_STATUS } from '../../server/partner/wire.ts';
+
+const NOW = Date.UTC(2026, 10, 23, 12);
+
+describe('timestamps in every plausible form', () => {
+  const instant = Date.UTC(2026, 10, 23, 17, 5, 9, 123);
+  for (const text of [
+    '2026-11-23T17:05:09.123456Z',
+    '2026-11-23T17:05:09.123Z',
+    '2026-11-23T14:05:09.123-03:00',
+    '2026-11-23T14:05:09.123-0300',
+    '2026-11-23 17:05:09.123',
+    '2026-11-23T17:05:09.123456789+00:00',
+  ]) {
+    test(text, () => assert.equal(parsePartnerTime(text), instant));
+  }
+  test('whole seconds, epoch seconds and milliseconds', () => {
+    assert.equal(parsePartnerTime('2026-11-23T14:05:09-03:00'), Date.UTC(2026, 10, 23, 17, 5, 9));
+    assert.equal(parsePartnerTime(1_795_000_000), 1_795_000_000_000);
+    assert.equal(parsePartnerTime(1_795_000_000_123), 1_795_000_000_123);
+  });
+  test('unreadable is null, never a crash', () => {
+    for (const bad of ['yesterday', '2026-13-01T00:00:00Z', '', null, {}, '2026-11-23T25:00:00Z']) assert.equal(parsePartnerTime(bad), null, String(bad));
+  });
+});
+
+describe('the login answer', () => {
+  test('the token under each name, at data or the top, with each lifetime', () => {
+    const cases: [unknown, string, string | null, number][] = [
+      [
+        { message: 'ok', data: { access_token: 'a1', expires_at: '2031-11-23T12:00:00.000000Z' } },
+        'data.access_token',
+        'data.expires_at',
+        Date.UTC(2031, 10, 23, 12),
+      ],
+      [{ data: { token: 'a1', expires_in: 3600 } }, 'data.token', 'data.expires_in', NOW + 3_600_000],
+      [{ accessToken: 'a1' }, 'accessToken', null, NOW + 5 * 365 * 24 * 3600 * 1000],
+      [{ token: 'a1', expires_in: '60' }, 'token', 'expires_in', NOW + 60_000],
+    ];
+    for (const [body, tokenAt, lifetimeAt, expiresAt] of cases) {
+      const read = readLogin(body, NOW);
+      assert.equal(read?.token, 'a1');
+      assert.deepEqual(read?.found, { token: tokenAt, lifetime: lifetimeAt });
+      assert.equal(read?.expiresAt, expiresAt);
+    }
+  });
+  test('no token anywhere is null; a token with a space is not a token', () => {
+    assert.equal(readLogin({ message: 'Login successful.' }, NOW), null);
+    assert.equal(readLogin({ data: { token: 'a b' } }, NOW), null);
+    assert.equal(readLogin(undefined, NOW), null);
+  });
+});
+
+describe('the tenant', () => {
+  test('as id, tenant_id or under tenant, at data or the top', () => {
+    for (const [body, at] of [
+      [{ message: 'x', data: { id: 't-1', name: 'Loja' } }, 'data.id'],
+      [{ data: { tenant_id: 't-1' } }, 'data.tenant_id'],
+      [{ tenant: { id: 't-1', name: 'Loja' } }, 'tenant.id'],
+      [{ data: { tenant: { id: 't-1' } } }, 'data.tenant.id'],
+      [{ data: [{ id: 't-1' }] }, 'data.0.id'],
+    ] as const) {
+      const read = readTenant(body);
+      assert.equal(read?.id, 't-1', at);
+      assert.equal(read?.found.id, at);
+    }
+    assert.equal(readTenant({ data: {} }), null);
+  });
+});
+
+describe('a payment answer', () => {
+  const code = '00020101021226...6304ABCD';
+  test('fields at data or under pix_deposit; value as a number or a numeric string; created_at optional', () => {
+    const flat = readPayment({
+      message: 'ok',
+      data: {
+        external_reference: 'r1',
+        pix_key: code,
+        qr_code_url: 'https://x/q.svg',
+        checkout: 'https://x/c',
+        status: 1,
+        value: 10.5,
+        created_at: '2026-11-23T12:00:00.000000Z',
+      },
+    });
+    assert.equal(flat.externalReference, 'r1');
+    assert.equal(flat.pixKey, code);
+    assert.equal(flat.createdAt, NOW);
+    assert.deepEqual(flat.status, { code: 1, word: null });
+    const nested = readPayment({
+      data: {
+        id: 3,
+        status: '1',
+        value: '10.50',
+        pix_deposit: { external_reference: 'r1', pix_key: code, qr_code_url: 'https://x/q.svg', checkout: 'https://x/c' },
+      },
+    });
+    assert.equal(nested.externalReference, 'r1');
+    assert.equal(nested.found.pix_key, 'data.pix_deposit.pix_key');
+    assert.equal(nested.value, 10.5);
+    assert.deepEqual(nested.status, { code: 1, word: null });
+    assert.equal(nested.createdAt, null);
+  });
+  test('a status word is kept as a word; a copy-and-paste code must look like one', () => {
+    const read = readPayment({ data: { external_reference: 'r1', status: 'PAID', pix_key: 'not a brcode' } });
+    assert.deepEqual(read.status, { code: null, word: 'paid' });
+    assert.equal(read.pixKey, null);
+  });
+});
+
+describe('a transfer answer', () => {
+  test('under data, data.transfer or the top; camelCase too', () => {
+    for (const body of [
+      { data: { external_reference: 't1', status: 2, value: '12.00', pix_key_type: 'EMAIL' } },
+      { transfer: { externalReference: 't1', status: 2, value: 12, pixKeyType: 'EMAIL' } },
+      { data: { transfer: { reference: 't1', status: '2', amount: 12, pix_key_type: 'EMAIL' } } },
+    ]) {
+      const read = readTransfer(body);
+      assert.equal(read.externalReference, 't1');
+      assert.deepEqual(read.status, { code: 2, word: null });
+      assert.equal(read.value, 12);
+      assert.equal(read.pixKeyType, 'EMAIL');
+    }
+  });
+});
+
+describe('error bodies of any shape', () => {
+  const cases: [string, string | null, Record<string, string> | undefined, string | null][] = [
+    [
+      '{"message":"The given data was invalid.","errors":{"value":["value must be at least 0.20"]}}',
+      'The given data was invalid.',
+      { value: 'value must be at least 0.20' },
+      null,
+    ],
+    [
+      '{"error":"Refused.","fields":{"value":"must be at least 0.20"},"code":"kyc_not_approved"}',
+      'Refused.',
+      { value: 'must be at least 0.20' },
+      'kyc_not_approved',
+    ],
+    [
+      '{"errors":[{"field":"value","message":"must be at least 0.20"}],"reason":"invalid_data"}',
+      'must be at least 0.20',
+      { value: 'must be at least 0.20' },
+      'invalid_data',
+    ],
+    ['{"detail":"KYC pending","reason":"kyc_not_approved"}', 'KYC pending', undefined, 'kyc_not_approved'],
+    ['{"error":{"code":"unauthenticated","message":"Token expired"}}', 'Token expired', undefined, 'unauthenticated'],
+    ['Service Unavailable', 'Service Unavailable', undefined, null],
+    ['<html><body>502</body></html>', null, undefined, null],
+    ['', null, undefined, null],
+  ];
+  for (const [body, message, fields, reason] of cases) {
+    test(body || '(empty)', () => {
+      const read = readError(body);
+      assert.equal(read.message, message);
+      assert.deepEqual(read.fields, fields);
+      assert.equal(read.reason, reason);
+    });
+  }
+  test('the words are redacted: a document echoed back never reaches a message', () => {
+    const read = readError('{"message":"document 529.982.247-25 is blocked","errors":{"document":["529.982.247-25 invalid"]}}');
+    assert.equal(read.message?.includes('529.982'), false);
+    assert.equal(read.fields?.document?.includes('529.982'), false);
+  });
+});
+
+describe('what doctor and the operator see', () => {
+  test('shape() keeps the structure and replaces every value by its type', () => {
+    assert.deepEqual(
+      shape({ data: { token: 'secret-token', expires_in: 3600, created_at: '2026-11-23T14:05:09-03:00', value: '10.50', list: [{ a: null }] } }),
+      {
+        data: { token: 'string', expires_in: 'number', created_at: 'timestamp (no fraction, -03:00)', value: 'numeric string', list: [{ a: 'null' }] },
+      },
+    );
+  });
+  test('redactBody masks tokens and documents and cuts at 2 KiB', () => {
+    const body = `{"data":{"access_token":"eyJhbGciOi","document":"529.982.247-25","note":"${'x'.repeat(3000)}"`;
+    const kept = redactBody(body);
+    assert.equal(kept.includes('eyJhbGciOi'), false);
+    assert.equal(kept.includes('529.982'), false);
+    assert.ok(kept.length <= 2048);
+  });
+});
+
+describe('notifications in any plausible form', () => {
+  const cases: [string, string, unknown, Partial<NonNullable<ReturnType<typeof readNotification>>>][] = [
+    [
+      'old format',
+      'application/json',
+      { type: 'payment', id: 7, external_reference: 'r1', status: 2 },
+      { reference: 'r1', kind: 'payment', outcome: null, eventId: null },
+    ],
+    [
+      'new format',
+      'application/json',
+      { id: 'evt_1', event: 'payment.approved', occurred_at: 'x', data: { external_reference: 'r1', status: 2 } },
+      { reference: 'r1', kind: 'payment', outcome: 'approved', eventId: 'evt_1' },
+    ],
+    [
+      'upper-case words',
+      'application/json',
+      { id: 'evt_2', event: 'TRANSFER_CANCELLED', data: { reference: 'r1', status: 3 } },
+      { reference: 'r1', kind: 'transfer', outcome: 'canceled', eventId: 'evt_2' },
+    ],
+    [
+      'deposit words, camelCase',
+      'application/json',
+      { event_id: 'e3', event_type: 'deposit.paid', transaction: { externalReference: 'r1', status: 1 } },
+      { reference: 'r1', kind: 'payment', outcome: 'approved', eventId: 'e3' },
+    ],
+    ['status word, no kind', 'application/json', { reference: 'r1', status: 'cancelled' }, { reference: 'r1', kind: null, outcome: 'canceled' }],
+  ];
+  for (const [name, type, body, expected] of cases) {
+    test(name, () => {
+      const read = readNotification(notificationBody(JSON.stringify(body), type));
+      for (const [key, value] of Object.entries(expected)) assert.deepEqual(read?.[key as keyof typeof read], value, key);
+    });
+  }
+  test('form-encoded, plain or with a JSON field', () => {
+    assert.equal(readNotification(notificationBody('external_reference=r1&status=2&type=payment', 'application/x-www-form-urlencoded'))?.reference, 'r1');
+    const wrapped = `payload=${encodeURIComponent(JSON.stringify({ event: 'payment.approved', data: { external_reference: 'r2' } }))}`;
+    assert.deepEqual(readNotification(notificationBody(wrapped, 'application/x-www-form-urlencoded'))?.outcome, 'approved');
+  });
+  test('nothing to read: null', () => {
+    for (const raw of ['', '{"type":"payment",', '{"hello":"world"}', '[1,2]', 'just text'])
+      assert.equal(readNotification(notificationBody(raw, 'application/json')), null, raw);
+  });
+});
+
+describe('PIX_STATUS_CODES', () => {
+  test('named or in order; refused when malformed or ambiguous', () => {
+    assert.deepEqual(parseStatusCodes('pending=0,approved=1,canceled=2'), { pending: 0, approved: 1, canceled: 2 });
+    assert.deepEqual(parseStatusCodes('0, 1, 2'), { pending: 0, approved: 1, canceled: 2 });
+    assert.deepEqual(parseStatusCodes('canceled=9,pending=7,paid=8'), { pending: 7, approved: 8, canceled: 9 });
+    for (const bad of ['1,2', '1,1,2', 'pending=1,approved=2', 'a,b,c', 'pending=1,approved=2,refunded=3']) assert.equal(parseStatusCodes(bad), null, bad);
+  });
+  test('words mean what they say; unknown codes mean nothing', () => {
+    assert.equal(statusMeaning(DEFAULT_STATUS_CODES, { code: null, word: 'cancelled' }), 'canceled');
+    assert.equal(statusMeaning(DEFAULT_STATUS_CODES, { code: null, word: 'expired' }), null);
+    assert.equal(statusMeaning(DEFAULT_STATUS_CODES, { code: 7, word: null }), null);
+  });
+});
+
+describe('the numbering guard', () => {
+  const silent = createLogger({ level: 'silent' });
+  const code = (n: number) => ({ code: n, word: null });
+
+  test('unverified: no code decides anything; a fresh pending code verifies it, and is remembered', async () => {
+    const memory = memoryTokenStore();
+    const guard = new StatusNumbering(DEFAULT_STATUS_CODES, silent, memory);
+    assert.equal(guard.meaning(code(PARTNER_STATUS.approved)), null);
+    await guard.observeFresh(code(PARTNER_STATUS.pending), 'r1');
+    assert.equal(guard.report().state, 'verified');
+    assert.equal(guard.meaning(code(PARTNER_STATUS.approved)), 'approved');
+    const next = new StatusNumbering(DEFAULT_STATUS_CODES, silent, memory);
+    await next.load();
+    assert.equal(next.report().state, 'verified');
+    // Another setting is not verified by it.
+    const other = new StatusNumbering({ pending: 0, approved: 1, canceled: 2 }, silent, memory);
+    await other.load();
+    assert.equal(other.report().state, 'unverified');
+  });
+
+  test('another numbering: a fresh 0 is a mismatch; then a canceled payment (2) is never read as approved', async () => {
+    const lines: string[] = [];
+    const log = createLogger({ level: 'error', destination: { write: (line: string) => void lines.push(line) } });
+    const guard = new StatusNumbering(DEFAULT_STATUS_CODES, log, memoryTokenStore());
+    await guard.observeFresh(code(0), 'r1');
+    assert.equal(guard.report().state, 'mismatch');
+    assert.match(guard.report().problem ?? '', /status 0, but PIX_STATUS_CODES says pending is 1/);
+    assert.match(lines.join(''), /status 0/);
+    assert.equal(guard.meaning(code(2)), null);
+    assert.equal(guard.meaning(code(1)), null);
+    // An explicit outcome confirmed by the partner no longer reporting pending (0) still works.
+    assert.equal(guard.confirmExplicit('approved', code(1), 'r2'), true);
+    assert.equal(guard.confirmExplicit('approved', code(0), 'r3'), false);
+    // And is learned: 1 means approved from now on; 2 seen as canceled too.
+    assert.equal(guard.meaning(code(1)), 'approved');
+    assert.equal(guard.confirmExplicit('canceled', code(2), 'r4'), true);
+    assert.equal(guard.meaning(code(2)), 'canceled');
+    // A code confirmed as both outcomes is refused.
+    assert.equal(guard.confirmExplicit('approved', code(2), 'r5'), false);
+  });
+
+  test('swapped final codes are caught by the first explicit outcome that contradicts them', async () => {
+    const guard = new StatusNumbering(DEFAULT_STATUS_CODES, silent, memoryTokenStore());
+    await guard.observeFresh(code(1), 'r1');
+    assert.equal(guard.report().state, 'verified');
+    // The partner's canceled is 2 here: a canceled notification confirmed with 2 contradicts the setting.
+    assert.equal(guard.confirmExplicit('canceled', code(2), 'r2'), true);
+    assert.equal(guard.report().state, 'mismatch');
+    assert.equal(guard.meaning(code(3)), null);
+    assert.equal(guard.meaning(code(2)), 'canceled');
+  });
+});
+
+describe('references the partner may give', () => {
+  let stack: DevStack;
+  before(async () => {
+    stack = await startDevStack({ background: false, logger: createLogger({ level: 'silent' }) });
+  });
+  after(() => stack.close());
+
+  test('one with / . : and spaces is encoded in the path and read back by the browser', async () => {
+    const reference = 'PIX/2026-11:abc.def 01';
+    assert.equal(Reference.safeParse(reference).success, true);
+    const now = Date.now();
+    await stack.store.insertPayment({
+      reference,
+      checkoutId: null,
+      valueCents: 1000,
+      description: null,
+      partnerStatus: PARTNER_STATUS.pending,
+      brcode: '000201',
+      qrCodeUrl: '',
+      checkoutUrl: '',
+      createdAt: now,
+      expiresAt: now + 3_600_000,
+      transactionId: 'tx-encoded',
+      updatedAt: now,
+      final: false,
+    });
+    const res = await fetch(`${stack.url}/api${fillPath(API_PATHS.payment, { reference })}`);
+    assert.equal(res.status, 200);
+    assert.equal(((await res.json()) as { reference: string }).reference, reference);
+  });
+
+  test('control characters and ends of spaces are still refused', () => {
+    for (const bad of ['a\nb', ' a', 'a ', '', 'x'.repeat(201)]) assert.equal(Reference.safeParse(bad).success, false, JSON.stringify(bad));
+  });
+});
