@@ -324,7 +324,7 @@ export function createPartnerClient(options: PartnerClientOptions): PartnerClien
     }
     logLine(res.status, 'error');
     if (options.observe) {
-      let body: unknown = null;
+      let body: unknown;
       try {
         body = res.body.trim() ? shape(JSON.parse(res.body)) : null;
       } catch {

@@ -36,7 +36,7 @@ describe('timestamps in every plausible form', () => {
     assert.equal(parsePartnerTime(1_795_000_000_123), 1_795_000_000_123);
   });
   test('unreadable is null, never a crash', () => {
-    for (const bad of ['yesterday', '2026-13-01T00:00:00Z', '', null, {}, '2026-11-23T25:00:00Z']) assert.equal(parsePartnerTime(bad), null, String(bad));
+    for (const bad of ['yesterday', '2026-13-01T00:00:00Z', '', null, {}, '2026-11-23T25:00:00Z']) assert.equal(parsePartnerTime(bad), null, JSON.stringify(bad));
   });
 });
 
