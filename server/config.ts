@@ -51,7 +51,11 @@ export const DEFAULTS = {
     pendingCap: 10_000,
     /** A notification the partner has not confirmed in this long is marked `expired` (the reconciler still follows the payment). */
     pendingRetentionMs: 24 * 3_600_000,
-    /** Of a refused notification, only this much is kept for audit. */
+    /**
+     * Unreadable notifications are kept whole, this many an hour; past it (a flood from an open
+     * intake) only their first `auditBytes`, so anyone able to post cannot fill the disk.
+     */
+    unreadableWholePerHour: 100,
     auditBytes: 1024,
   },
   /** The reconciler (domain/reconciler.ts). */

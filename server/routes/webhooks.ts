@@ -53,6 +53,8 @@ export function webhookRoutes(deps: WebhookReceiverDeps): Hono {
   const routes = new Hono();
   const allowed = new Set((deps.sourceIps ?? []).map(normalizeIp));
   const secret = deps.secretPath ? Buffer.from(deps.secretPath) : null;
+  /** When the last unreadable notifications came (the last hour's). */
+  const unreadable: number[] = [];
 
   const handle = async (c: Context, given: string | undefined) => {
     const log = deps.log.child({ req_id: c.get('reqId'), webhook: 'partner' });
@@ -81,11 +83,22 @@ export function webhookRoutes(deps: WebhookReceiverDeps): Hono {
       return c.json(errorBody('payload_too_large', `A notification is at most ${PARTNER_MAX_BODY_BYTES} bytes.`), 413);
     }
     const receivedAt = deps.now();
+    if (raw.trim() === '') {
+      // Nothing to keep: the partner always sends a body, so an empty one is a body parser that ran before the proxy.
+      log.warn('webhook refused: empty body');
+      return c.json(errorBody('invalid_json', 'The notification is empty (did a body parser run before the proxy?).'), 400);
+    }
     const event = readNotification(notificationBody(raw, c.req.header('content-type')));
     if (!event) {
-      // Kept whole (within the body limit) and acknowledged: answering 4xx would lose it for good.
+      // Kept and acknowledged: answering 4xx would lose it for good. Whole, unless a flood of them
+      // is arriving: then only its start (the intake may be open to anyone).
+      const hourAgo = receivedAt - 3_600_000;
+      while (unreadable.length > 0 && unreadable[0]! <= hourAgo) unreadable.shift();
+      const whole = unreadable.length < DEFAULTS.webhookIntake.unreadableWholePerHour;
+      unreadable.push(receivedAt);
       try {
-        const id = await deps.store.webhookEvents.addRejected(raw, receivedAt, 'unreadable');
+        const kept = whole ? raw : raw.slice(0, DEFAULTS.webhookIntake.auditBytes);
+        const id = await deps.store.webhookEvents.addRejected(kept, receivedAt, 'unreadable');
         log.error(
           { webhook_event: id, bytes: Buffer.byteLength(raw) },
           'webhook unreadable: stored for the operator (pix-checkout webhook received --unreadable)',

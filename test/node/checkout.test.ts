@@ -192,6 +192,14 @@ describe("the browser gets the checkout's payment", () => {
     assert.doesNotMatch(JSON.stringify(json), /Maria|529\.982|52998224725/);
   });
 
+  test('an alphanumeric CNPJ is accepted in any case and reaches the partner upper-cased', async () => {
+    const checkout = await newCheckout(stack, { name: 'Loja Alfa LTDA', document: '12.abc.345/01de-35' });
+    const payment = PaymentView.parse((await payFor(stack, checkout.checkout_id)).json);
+    assert.deepEqual(stack.sandbox.state.payments.get(payment.reference)?.customer, { name: 'Loja Alfa LTDA', document: '12.ABC.345/01DE-35' });
+    const wrong = await merchant(stack, 'POST', '/checkouts', { value: 1, order_id: newOrder(), name: 'Loja', document: '12.ABC.345/01DE-36' });
+    assert.ok(expectError(wrong, 400, 'invalid_request').fields?.document);
+  });
+
   describe('amount tampering is refused', () => {
     test('a value in the body: 400 naming value, nothing issued', async () => {
       const checkout = await newCheckout();
@@ -483,7 +491,8 @@ describe('health, readiness and shutdown', () => {
     assert.deepEqual(await health.json(), { status: 'ok' });
     const ready = await fetch(`${stack.url}/ready`);
     assert.equal(ready.status, 200);
-    assert.deepEqual(await ready.json(), { status: 'ready', checks: { store: 'ok', partner: 'ok' } });
+    // Payments were created before: the status codes are verified by their first one.
+    assert.deepEqual(await ready.json(), { status: 'ready', checks: { store: 'ok', partner: 'ok', status_codes: 'verified' } });
   });
 
   test('closing ends open status streams and finishes', async () => {

@@ -162,14 +162,19 @@ describe('the webhook intake under a flood', () => {
     await stack.pix.processor.idle();
   });
 
-  test('a refused notification keeps only its start for audit', async () => {
-    const big = JSON.stringify({ pad: 'x'.repeat(50_000) });
-    const res = await notify(big);
-    assert.equal(res.status, 422);
+  test('an unreadable notification is kept whole and acknowledged; past a flood of them, only its start', async () => {
     const db = new Database(join(stack.dataDir, DB_FILE_NAME));
-    const row = db.prepare('SELECT length(raw_body) AS size, result FROM webhook_events ORDER BY id DESC LIMIT 1').get() as { size: number; result: string };
+    const last = () => db.prepare('SELECT length(raw_body) AS size, result FROM webhook_events ORDER BY id DESC LIMIT 1').get() as { size: number; result: string };
+    const big = JSON.stringify({ pad: 'x'.repeat(50_000) });
+    assert.equal((await notify(big)).status, 202);
+    assert.deepEqual([last().size, last().result], [big.length, 'unreadable']);
+    const before = (db.prepare("SELECT count(*) AS n FROM webhook_events WHERE result = 'unreadable'").get() as { n: number }).n;
+    const small = JSON.stringify({ pad: 'y'.repeat(3000) });
+    for (let i = before; i < DEFAULTS.webhookIntake.unreadableWholePerHour; i++) assert.equal((await notify(small)).status, 202);
+    assert.deepEqual([last().size, last().result], [small.length, 'unreadable']);
+    assert.equal((await notify(small)).status, 202);
+    assert.deepEqual([last().size, last().result], [DEFAULTS.webhookIntake.auditBytes, 'unreadable']);
     db.close();
-    assert.deepEqual([row.size, row.result], [DEFAULTS.webhookIntake.auditBytes, 'unknown_format']);
   });
 
   test('past the cap of notifications waiting for confirmation, the intake answers 503 and stores nothing more', async () => {
@@ -215,7 +220,8 @@ describe('the webhook intake per source', () => {
       const res = await fetch(`${stack.apiUrl}/webhooks/partner`, { method: 'POST', headers: json, body: '{}' });
       statuses.push(res.status);
     }
-    assert.deepEqual(statuses.slice(0, 5), [422, 422, 422, 422, 422]);
+    // Kept and acknowledged (unreadable), until the limit.
+    assert.deepEqual(statuses.slice(0, 5), [202, 202, 202, 202, 202]);
     assert.equal(statuses.at(-1), 429);
   });
 });
@@ -277,7 +283,7 @@ describe('a damaged or unwritable database', () => {
       assert.equal(ErrorBody.parse(await res.json()).error.code, 'store_unavailable');
       const ready = await stack.app.request('/ready');
       assert.equal(ready.status, 503);
-      assert.deepEqual(((await ready.json()) as { checks: unknown }).checks, { store: 'failed', partner: 'not_checked' });
+      assert.deepEqual(((await ready.json()) as { checks: unknown }).checks, { store: 'failed', partner: 'not_checked', status_codes: 'unverified' });
     } finally {
       await stack.close();
     }
