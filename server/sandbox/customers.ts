@@ -4,7 +4,7 @@
  * behind its KYC process; the sandbox seeds a few documented test customers (README.md), one per
  * outcome a transfer can have, and lets tests add more through the control API.
  */
-import { onlyDigits } from '../../src/shared/document.ts';
+import { normalizeDocument } from '../../src/shared/document.ts';
 import { normalizePixKey, type PixKeyType } from '../../src/shared/pix-keys.ts';
 
 export const KYC_STATUSES = ['approved', 'pending', 'rejected'] as const;
@@ -18,7 +18,7 @@ export const BANK_BEHAVIOURS = ['approves', 'refuses', 'cancels', 'late'] as con
 export type BankBehaviour = (typeof BANK_BEHAVIOURS)[number];
 
 export interface SandboxCustomer {
-  /** CPF or CNPJ, as written (punctuation allowed); looked up by its digits. */
+  /** CPF or CNPJ, as written (punctuation allowed); looked up without punctuation, letters upper-cased. */
   document: string;
   name: string;
   kyc: KycStatus;
@@ -66,17 +66,17 @@ export class CustomerRegistry {
 
   /** Adds a customer; refused (with the reason) when the document or one of the keys is taken. */
   add(customer: SandboxCustomer): { ok: true } | { ok: false; field: string; reason: string } {
-    if (this.byDocument.has(onlyDigits(customer.document))) return { ok: false, field: 'document', reason: 'is already a customer' };
+    if (this.byDocument.has(normalizeDocument(customer.document))) return { ok: false, field: 'document', reason: 'is already a customer' };
     for (const [type, key] of Object.entries(customer.keys) as [PixKeyType, string][]) {
       if (this.byKey.has(keyId(key, type))) return { ok: false, field: `keys.${type}`, reason: 'is registered to another customer' };
     }
-    this.byDocument.set(onlyDigits(customer.document), customer);
+    this.byDocument.set(normalizeDocument(customer.document), customer);
     for (const [type, key] of Object.entries(customer.keys) as [PixKeyType, string][]) this.byKey.set(keyId(key, type), customer);
     return { ok: true };
   }
 
   byDocumentOf(document: string): SandboxCustomer | undefined {
-    return this.byDocument.get(onlyDigits(document));
+    return this.byDocument.get(normalizeDocument(document));
   }
 
   ownerOf(key: string, type: PixKeyType): SandboxCustomer | undefined {

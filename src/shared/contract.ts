@@ -38,7 +38,11 @@ export const PaymentDescription = /* @__PURE__ */ printableText(LIMITS.descripti
 
 export const CustomerName = /* @__PURE__ */ printableText(LIMITS.customerNameMaxLength);
 
-export const CustomerDocument = /* @__PURE__ */ z.string().check(z.refine(isValidDocument, 'must be a valid CPF or CNPJ'));
+/**
+ * A CPF or CNPJ, numeric or alphanumeric, with or without punctuation. Letters of an alphanumeric CNPJ
+ * are upper-cased (what the Receita Federal issues), so the partner never sees '12.abc.345/01de-35'.
+ */
+export const CustomerDocument = /* @__PURE__ */ z.string().check(z.toUpperCase(), z.refine(isValidDocument, 'must be a valid CPF or CNPJ'));
 
 /**
  * The spec's pairing rule: a customer's name and document go together or not at all. Shared by every

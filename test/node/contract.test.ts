@@ -3,7 +3,7 @@ import { describe, test } from 'node:test';
 import { CreatePaymentRequest, PaymentView } from '../../src/shared/contract.ts';
 import { invalidRequest, parseInput } from '../../src/shared/errors.ts';
 import { LIMITS, isCents } from '../../src/shared/limits.ts';
-import { CreatePartnerPaymentRequest } from '../../server/partner/wire.ts';
+import { CreatePartnerPaymentRequest, SolicitTransferRequest } from '../../server/partner/wire.ts';
 
 function fieldsOf(input: unknown): Record<string, string> | null {
   const result = parseInput(CreatePaymentRequest, input);
@@ -62,6 +62,19 @@ describe('name and document go together or not at all', () => {
     assert.deepEqual(fieldsOf({ value: 1, name: 'Maria', document: '529.982.247-24' }), { document: 'must be a valid CPF or CNPJ' });
   });
   test('a CNPJ is accepted', () => assert.equal(fieldsOf({ value: 1, name: 'Loja', document: '11.222.333/0001-81' }), null));
+  test('an alphanumeric CNPJ is accepted, with or without punctuation', () => {
+    assert.equal(fieldsOf({ value: 1, name: 'Loja', document: '12.ABC.345/01DE-35' }), null);
+    assert.equal(fieldsOf({ value: 1, name: 'Loja', document: '12ABC34501DE35' }), null);
+  });
+  test('an alphanumeric CNPJ in lower case is accepted and upper-cased', () => {
+    const parsed = parseInput(CreatePaymentRequest, { value: 1, name: 'Loja', document: '12.abc.345/01de-35' });
+    assert.equal(parsed.success && parsed.data.document, '12.ABC.345/01DE-35');
+  });
+  test('an alphanumeric CNPJ with a wrong check digit or a letter in its place is refused', () => {
+    for (const document of ['12.ABC.345/01DE-36', '12.ABC.345/01DE-3A', '12.ABC.345/01DE-3', '12ABC34501DE350']) {
+      assert.deepEqual(fieldsOf({ value: 1, name: 'Loja', document }), { document: 'must be a valid CPF or CNPJ' }, document);
+    }
+  });
   test('a blank name is refused', () => {
     assert.deepEqual(fieldsOf({ value: 1, name: '  ', document: '52998224725' }), { name: 'must not be empty' });
   });
@@ -88,6 +101,13 @@ describe('the partner request reuses the same rules', () => {
   });
   test('pairing is the same', () => {
     assert.equal(CreatePartnerPaymentRequest.safeParse({ ...base, name: 'Maria' }).success, false);
+  });
+  test('documents are the same: an alphanumeric CNPJ goes out upper-cased, a bad one never goes out', () => {
+    assert.equal(CreatePartnerPaymentRequest.safeParse({ ...base, name: 'Loja', document: '12abc34501de35' }).data?.document, '12ABC34501DE35');
+    assert.equal(CreatePartnerPaymentRequest.safeParse({ ...base, name: 'Loja', document: '12ABC34501DE36' }).success, false);
+    const transfer = { value: 10, pix_key: 'ana@cliente.example', pix_key_type: 'EMAIL' };
+    assert.equal(SolicitTransferRequest.safeParse({ ...transfer, customer_document: '12.abc.345/01de-35' }).data?.customer_document, '12.ABC.345/01DE-35');
+    assert.equal(SolicitTransferRequest.safeParse({ ...transfer, customer_document: '12.ABC.345/01DE-53' }).success, false);
   });
   test('expiration must be whole positive seconds', () => {
     assert.equal(CreatePartnerPaymentRequest.safeParse({ ...base, expiration: 0 }).success, false);

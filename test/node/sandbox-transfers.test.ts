@@ -293,4 +293,26 @@ describe('the customer registry (control API)', () => {
     assert.equal(bad.status, 400);
     assert.deepEqual(Object.keys(bad.json.error.fields).sort(), ['document', 'keys.CPF', 'keys.PHONE', 'kyc', 'name'].sort());
   });
+
+  test('companies with alphanumeric CNPJs are told apart by their letters and found in any case', async () => {
+    // Both are valid and share every digit: only their letters tell them apart.
+    const first = await h.control('POST', '/customers', {
+      document: '12.ABC.345/01DE-35',
+      name: 'Alfa LTDA',
+      kyc: 'approved',
+      keys: { EMAIL: 'alfa@cnpj.example' },
+    });
+    assert.equal(first.status, 201, first.text);
+    const second = await h.control('POST', '/customers', {
+      document: '12AMC34501DE35',
+      name: 'Beta LTDA',
+      kyc: 'approved',
+      keys: { EMAIL: 'beta@cnpj.example' },
+    });
+    assert.equal(second.status, 201, second.text);
+    const again = await h.control('POST', '/customers', { document: '12.abc.345/01de-35', name: 'Outra', kyc: 'approved', keys: {} });
+    assert.equal(again.status, 409, again.text);
+    await accepted(await solicit({ customer_document: '12.amc.345/01de-35', value: 5, pix_key: 'beta@cnpj.example', pix_key_type: 'EMAIL' }));
+    refused(await solicit({ customer_document: '12amc34501de35', value: 5, pix_key: 'alfa@cnpj.example', pix_key_type: 'EMAIL' }), 'key_owner_mismatch');
+  });
 });
