@@ -2,7 +2,7 @@
 // Imports nothing on purpose: it ships inside the browser widget, whose size budget is tight.
 // Format facts live in shared/spec/brcode.md, beside this repository.
 
-/** Why a payload was rejected. */
+/** Why a payload was refused: a broken structure, a missing or foreign mandatory field, or a CRC that does not hold. */
 export type BrCodeErrorCode = 'empty' | 'too_long' | 'malformed_field' | 'missing_field' | 'invalid_field' | 'bad_crc';
 
 /** The fields of a valid BR Code that callers care about. */
@@ -26,11 +26,14 @@ export interface BrCode {
   latin1Crc?: boolean;
 }
 
-/** Outcome of parseBrCode. */
-export type BrCodeResult = { ok: true; code: BrCode } | { ok: false; error: BrCodeErrorCode; message: string };
+/** Outcome of parseBrCode; `warnings` are the sentences of checkBrCode's warnings. */
+export type BrCodeResult = { ok: true; code: BrCode; warnings: string[] } | { ok: false; error: BrCodeErrorCode; message: string };
 
-/** Outcome of checkBrCode: what went wrong, without the sentence (parseBrCode writes it). */
-export type BrCodeCheck = { ok: true; code: BrCode } | { ok: false; error: BrCodeErrorCode; at: BrCodeProblem };
+/**
+ * Outcome of checkBrCode, without sentences (describeBrCodeProblem writes them). ok: false only for
+ * what no payer app can pay; `warnings` lists the manual's rules a payable code breaks (empty when none).
+ */
+export type BrCodeCheck = { ok: true; code: BrCode; warnings: BrCodeProblem[] } | { ok: false; error: BrCodeErrorCode; at: BrCodeProblem };
 
 /**
  * Where and what: the field id (null for the code as a whole), a key of PROBLEMS, and a value for
@@ -52,21 +55,28 @@ const GUI = 'br.gov.bcb.pix';
 
 const MANDATORY = '00 26 26.00 52 53 58 59 60 62 62.05'.split(' ');
 
-// Checked only when present (MANDATORY covers presence): a string is the exact value required, a
-// RegExp a pattern (its sentence is in RULE_PROBLEMS). A table keeps the rules in one place.
-const RULES: [string, string | RegExp][] = [
-  ['00', '01'],
-  ['01', /^1[12]$/],
+// Checked only when present (MANDATORY covers presence): a field's pattern, and the problem its
+// value has when the pattern fails ('rule' by default: the sentence is then RULE_PROBLEMS[id]).
+// A table keeps the rules in one place. The first BLOCKING rules make a code a Pix payment in reais:
+// a code that breaks one is refused. The others are the manual's rules that codes issued by real
+// banks break and payer apps accept (brcode.md: long names, accents, txids with hyphens): warnings.
+const RULES: [string, RegExp, BrCodeProblem[1]?][] = [
+  ['00', /^01$/],
   ['26.00', /^br\.gov\.bcb\.pix$/i],
-  ['52', '0000'],
-  ['53', '986'],
+  ['53', /^986$/],
   // At most two decimals: BRL has centavos only, and '1.234' would be ambiguous to a reader.
   ['54', /^(?=.{1,13}$)(?=.*[1-9])\d+(\.\d\d?)?$/],
-  ['58', 'BR'],
+  ['01', /^1[12]$/],
+  ['52', /^0000$/],
+  ['58', /^BR$/],
   ['59', /^[^]{1,25}$/u],
   ['60', /^[^]{1,15}$/u],
+  // Strict payer apps refuse accents, anything else but printable ASCII, and '&'.
+  ['59', /^[ -%'-~]*$/, 'ascii'],
+  ['60', /^[ -%'-~]*$/, 'ascii'],
   ['62.05', /^(\*\*\*|[A-Za-z\d]{1,25})$/],
 ];
+const BLOCKING = 4;
 
 // LEN counts code points, not UTF-16 units or bytes.
 const size = (s: string): number => [...s].length;
@@ -108,8 +118,14 @@ function fields(text: string, map: Map<string, string>, prefix = ''): Map<string
   return map;
 }
 
-/** Validates a BR Code against the Pix rules and extracts its fields; says what failed, briefly. */
+/**
+ * Checks a BR Code before it is drawn and extracts its fields. Refuses (ok: false) only what no payer
+ * app can pay: a broken TLV structure, a missing mandatory field or one that makes it no Pix payment
+ * in reais, a CRC that does not hold over the UTF-8 bytes. Rules of the manual that real banks' codes
+ * break come back as `warnings` of an ok result. Says what failed as data, without sentences.
+ */
 export function checkBrCode(text: string): BrCodeCheck {
+  const warnings: BrCodeProblem[] = [];
   try {
     if (!text) fail('empty', null, 'empty');
     if (size(text) > 512) fail('too_long', null, 'long');
@@ -131,19 +147,23 @@ export function checkBrCode(text: string): BrCodeCheck {
 
     fields(need('26'), f, '26.');
     fields(need('62'), f, '62.');
-    MANDATORY.forEach((id) => need(id));
-    for (const [id, rule] of RULES) {
+    MANDATORY.forEach(need);
+    RULES.forEach(([id, rule, problem = 'rule'], i) => {
       const v = f.get(id);
-      if (v && (typeof rule == 'string' ? v != rule : !rule.test(v))) fail('invalid_field', id, 'rule', typeof rule == 'string' ? rule : undefined);
-    }
+      if (v && !rule.test(v)) {
+        if (i < BLOCKING) fail('invalid_field', id, problem);
+        warnings.push([id, problem]);
+      }
+    });
     const key = f.get('26.01');
     const locationUrl = f.get('26.25');
     const txid = f.get('62.05')!;
     // No 77/73-character checks on key, URL and description: template LEN <= 99 minus the
     // 18-char GUI subfield already caps them.
+    // Both: which account is paid would be a guess, so that is refused.
     if (key && locationUrl) fail('invalid_field', '26', 'both');
     if (!key && !locationUrl) fail('missing_field', '26', 'neither');
-    if (locationUrl && txid != '***') fail('invalid_field', '62.05', 'dynamic');
+    if (locationUrl && txid != '***') warnings.push(['62.05', 'dynamic']);
 
     const poi = f.get('01');
     return {
@@ -161,6 +181,7 @@ export function checkBrCode(text: string): BrCodeCheck {
         txid,
         crc,
       },
+      warnings,
     };
   } catch (e) {
     if (!Array.isArray(e)) throw e;
@@ -201,33 +222,40 @@ const PROBLEMS = {
   hex: 'must be 4 hex digits',
   crc: 'does not match',
   latin1: 'does not match UTF-8, only Latin-1',
-  rule: 'must be #',
+  rule: 'breaks a rule of the manual',
   both: 'has both a key (01) and a location URL (25)',
   neither: 'has neither a key (01) nor a location URL (25)',
   dynamic: 'must be *** in a dynamic code',
+  ascii: 'has characters strict payer apps refuse (accents, other non-ASCII, &)',
 } as const;
 
-// What a failed pattern rule of RULES says, by field.
+// What a failed 'rule' of RULES says, by field.
 const RULE_PROBLEMS: Record<string, string> = {
+  '00': 'must be 01',
   '01': 'must be 11 or 12',
   '26.00': 'must be ' + GUI,
+  52: 'must be 0000',
+  53: 'must be 986',
   54: 'must be a non-zero amount like 10.50',
+  58: 'must be BR',
   59: 'is longer than 25 characters',
   60: 'is longer than 15 characters',
   '62.05': 'must be *** or 1-25 letters and digits',
 };
 
-/** The English sentence for a problem found by checkBrCode, naming the field. */
+/** The English sentence for a problem (an error or a warning) found by checkBrCode, naming the field. */
 export function describeBrCodeProblem([id, problem, arg]: BrCodeProblem): string {
   const subject = id === null ? 'the code' : `field ${id}${NAMES[id] ? ` (${NAMES[id]})` : ''}`;
-  const sentence = problem === 'rule' && arg === undefined && id !== null ? RULE_PROBLEMS[id]! : PROBLEMS[problem].replace('#', String(arg));
+  const sentence = (problem === 'rule' && id !== null && RULE_PROBLEMS[id]) || PROBLEMS[problem].replace('#', String(arg));
   return `${subject} ${sentence}`;
 }
 
-/** Validates a BR Code against the Pix rules and extracts its fields, or says in English what is wrong. */
+/** checkBrCode, with its error or warnings written as English sentences. */
 export function parseBrCode(text: string): BrCodeResult {
   const result = checkBrCode(text);
-  return result.ok ? result : { ok: false, error: result.error, message: describeBrCodeProblem(result.at) };
+  return result.ok
+    ? { ok: true, code: result.code, warnings: result.warnings.map(describeBrCodeProblem) }
+    : { ok: false, error: result.error, message: describeBrCodeProblem(result.at) };
 }
 
 /** Formats reais with exactly two decimals ('10.50'), free of float artifacts and exponents. */

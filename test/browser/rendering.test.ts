@@ -1,6 +1,7 @@
 import { expect, oneEvent, waitUntil } from '@open-wc/testing';
 import { setViewport } from '@web/test-runner-commands';
-import { parseBrCode } from '../../src/shared/brcode.ts';
+import { qrPath } from '../../src/qr.ts';
+import { crc16, parseBrCode } from '../../src/shared/brcode.ts';
 import { FakeClock } from './support/fake-clock.ts';
 import { createElement, forgetSavedPayments, mount, part, text } from './support/helpers.ts';
 
@@ -51,6 +52,53 @@ describe('rendering: the pending payment', () => {
     expect(img.alt.replace(/\s/g, ' ')).to.contain('R$ 10,00');
     expect(el.shadowRoot!.querySelector('[role="alert"]')!.textContent).to.equal('Não foi possível desenhar o QR code. Use a imagem ou a página de pagamento.');
     expect(part(el, 'checkout-link')).to.exist;
+  });
+
+  describe('a code as real banks issue them, breaking rules of the manual that payer apps ignore', () => {
+    const tlv = (id: string, value: string): string => id + String([...value].length).padStart(2, '0') + value;
+    // A txid with a hyphen in a dynamic code (where *** belongs), an accented name of 26 characters.
+    const body =
+      '000201010212' +
+      tlv('26', tlv('00', 'BR.GOV.BCB.PIX') + tlv('25', 'qr.banco.example/pix/v2/cobv/9d36b84f')) +
+      '52040000' +
+      '5303986' +
+      tlv('54', '10.00') +
+      '5802BR' +
+      tlv('59', 'PADARIA E CONFEITARIA JOÃO') +
+      tlv('60', 'SAO PAULO') +
+      tlv('62', tlv('05', 'cobv-9d36b84f')) +
+      '6304';
+    const bankCode = body + crc16(body);
+    /** The proxy's answers, with the partner's code swapped for `code`. */
+    const answering =
+      (code: string): typeof fetch =>
+      async (input, init) => {
+        const res = await fetch(input, init);
+        const answer = await res.json();
+        if (answer.brcode) answer.brcode = code;
+        return new Response(JSON.stringify(answer), { status: res.status, headers: { 'content-type': 'application/json' } });
+      };
+
+    it('is drawn locally: its warnings do not block the QR', async () => {
+      const checked = parseBrCode(bankCode);
+      expect(checked.ok && checked.warnings.length).to.equal(4);
+      const { el } = await mount({ env: { fetch: answering(bankCode), EventSource: null, clock: new FakeClock() } });
+      const drawn = el.shadowRoot!.querySelector('svg[part="qr"] path')!.getAttribute('d');
+      expect(drawn, 'the QR of the bank code itself').to.equal(qrPath(bankCode).d);
+      expect(el.shadowRoot!.querySelector('img'), 'no service image').to.equal(null);
+      expect(el.shadowRoot!.querySelector('[role="alert"]')).to.equal(null);
+      expect((part(el, 'code') as HTMLTextAreaElement).value).to.equal(bankCode);
+    });
+
+    it('with a CRC that does not hold, falls back to the service image', async () => {
+      const broken = bankCode.slice(0, -4) + (bankCode.endsWith('0000') ? '0001' : '0000');
+      const { el, payment } = await mount({ env: { fetch: answering(broken), EventSource: null, clock: new FakeClock() } });
+      expect(el.shadowRoot!.querySelector('svg[part="qr"]')).to.equal(null);
+      expect(el.shadowRoot!.querySelector<HTMLImageElement>('img[part="qr"]')!.getAttribute('src')).to.equal(payment.qr_code_url);
+      expect(el.shadowRoot!.querySelector('[role="alert"]')!.textContent).to.equal(
+        'Não foi possível desenhar o QR code. Use a imagem ou a página de pagamento.',
+      );
+    });
   });
 
   it('link mode renders only the hosted page link, then the result', async () => {

@@ -1,8 +1,17 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
-import { crc16, parseBrCode, buildDynamicBrCode, formatAmount, type BrCode, type BrCodeErrorCode } from '../../src/shared/brcode.ts';
+import {
+  checkBrCode,
+  crc16,
+  describeBrCodeProblem,
+  parseBrCode,
+  buildDynamicBrCode,
+  formatAmount,
+  type BrCode,
+  type BrCodeErrorCode,
+} from '../../src/shared/brcode.ts';
 
-// Vectors 1-4 verbatim from /work/shared/spec/brcode.md.
+// Vectors 1-4 (valid) and 5 (malformed) verbatim from /work/shared/spec/brcode.md.
 const V1 = '00020126580014br.gov.bcb.pix0136123e4567-e12b-12d1-a456-4266554400005204000053039865802BR5913Fulano de Tal6008BRASILIA62070503***63041D3D';
 const V2 =
   '00020126550014br.gov.bcb.pix0118fulano@example.com0211Pedido 1234520400005303986540510.505802BR5917LOJA EXEMPLO LTDA6009SAO PAULO62140510PEDIDO12346304A176';
@@ -10,10 +19,10 @@ const V3 =
   '00020101021226760014br.gov.bcb.pix2554pix.example.com/qr/v2/9d36b84fc70b478fb95c12729b90ca255204000053039865802BR5917LOJA EXEMPLO LTDA6009SAO PAULO62070503***63044846';
 const V4 =
   '00020101021226770014BR.GOV.BCB.PIX2555api.itau/pix/v1/qr/27bf8add-2c28-4ece-af79-52e77d3950b25204000053039865802BR5924ROMULO RODRIGUES BERTEGZ6009SAO PAULO62070503***630495B7';
-// Vector 5 as printed in the spec: its CRC matches, but field 62 declares LEN 08 for the
-// 7-character '0503***', so the TLV swallows the '6' of '6304'. It cannot be valid.
+// Vector 5, listed by the spec as malformed: its CRC matches, but field 62 declares LEN 08 for the
+// 7-character '0503***', so the TLV swallows the '6' of '6304'. A structure error: refused.
 const V5_AS_PRINTED = '00020126360014BR.GOV.BCB.PIX0114+5511943214321520400005303986540566.665802BR5907EMPRESA6008BRASILIA62080503***6304170E';
-// The same code with LEN 07 and the CRC recomputed.
+// Not in the spec: vector 5 with LEN 07 and the CRC recomputed, a valid static code with a phone key.
 const V5 = '00020126360014BR.GOV.BCB.PIX0114+5511943214321520400005303986540566.665802BR5907EMPRESA6008BRASILIA62070503***630404ED';
 
 const VECTORS = [V1, V2, V3, V4, V5];
@@ -47,9 +56,17 @@ function staticBody(o: { account?: string; amount?: string; name?: string; city?
   );
 }
 
+/** Asserts text passes the check without a warning. */
 function ok(text: string): BrCode {
+  return warns(text, []);
+}
+
+/** Asserts text passes the check (it is drawn) with exactly these warnings, each matched by a part of its sentence. */
+function warns(text: string, parts: string[]): BrCode {
   const r = parseBrCode(text);
   assert.ok(r.ok, r.ok ? '' : `${r.error}: ${r.message}`);
+  assert.equal(r.warnings.length, parts.length, `warnings: ${JSON.stringify(r.warnings)}`);
+  parts.forEach((part, i) => assert.ok(r.warnings[i]!.includes(part), `warning ${i} '${r.warnings[i]}' names '${part}'`));
   return r.code;
 }
 
@@ -127,9 +144,20 @@ describe('parseBrCode: spec vectors', () => {
     assert.equal(c.crc, '95B7');
   });
 
-  test('vector 5 as printed in the spec is malformed (62 LEN 08 for 7 chars)', () => {
+  test('vector 5 is malformed (62 LEN 08 for 7 chars): refused though its CRC holds', () => {
     assert.equal(crc16(V5_AS_PRINTED.slice(0, -4)), '170E', 'its CRC does match');
-    rejects(V5_AS_PRINTED, 'malformed_field');
+    // 62 takes '0503***6', so what follows reads as a field 30 of 41 characters.
+    rejects(V5_AS_PRINTED, 'malformed_field', 'field 30 has length 00 or runs past the end');
+  });
+
+  test('every spec vector gets its verdict: 1-4 drawn without a warning, 5 refused', () => {
+    for (const v of [V1, V2, V3, V4]) {
+      const r = checkBrCode(v);
+      assert.deepEqual(r.ok && r.warnings, [], v);
+    }
+    const r5 = checkBrCode(V5_AS_PRINTED);
+    assert.equal(r5.ok, false);
+    assert.deepEqual(!r5.ok && [r5.error, r5.at], ['malformed_field', ['30', 'length', undefined]]);
   });
 
   test('vector 5 with field 62 LEN corrected: static with phone key and amount', () => {
@@ -260,21 +288,21 @@ describe('parseBrCode: errors', () => {
     const hex = crcBytes([...body].map((c) => c.codePointAt(0)!));
     assert.notEqual(hex, crc16(body));
     rejects(body + hex, 'bad_crc', 'Latin-1');
-    ok(body + crc16(body));
+    warns(body + crc16(body), ['field 59 (merchant name) has characters strict payer apps refuse']);
   });
 
   test('missing merchant name (59)', () => {
     rejects(withCrc(staticBody({ name: '' })), 'missing_field', 'field 59 (merchant name)');
   });
 
-  test('merchant name of 26 characters', () => {
+  test('merchant name of 26 characters: a warning', () => {
     ok(withCrc(staticBody({ name: part('59', 'A'.repeat(25)) })));
-    rejects(withCrc(staticBody({ name: part('59', 'A'.repeat(26)) })), 'invalid_field', 'field 59 (merchant name) is longer than 25 characters');
+    warns(withCrc(staticBody({ name: part('59', 'A'.repeat(26)) })), ['field 59 (merchant name) is longer than 25 characters']);
   });
 
-  test('merchant city of 16 characters', () => {
+  test('merchant city of 16 characters: a warning', () => {
     ok(withCrc(staticBody({ city: 'C'.repeat(15) })));
-    rejects(withCrc(staticBody({ city: 'C'.repeat(16) })), 'invalid_field', 'field 60 (merchant city)');
+    warns(withCrc(staticBody({ city: 'C'.repeat(16) })), ['field 60 (merchant city) is longer than 15 characters']);
   });
 
   test('missing mandatory fields', () => {
@@ -289,11 +317,14 @@ describe('parseBrCode: errors', () => {
     rejects(withCrc(staticBody().replace('62070503***', '')), 'missing_field', 'field 62');
   });
 
-  test('wrong fixed values in 52, 53, 58 and 01', () => {
-    rejects(withCrc(staticBody().replace('52040000', '52045411')), 'invalid_field', 'field 52');
-    rejects(withCrc(staticBody().replace('5303986', '5303840')), 'invalid_field', 'field 53');
-    rejects(withCrc(staticBody().replace('5802BR', '5802US')), 'invalid_field', 'field 58');
-    rejects(withCrc(staticBody({ poi: '010213' })), 'invalid_field', 'field 01');
+  test('a currency other than reais is refused', () => {
+    rejects(withCrc(staticBody().replace('5303986', '5303840')), 'invalid_field', 'field 53 (currency) must be 986');
+  });
+
+  test('other values in 52, 58 and 01: warnings', () => {
+    warns(withCrc(staticBody().replace('52040000', '52045411')), ['field 52 (merchant category) must be 0000']);
+    warns(withCrc(staticBody().replace('5802BR', '5802US')), ['field 58 (country) must be BR']);
+    warns(withCrc(staticBody({ poi: '010213' })), ['field 01 (point of initiation) must be 11 or 12']);
   });
 
   test('amounts', () => {
@@ -334,10 +365,11 @@ describe('parseBrCode: errors', () => {
     rejects(withCrc(staticBody({ account: part('00', 'br.gov.bcb.pix') + '0199' })), 'malformed_field', 'field 26.01');
   });
 
-  test('txid with a hyphen, a space, or too long', () => {
-    rejects(withCrc(staticBody({ txid: 'PEDIDO-1' })), 'invalid_field', 'field 62.05 (txid)');
-    rejects(withCrc(staticBody({ txid: 'PEDIDO 1' })), 'invalid_field', 'field 62.05');
-    rejects(withCrc(staticBody({ txid: 'A'.repeat(26) })), 'invalid_field', 'field 62.05');
+  test('txid with a hyphen, a space, or too long: a warning', () => {
+    const sentence = 'field 62.05 (txid) must be *** or 1-25 letters and digits';
+    assert.equal(warns(withCrc(staticBody({ txid: 'PEDIDO-1' })), [sentence]).txid, 'PEDIDO-1');
+    warns(withCrc(staticBody({ txid: 'PEDIDO 1' })), [sentence]);
+    warns(withCrc(staticBody({ txid: 'A'.repeat(26) })), [sentence]);
     assert.equal(ok(withCrc(staticBody({ txid: 'A'.repeat(25) }))).txid, 'A'.repeat(25));
   });
 
@@ -346,22 +378,84 @@ describe('parseBrCode: errors', () => {
     rejects(withCrc(body), 'missing_field', 'field 62.05');
   });
 
-  test('dynamic code whose txid is not ***', () => {
+  test('dynamic code whose txid is not ***: a warning', () => {
     const account = part('00', 'br.gov.bcb.pix') + part('25', 'pix.example.com/qr/1');
     ok(withCrc(staticBody({ account, poi: '010212' })));
-    rejects(withCrc(staticBody({ account, poi: '010212', txid: 'ABC123' })), 'invalid_field', 'dynamic');
+    assert.equal(warns(withCrc(staticBody({ account, poi: '010212', txid: 'ABC123' })), ['field 62.05 (txid) must be *** in a dynamic code']).txid, 'ABC123');
   });
 
   test('LEN counts code points, not UTF-16 units or bytes', () => {
     const name = 'JOSÉ';
     assert.equal(new TextEncoder().encode(name).length, 5);
     const body = staticBody({ name: '5904' + name });
-    const c = ok(withCrc(body));
+    const nonAscii = 'field 59 (merchant name) has characters strict payer apps refuse';
+    const c = warns(withCrc(body), [nonAscii]);
     assert.equal(c.merchantName, 'JOSÉ');
     // An astral character is 2 UTF-16 units but 1 code point.
-    assert.equal(ok(withCrc(staticBody({ name: '5902A😀' }))).merchantName, 'A😀');
+    assert.equal(warns(withCrc(staticBody({ name: '5902A😀' })), [nonAscii]).merchantName, 'A😀');
     // Counting bytes (05) must fail.
     rejects(withCrc(staticBody({ name: '5905' + name })), 'malformed_field');
+  });
+});
+
+describe('checkBrCode: what blocks and what warns', () => {
+  test('accents, other non-ASCII and & in the name or city: warnings; other punctuation is fine', () => {
+    warns(withCrc(staticBody({ name: part('59', 'PADARIA SÃO JOÃO') })), ['field 59 (merchant name) has characters strict payer apps refuse']);
+    warns(withCrc(staticBody({ city: 'GOIÂNIA' })), ['field 60 (merchant city) has characters strict payer apps refuse']);
+    warns(withCrc(staticBody({ name: part('59', 'A & B LTDA') })), ['field 59 (merchant name) has characters strict payer apps refuse']);
+    ok(withCrc(staticBody({ name: part('59', "EMPRESA S.A. (D'AVILA)-1"), city: 'SAO PAULO/SP' })));
+  });
+
+  test("a real bank's dynamic code breaking several rules is drawn, with every warning in order", () => {
+    const account = part('00', 'BR.GOV.BCB.PIX') + part('25', 'qr.banco.example/pix/v2/cobv/9d36b84f');
+    const text = withCrc(
+      staticBody({ account, poi: '010212', name: part('59', 'COMÉRCIO DE ALIMENTOS NATURAIS'), city: 'FLORIANÓPOLIS SC', txid: 'cobv-9d36b84f' }),
+    );
+    const r = checkBrCode(text);
+    assert.ok(r.ok);
+    assert.deepEqual(r.warnings, [
+      ['59', 'rule'],
+      ['60', 'rule'],
+      ['59', 'ascii'],
+      ['60', 'ascii'],
+      ['62.05', 'rule'],
+      ['62.05', 'dynamic'],
+    ]);
+    assert.deepEqual(r.warnings.map(describeBrCodeProblem), [
+      'field 59 (merchant name) is longer than 25 characters',
+      'field 60 (merchant city) is longer than 15 characters',
+      'field 59 (merchant name) has characters strict payer apps refuse (accents, other non-ASCII, &)',
+      'field 60 (merchant city) has characters strict payer apps refuse (accents, other non-ASCII, &)',
+      'field 62.05 (txid) must be *** or 1-25 letters and digits',
+      'field 62.05 (txid) must be *** in a dynamic code',
+    ]);
+    assert.equal(r.code.txid, 'cobv-9d36b84f');
+    assert.equal(r.code.merchantName, 'COMÉRCIO DE ALIMENTOS NATURAIS');
+  });
+
+  test('a warning never hides a broken CRC or structure', () => {
+    const text = withCrc(staticBody({ txid: 'PEDIDO-1', name: part('59', 'JOSÉ') }));
+    warns(text, ['field 59 (merchant name)', 'field 62.05 (txid)']);
+    rejects(text.slice(0, -4) + (text.slice(-4) === '0000' ? '0001' : '0000'), 'bad_crc');
+    rejects(withCrc(staticBody({ txid: 'PEDIDO-1' }).replace('5802BR', '5803BR')), 'malformed_field');
+    rejects(withCrc(staticBody({ txid: 'PEDIDO-1' }).replace('52040000', '')), 'missing_field', 'field 52');
+  });
+
+  test('what blocks: the structure, mandatory fields, what makes it a Pix payment in reais, the CRC', () => {
+    const cases: [string, BrCodeErrorCode][] = [
+      [V5_AS_PRINTED, 'malformed_field'],
+      [withCrc(staticBody().replace('5802BR', '')), 'missing_field'],
+      [withCrc('000202' + staticBody().slice(6)), 'invalid_field'],
+      [withCrc(staticBody({ account: part('00', 'br.gov.bcb.pax') + part('01', 'a@b.co') })), 'invalid_field'],
+      [withCrc(staticBody().replace('5303986', '5303840')), 'invalid_field'],
+      [withCrc(staticBody({ amount: '0.00' })), 'invalid_field'],
+      [withCrc(staticBody({ account: part('00', 'br.gov.bcb.pix') + part('01', 'a@b.co') + part('25', 'pix.example.com/x') })), 'invalid_field'],
+      [V1.slice(0, -4) + '1D3E', 'bad_crc'],
+    ];
+    for (const [text, error] of cases) {
+      const r = checkBrCode(text);
+      assert.equal(r.ok ? 'drawn' : r.error, error, text);
+    }
   });
 });
 
