@@ -5,6 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { CheckoutView, CreateCheckoutRequest, PaymentView } from '../../src/shared/contract.ts';
+import { PartnerError } from '../partner/errors.ts';
 import { DomainError } from './errors.ts';
 import type { PaymentService } from './payments.ts';
 import type { CheckoutRecord, Store } from '../store/store.ts';
@@ -87,16 +88,22 @@ export class CheckoutService {
       }
       renewalsUsed++;
     }
-    const record = await payments.issue(
-      {
-        value: checkout.valueCents / 100,
-        description: checkout.description ?? undefined,
-        name: checkout.name ?? undefined,
-        document: checkout.document ?? undefined,
-        callback: checkout.callback ?? this.options.defaultCallback,
-      },
-      checkout.id,
-    );
+    const input = {
+      value: checkout.valueCents / 100,
+      description: checkout.description ?? undefined,
+      name: checkout.name ?? undefined,
+      document: checkout.document ?? undefined,
+      callback: checkout.callback ?? this.options.defaultCallback,
+    };
+    let record;
+    try {
+      record = await payments.issue(input, checkout.id);
+    } catch (error) {
+      // A payment whose creation has an unknown outcome was never shown to the customer, so it cannot
+      // be paid: issue another at once (logged with its transaction_id by PaymentService).
+      if (!(error instanceof PartnerError && error.kind === 'outcome_unknown')) throw error;
+      record = await payments.issue(input, checkout.id);
+    }
     await store.attachPayment(checkout.id, record, renewalsUsed);
     return { payment: payments.view(record), created: true };
   }

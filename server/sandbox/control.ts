@@ -37,6 +37,7 @@ const FaultRequest = z
     path_prefix: z.optional(z.string().check(z.regex(/^\//, 'must start with /'), z.maxLength(200, 'must be at most 200 characters'))),
     latency_ms: z.optional(z.int('must be a whole number of milliseconds').check(z.gte(1, 'must be at least 1'), z.lte(60_000, 'must be at most 60000'))),
     status: z.optional(z.int('must be an HTTP status').check(z.gte(500, 'must be 500 to 599'), z.lte(599, 'must be 500 to 599'))),
+    times: z.optional(z.int('must be a whole number').check(z.gte(1, 'must be at least 1'))),
   })
   .check(
     z.superRefine((fault, ctx) => {
@@ -175,13 +176,14 @@ export function createControlApi(state: SandboxState): Hono {
   control.post('/faults', async (c) => {
     const read = await input(c, FaultRequest);
     if (!read.ok) return read.response;
-    const { kind, rate, path_prefix, latency_ms, status } = read.data;
+    const { kind, rate, path_prefix, latency_ms, status, times } = read.data;
     const fault = state.faults.add({
       kind,
       rate,
       path_prefix: path_prefix ?? null,
       latency_ms: latency_ms ?? null,
       status: kind === 'server_error' ? (status ?? 503) : null,
+      times: times ?? null,
     });
     return c.json({ fault }, 201);
   });

@@ -23,9 +23,11 @@ export interface Fault {
   latency_ms: number | null;
   /** server_error: the status answered, 500..599. */
   status: number | null;
+  /** How many more times it may strike; null for no end. At 0 it is removed. */
+  times: number | null;
 }
 
-export type FaultInput = Omit<Fault, 'id'>;
+export type FaultInput = Omit<Fault, 'id' | 'times'> & { times?: number | null };
 
 /** A small seeded generator (mulberry32): the same seed strikes the same requests. */
 export function seededRandom(seed: number): () => number {
@@ -46,7 +48,7 @@ export class FaultInjector {
   constructor(private readonly random: () => number = Math.random) {}
 
   add(input: FaultInput): Fault {
-    const fault = { id: this.nextId++, ...input };
+    const fault = { id: this.nextId++, ...input, times: input.times ?? null };
     this.faults.push(fault);
     return fault;
   }
@@ -67,9 +69,13 @@ export class FaultInjector {
 
   /** Rolls every fault of `kind` that applies to `path`; the ones that strike. */
   strike(kind: FaultKind, path?: string): Fault[] {
-    return this.faults.filter(
+    const struck = this.faults.filter(
       (fault) => fault.kind === kind && (path === undefined || fault.path_prefix === null || path.startsWith(fault.path_prefix)) && this.roll(fault.rate),
     );
+    for (const fault of struck) {
+      if (fault.times !== null && --fault.times <= 0) this.remove(fault.id);
+    }
+    return struck;
   }
 
   /** True when a drop_webhook fault strikes this delivery. */

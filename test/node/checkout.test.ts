@@ -13,6 +13,7 @@ import { ErrorBody } from '../../src/shared/errors.ts';
 import { startDevStack, type DevStack } from '../../server/dev-stack.ts';
 import { createLogger } from '../../server/log.ts';
 import { DEFAULTS } from '../../server/config.ts';
+import { PARTNER_PATHS } from '../../server/partner/wire.ts';
 import { startSandbox } from '../../server/sandbox/server.ts';
 import { DEFAULT_ACCOUNT } from '../../server/sandbox/state.ts';
 
@@ -482,6 +483,35 @@ describe('restart with data kept', () => {
       await sandbox.close();
       rmSync(dataDir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('a payment whose creation has an unknown outcome', () => {
+  test('the checkout issues another at once: the customer never saw the first code', async () => {
+    const fault = stack.sandbox.state.faults.add({
+      kind: 'malformed_json',
+      rate: 1,
+      path_prefix: PARTNER_PATHS.createPayment,
+      latency_ms: null,
+      status: null,
+      times: 1,
+    });
+    const before = stack.sandbox.state.payments.size;
+    const checkout = await newCheckout();
+    const { res, json } = await payFor(stack, checkout.checkout_id);
+    assert.equal(res.status, 201, JSON.stringify(json));
+    const payment = PaymentView.parse(json);
+    // Two were created upstream: the first one's answer was lost, the second is the one shown.
+    assert.equal(stack.sandbox.state.payments.size, before + 2);
+    assert.equal(stack.sandbox.state.faults.list().includes(fault), false, 'the fault struck once');
+    const mine = [...stack.sandbox.state.payments.values()].slice(-2);
+    assert.equal(mine[1]!.externalReference, payment.reference);
+    assert.notEqual(mine[0]!.transactionId, mine[1]!.transactionId);
+    assert.equal((await stack.store.getPayment(mine[0]!.externalReference)) ?? null, null, 'the unseen one is not attached');
+    // The operator can find the lost one: its transaction_id and the answer as received, in one error line.
+    const line = logLines.find((l) => l.includes('payment creation outcome unknown') && l.includes(mine[0]!.transactionId!));
+    assert.ok(line, 'logged with its transaction_id');
+    assert.match(line, /"raw_answer":/);
   });
 });
 
