@@ -73,7 +73,11 @@ function send(c: Context<Env>, answer: DialectAnswer): Response {
 export function createPartnerApi(state: SandboxState, urls: SandboxUrls): Hono<Env> {
   const api = new Hono<Env>();
   /** An error answer in the current dialect's body, with the status every dialect shares. */
-  const fail = (c: Context<Env>, problem: SandboxProblem) => send(c, { status: problemStatus(problem), body: state.dialect.errorBody(problem) });
+  const fail = (c: Context<Env>, problem: SandboxProblem) =>
+    send(c, {
+      status: problem.kind === 'unauthenticated' ? (state.dialect.tokenRefusedStatus ?? problemStatus(problem)) : problemStatus(problem),
+      body: state.dialect.errorBody(problem),
+    });
 
   // Faults first: they stand for the network and the service's edge, before anything is checked.
   api.use(

@@ -124,6 +124,8 @@ export interface SandboxDialect {
   readonly name: string;
   /** `status` of records, create answers, webhooks and the control API's pay/cancel/approve answers. */
   readonly statusCodes: StatusNumbering;
+  /** The HTTP status of a refused token (no token, unknown or expired): 401 unless said (some services answer 403). */
+  readonly tokenRefusedStatus?: 401 | 403;
   /** How the partner API and the webhooks write a time (created_at, updated_at, occurred_at). */
   timestamp(epochMs: number): string;
   /** 4.2: a login that succeeded, with the token and when it expires (sandbox epoch ms). */
@@ -316,6 +318,7 @@ const numberedForm: Form = { statusCodes: { pending: 0, approved: 1, canceled: 2
 /** Another status numbering (0, 1, 2: a canceled 2 reads as approved in the default's), camelCase here and there. */
 const numberedDialect: SandboxDialect = {
   name: 'numbered',
+  tokenRefusedStatus: 403,
   statusCodes: numberedForm.statusCodes,
   timestamp: numberedForm.timestamp,
   login: (token) => ok({ accessToken: token }),

@@ -8,9 +8,9 @@ import { parseBrCode } from '../../src/shared/brcode.ts';
 import { PARTNER_STATUS } from '../../server/partner/wire.ts';
 import { startSandbox, type RunningSandbox } from '../../server/sandbox/server.ts';
 import { DEFAULT_ACCOUNT } from '../../server/sandbox/state.ts';
-import { createPartnerClient, type PartnerClientOptions, type PartnerLogEntry } from '../../server/partner/client.ts';
+import { createPartnerClient, tokenStoreKey, type PartnerClientOptions, type PartnerLogEntry } from '../../server/partner/client.ts';
 import { PartnerError, redact } from '../../server/partner/errors.ts';
-import { fileTokenStore } from '../../server/partner/token-store.ts';
+import { fileTokenStore, memoryTokenStore } from '../../server/partner/token-store.ts';
 
 let sandbox: RunningSandbox;
 let dir: string;
@@ -72,6 +72,40 @@ describe('client: auth', () => {
     const record = await partner.getPayment(created.externalReference);
     assert.equal(record.externalReference, created.externalReference);
     assert.equal(logins(), 2);
+  });
+
+  test('a token still refused after a new login is discarded, not kept for the next start', async () => {
+    const tokens = memoryTokenStore();
+    const { partner, logins } = client({ tokenStore: tokens });
+    await partner.getTenant();
+    const key = tokenStoreKey(sandbox.url, DEFAULT_ACCOUNT.email);
+    assert.ok(await tokens.load(key), 'the first login was kept');
+    // The service now refuses every token (a revoked access, say): a fault of the service.
+    const valid = sandbox.state.isTokenValid.bind(sandbox.state);
+    sandbox.state.isTokenValid = () => false;
+    try {
+      const error = await rejection(partner.getPayment('any-reference'));
+      assert.equal(error.kind, 'unauthorized');
+      assert.equal(logins(), 2, 'one new login, no more');
+      assert.equal(await tokens.load(key), null, 'the refused token is gone from the store');
+    } finally {
+      sandbox.state.isTokenValid = valid;
+    }
+    // Next time it logs in afresh and works.
+    await partner.getPayment((await partner.createPayment({ value: 1 })).externalReference);
+    assert.equal(logins(), 3);
+  });
+
+  test('a token saved with its lifetime is renewed before it runs out', async () => {
+    const tokens = memoryTokenStore();
+    let now = Date.now();
+    const { partner, logins } = client({ tokenStore: tokens, now: () => now });
+    await partner.getTenant();
+    assert.equal(logins(), 1);
+    const saved = JSON.parse((await tokens.load(tokenStoreKey(sandbox.url, DEFAULT_ACCOUNT.email)))!) as { expires_at: number };
+    now = saved.expires_at + 1;
+    await partner.getPayment((await partner.createPayment({ value: 1 })).externalReference);
+    assert.equal(logins(), 2, 'a new login once the saved lifetime passed, before any refusal');
   });
 
   test('wrong credentials: unauthorized, and the access key is not in the message', async () => {
