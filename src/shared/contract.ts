@@ -79,11 +79,15 @@ export type CreatePaymentRequest = z.infer<typeof CreatePaymentRequest>;
 
 export const PaymentStatusSchema = /* @__PURE__ */ z.enum(PAYMENT_STATUSES);
 
-/** A partner reference as it may appear in a path. */
+/**
+ * A partner reference, as the partner gave it: any text without control characters or spaces at
+ * its ends (the spec does not say its form). In a path it is percent-encoded (wire.ts fillPath), so
+ * a reference with `/`, `.` or `:` is still readable by the browser.
+ */
 export const Reference = /* @__PURE__ */ z
   .string()
   .check(
-    z.regex(/^[A-Za-z0-9_-]+$/, 'must contain only letters, digits, "-" and "_"'),
+    z.regex(/^[^\s\p{Cc}](?:[^\p{Cc}]*[^\s\p{Cc}])?$/u, 'must be text without control characters or spaces at its ends'),
     z.maxLength(LIMITS.referenceMaxLength, `must be at most ${LIMITS.referenceMaxLength} characters`),
   );
 
@@ -121,7 +125,7 @@ export const OrderId = /* @__PURE__ */ z
   .string()
   .check(
     z.regex(/^[A-Za-z0-9._:\-/#]+$/, 'must contain only letters, digits and . _ : - / #'),
-    z.maxLength(LIMITS.referenceMaxLength, `must be at most ${LIMITS.referenceMaxLength} characters`),
+    z.maxLength(LIMITS.orderIdMaxLength, `must be at most ${LIMITS.orderIdMaxLength} characters`),
   );
 
 /** Where the hosted checkout sends the payer after paying: https only. */
