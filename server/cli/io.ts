@@ -4,6 +4,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { normalizeDocument } from '../../src/shared/document.ts';
 import type { PartnerConfig } from '../config.ts';
 import { createPartnerClient, type ObservedAnswer, type PartnerClient } from '../partner/client.ts';
 import { fileTokenStore } from '../partner/token-store.ts';
@@ -50,10 +51,10 @@ export function reais(text: string | undefined, flag: string): number {
 /** An epoch ms as ISO 8601, or null. */
 export const isoOrNull = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
 
-/** Shows only the ends of a document or CPF key, so terminal output can be pasted safely. */
+/** Shows only the ends of a document or CPF key (a CNPJ's letters too), so terminal output can be pasted safely. */
 export function maskDocument(value: string): string {
-  const digits = value.replace(/\D/g, '');
-  return digits.length >= 11 ? `${digits.slice(0, 3)}.***.***-${digits.slice(-2)}` : '***';
+  const plain = normalizeDocument(value);
+  return plain.length >= 11 ? `${plain.slice(0, 3)}.***.***-${plain.slice(-2)}` : '***';
 }
 
 export function print(io: CliIo, json: boolean, data: unknown, rows: Row[]): void {

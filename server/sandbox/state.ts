@@ -6,7 +6,7 @@
  * interval (server.ts); every final outcome goes out as a webhook exactly once.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { onlyDigits } from '../../src/shared/document.ts';
+import { normalizeDocument } from '../../src/shared/document.ts';
 import { LIMITS } from '../../src/shared/limits.ts';
 import { PARTNER_STATUS, type PartnerStatusCode, type PixKeyType, type TransferRefusalReason, type WebhookOutcome } from '../partner/wire.ts';
 import { SANDBOX_ACCOUNT } from '../partner/sandbox-account.ts';
@@ -210,7 +210,7 @@ export class SandboxState {
       value: request.value,
       pixKey: request.pixKey,
       pixKeyType: request.pixKeyType,
-      customerDocument: onlyDigits(owner.document),
+      customerDocument: normalizeDocument(owner.document),
       transactionId: request.transactionId ?? null,
       createdAt: now,
       updatedAt: now,

@@ -196,10 +196,13 @@ describe('reading a payment', () => {
     expectError(await call('GET', '/payments/doesnotexist', { type: null }), 404, 'not_found');
   });
 
-  test('a malformed reference: 400 invalid_reference', async () => {
-    const error = expectError(await call('GET', '/payments/a%20b%2F..', { type: null }), 400, 'invalid_reference');
+  test('a malformed reference: 400 invalid_reference; an unusual but well-formed one is just not found', async () => {
+    const error = expectError(await call('GET', '/payments/a%0Ab', { type: null }), 400, 'invalid_reference');
     assert.ok(error.fields?.reference);
-    expectError(await call('GET', `/payments/${'a'.repeat(65)}`, { type: null }), 400, 'invalid_reference');
+    expectError(await call('GET', `/payments/${'a'.repeat(201)}`, { type: null }), 400, 'invalid_reference');
+    expectError(await call('GET', '/payments/%20ab', { type: null }), 400, 'invalid_reference');
+    // Any text the partner might use is a reference: encoded in the path, looked up, not found.
+    expectError(await call('GET', '/payments/a%20b%2F..', { type: null }), 404, 'not_found');
   });
 
   test('a wrong method: 405 with Allow', async () => {
