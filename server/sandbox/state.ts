@@ -67,7 +67,7 @@ export interface SandboxTransfer {
   value: number;
   pixKey: string;
   pixKeyType: PixKeyType;
-  /** The key owner's document, digits only. */
+  /** The key owner's document, without punctuation (normalizeDocument: a CNPJ keeps its letters). */
   customerDocument: string;
   transactionId: string | null;
   createdAt: number;
