@@ -103,6 +103,7 @@ export function createApp(deps: AppDeps): PixApp {
     log: logger.child({ component: 'webhooks' }),
     concurrency: DEFAULTS.webhookIntake.concurrency,
     confirmIntervalMs: DEFAULTS.webhookIntake.confirmIntervalMs,
+    trustWords: Boolean(deps.webhooks?.secretPath) || (deps.webhooks?.sourceIps?.length ?? 0) > 0,
   });
   const reconciler = new Reconciler({ ...deps.reconcile, store, payments, transfers, processor, now, log: logger.child({ component: 'reconciler' }) });
   const notifier = deps.merchantWebhook

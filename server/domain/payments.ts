@@ -209,14 +209,15 @@ export class PaymentService {
 
   /**
    * Records what a read of the partner says, as far as it can be trusted (domain/status-numbering.ts):
-   * a code decides only under a verified numbering; a notification's explicit outcome, when the
-   * partner no longer reports the payment pending.
+   * a code decides only under a verified numbering; an authenticated notification's explicit outcome
+   * only where the code cannot, and when the partner no longer reports the payment pending.
    */
   private async applyRead(stored: PaymentRecord, status: PartnerStatus | null, explicit: 'approved' | 'canceled' | null): Promise<PaymentRecord | null> {
     const { numbering } = this.options;
     await numbering.load();
     let meaning = numbering.meaning(status);
-    if (explicit !== null && meaning !== explicit && numbering.confirmExplicit(explicit, status, stored.reference)) meaning = explicit;
+    // The partner's answer decides when it can; words only where it cannot (or to flag a contradiction).
+    if (explicit !== null && meaning !== explicit && numbering.confirmExplicit(explicit, status, stored.reference) && meaning === null) meaning = explicit;
     if (meaning === null) {
       this.options.log.warn(
         { reference: stored.reference, status: status?.code ?? status?.word ?? null, status_codes: numbering.report().state },

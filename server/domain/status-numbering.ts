@@ -5,14 +5,19 @@
  * - A freshly created payment is pending by definition. Its code (from the create's answer, or from
  *   one read right after it when the answer has none) verifies the numbering when it is the
  *   configured pending code, and proves it wrong otherwise: the proxy logs an error naming the code
- *   it saw, /ready reports the mismatch, and until the setting is fixed (a restart) no payment or
- *   transfer is made paid or canceled from a code.
- * - A verification is kept in the store, so a restart with the same setting trusts it at once; a
- *   changed setting starts unverified.
- * - Explicit outcomes still work whatever the state: a notification that says "approved" or
- *   "canceled" in words, confirmed by the partner no longer reporting the payment pending, is applied.
- *   Each such confirmation also teaches which code means what; a code seen meaning both outcomes, or
- *   an outcome whose code the setting gives another meaning, is a mismatch too.
+ *   it saw, /ready reports the mismatch, and until the setting is fixed no payment or transfer is
+ *   made paid or canceled from a code.
+ * - Both verdicts are kept in the store, so a restart with the same setting keeps them (a mismatch
+ *   with the pending code it saw); a changed setting starts unverified.
+ * - Under a mismatch, explicit outcomes still work: a notification from an authenticated source (the
+ *   caller decides: a secret path or the partner's source address) that says "approved" or
+ *   "canceled" in words is applied when the partner reports a code other than the pending one seen.
+ *   The first such approval teaches the approved code; a code other than it is never made approved
+ *   by words again, and "canceled" is believed only for a code known to be neither pending nor
+ *   approved.
+ * - Under a verified numbering the partner's code decides; a notification whose words contradict it
+ *   is not applied, and is logged as an error (approved and canceled swapped in the setting would
+ *   show this way).
  * - A status given as a word (`paid`) means what it says and needs no numbering.
  */
 import type { Logger } from '../log.ts';
@@ -30,16 +35,17 @@ export interface NumberingReport {
   problem?: string;
 }
 
-/** Where a verified numbering is remembered (the store's key-value table). */
-const KEY = 'status-codes-verified';
+/** Where the verdicts are remembered (the store's key-value table). */
+const VERIFIED = 'status-codes-verified';
+const MISMATCH = 'status-codes-mismatch';
 
 export class StatusNumbering {
   private state: NumberingState = 'unverified';
   private problem: string | undefined;
   /** The code a fresh payment had when it was not the configured pending code. */
   private seenPending: number | null = null;
-  /** Codes that explicit outcomes confirmed. */
-  private readonly learned = new Map<number, StatusMeaning>();
+  /** The approved code, learned from an authenticated notification under a mismatch. */
+  private approvedCode: number | null = null;
   private loaded: Promise<void> | null = null;
 
   constructor(
@@ -48,12 +54,24 @@ export class StatusNumbering {
     private readonly memory?: TokenStore,
   ) {}
 
-  /** Reads a verification kept by an earlier run (once). */
+  /** Reads the verdicts kept by an earlier run (once). */
   load(): Promise<void> {
     this.loaded ??= (async () => {
-      const kept = await this.memory?.load(KEY).catch(() => null);
-      if (kept === formatStatusCodes(this.codes) && this.state === 'unverified') this.state = 'verified';
-    })();
+      const configured = formatStatusCodes(this.codes);
+      const [verified, mismatch] = await Promise.all([this.memory?.load(VERIFIED).catch(() => null), this.memory?.load(MISMATCH).catch(() => null)]);
+      if (this.state !== 'unverified') return;
+      const kept = mismatch
+        ? (JSON.parse(mismatch) as { configured?: string; seen_pending?: number | null; approved?: number | null; problem?: string })
+        : null;
+      if (kept?.configured === configured) {
+        this.state = 'mismatch';
+        this.seenPending = kept.seen_pending ?? null;
+        this.approvedCode = kept.approved ?? null;
+        this.problem = kept.problem;
+      } else if (verified === configured) {
+        this.state = 'verified';
+      }
+    })().catch(() => undefined);
     return this.loaded;
   }
 
@@ -61,7 +79,7 @@ export class StatusNumbering {
     return { state: this.state, configured: formatStatusCodes(this.codes), ...(this.problem ? { problem: this.problem } : {}) };
   }
 
-  /** True until a fresh payment has been seen (or a kept verification read): then one read after a create is worth its cost. */
+  /** True until a fresh payment has been seen (or a kept verdict read): then one read after a create is worth its cost. */
   needsFreshRead(): boolean {
     return this.state === 'unverified';
   }
@@ -71,21 +89,21 @@ export class StatusNumbering {
     await this.load();
     if (status.word !== null) {
       const meaning = wordMeaning(status.word);
-      if (meaning !== 'pending' && meaning !== null) this.mismatch(`a new payment (${reference}) was reported "${status.word}"`, reference);
+      if (meaning !== 'pending' && meaning !== null) await this.mismatch(`a new payment (${reference}) was reported "${status.word}"`, reference);
       return;
     }
     if (status.code === this.codes.pending) {
       if (this.state === 'unverified') {
         this.state = 'verified';
         this.log.info({ status_codes: formatStatusCodes(this.codes) }, 'partner status codes verified: a new payment has the configured pending code');
-        await this.memory?.save(KEY, formatStatusCodes(this.codes)).catch(() => undefined);
+        await this.memory?.save(VERIFIED, formatStatusCodes(this.codes)).catch(() => undefined);
       }
       return;
     }
     // A code the numbering calls approved could be a payment paid within the same second: not proof.
-    if (status.code === this.codes.approved) return;
+    if (status.code === this.codes.approved || this.state === 'mismatch') return;
     this.seenPending = status.code;
-    this.mismatch(
+    await this.mismatch(
       `a new payment (${reference}) has status ${status.code}, but PIX_STATUS_CODES says pending is ${this.codes.pending}` +
         ` (configured ${formatStatusCodes(this.codes)}): set PIX_STATUS_CODES to the partner's numbering (pix-checkout doctor --create shows it)`,
       reference,
@@ -94,47 +112,59 @@ export class StatusNumbering {
 
   /**
    * What a status read from the partner means, for deciding: a word always; a code only once the
-   * numbering is verified. Null means "decide nothing from it".
+   * numbering is verified (or the approved code learned under a mismatch). Null means "decide nothing from it".
    */
   meaning(status: PartnerStatus | null): StatusMeaning | null {
     if (!status) return null;
     if (status.word !== null) return wordMeaning(status.word);
-    if (status.code !== null && this.learned.has(status.code)) return this.learned.get(status.code)!;
-    if (this.state !== 'verified') return null;
-    return statusMeaning(this.codes, status);
+    if (this.state === 'verified') return statusMeaning(this.codes, status);
+    if (this.state === 'mismatch' && status.code !== null && status.code === this.approvedCode) return 'approved';
+    return null;
   }
 
   /**
-   * An explicit outcome (a notification's words) checked against what the partner reports now:
-   * applied when the partner no longer reports it pending. Teaches the code's meaning.
+   * An explicit outcome, in words, from an authenticated notification, checked against the code the
+   * partner reports now. True when it may be applied (see the rules at the top).
    */
   confirmExplicit(outcome: 'approved' | 'canceled', status: PartnerStatus | null, reference: string): boolean {
     if (!status) return false;
     if (status.word !== null) return wordMeaning(status.word) === outcome;
     const code = status.code!;
-    const pending = this.seenPending ?? this.codes.pending;
-    if (code === pending) return false;
-    const known = this.learned.get(code);
-    if (known !== undefined && known !== outcome) {
-      this.mismatch(`status ${code} was confirmed as both ${known} and ${outcome}`, reference);
-      return false;
+    if (this.state === 'verified') {
+      const meaning = statusMeaning(this.codes, status);
+      if (meaning !== null && meaning !== 'pending' && meaning !== outcome) {
+        this.log.error(
+          { reference, status: code, said: outcome, status_codes: formatStatusCodes(this.codes) },
+          `a notification said ${outcome}, but the partner reports status ${code}, which PIX_STATUS_CODES calls ${meaning}: the partner's answer is kept; if this repeats, check PIX_STATUS_CODES`,
+        );
+      }
+      return meaning === outcome;
     }
-    const configured = statusMeaning(this.codes, status);
-    if (configured !== null && configured !== outcome) {
-      this.mismatch(
-        `a notification said ${outcome} for ${reference}, and the partner reports status ${code}, which PIX_STATUS_CODES (${formatStatusCodes(this.codes)}) calls ${configured}`,
-        reference,
-      );
+    // Unverified: the pending code is not known, so "no longer pending" cannot be told.
+    if (this.state !== 'mismatch' || this.seenPending === null || code === this.seenPending) return false;
+    if (outcome === 'approved') {
+      if (this.approvedCode === null) {
+        this.approvedCode = code;
+        this.log.warn({ reference, status: code }, `status ${code} taken as approved, from a notification the partner confirmed is no longer pending`);
+        void this.keepMismatch();
+      }
+      return code === this.approvedCode;
     }
-    this.learned.set(code, outcome);
-    return true;
+    // Canceled only for a code known to be neither pending nor approved.
+    return this.approvedCode !== null && code !== this.approvedCode;
   }
 
-  private mismatch(problem: string, reference: string): void {
+  private async mismatch(problem: string, reference: string): Promise<void> {
     const first = this.state !== 'mismatch';
     this.state = 'mismatch';
     this.problem ??= problem;
-    void this.memory?.clear(KEY).catch(() => undefined);
     if (first) this.log.error({ reference, status_codes: formatStatusCodes(this.codes) }, `partner status codes do not match the setting: ${problem}`);
+    await this.memory?.clear(VERIFIED).catch(() => undefined);
+    await this.keepMismatch();
+  }
+
+  private async keepMismatch(): Promise<void> {
+    const kept = { configured: formatStatusCodes(this.codes), seen_pending: this.seenPending, approved: this.approvedCode, problem: this.problem };
+    await this.memory?.save(MISMATCH, JSON.stringify(kept)).catch(() => undefined);
   }
 }

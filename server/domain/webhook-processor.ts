@@ -27,6 +27,11 @@ export interface ProcessorDeps {
   concurrency: number;
   /** One reference is confirmed at most this often (real time). */
   confirmIntervalMs: number;
+  /**
+   * Notifications come from an authenticated source (a secret path or the partner's source
+   * addresses): only then may their words (approved, canceled) decide where a status code cannot.
+   */
+  trustWords: boolean;
 }
 
 /** What processing made of an event (stored as `webhook_events.result`). */
@@ -171,10 +176,13 @@ export class WebhookProcessor {
   /**
    * Confirms a notification with the partner. Its kind, when it does not say, is found by looking the
    * reference up: a payment this proxy issued, else a transfer the service may know. Its explicit
-   * outcome (words) is applied once the partner no longer reports the transaction pending.
+   * outcome (words), from an authenticated source, is applied where the status code cannot decide,
+   * once the partner no longer reports the transaction pending.
    */
   private async apply(event: PartnerNotification): Promise<ProcessResult> {
-    const { reference, outcome } = event;
+    const { reference } = event;
+    // Words from anyone who can post are no evidence.
+    const outcome = this.deps.trustWords ? event.outcome : null;
     if (event.kind !== 'transfer') {
       const stored = await this.deps.store.getPayment(reference);
       if (stored) {

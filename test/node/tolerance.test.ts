@@ -36,7 +36,8 @@ describe('timestamps in every plausible form', () => {
     assert.equal(parsePartnerTime(1_795_000_000_123), 1_795_000_000_123);
   });
   test('unreadable is null, never a crash', () => {
-    for (const bad of ['yesterday', '2026-13-01T00:00:00Z', '', null, {}, '2026-11-23T25:00:00Z']) assert.equal(parsePartnerTime(bad), null, JSON.stringify(bad));
+    for (const bad of ['yesterday', '2026-13-01T00:00:00Z', '', null, {}, '2026-11-23T25:00:00Z'])
+      assert.equal(parsePartnerTime(bad), null, JSON.stringify(bad));
   });
 });
 
@@ -280,34 +281,51 @@ describe('the numbering guard', () => {
 
   test('another numbering: a fresh 0 is a mismatch; then a canceled payment (2) is never read as approved', async () => {
     const lines: string[] = [];
-    const log = createLogger({ level: 'error', destination: { write: (line: string) => void lines.push(line) } });
-    const guard = new StatusNumbering(DEFAULT_STATUS_CODES, log, memoryTokenStore());
+    const log = createLogger({ level: 'warn', destination: { write: (line: string) => void lines.push(line) } });
+    const memory = memoryTokenStore();
+    const guard = new StatusNumbering(DEFAULT_STATUS_CODES, log, memory);
     await guard.observeFresh(code(0), 'r1');
     assert.equal(guard.report().state, 'mismatch');
     assert.match(guard.report().problem ?? '', /status 0, but PIX_STATUS_CODES says pending is 1/);
     assert.match(lines.join(''), /status 0/);
     assert.equal(guard.meaning(code(2)), null);
     assert.equal(guard.meaning(code(1)), null);
-    // An explicit outcome confirmed by the partner no longer reporting pending (0) still works.
-    assert.equal(guard.confirmExplicit('approved', code(1), 'r2'), true);
+    // Words still pending at the partner decide nothing; canceled is not believed before approved is known.
     assert.equal(guard.confirmExplicit('approved', code(0), 'r3'), false);
-    // And is learned: 1 means approved from now on; 2 seen as canceled too.
+    assert.equal(guard.confirmExplicit('canceled', code(2), 'r4'), false);
+    // The first approval (an authenticated notification, no longer pending) teaches the approved code...
+    assert.equal(guard.confirmExplicit('approved', code(1), 'r2'), true);
     assert.equal(guard.meaning(code(1)), 'approved');
-    assert.equal(guard.confirmExplicit('canceled', code(2), 'r4'), true);
-    assert.equal(guard.meaning(code(2)), 'canceled');
-    // A code confirmed as both outcomes is refused.
+    // ...after which no other code is made approved by words, and canceled is believed for the third code.
     assert.equal(guard.confirmExplicit('approved', code(2), 'r5'), false);
+    assert.equal(guard.confirmExplicit('canceled', code(2), 'r4'), true);
+    assert.equal(guard.confirmExplicit('canceled', code(1), 'r6'), false);
+    // The verdict, the pending code seen and the approved code learned outlive a restart.
+    const next = new StatusNumbering(DEFAULT_STATUS_CODES, log, memory);
+    await next.load();
+    assert.equal(next.report().state, 'mismatch');
+    assert.equal(next.confirmExplicit('approved', code(0), 'r7'), false, 'pending 0 is still known as pending');
+    assert.equal(next.meaning(code(1)), 'approved');
   });
 
-  test('swapped final codes are caught by the first explicit outcome that contradicts them', async () => {
+  test('unverified (no new payment yet): words decide nothing, since the pending code is not known', async () => {
     const guard = new StatusNumbering(DEFAULT_STATUS_CODES, silent, memoryTokenStore());
+    await guard.load();
+    assert.equal(guard.report().state, 'unverified');
+    assert.equal(guard.confirmExplicit('approved', code(0), 'r1'), false);
+    assert.equal(guard.confirmExplicit('approved', code(2), 'r1'), false);
+  });
+
+  test('verified: the code decides; words that contradict it are logged, never applied, and do not flip the numbering', async () => {
+    const lines: string[] = [];
+    const log = createLogger({ level: 'error', destination: { write: (line: string) => void lines.push(line) } });
+    const guard = new StatusNumbering(DEFAULT_STATUS_CODES, log, memoryTokenStore());
     await guard.observeFresh(code(1), 'r1');
+    assert.equal(guard.confirmExplicit('approved', code(3), 'r2'), false);
     assert.equal(guard.report().state, 'verified');
-    // The partner's canceled is 2 here: a canceled notification confirmed with 2 contradicts the setting.
-    assert.equal(guard.confirmExplicit('canceled', code(2), 'r2'), true);
-    assert.equal(guard.report().state, 'mismatch');
-    assert.equal(guard.meaning(code(3)), null);
-    assert.equal(guard.meaning(code(2)), 'canceled');
+    assert.match(lines.join(''), /said approved, but the partner reports status 3, which PIX_STATUS_CODES calls canceled/);
+    assert.equal(guard.confirmExplicit('approved', code(2), 'r3'), true);
+    assert.equal(guard.meaning(code(3)), 'canceled');
   });
 });
 
