@@ -92,7 +92,7 @@ describe('live status stream', () => {
   });
 
   test('a malformed reference is a 400', async () => {
-    const res = await fetch(`${stack.apiUrl}/payments/bad%20ref/events`);
+    const res = await fetch(`${stack.apiUrl}/payments/bad%0Aref/events`);
     assert.equal(res.status, 400);
     assert.equal(ErrorBody.parse(await res.json()).error.code, 'invalid_reference');
   });
