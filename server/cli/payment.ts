@@ -12,8 +12,9 @@ export const HELP = `Usage:
   pix-checkout payment show <reference> [--json]
 
 create: value ${formatReais(LIMITS.paymentValue.min)} to ${formatReais(LIMITS.paymentValue.max)}; description at most ${LIMITS.descriptionMaxLength} characters; name and document together.
-status: the state from the payment's details (4.5), its code read with PIX_STATUS_CODES, and the
-quick check's (HEAD, 4.4) HTTP answer as a hint only: the spec does not say what it means.
+status: the state from the payment's details (4.5), its code read with PIX_STATUS_CODES (which the
+command does not check: pix-checkout doctor --create does, and create warns when a new payment's code
+is not the configured pending one), and the quick check's (HEAD, 4.4) HTTP answer as a hint only.
 show: the full record.`;
 
 /** The details as the command prints them with --json (snake_case, as the proxy's API). */
@@ -56,6 +57,14 @@ export async function paymentCommand(rest: string[], io: CliIo): Promise<void> {
       expiration,
       transaction_id: values['transaction-id'],
     });
+    // A new payment is pending by definition: another code proves PIX_STATUS_CODES wrong.
+    const fresh = created.status;
+    if (fresh && (fresh.word !== null ? statusMeaning(cfg.statusCodes, fresh) !== 'pending' : fresh.code !== cfg.statusCodes.pending)) {
+      io.err(
+        `pix-checkout: warning: the new payment's status is ${fresh.word ?? fresh.code}, but PIX_STATUS_CODES says pending is ${cfg.statusCodes.pending}: ` +
+          `the partner numbers statuses otherwise, so no status this command shows can be trusted. Run pix-checkout doctor --create and set PIX_STATUS_CODES.`,
+      );
+    }
     const data = {
       reference: created.externalReference,
       transaction_id: created.transactionId,
@@ -89,7 +98,10 @@ export async function paymentCommand(rest: string[], io: CliIo): Promise<void> {
           : { http_status: check.httpStatus, hint: check.hint, note: 'a hint under the assumed mapping (ASSUMPTIONS.md), never the state' };
       return print(io, values.json === true, { reference, status: detailsJson(record, cfg.statusCodes).status, quick_check: quick }, [
         ['reference', reference],
-        ['status', `${describeStatus(cfg.statusCodes, record.status)} (from the details, with PIX_STATUS_CODES)`],
+        [
+          'status',
+          `${describeStatus(cfg.statusCodes, record.status)} (from the details, as PIX_STATUS_CODES reads it; pix-checkout doctor --create checks that setting)`,
+        ],
         [
           'quick check',
           quick.http_status === null ? `failed: ${quick.error}` : `HTTP ${quick.http_status} (${quick.hint} under the assumed mapping: a hint only)`,
