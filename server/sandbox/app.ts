@@ -206,7 +206,7 @@ export function createPartnerApi(state: SandboxState, urls: SandboxUrls): Hono<E
     const read = await readInput(c, NotificationUrlRequest);
     if (!read.ok) return fail(c, read.problem);
     const notifyType = read.data.notify_type ?? NOTIFY_TYPE.old;
-    state.webhooks.notification = { url: read.data.notification_url, notifyType };
+    state.webhooks.notification = { url: read.data.notification_url, notifyType, notifyTypeGiven: read.data.notify_type !== undefined };
     return send(c, state.dialect.notificationUrlSet({ notificationUrl: read.data.notification_url, notifyType }));
   });
 

@@ -218,5 +218,5 @@ export function createControlApi(state: SandboxState): Hono {
 
 function notificationView(state: SandboxState) {
   const target = state.webhooks.notification;
-  return target ? { notification_url: target.url, notify_type: target.notifyType } : null;
+  return target ? { notification_url: target.url, notify_type: target.notifyType, notify_type_given: target.notifyTypeGiven ?? false } : null;
 }

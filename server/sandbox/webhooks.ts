@@ -23,6 +23,8 @@ export interface WebhookOptions {
 export interface NotificationSettings {
   url: string;
   notifyType: NotifyType;
+  /** Whether the registration named its notify_type (the default applies when it did not). */
+  notifyTypeGiven?: boolean;
 }
 
 /** A final outcome, frozen when it happened: a resend sends the same event again. */

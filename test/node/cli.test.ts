@@ -8,6 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import { parseBrCode } from '../../src/shared/brcode.ts';
 import { main } from '../../server/cli/index.ts';
+import { openSqliteStore } from '../../server/store/sqlite/sqlite-store.ts';
 import { startSandbox, type RunningSandbox } from '../../server/sandbox/server.ts';
 import { DEFAULT_ACCOUNT } from '../../server/sandbox/state.ts';
 
@@ -152,6 +153,31 @@ describe('cli: transfers and the webhook URL', () => {
     const { code, out } = await cli(['webhook', 'set', 'https://shop.example/hook', '--format', 'new']);
     assert.equal(code, 0);
     assert.match(out, /format\s+new/);
+  });
+});
+
+describe('cli: webhook received', () => {
+  test('lists the notifications the proxy kept but could not act on, with their bodies, from its store', async () => {
+    const dataDir = join(dir, 'received');
+    const store = openSqliteStore({ dataDir, cacheSize: 0 });
+    await store.webhookEvents.addRejected('{"type": "payment", ', Date.UTC(2030, 0, 1), 'unreadable');
+    const id = await store.webhookEvents.add('{"external_reference":"not-ours"}', Date.UTC(2030, 0, 2));
+    await store.webhookEvents.markProcessed(id, Date.UTC(2030, 0, 2), 'unknown_reference');
+    await store.webhookEvents.add('{"external_reference":"waiting"}', Date.UTC(2030, 0, 3));
+    await store.close();
+    const all = await cli(['webhook', 'received', '--json'], { PIX_DATA_DIR: dataDir });
+    assert.equal(all.code, 0, all.err);
+    const rows = JSON.parse(all.out) as { result: string; body: string }[];
+    assert.deepEqual(
+      rows.map((r) => [r.result, r.body]),
+      [
+        ['unknown_reference', '{"external_reference":"not-ours"}'],
+        ['unreadable', '{"type": "payment", '],
+      ],
+    );
+    const unreadable = await cli(['webhook', 'received', '--unreadable'], { PIX_DATA_DIR: dataDir });
+    assert.match(unreadable.out, /#1 {2}2030-01-01T00:00:00.000Z {2}unreadable\n {2}\{"type": "payment", /);
+    assert.equal(unreadable.out.includes('not-ours'), false);
   });
 });
 

@@ -321,6 +321,8 @@ describe('client: transfers and the notification URL', () => {
       notifyType: 1,
       confirmed: true,
     });
+    // notify_type is sent only when chosen: the service's default applies otherwise.
+    assert.equal(sandbox.state.webhooks.notification?.notifyTypeGiven, false);
     assert.deepEqual(await partner.setNotificationUrl({ notification_url: 'https://shop.example/pix/hook', notify_type: 2 }), {
       notificationUrl: 'https://shop.example/pix/hook',
       notifyType: 2,

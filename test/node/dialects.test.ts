@@ -423,7 +423,7 @@ for (const dialect of DIALECT_NAMES) {
         const { partner } = client();
         const result = await partner.setNotificationUrl({ notification_url: HOOK, notify_type: 2 });
         assert.deepEqual(result, { notificationUrl: HOOK, notifyType: 2, confirmed: expected.notificationEchoed });
-        assert.deepEqual((await control('GET', '/notification-url')).notification, { notification_url: HOOK, notify_type: 2 });
+        assert.deepEqual((await control('GET', '/notification-url')).notification, { notification_url: HOOK, notify_type: 2, notify_type_given: true });
         await control('DELETE', '/notification-url');
       });
 

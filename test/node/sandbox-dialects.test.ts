@@ -276,7 +276,9 @@ describe('terse: {data} only, amounts as strings, times at -03:00, HEAD means "e
     const res = await c.api('PATCH', PARTNER_PATHS.notificationUrl, { notification_url: 'https://loja.example/hook', notify_type: 2 });
     assert.equal(res.status, 204);
     assert.equal(res.text, '');
-    assert.deepEqual((await c.control('GET', '/notification-url')).json, { notification: { notification_url: 'https://loja.example/hook', notify_type: 2 } });
+    assert.deepEqual((await c.control('GET', '/notification-url')).json, {
+      notification: { notification_url: 'https://loja.example/hook', notify_type: 2, notify_type_given: true },
+    });
   });
 
   test('errors: `{error, fields: {field: problem}, code?}`; 401 `{error: "Unauthenticated."}`', async () => {
