@@ -164,7 +164,8 @@ describe('the webhook intake under a flood', () => {
 
   test('an unreadable notification is kept whole and acknowledged; past a flood of them, only its start', async () => {
     const db = new Database(join(stack.dataDir, DB_FILE_NAME));
-    const last = () => db.prepare('SELECT length(raw_body) AS size, result FROM webhook_events ORDER BY id DESC LIMIT 1').get() as { size: number; result: string };
+    const last = () =>
+      db.prepare('SELECT length(raw_body) AS size, result FROM webhook_events ORDER BY id DESC LIMIT 1').get() as { size: number; result: string };
     const big = JSON.stringify({ pad: 'x'.repeat(50_000) });
     assert.equal((await notify(big)).status, 202);
     assert.deepEqual([last().size, last().result], [big.length, 'unreadable']);
