@@ -52,6 +52,8 @@ export interface AppDeps extends AppSettings {
   background?: boolean;
   /** What /ready lists as warnings: not reason to refuse traffic, but for an operator to fix. */
   warnings?: readonly string[];
+  /** The partner service and account (tokenStoreKey), under which the status numbering's verdict is kept. */
+  partnerScope?: string;
 }
 
 /** What runs beside the routes: outcomes, the reconciler, the merchant's deliveries. */
@@ -81,7 +83,7 @@ export function createApp(deps: AppDeps): PixApp {
 
   // The domain: services over the store and the partner, each told only what it needs.
   const outcomes = new Outcomes(logger);
-  const numbering = new StatusNumbering(deps.statusCodes ?? DEFAULT_STATUS_CODES, logger.child({ component: 'status-codes' }), store.tokens);
+  const numbering = new StatusNumbering(deps.statusCodes ?? DEFAULT_STATUS_CODES, logger.child({ component: 'status-codes' }), store.tokens, deps.partnerScope);
   void numbering.load();
   if (deps.onOutcome) outcomes.events.on('outcome', deps.onOutcome);
   const payments = new PaymentService(partner, {
@@ -103,7 +105,6 @@ export function createApp(deps: AppDeps): PixApp {
     log: logger.child({ component: 'webhooks' }),
     concurrency: DEFAULTS.webhookIntake.concurrency,
     confirmIntervalMs: DEFAULTS.webhookIntake.confirmIntervalMs,
-    trustWords: Boolean(deps.webhooks?.secretPath) || (deps.webhooks?.sourceIps?.length ?? 0) > 0,
   });
   const reconciler = new Reconciler({ ...deps.reconcile, store, payments, transfers, processor, now, log: logger.child({ component: 'reconciler' }) });
   const notifier = deps.merchantWebhook
@@ -176,7 +177,8 @@ export function createApp(deps: AppDeps): PixApp {
       sourceIps: deps.webhooks?.sourceIps,
       clientOf,
       // After the write, not awaited: the answer does not wait for the partner.
-      received: (id, raw) => void processor.process(id, raw),
+      // A notification's words are evidence only when the intake is authenticated (a secret path or the partner's addresses).
+      received: (id, raw) => void processor.process(id, raw, Boolean(deps.webhooks?.secretPath) || (deps.webhooks?.sourceIps?.length ?? 0) > 0),
       limitPerSource: limiter(limits ? (limits.webhook ?? perMinute(DEFAULTS.webhookIntake.perSourcePerMinute)) : undefined, clientOf, now),
     }),
   );

@@ -16,7 +16,7 @@ import { loadEnv, proxyConfig, type ProxyConfig } from './config.ts';
 import type { OutcomeEvent } from './domain/outcomes.ts';
 import { trackUpstream } from './domain/readiness.ts';
 import { createLogger, type Logger } from './log.ts';
-import { createPartnerClient, type PartnerClient } from './partner/client.ts';
+import { createPartnerClient, tokenStoreKey, type PartnerClient } from './partner/client.ts';
 import type { RunningSandbox } from './sandbox-mode.ts';
 import { openStore } from './store/open.ts';
 import type { Store } from './store/store.ts';
@@ -108,6 +108,7 @@ export async function createProxy(
       onOutcome: parts.onOutcome,
       background: parts.background ?? true,
       warnings,
+      partnerScope: tokenStoreKey(config.partner.baseUrl, config.partner.credentials?.email),
       ...(mode ? { now: mode.now } : {}),
     });
     opened.push({ close: () => app.pix.stop() });

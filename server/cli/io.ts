@@ -49,7 +49,7 @@ export function reais(text: string | undefined, flag: string): number {
 }
 
 /** An epoch ms as ISO 8601, or null. */
-export const isoOrNull = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
+export const isoOrNull = (ms: number | null): string | null => (ms === null || Number.isNaN(new Date(ms).getTime()) ? null : new Date(ms).toISOString());
 
 /** Shows only the ends of a document or CPF key (a CNPJ's letters too), so terminal output can be pasted safely. */
 export function maskDocument(value: string): string {

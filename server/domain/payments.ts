@@ -216,8 +216,12 @@ export class PaymentService {
     const { numbering } = this.options;
     await numbering.load();
     let meaning = numbering.meaning(status);
-    // The partner's answer decides when it can; words only where it cannot (or to flag a contradiction).
-    if (explicit !== null && meaning !== explicit && numbering.confirmExplicit(explicit, status, stored.reference) && meaning === null) meaning = explicit;
+    // The partner's answer decides when it can; words only where it cannot. Words that contradict a
+    // verified code make the numbering a mismatch, so the code is read again: it decides nothing now.
+    if (explicit !== null && meaning !== explicit) {
+      const confirmed = numbering.confirmExplicit(explicit, status, stored.reference);
+      meaning = confirmed && meaning === null ? explicit : numbering.meaning(status);
+    }
     if (meaning === null) {
       this.options.log.warn(
         { reference: stored.reference, status: status?.code ?? status?.word ?? null, status_codes: numbering.report().state },
@@ -356,7 +360,8 @@ function serializedParts(p: PaymentRecord): { head: string; tail: string } {
 
 /** ISO 8601 of an epoch ms; an unreadable one (a partner's bad created_at) is the epoch, never a crash. */
 function isoTime(ms: number): string {
-  return Number.isFinite(ms) ? new Date(ms).toISOString() : new Date(0).toISOString();
+  const date = new Date(ms);
+  return Number.isNaN(date.getTime()) ? new Date(0).toISOString() : date.toISOString();
 }
 
 function statusFor(partnerStatus: number, expiresAtMs: number, nowMs: number): PaymentStatus {

@@ -7,17 +7,18 @@
  *   configured pending code, and proves it wrong otherwise: the proxy logs an error naming the code
  *   it saw, /ready reports the mismatch, and until the setting is fixed no payment or transfer is
  *   made paid or canceled from a code.
- * - Both verdicts are kept in the store, so a restart with the same setting keeps them (a mismatch
- *   with the pending code it saw); a changed setting starts unverified.
+ * - Both verdicts are kept in the store, per partner service and account, so a restart with the same
+ *   setting keeps them (a mismatch with the pending code it saw); a changed setting or another
+ *   service starts unverified.
  * - Under a mismatch, explicit outcomes still work: a notification from an authenticated source (the
  *   caller decides: a secret path or the partner's source address) that says "approved" or
  *   "canceled" in words is applied when the partner reports a code other than the pending one seen.
- *   The first such approval teaches the approved code; a code other than it is never made approved
- *   by words again, and "canceled" is believed only for a code known to be neither pending nor
- *   approved.
- * - Under a verified numbering the partner's code decides; a notification whose words contradict it
- *   is not applied, and is logged as an error (approved and canceled swapped in the setting would
- *   show this way).
+ *   The first such approval of a payment teaches the approved code; a code other than it is never
+ *   made approved by words again, and "canceled" is believed only for a code known to be neither
+ *   pending nor approved. Transfers use what payments taught, and teach nothing.
+ * - Under a verified numbering the partner's code decides, until an authenticated notification's
+ *   words contradict it (approved and canceled swapped in the setting show this way, which the
+ *   new-payment check cannot see): then the numbering is a mismatch too, and nothing is applied.
  * - A status given as a word (`paid`) means what it says and needs no numbering.
  */
 import type { Logger } from '../log.ts';
@@ -35,7 +36,7 @@ export interface NumberingReport {
   problem?: string;
 }
 
-/** Where the verdicts are remembered (the store's key-value table). */
+/** Where the verdicts are remembered (the store's key-value table), per partner service and account. */
 const VERIFIED = 'status-codes-verified';
 const MISMATCH = 'status-codes-mismatch';
 
@@ -48,17 +49,28 @@ export class StatusNumbering {
   private approvedCode: number | null = null;
   private loaded: Promise<void> | null = null;
 
+  private readonly verifiedKey: string;
+  private readonly mismatchKey: string;
+
+  /** `scope` names the partner service and account (tokenStoreKey): a verdict about one says nothing of another. */
   constructor(
     readonly codes: StatusCodes,
     private readonly log: Logger,
     private readonly memory?: TokenStore,
-  ) {}
+    scope = '',
+  ) {
+    this.verifiedKey = `${VERIFIED}|${scope}`;
+    this.mismatchKey = `${MISMATCH}|${scope}`;
+  }
 
   /** Reads the verdicts kept by an earlier run (once). */
   load(): Promise<void> {
     this.loaded ??= (async () => {
       const configured = formatStatusCodes(this.codes);
-      const [verified, mismatch] = await Promise.all([this.memory?.load(VERIFIED).catch(() => null), this.memory?.load(MISMATCH).catch(() => null)]);
+      const [verified, mismatch] = await Promise.all([
+        this.memory?.load(this.verifiedKey).catch(() => null),
+        this.memory?.load(this.mismatchKey).catch(() => null),
+      ]);
       if (this.state !== 'unverified') return;
       const kept = mismatch
         ? (JSON.parse(mismatch) as { configured?: string; seen_pending?: number | null; approved?: number | null; problem?: string })
@@ -96,7 +108,7 @@ export class StatusNumbering {
       if (this.state === 'unverified') {
         this.state = 'verified';
         this.log.info({ status_codes: formatStatusCodes(this.codes) }, 'partner status codes verified: a new payment has the configured pending code');
-        await this.memory?.save(VERIFIED, formatStatusCodes(this.codes)).catch(() => undefined);
+        await this.memory?.save(this.verifiedKey, formatStatusCodes(this.codes)).catch(() => undefined);
       }
       return;
     }
@@ -124,26 +136,32 @@ export class StatusNumbering {
 
   /**
    * An explicit outcome, in words, from an authenticated notification, checked against the code the
-   * partner reports now. True when it may be applied (see the rules at the top).
+   * partner reports now. True when it may be applied (see the rules at the top). `learn`: a payment's
+   * approval may teach the approved code; a transfer's may not.
    */
-  confirmExplicit(outcome: 'approved' | 'canceled', status: PartnerStatus | null, reference: string): boolean {
+  confirmExplicit(outcome: 'approved' | 'canceled', status: PartnerStatus | null, reference: string, learn = true): boolean {
     if (!status) return false;
     if (status.word !== null) return wordMeaning(status.word) === outcome;
     const code = status.code!;
     if (this.state === 'verified') {
       const meaning = statusMeaning(this.codes, status);
       if (meaning !== null && meaning !== 'pending' && meaning !== outcome) {
-        this.log.error(
-          { reference, status: code, said: outcome, status_codes: formatStatusCodes(this.codes) },
-          `a notification said ${outcome}, but the partner reports status ${code}, which PIX_STATUS_CODES calls ${meaning}: the partner's answer is kept; if this repeats, check PIX_STATUS_CODES`,
+        // The partner's own notification contradicts the setting's reading of its code: the setting
+        // is wrong about approved and canceled. From now on no code decides.
+        this.seenPending = this.codes.pending;
+        void this.mismatch(
+          `a notification said ${outcome} for ${reference}, but the partner reports status ${code}, which PIX_STATUS_CODES calls ${meaning}` +
+            ` (approved and canceled swapped?): set PIX_STATUS_CODES to the partner's numbering`,
+          reference,
         );
+        return false;
       }
       return meaning === outcome;
     }
     // Unverified: the pending code is not known, so "no longer pending" cannot be told.
     if (this.state !== 'mismatch' || this.seenPending === null || code === this.seenPending) return false;
     if (outcome === 'approved') {
-      if (this.approvedCode === null) {
+      if (this.approvedCode === null && learn) {
         this.approvedCode = code;
         this.log.warn({ reference, status: code }, `status ${code} taken as approved, from a notification the partner confirmed is no longer pending`);
         void this.keepMismatch();
@@ -159,12 +177,12 @@ export class StatusNumbering {
     this.state = 'mismatch';
     this.problem ??= problem;
     if (first) this.log.error({ reference, status_codes: formatStatusCodes(this.codes) }, `partner status codes do not match the setting: ${problem}`);
-    await this.memory?.clear(VERIFIED).catch(() => undefined);
+    await this.memory?.clear(this.verifiedKey).catch(() => undefined);
     await this.keepMismatch();
   }
 
   private async keepMismatch(): Promise<void> {
     const kept = { configured: formatStatusCodes(this.codes), seen_pending: this.seenPending, approved: this.approvedCode, problem: this.problem };
-    await this.memory?.save(MISMATCH, JSON.stringify(kept)).catch(() => undefined);
+    await this.memory?.save(this.mismatchKey, JSON.stringify(kept)).catch(() => undefined);
   }
 }

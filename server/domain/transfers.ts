@@ -40,7 +40,11 @@ export class TransferService {
     // As for payments: a code decides only under a verified numbering; a notification's words, when
     // the partner no longer reports the transfer pending.
     let meaning = numbering.meaning(upstream.status);
-    if (explicit !== null && meaning !== explicit && numbering.confirmExplicit(explicit, upstream.status, reference) && meaning === null) meaning = explicit;
+    if (explicit !== null && meaning !== explicit) {
+      // Transfers teach no code: their numbering is only assumed to be the payments'.
+      const confirmed = numbering.confirmExplicit(explicit, upstream.status, reference, false);
+      meaning = confirmed && meaning === null ? explicit : numbering.meaning(upstream.status);
+    }
     const valueCents = upstream.value === null ? null : Math.round(upstream.value * 100);
     if (meaning === null) {
       log.warn(

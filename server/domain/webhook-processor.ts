@@ -27,11 +27,6 @@ export interface ProcessorDeps {
   concurrency: number;
   /** One reference is confirmed at most this often (real time). */
   confirmIntervalMs: number;
-  /**
-   * Notifications come from an authenticated source (a secret path or the partner's source
-   * addresses): only then may their words (approved, canceled) decide where a status code cannot.
-   */
-  trustWords: boolean;
 }
 
 /** What processing made of an event (stored as `webhook_events.result`). */
@@ -40,6 +35,8 @@ export type ProcessResult = 'applied' | 'already_final' | 'not_confirmed' | 'unk
 /** The notifications of one reference waiting for a confirmation, and when the last one started. */
 interface Group {
   event: PartnerNotification;
+  /** The outcome an authenticated notification of this reference stated in words, if any. */
+  explicit: 'approved' | 'canceled' | null;
   /** Waiting for the next confirmation, and that confirmation's end. */
   ids: Set<number>;
   next: Round | null;
@@ -74,16 +71,19 @@ export class WebhookProcessor {
    * Processes one stored event, with the others of its reference; resolves when the confirmation that
    * covers it has ended (settled, or failed and left for the next pass).
    */
-  async process(id: number, rawBody: string): Promise<void> {
+  async process(id: number, rawBody: string, authenticated = false): Promise<void> {
     if (this.closed) return;
     const event = parseEvent(rawBody);
     if (!event) return this.settle([id], 'invalid');
     const key = `${event.kind ?? 'any'}:${event.reference}`;
     let group = this.groups.get(key);
     if (!group) {
-      group = { event, ids: new Set(), next: null, taken: new Set(), current: null, lastStart: -Infinity, runner: null };
+      group = { event, explicit: null, ids: new Set(), next: null, taken: new Set(), current: null, lastStart: -Infinity, runner: null };
       this.groups.set(key, group);
     }
+    // Words count only from a notification that came through an authenticated intake, to this
+    // process (one left over from before a restart may have come through an open one).
+    if (authenticated && event.outcome !== null) group.explicit = event.outcome;
     if (group.taken.has(id)) return group.current?.done;
     group.ids.add(id);
     const waitFor = (group.next ??= round()).done;
@@ -128,7 +128,7 @@ export class WebhookProcessor {
       group.next = null;
       group.lastStart = performance.now();
       try {
-        await this.settle(ids, await this.slot(() => this.apply(group.event)));
+        await this.settle(ids, await this.slot(() => this.apply(group.event, group.explicit)));
       } catch (error) {
         // The partner could not confirm it now: left unprocessed, taken up again by the next pass.
         this.deps.log.warn(
@@ -179,10 +179,8 @@ export class WebhookProcessor {
    * outcome (words), from an authenticated source, is applied where the status code cannot decide,
    * once the partner no longer reports the transaction pending.
    */
-  private async apply(event: PartnerNotification): Promise<ProcessResult> {
+  private async apply(event: PartnerNotification, outcome: 'approved' | 'canceled' | null): Promise<ProcessResult> {
     const { reference } = event;
-    // Words from anyone who can post are no evidence.
-    const outcome = this.deps.trustWords ? event.outcome : null;
     if (event.kind !== 'transfer') {
       const stored = await this.deps.store.getPayment(reference);
       if (stored) {

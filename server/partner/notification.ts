@@ -44,7 +44,8 @@ export function notificationBody(raw: string, contentType: string | undefined): 
       return null;
     }
   }
-  if ((contentType ?? '').toLowerCase().includes('application/x-www-form-urlencoded') || /^[\w.%-]+=/.test(text)) {
+  // Form fields: said by the Content-Type, or (when it is not known: a stored body) of that form.
+  if ((contentType ?? '').toLowerCase().includes('application/x-www-form-urlencoded') || /^[^=&\s{[][^=&\s]*=/.test(text)) {
     const fields: Record<string, Json> = {};
     for (const [key, value] of new URLSearchParams(text)) {
       const trimmed = value.trim();
@@ -94,8 +95,35 @@ function findString(root: Json, names: readonly string[], envelopes = ENVELOPES)
 const words = (text: string): string[] =>
   text
     .toLowerCase()
-    .split(/[.:/\s]+|(?<=[a-z])_(?=(?:approved|paid|canceled|cancelled|confirmed|completed|refused|failed|rejected|settled|received|pending)$)/)
+    .split(/[._:/\s-]+/)
     .filter(Boolean);
+
+/** Words that make an event something else than the outcome its last word names (`PAYMENT_NOT_PAID`, `refund_completed`). */
+const NOT_AN_OUTCOME = new Set([
+  'not',
+  'no',
+  'non',
+  'un',
+  'never',
+  'refund',
+  'refunded',
+  'chargeback',
+  'reversal',
+  'reversed',
+  'dispute',
+  'expired',
+  'partial',
+  'partially',
+  'pre',
+  'attempt',
+  'attempted',
+]);
+
+/** The outcome an event's name states: only its last word, and only with nothing that turns it into something else. */
+function eventOutcome(eventWords: string[]): PartnerNotification['outcome'] {
+  if (eventWords.length === 0 || eventWords.some((w) => NOT_AN_OUTCOME.has(w))) return null;
+  return outcomeOf(eventWords.at(-1)!);
+}
 
 function kindOf(word: string | null): PartnerNotification['kind'] {
   if (word === null) return null;
@@ -123,6 +151,11 @@ export function readNotification(body: Json): PartnerNotification | null {
   const kind =
     kindOf(findString(body, ['type', 'kind', 'transaction_type', 'transactionType', 'resource', 'object'])) ??
     eventWords.map(kindOf).find((k) => k !== null) ??
+    // `pix_deposit.approved`: the kind may be two words.
+    eventWords
+      .slice(0, -1)
+      .map((w, i) => kindOf(`${w}_${eventWords[i + 1]}`))
+      .find((k) => k !== null) ??
     null;
 
   let status: PartnerStatus | null = null;
@@ -134,8 +167,9 @@ export function readNotification(body: Json): PartnerNotification | null {
     else if (typeof node.status === 'string') status = { code: null, word: node.status.trim().toLowerCase() };
     if (status) break;
   }
+  // An event name decides when there is one; else an outcome field, else a status word.
   const outcome =
-    eventWords.map(outcomeOf).find((o) => o !== null) ?? outcomeOf(findString(body, ['outcome', 'result'])) ?? (status?.word ? outcomeOf(status.word) : null);
+    event !== null ? eventOutcome(eventWords) : (outcomeOf(findString(body, ['outcome', 'result'])) ?? (status?.word ? outcomeOf(status.word) : null));
 
   // The event id of an envelope: its own field, or `id` beside an event name (the old format's `id` is the transaction's).
   const eventId = findString(body, ['event_id', 'eventId', 'notification_id'], ['']) ?? (event !== null && typeof body.id === 'string' ? body.id : null);

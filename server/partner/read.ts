@@ -44,6 +44,17 @@ function first<T>(json: Json, paths: readonly string[], accept: (value: Json) =>
   return null;
 }
 
+/**
+ * The record a value was found in, as a path prefix (`data.` for `data.external_reference`), so the
+ * record's own status is read, never an envelope's (`{"status": "success", "data": {...}}`). A
+ * payment's `pix_deposit` (or `pixDeposit`, `pix`) is part of its record, not the record.
+ */
+function recordOf(path: string | undefined): string {
+  const parts = (path ?? '').split('.').slice(0, -1);
+  if (parts.length > 0 && ['pix_deposit', 'pixDeposit', 'pix'].includes(parts.at(-1)!)) parts.pop();
+  return parts.length > 0 ? `${parts.join('.')}.` : '';
+}
+
 /** `name`, under the envelopes an answer may use: `data`, `data.data`, `result`, or none. */
 function enveloped(...names: string[]): string[] {
   return ['data.', '', 'data.data.', 'result.', 'data.0.'].flatMap((prefix) => names.map((name) => prefix + name));
@@ -65,16 +76,21 @@ const integer = (value: Json): number | null => {
 
 const ISO = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?\s*(Z|[+-]\d{2}(?::?\d{2})?)?$/i;
 
+/** Times outside 2000..2100 are no times of this service: a unit mistaken, or garbage. */
+const SANE_TIME = { min: Date.UTC(2000, 0, 1), max: Date.UTC(2100, 0, 1) };
+const sane = (ms: number): number | null => (Number.isFinite(ms) && ms >= SANE_TIME.min && ms < SANE_TIME.max ? ms : null);
+
 /**
  * Epoch milliseconds of a timestamp: ISO 8601 with or without seconds, fraction (to nanoseconds) and
  * zone (`Z`, `-03:00`, `-0300`, `-03`; none is read as UTC, as the spec's timestamps are), or epoch
- * seconds or milliseconds as a number. Null when it is none of these.
+ * seconds or milliseconds as a number. Null when it is none of these, or not between 2000 and 2100
+ * (so a duration, nanoseconds or garbage never becomes a date that breaks a view).
  */
 export function parsePartnerTime(value: Json): number | null {
   if (typeof value === 'number' || (typeof value === 'string' && /^\s*\d{9,}(\.\d+)?\s*$/.test(value))) {
     const n = Number(value);
     if (!Number.isFinite(n) || n <= 0) return null;
-    return n >= 1e12 ? Math.round(n) : Math.round(n * 1000);
+    return sane(n >= 1e12 ? Math.round(n) : Math.round(n * 1000));
   }
   if (typeof value !== 'string') return null;
   const m = ISO.exec(value.trim());
@@ -82,11 +98,11 @@ export function parsePartnerTime(value: Json): number | null {
   const [, y, mo, d, h, mi, s, frac, zone] = m;
   const ms = Date.UTC(+y!, +mo! - 1, +d!, +h!, +mi!, s ? +s : 0, frac ? Math.floor(Number(`0.${frac}`) * 1000) : 0);
   if (!Number.isFinite(ms) || +mo! < 1 || +mo! > 12 || +d! < 1 || +d! > 31 || +h! > 23 || +mi! > 59 || (s !== undefined && +s > 60)) return null;
-  if (!zone || zone.toUpperCase() === 'Z') return ms;
+  if (!zone || zone.toUpperCase() === 'Z') return sane(ms);
   const sign = zone.startsWith('-') ? -1 : 1;
   const digits = zone.slice(1).replace(':', '');
   const offset = (Number(digits.slice(0, 2)) * 60 + Number(digits.slice(2) || '0')) * 60_000;
-  return ms - sign * offset;
+  return sane(ms - sign * offset);
 }
 
 const time = (value: Json): number | null => parsePartnerTime(value);
@@ -121,7 +137,12 @@ export function readLogin(json: Json, now: number): LoginAnswer | null {
   );
   if (!token) return null;
   const expiresAt = first(json, enveloped('expires_at', 'expiresAt', 'expiration', 'valid_until'), time);
-  const expiresIn = expiresAt ? null : first(json, enveloped('expires_in', 'expiresIn'), (v) => ((readNumber(v) ?? 0) > 0 ? readNumber(v) : null));
+  // A lifetime in seconds: `expires_in`, or a small number where a time was expected (`expiration: 3600`).
+  const seconds = (v: Json) => {
+    const n = readNumber(v);
+    return n !== null && n > 0 && n < 1e9 ? n : null;
+  };
+  const expiresIn = expiresAt ? null : first(json, enveloped('expires_in', 'expiresIn', 'expiration', 'expires'), seconds);
   const lifetime = expiresAt?.value ?? (expiresIn ? now + expiresIn.value * 1000 : now + LIMITS.tokenLifetimeSeconds * 1000);
   return { token: token.value, expiresAt: lifetime, found: { token: token.at, lifetime: expiresAt?.at ?? expiresIn?.at ?? null } };
 }
@@ -171,9 +192,12 @@ export function readPayment(json: Json): PaymentAnswer {
   );
   const qr = first(json, payment('qr_code_url', 'qrCodeUrl', 'qr_code_image', 'qrcode_url'), url);
   const checkout = first(json, payment('checkout', 'checkout_url', 'checkoutUrl'), url);
-  const createdAt = first(json, enveloped('created_at', 'createdAt', 'pix_deposit.created_at'), time);
-  const state = first(json, enveloped('status', 'state', 'status_code'), status);
-  const value = first(json, payment('value', 'amount'), readNumber);
+  // The status, value and creation time of the record that holds the reference (else of `data`, or the top).
+  const record = reference ? recordOf(reference.at) : null;
+  const own = (...names: string[]) => (record !== null ? names.map((n) => record + n) : enveloped(...names));
+  const createdAt = first(json, [...own('created_at', 'createdAt'), ...enveloped('created_at', 'createdAt', 'pix_deposit.created_at')], time);
+  const state = first(json, own('status', 'state', 'status_code'), status);
+  const value = first(json, [...own('value', 'amount'), ...payment('value', 'amount')], readNumber);
   const favoured = first(json, payment('favoured', 'favored'), text);
   return {
     externalReference: reference?.value ?? null,
@@ -227,14 +251,17 @@ const transfer = (...names: string[]) => [
 
 export function readTransfer(json: Json): TransferAnswer {
   const reference = first(json, transfer('external_reference', 'externalReference', 'reference'), text);
-  const state = first(json, transfer('status', 'state', 'status_code'), status);
-  const value = first(json, transfer('value', 'amount'), readNumber);
-  const key = first(json, transfer('pix_key', 'pixKey'), text);
-  const keyType = first(json, transfer('pix_key_type', 'pixKeyType'), (v) => ((PIX_KEY_TYPES as readonly Json[]).includes(v) ? (v as PixKeyType) : null));
-  const transactionId = first(json, transfer('transaction_id', 'transactionId'), text);
-  const end2end = first(json, transfer('end2end', 'end_to_end_id', 'endToEndId', 'e2e_id'), text);
-  const createdAt = first(json, transfer('created_at', 'createdAt'), time);
-  const updatedAt = first(json, transfer('updated_at', 'updatedAt'), time);
+  // Every other field from the record that holds the reference (never an envelope's `status`).
+  const record = reference ? recordOf(reference.at) : null;
+  const own = (...names: string[]) => (record !== null ? names.map((n) => record + n) : transfer(...names));
+  const state = first(json, own('status', 'state', 'status_code'), status);
+  const value = first(json, own('value', 'amount'), readNumber);
+  const key = first(json, own('pix_key', 'pixKey'), text);
+  const keyType = first(json, own('pix_key_type', 'pixKeyType'), (v) => ((PIX_KEY_TYPES as readonly Json[]).includes(v) ? (v as PixKeyType) : null));
+  const transactionId = first(json, own('transaction_id', 'transactionId'), text);
+  const end2end = first(json, own('end2end', 'end_to_end_id', 'endToEndId', 'e2e_id'), text);
+  const createdAt = first(json, own('created_at', 'createdAt'), time);
+  const updatedAt = first(json, own('updated_at', 'updatedAt'), time);
   return {
     externalReference: reference?.value ?? null,
     status: state?.value ?? null,

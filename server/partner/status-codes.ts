@@ -55,8 +55,6 @@ const WORDS: Record<string, StatusMeaning> = {
   concluded: 'approved',
   settled: 'approved',
   received: 'approved',
-  success: 'approved',
-  succeeded: 'approved',
   canceled: 'canceled',
   cancelled: 'canceled',
   refused: 'canceled',

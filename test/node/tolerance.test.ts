@@ -35,6 +35,11 @@ describe('timestamps in every plausible form', () => {
     assert.equal(parsePartnerTime(1_795_000_000), 1_795_000_000_000);
     assert.equal(parsePartnerTime(1_795_000_000_123), 1_795_000_000_123);
   });
+  test('a duration, nanoseconds or a date outside 2000..2100 is no time (it would break a view)', () => {
+    for (const bad of [3600, '1718000000000000000', 1_718_000_000_000_000_000, '1999-12-31T23:59:59Z', '2100-01-01T00:00:00Z']) {
+      assert.equal(parsePartnerTime(bad), null, JSON.stringify(bad));
+    }
+  });
   test('unreadable is null, never a crash', () => {
     for (const bad of ['yesterday', '2026-13-01T00:00:00Z', '', null, {}, '2026-11-23T25:00:00Z'])
       assert.equal(parsePartnerTime(bad), null, JSON.stringify(bad));
@@ -60,6 +65,9 @@ describe('the login answer', () => {
       assert.deepEqual(read?.found, { token: tokenAt, lifetime: lifetimeAt });
       assert.equal(read?.expiresAt, expiresAt);
     }
+  });
+  test('a small number where a time was expected is a lifetime in seconds, not a date in 1970', () => {
+    assert.equal(readLogin({ token: 'a1', expiration: 3600 }, NOW)?.expiresAt, NOW + 3_600_000);
   });
   test('no token anywhere is null; a token with a space is not a token', () => {
     assert.equal(readLogin({ message: 'Login successful.' }, NOW), null);
@@ -117,6 +125,16 @@ describe('a payment answer', () => {
     assert.equal(nested.value, 10.5);
     assert.deepEqual(nested.status, { code: 1, word: null });
     assert.equal(nested.createdAt, null);
+  });
+  test('the record\'s status, never an envelope\'s (`{status: "success", data: {...}}`)', () => {
+    const payment = readPayment({ status: 'success', data: { external_reference: 'r1', status: 1, pix_key: code } });
+    assert.deepEqual(payment.status, { code: 1, word: null });
+    const nested = readPayment({ status: 'ok', data: { status: 1, pix_deposit: { external_reference: 'r1', pix_key: code } } });
+    assert.deepEqual(nested.status, { code: 1, word: null });
+    const transfer = readTransfer({ status: 'success', data: { withdrawal: { external_reference: 't1', status: 1 } } });
+    assert.deepEqual(transfer.status, { code: 1, word: null });
+    // An envelope word alone is no state: it means nothing.
+    assert.equal(statusMeaning(DEFAULT_STATUS_CODES, { code: null, word: 'success' }), null);
   });
   test('a status word is kept as a word; a copy-and-paste code must look like one', () => {
     const read = readPayment({ data: { external_reference: 'r1', status: 'PAID', pix_key: 'not a brcode' } });
@@ -234,7 +252,17 @@ describe('notifications in any plausible form', () => {
       for (const [key, value] of Object.entries(expected)) assert.deepEqual(read?.[key as keyof typeof read], value, key);
     });
   }
+  test('an event that is not its last word (negated, a refund, a chargeback) states no outcome', () => {
+    for (const event of ['PAYMENT_NOT_PAID', 'payment.not_approved', 'payment.expired_not_paid', 'payment.refund_completed', 'payment.chargeback_approved']) {
+      const read = readNotification({ event, data: { external_reference: 'r1' } });
+      assert.equal(read?.reference, 'r1', event);
+      assert.equal(read?.outcome, null, event);
+    }
+    assert.equal(readNotification({ event: 'pix_deposit.approved', data: { external_reference: 'r1' } })?.kind, 'payment');
+  });
   test('form-encoded, plain or with a JSON field', () => {
+    // A stored body is read again without its Content-Type: the form is recognized by its shape.
+    assert.equal(readNotification(notificationBody('event[type]=payment.paid&external_reference=abc', undefined))?.reference, 'abc');
     assert.equal(readNotification(notificationBody('external_reference=r1&status=2&type=payment', 'application/x-www-form-urlencoded'))?.reference, 'r1');
     const wrapped = `payload=${encodeURIComponent(JSON.stringify({ event: 'payment.approved', data: { external_reference: 'r2' } }))}`;
     assert.deepEqual(readNotification(notificationBody(wrapped, 'application/x-www-form-urlencoded'))?.outcome, 'approved');
@@ -316,16 +344,36 @@ describe('the numbering guard', () => {
     assert.equal(guard.confirmExplicit('approved', code(2), 'r1'), false);
   });
 
-  test('verified: the code decides; words that contradict it are logged, never applied, and do not flip the numbering', async () => {
+  test('verified: words agreeing with the code confirm it; words contradicting it (approved and canceled swapped) make a mismatch', async () => {
     const lines: string[] = [];
     const log = createLogger({ level: 'error', destination: { write: (line: string) => void lines.push(line) } });
     const guard = new StatusNumbering(DEFAULT_STATUS_CODES, log, memoryTokenStore());
     await guard.observeFresh(code(1), 'r1');
-    assert.equal(guard.confirmExplicit('approved', code(3), 'r2'), false);
-    assert.equal(guard.report().state, 'verified');
-    assert.match(lines.join(''), /said approved, but the partner reports status 3, which PIX_STATUS_CODES calls canceled/);
     assert.equal(guard.confirmExplicit('approved', code(2), 'r3'), true);
     assert.equal(guard.meaning(code(3)), 'canceled');
+    assert.equal(guard.confirmExplicit('approved', code(3), 'r2'), false);
+    assert.equal(guard.report().state, 'mismatch');
+    assert.match(lines.join(''), /said approved for r2, but the partner reports status 3, which PIX_STATUS_CODES calls canceled/);
+    // No code decides now; pending (1) is still known as pending, so words may settle again.
+    assert.equal(guard.meaning(code(2)), null);
+    assert.equal(guard.meaning(code(3)), null);
+    assert.equal(guard.confirmExplicit('approved', code(1), 'r4'), false);
+  });
+
+  test('verdicts are kept per partner service and account', async () => {
+    const memory = memoryTokenStore();
+    const sandbox = new StatusNumbering(DEFAULT_STATUS_CODES, silent, memory, 'https://127.0.0.1:8443|sandbox@pix-checkout.test');
+    await sandbox.observeFresh(code(1), 'r1');
+    const real = new StatusNumbering(DEFAULT_STATUS_CODES, silent, memory, 'https://api.partner.example|loja@shop.example');
+    await real.load();
+    assert.equal(real.report().state, 'unverified');
+  });
+
+  test('transfers teach no code', async () => {
+    const guard = new StatusNumbering(DEFAULT_STATUS_CODES, silent, memoryTokenStore());
+    await guard.observeFresh(code(0), 'r1');
+    assert.equal(guard.confirmExplicit('approved', code(1), 't1', false), false);
+    assert.equal(guard.meaning(code(1)), null);
   });
 });
 
