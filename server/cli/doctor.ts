@@ -1,6 +1,7 @@
 /**
  * `pix-checkout doctor`: checks what server/partner/ASSUMPTIONS.md guessed about the service against
- * the configured account, before any money moves. Each assumption is printed as held, different
+ * the configured account, before any money moves (what cannot be seen without moving money, the
+ * transfer answers and the approved and canceled codes, is listed as not checked). Each assumption is printed as held, different
  * (tolerated: the client reads it anyway) or broken (something would fail), with the shape the
  * service answered, values redacted; then the configuration to set. Exit 4 when something would break.
  */
@@ -8,14 +9,14 @@ import { checkBrCode, describeBrCodeProblem } from '../../src/shared/brcode.ts';
 import { partnerConfig } from '../config.ts';
 import type { ObservedAnswer, PartnerClient } from '../partner/client.ts';
 import { PartnerError } from '../partner/errors.ts';
-import { formatStatusCodes, statusMeaning } from '../partner/status-codes.ts';
+import { formatStatusCodes, statusMeaning, wordMeaning } from '../partner/status-codes.ts';
 import { NOTIFY_TYPE, PAYMENT_CHECK_HTTP } from '../partner/wire.ts';
 import { ExitCode, UsageError, client, parse, type CliIo } from './io.ts';
 
 export const HELP = `Usage: pix-checkout doctor [--create] [--webhook-url <url> [--format old|new]] [--json]
 
-Checks the configured account against every assumption of server/partner/ASSUMPTIONS.md:
-login (token field, lifetime), tenant; with --webhook-url, the notification URL (this sets it);
+Checks the configured account against the assumptions of server/partner/ASSUMPTIONS.md that can be
+observed without moving money: login (token field, lifetime), tenant; with --webhook-url, the notification URL (this sets it);
 with --create, one R$ 0.20 payment created, read (4.5) and checked by HEAD (4.4), which shows the
 status code of a new payment and checks PIX_STATUS_CODES. The payment is never paid: it expires.
 
@@ -150,6 +151,7 @@ async function checkPayment(
 ): Promise<void> {
   let reference: string;
   let freshCode: number | null = null;
+  let freshWord: string | null = null;
   try {
     const created = await partner.createPayment({ value: 0.2, description: 'pix-checkout doctor', expiration: 300 });
     reference = created.externalReference;
@@ -170,7 +172,7 @@ async function checkPayment(
       verdict: check.ok ? 'held' : 'different',
       observed: check.ok ? 'valid' : `not drawn locally (${describeBrCodeProblem(check.at)}): the widget shows the service's image`,
     });
-    if (created.status) freshCode = created.status.code;
+    if (created.status) ({ code: freshCode, word: freshWord } = created.status);
   } catch (error) {
     const outcome = error instanceof PartnerError && error.details.outcomeUnknown ? ` (outcome unknown, transaction ${error.details.transactionId})` : '';
     add({
@@ -204,7 +206,7 @@ async function checkPayment(
       observed: typeof createdForm === 'string' ? createdForm : 'absent from data (the time of the request is used)',
     });
     const status = details.status;
-    freshCode ??= status?.code ?? null;
+    if (freshCode === null && freshWord === null && status) ({ code: freshCode, word: freshWord } = status);
     if (status?.word) {
       add({
         spec: '3',
@@ -231,9 +233,26 @@ async function checkPayment(
         `PIX_STATUS_CODES=pending=${freshCode},approved=<ask>,canceled=<ask>   (a new payment has ${freshCode}; approved and canceled cannot be seen without paying or waiting: take them from the partner)`,
       );
     }
+  } else if (freshWord !== null) {
+    // A word means what it says: no numbering needed for it.
+    const meaning = wordMeaning(freshWord);
+    add({
+      spec: '3',
+      assumption: 'a new payment is pending',
+      verdict: meaning === 'pending' ? 'different' : 'broken',
+      observed: `status "${freshWord}" (a word, read as ${meaning ?? 'unknown'})`,
+    });
   } else {
     add({ spec: '3', assumption: 'status code of a new payment', verdict: 'broken', observed: 'no status in the create answer nor in the details' });
   }
+  // What no check here can see: approved and canceled cannot be observed without paying, or waiting an
+  // hour past expiry. The proxy catches a swap at the first authenticated notification that contradicts it.
+  add({
+    spec: '3',
+    assumption: `approved is ${codes.approved}, canceled is ${codes.canceled}`,
+    verdict: 'not_checked',
+    observed: "cannot be observed without paying or waiting: take them from the partner's documentation",
+  });
 
   try {
     await partner.getPayment('pix-checkout-doctor-unknown');

@@ -2,7 +2,7 @@
 import { LIMITS, formatReais } from '../../src/shared/limits.ts';
 import { partnerConfig } from '../config.ts';
 import type { PaymentDetails } from '../partner/client.ts';
-import { describeStatus, statusMeaning, type StatusCodes } from '../partner/status-codes.ts';
+import { describeStatus, freshStatusWarning, statusJson, type StatusCodes } from '../partner/status-codes.ts';
 import { UsageError, client, isoOrNull, parse, print, reais, type CliIo } from './io.ts';
 
 export const HELP = `Usage:
@@ -21,7 +21,7 @@ show: the full record.`;
 function detailsJson(record: PaymentDetails, codes: StatusCodes) {
   return {
     reference: record.externalReference,
-    status: record.status ? { code: record.status.code, word: record.status.word, meaning: statusMeaning(codes, record.status) } : null,
+    status: statusJson(codes, record.status),
     value: record.value,
     created_at: isoOrNull(record.createdAt),
     favoured: record.favoured,
@@ -58,13 +58,8 @@ export async function paymentCommand(rest: string[], io: CliIo): Promise<void> {
       transaction_id: values['transaction-id'],
     });
     // A new payment is pending by definition: another code proves PIX_STATUS_CODES wrong.
-    const fresh = created.status;
-    if (fresh && (fresh.word !== null ? statusMeaning(cfg.statusCodes, fresh) !== 'pending' : fresh.code !== cfg.statusCodes.pending)) {
-      io.err(
-        `pix-checkout: warning: the new payment's status is ${fresh.word ?? fresh.code}, but PIX_STATUS_CODES says pending is ${cfg.statusCodes.pending}: ` +
-          `the partner numbers statuses otherwise, so no status this command shows can be trusted. Run pix-checkout doctor --create and set PIX_STATUS_CODES.`,
-      );
-    }
+    const warning = freshStatusWarning(cfg.statusCodes, created.status, 'payment');
+    if (warning) io.err(warning);
     const data = {
       reference: created.externalReference,
       transaction_id: created.transactionId,

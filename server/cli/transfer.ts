@@ -3,7 +3,7 @@ import { LIMITS, formatReais } from '../../src/shared/limits.ts';
 import { PIX_KEY_TYPES, detectPixKeyType } from '../../src/shared/pix-keys.ts';
 import { partnerConfig } from '../config.ts';
 import type { TransferDetails } from '../partner/client.ts';
-import { describeStatus, statusMeaning, type StatusCodes } from '../partner/status-codes.ts';
+import { describeStatus, freshStatusWarning, statusJson, type StatusCodes } from '../partner/status-codes.ts';
 import type { PixKeyType } from '../partner/wire.ts';
 import { UsageError, client, isoOrNull, maskDocument, parse, print, reais, type CliIo } from './io.ts';
 
@@ -49,6 +49,9 @@ export async function transferCommand(rest: string[], io: CliIo): Promise<void> 
           transaction_id: values['transaction-id'],
         })
       : await (await partner()).transferToKey({ value, pix_key: key, transaction_id: values['transaction-id'] });
+    // A new transfer is pending: another code proves PIX_STATUS_CODES wrong (for transfers at least).
+    const warning = freshStatusWarning(cfg().statusCodes, transfer.status, 'transfer');
+    if (warning) io.err(warning);
     return printTransfer(io, values.json === true, transfer, cfg().statusCodes);
   }
   if (sub === 'status') {
@@ -62,7 +65,7 @@ function printTransfer(io: CliIo, json: boolean, t: TransferDetails, codes: Stat
   const key = t.pixKey === null ? null : t.pixKeyType === 'CPF' || detectPixKeyType(t.pixKey) === 'CPF' ? maskDocument(t.pixKey) : t.pixKey;
   const data = {
     reference: t.externalReference,
-    status: t.status ? { code: t.status.code, word: t.status.word, meaning: statusMeaning(codes, t.status) } : null,
+    status: statusJson(codes, t.status),
     value: t.value,
     pix_key: key,
     pix_key_type: t.pixKeyType,
@@ -73,7 +76,7 @@ function printTransfer(io: CliIo, json: boolean, t: TransferDetails, codes: Stat
   };
   print(io, json, data, [
     ['reference', data.reference],
-    ['status', describeStatus(codes, t.status)],
+    ['status', `${describeStatus(codes, t.status)}${t.status?.code != null ? ' (as PIX_STATUS_CODES reads it; not checked here)' : ''}`],
     ['value', data.value === null ? null : data.value.toFixed(2)],
     ['key', key === null ? null : `${key}${t.pixKeyType ? ` (${t.pixKeyType})` : ''}`],
     ['transaction id', data.transaction_id],

@@ -3,6 +3,7 @@
  * `pix-checkout webhook received`: the notifications the proxy kept but could not act on.
  */
 import { DEFAULTS, partnerConfig } from '../config.ts';
+import { redactBody } from '../partner/read.ts';
 import { NOTIFY_TYPE } from '../partner/wire.ts';
 import { UsageError, client, parse, print, type CliIo } from './io.ts';
 
@@ -14,9 +15,9 @@ set: registers <url> as the notification URL (spec 4.8). --format chooses the pa
 Any 2xx answer is success, with a body or none.
 
 received: the partner's notifications the proxy stored but could not act on, from its store in
-PIX_DATA_DIR (default .data), newest first: those it could not read at all (unreadable) and those
-about a reference it does not know (unknown_reference). --unreadable lists only the first kind.
-Each is shown with its body, as received.`;
+PIX_DATA_DIR (default .data), newest first: those it could not read at all (unreadable, invalid) and
+those about a reference it does not know (unknown_reference). --unreadable lists only the first kind.
+Each is shown with its body as received (documents and tokens masked, at most 2 KiB).`;
 
 export async function webhookCommand(rest: string[], io: CliIo): Promise<void> {
   const { values, positionals } = parse(rest, { format: { type: 'string' }, unreadable: { type: 'boolean' }, limit: { type: 'string' } });
@@ -45,8 +46,9 @@ async function received(io: CliIo, onlyUnreadable: boolean, limitText: string | 
   const { openStore } = await import('../store/open.ts');
   const store = openStore({ dataDir: io.env.PIX_DATA_DIR?.trim() || DEFAULTS.dataDir, cacheSize: 0 });
   try {
-    const rows = await store.webhookEvents.listByResult(onlyUnreadable ? ['unreadable'] : ['unreadable', 'unknown_reference'], limit);
-    const data = rows.map((r) => ({ id: r.id, result: r.result ?? null, received_at: new Date(r.receivedAt).toISOString(), body: r.rawBody }));
+    const rows = await store.webhookEvents.listByResult(onlyUnreadable ? ['unreadable', 'invalid'] : ['unreadable', 'invalid', 'unknown_reference'], limit);
+    // Bodies as received, but a customer's document or a token in them masked (output gets pasted).
+    const data = rows.map((r) => ({ id: r.id, result: r.result ?? null, received_at: new Date(r.receivedAt).toISOString(), body: redactBody(r.rawBody) }));
     if (json) return io.out(JSON.stringify(data, null, 2));
     if (data.length === 0) return io.out(onlyUnreadable ? 'No unreadable notifications.' : 'No notifications waiting for the operator.');
     io.out(data.map((r) => `#${r.id}  ${r.received_at}  ${r.result}\n  ${r.body.length > 500 ? `${r.body.slice(0, 500)}…` : r.body}`).join('\n'));

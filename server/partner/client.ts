@@ -213,6 +213,15 @@ export function createPartnerClient(options: PartnerClientOptions): PartnerClien
   let loggingIn: Promise<void> | null = null;
   let tenant: Promise<{ id: string; name: string | null }> | null = null;
 
+  /** The token and the access key, wherever an answer echoes them (an error that quotes what it was sent). */
+  function scrub(text: string): string {
+    let out = text;
+    for (const secret of [token, options.credentials?.accessKey]) {
+      if (secret && secret.length >= 6) out = out.split(secret).join('[redacted]');
+    }
+    return out;
+  }
+
   /** The body as JSON, or undefined when there is none; a body that is not JSON is an error (`unreadable`). */
   function json(operation: string, res: HttpResponse): unknown {
     if (res.body.trim() === '') return undefined;
@@ -316,7 +325,7 @@ export function createPartnerClient(options: PartnerClientOptions): PartnerClien
           throw new PartnerError(
             'outcome_unknown',
             `${call.operation}: the partner service accepted the request (HTTP ${res.status}) but its answer could not be read; the outcome is unknown`,
-            { operation: call.operation, status: res.status, outcomeUnknown: true, transactionId: call.transactionId, rawBody: redactBody(res.body) },
+            { operation: call.operation, status: res.status, outcomeUnknown: true, transactionId: call.transactionId, rawBody: redactBody(scrub(res.body)) },
           );
         }
         throw error;
@@ -332,7 +341,7 @@ export function createPartnerClient(options: PartnerClientOptions): PartnerClien
       }
       options.observe({ operation: call.operation, status: res.status, shape: body, found: {}, error: true });
     }
-    throw toError(call.operation, res, unknown);
+    throw toError(call.operation, res, unknown, scrub);
   }
 
   /** A refusal of the token itself: 401, or a 403 that is not a transfer's refusal (KYC, key owner). */
@@ -359,7 +368,7 @@ export function createPartnerClient(options: PartnerClientOptions): PartnerClien
             continue;
           }
           await forgetToken();
-          throw error.kind === 'unauthorized' ? error : new PartnerError('unauthorized', error.message, error.details);
+          throw error;
         }
         const transient = error.kind === 'unavailable' || error.kind === 'timeout';
         if (!transient || !call.idempotent || number >= attempts) throw error;
@@ -384,8 +393,9 @@ export function createPartnerClient(options: PartnerClientOptions): PartnerClien
         read: (res) => {
           const body = json('login', res);
           const read = readLogin(body, now());
+          // Told before it is judged: doctor shows the shape of an answer it could not read.
+          observed('login', res, body, read?.found ?? { token: null });
           if (!read) throw unreadable('login', res, 'access token');
-          observed('login', res, body, read.found);
           return read;
         },
         authenticated: false,
@@ -427,7 +437,8 @@ export function createPartnerClient(options: PartnerClientOptions): PartnerClien
     const body = json(operation, res);
     const { found, ...read } = readTransfer(body);
     observed(operation, res, body, found);
-    const externalReference = read.externalReference ?? fallbackReference;
+    // A check of a known reference may omit it, but an answer with neither reference nor status (`{"data": null}`) says nothing.
+    const externalReference = read.externalReference ?? (read.status ? fallbackReference : undefined);
     if (!externalReference) throw unreadable(operation, res, 'external_reference');
     return { ...read, externalReference };
   }
@@ -443,8 +454,8 @@ export function createPartnerClient(options: PartnerClientOptions): PartnerClien
         read: (res) => {
           const body = json('getTenant', res);
           const read = readTenant(body);
+          observed('getTenant', res, body, read?.found ?? { id: null });
           if (!read) throw unreadable('getTenant', res, 'tenant id');
-          observed('getTenant', res, body, read.found);
           return { id: read.id, name: read.name };
         },
         idempotent: true,
@@ -574,9 +585,14 @@ export function createPartnerClient(options: PartnerClientOptions): PartnerClien
   return client;
 }
 
-function toError(operation: string, res: HttpResponse, unknown: { outcomeUnknown?: boolean; transactionId?: string }): PartnerError {
-  // Any shape of error body gives its words (redacted by readError); none is required.
-  const body = readError(res.body);
+function toError(
+  operation: string,
+  res: HttpResponse,
+  unknown: { outcomeUnknown?: boolean; transactionId?: string },
+  scrub: (text: string) => string,
+): PartnerError {
+  // Any shape of error body gives its words (redacted by readError, our own secrets scrubbed); none is required.
+  const body = readError(scrub(res.body));
   const upstreamMessage = body.message ?? undefined;
   const status = res.status;
   const details = { operation, status, upstreamMessage, fields: body.fields, reason: body.reason ?? undefined };

@@ -17,6 +17,9 @@ export class HttpTimeoutError extends Error {
   override readonly name = 'HttpTimeoutError';
 }
 
+/** The most of an answer read: the service's answers are small JSON; a huge one is cut off, not buffered. */
+export const MAX_ANSWER_BYTES = 1024 * 1024;
+
 /**
  * One HTTPS exchange with a whole-request deadline. node:https rather than fetch because the sandbox
  * certificate must be trusted per client (`ca`), which Node's global fetch cannot do without undici.
@@ -25,7 +28,17 @@ export function httpsExchange(agent: Agent, req: HttpRequest): Promise<HttpRespo
   return new Promise((resolve, reject) => {
     const outgoing = request(req.url, { method: req.method, headers: req.headers, agent }, (res) => {
       const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      let size = 0;
+      res.on('data', (chunk: Buffer) => {
+        size += chunk.length;
+        if (size > MAX_ANSWER_BYTES) {
+          clearTimeout(timer);
+          res.destroy();
+          reject(Object.assign(new Error(`the answer is larger than ${MAX_ANSWER_BYTES} bytes`), { code: 'ANSWER_TOO_LARGE' }));
+          return;
+        }
+        chunks.push(chunk);
+      });
       res.on('end', () => {
         clearTimeout(timer);
         resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') });

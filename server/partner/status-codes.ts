@@ -81,3 +81,26 @@ export function describeStatus(codes: StatusCodes, status: PartnerStatus | null)
   const meaning = statusMeaning(codes, status);
   return `${meaning ?? 'unknown'} (${status.code})`;
 }
+
+/** A status as the command line prints it in JSON: as given, its meaning, and where that meaning comes from. */
+export function statusJson(codes: StatusCodes, status: PartnerStatus | null) {
+  if (!status) return null;
+  return {
+    code: status.code,
+    word: status.word,
+    meaning: statusMeaning(codes, status),
+    // A code's meaning is the setting's, which the command line does not check (doctor --create does).
+    meaning_from: status.word !== null ? 'word' : 'PIX_STATUS_CODES, not checked',
+  };
+}
+
+/** A warning when a new payment's or transfer's status is not pending under `codes` (the setting is then wrong); null when it is. */
+export function freshStatusWarning(codes: StatusCodes, status: PartnerStatus | null, what: string): string | null {
+  if (!status) return null;
+  const pending = status.word !== null ? statusMeaning(codes, status) === 'pending' : status.code === codes.pending;
+  if (pending) return null;
+  return (
+    `pix-checkout: warning: the new ${what}'s status is ${status.word ?? status.code}, but PIX_STATUS_CODES says pending is ${codes.pending}: ` +
+    `the partner numbers statuses otherwise, so no status this command shows can be trusted. Run pix-checkout doctor --create and set PIX_STATUS_CODES.`
+  );
+}

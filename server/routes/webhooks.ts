@@ -59,9 +59,7 @@ export function webhookRoutes(deps: WebhookReceiverDeps): Hono {
   const handle = async (c: Context, given: string | undefined) => {
     const log = deps.log.child({ req_id: c.get('reqId'), webhook: 'partner' });
     if (secret) {
-      const candidate = Buffer.from(given ?? '');
-      // Constant time: the secret segment is a credential.
-      const ok = candidate.length === secret.length && timingSafeEqual(candidate, secret);
+      const ok = secretMatches(given);
       if (!ok) {
         log.warn('webhook refused: wrong secret path');
         return c.json(errorBody('not_found', `Nothing at ${c.req.method} ${maskWebhookSecret(c.req.path)}.`), 404);
@@ -126,9 +124,17 @@ export function webhookRoutes(deps: WebhookReceiverDeps): Hono {
     return c.json({ received: true }, 202);
   };
 
+  // Constant time: the secret segment is a credential.
+  function secretMatches(given: string | undefined): boolean {
+    const candidate = Buffer.from(given ?? '');
+    return secret !== null && candidate.length === secret.length && timingSafeEqual(candidate, secret);
+  }
+  // The per-source limit is for strangers: a listed source or the right secret is the partner, whose
+  // bursts (a resend from its panel) must never be refused, since it retries only twice.
   const limit: MiddlewareHandler = allowed.size > 0 ? (_c, next) => next() : deps.limitPerSource;
+  const limitStrangers: MiddlewareHandler = (c, next) => (secretMatches(c.req.param('secret')) ? next() : limit(c, next));
   routes.post(WEBHOOK_PATH, limit, (c) => handle(c, undefined));
-  routes.post(`${WEBHOOK_PATH}/:secret`, limit, (c) => handle(c, c.req.param('secret')));
+  routes.post(`${WEBHOOK_PATH}/:secret`, limitStrangers, (c) => handle(c, c.req.param('secret')));
   allowOnly(routes, WEBHOOK_PATH, 'POST');
   allowOnly(routes, `${WEBHOOK_PATH}/:secret`, 'POST');
   return routes;

@@ -530,7 +530,8 @@ for (const dialect of DIALECT_NAMES) {
         const created = await cli(['transfer', 'create', '--value', '25', '--key', ANA_EMAIL, '--json']);
         assert.equal(created.code, 0, created.err);
         const transfer = JSON.parse(created.out);
-        assert.deepEqual(transfer.status, { code: codes.pending, word: null, meaning: 'pending' });
+        assert.deepEqual(transfer.status, { code: codes.pending, word: null, meaning: 'pending', meaning_from: 'PIX_STATUS_CODES, not checked' });
+        assert.equal(created.err, '', 'no warning: the new transfer is pending under the setting');
         await control('POST', '/clock/advance', { seconds: 10 });
         const status = await cli(['transfer', 'status', transfer.reference]);
         assert.match(status.out, new RegExp(`status\\s+approved \\(${codes.approved}\\)`));
@@ -542,6 +543,16 @@ for (const dialect of DIALECT_NAMES) {
           assert.equal(code, 0, err);
           assert.match(err, /warning: the new payment's status is 0, but PIX_STATUS_CODES says pending is 1/, 'the evidence of a wrong setting is named');
           assert.match(err, /pix-checkout doctor --create/);
+        });
+
+        test('PIX_STATUS_CODES left at the default: transfer create warns too, and --json says where a meaning comes from', async () => {
+          const { code, out, err } = await cli(['transfer', 'create', '--value', '25', '--key', 'ana@cliente.example', '--json'], {
+            PIX_STATUS_CODES: undefined,
+          });
+          assert.equal(code, 0, err);
+          assert.match(err, /warning: the new transfer's status is 0, but PIX_STATUS_CODES says pending is 1/);
+          const shown = JSON.parse(out) as { status: { code: number; meaning: string | null; meaning_from: string } };
+          assert.deepEqual(shown.status, { code: 0, word: null, meaning: null, meaning_from: 'PIX_STATUS_CODES, not checked' });
         });
       }
 

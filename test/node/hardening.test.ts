@@ -225,6 +225,28 @@ describe('the webhook intake per source', () => {
     assert.deepEqual(statuses.slice(0, 5), [202, 202, 202, 202, 202]);
     assert.equal(statuses.at(-1), 429);
   });
+
+  test('the right secret path is the partner: never limited (a resend burst is not refused), a wrong one is', async () => {
+    const secretPath = 'c0ffeec0ffeec0ffee00';
+    const guarded = await startDevStack({
+      logger: silent,
+      registerWebhook: false,
+      webhooks: { secretPath },
+      rateLimits: { create: { perMinute: 1000, burst: 1000 }, status: { perMinute: 1000, burst: 1000 }, webhook: { perMinute: 60, burst: 5 } },
+    });
+    try {
+      const post = async (segment: string) =>
+        (await fetch(`${guarded.apiUrl}/webhooks/partner/${segment}`, { method: 'POST', headers: json, body: '{}' })).status;
+      const partner: number[] = [];
+      for (let i = 0; i < 8; i++) partner.push(await post(secretPath));
+      assert.deepEqual(partner, Array(8).fill(202));
+      const strangers: number[] = [];
+      for (let i = 0; i < 8; i++) strangers.push(await post('wrong-secret-segment'));
+      assert.equal(strangers.at(-1), 429);
+    } finally {
+      await guarded.close();
+    }
+  });
 });
 
 describe('a damaged or unwritable database', () => {
