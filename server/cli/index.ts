@@ -42,11 +42,11 @@ const HELP = `Usage: pix-checkout <command> [options]
 Commands:
   serve                      run the checkout proxy (see serve --help)
   login                      check the credentials and show the tenant
-  doctor [--create]          check every assumption about the service against the real one
+  doctor [--create]          check the assumptions about the service against the real one
   webhook set <url>          register the URL that receives the service's notifications
   webhook received           notifications the proxy kept but could not act on
   payment create             create a Pix payment (QR code)
-  payment status <reference> quick status check (HEAD)
+  payment status <reference> the state from the details; the quick check (HEAD) as a hint
   payment show <reference>   the payment's full record
   transfer create            send a transfer to a Pix key
   transfer status <reference> a transfer's record
