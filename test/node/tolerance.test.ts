@@ -4,6 +4,8 @@
  * The dialect suites (dialects.test.ts) run the same code against the sandbox over HTTPS.
  */
 import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:https';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { fillPath, API_PATHS } from '../../src/shared/wire.ts';
 import { Reference } from '../../src/shared/contract.ts';
@@ -14,7 +16,10 @@ import { notificationBody, readNotification } from '../../server/partner/notific
 import { parsePartnerTime, readError, readLogin, readPayment, readTenant, readTransfer, redactBody, shape } from '../../server/partner/read.ts';
 import { DEFAULT_STATUS_CODES, parseStatusCodes, statusMeaning } from '../../server/partner/status-codes.ts';
 import { memoryTokenStore } from '../../server/partner/token-store.ts';
-import { PARTNER_STATUS } from '../../server/partner/wire.ts';
+import { PARTNER_PATHS, PARTNER_STATUS } from '../../server/partner/wire.ts';
+import { createPartnerClient } from '../../server/partner/client.ts';
+import type { PartnerError } from '../../server/partner/errors.ts';
+import { generateLocalhostCertificate } from '../../server/sandbox/tls.ts';
 
 const NOW = Date.UTC(2026, 10, 23, 12);
 
@@ -410,5 +415,68 @@ describe('references the partner may give', () => {
 
   test('control characters and ends of spaces are still refused', () => {
     for (const bad of ['a\nb', ' a', 'a ', '', 'x'.repeat(201)]) assert.equal(Reference.safeParse(bad).success, false, JSON.stringify(bad));
+  });
+});
+
+describe('a partner that echoes secrets or floods', () => {
+  /** A partner of our own making over real HTTPS: it echoes what it was sent, or answers 2 MiB. */
+  let server: Server;
+  let url: string;
+  let ca: string;
+  before(async () => {
+    const tls = await generateLocalhostCertificate();
+    ca = tls.cert;
+    server = createServer({ key: tls.key, cert: tls.cert }, (req, res) => {
+      let body = '';
+      req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      req.on('end', () => {
+        if (req.url === PARTNER_PATHS.login) {
+          res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ token: 'tok-0123456789abcdef' }));
+        } else if (req.url === PARTNER_PATHS.getTenant) {
+          res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ tenant_id: 't-1' }));
+        } else if (req.url?.startsWith('/api/v2/wallet/partner/transactions/huge')) {
+          res.writeHead(200, { 'content-type': 'application/json' }).end(`{"data":"${'x'.repeat(2 * 1024 * 1024)}"}`);
+        } else {
+          // An error that quotes the request and its headers back.
+          res.writeHead(422, { 'content-type': 'application/json' }).end(JSON.stringify({ message: `bad request ${req.headers.authorization} ${body}` }));
+        }
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    url = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+  const partner = () =>
+    createPartnerClient({
+      baseUrl: url,
+      ca,
+      userAgent: 'Loja Teste (dev@loja.example)',
+      credentials: { email: 'loja@shop.example', accessKey: 'key-secret-9876543210' },
+      attempts: 1,
+    });
+
+  test('the token never reaches an error message or its fields, even when the partner quotes it', async () => {
+    const error = await partner()
+      .setNotificationUrl({ notification_url: 'https://shop.example/hook' })
+      .then(
+        () => assert.fail('refused'),
+        (e: unknown) => e as PartnerError,
+      );
+    assert.equal(error.kind, 'refused');
+    const said = `${error.message} ${JSON.stringify(error.details)}`;
+    assert.ok(said.includes('bad request'), said);
+    assert.equal(said.includes('tok-0123456789abcdef'), false, said);
+  });
+
+  test('an answer over 1 MiB is cut off, not buffered: an error, no crash', async () => {
+    const error = await partner()
+      .getPayment('huge')
+      .then(
+        () => assert.fail('refused'),
+        (e: unknown) => e as PartnerError,
+      );
+    assert.equal(error.kind, 'unavailable');
+    assert.match(error.message, /ANSWER_TOO_LARGE/);
   });
 });
