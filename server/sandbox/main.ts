@@ -23,6 +23,13 @@ const customers = TEST_CUSTOMERS.map(
   (c) => `    ${c.name.padEnd(20)} ${c.document.padEnd(19)} KYC ${c.kyc.padEnd(9)} bank ${c.bank.padEnd(9)} keys: ${Object.values(c.keys).join(', ')}`,
 ).join('\n');
 
+// Before the banner: whoever waits for it may stop the sandbox at once.
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    void sandbox.close().then(() => process.exit(0));
+  });
+}
+
 // The sandbox's documented test credentials: printing them is the point (README.md).
 console.log(`Partner-service sandbox on ${sandbox.url}
   dialect:     ${dialect} (PIX_SANDBOX_DIALECT: ${DIALECT_NAMES.join(', ')}; README.md, "Dialects")
@@ -34,9 +41,3 @@ console.log(`Partner-service sandbox on ${sandbox.url}
   test customers for transfers:
 ${customers}
 Ctrl-C to stop.`);
-
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => {
-    void sandbox.close().then(() => process.exit(0));
-  });
-}
