@@ -457,10 +457,13 @@ export class PixCheckout extends LitElement {
       ${this.statusLine(this.connection === 'offline' ? t.offline : this.connection === 'reconnecting' ? t.reconnecting : t.pending)}
       <p part="countdown" role="timer">${t.expiresIn} <time datetime="PT${seconds}S">${formatTimeLeft(seconds)}</time></p>
       <progress part="progress" aria-hidden="true" max="1000" .value=${Math.round(this.countdown.fraction * 1000)}></progress>`;
-    const link = html`<a part="checkout-link" class=${this.mode === 'link' ? 'button' : ''} href=${payment.checkout_url} target="_blank" rel="noopener"
-      >${t.openCheckout}</a
-    >`;
-    if (this.mode === 'link') return html`${head}${link}`;
+    // A partner that gives no hosted page (or image) gets no empty link (or broken image).
+    const link = payment.checkout_url
+      ? html`<a part="checkout-link" class=${this.mode === 'link' ? 'button' : ''} href=${payment.checkout_url} target="_blank" rel="noopener"
+          >${t.openCheckout}</a
+        >`
+      : nothing;
+    if (this.mode === 'link' && payment.checkout_url) return html`${head}${link}`;
 
     const path = this.qrFor(payment.brcode);
     const qr = html`<figure class="qr">
@@ -470,7 +473,7 @@ export class PixCheckout extends LitElement {
               ${svg`<rect width="100%" height="100%" fill="#fff"></rect><path d=${path.d} fill="#000"></path>`}
             </svg>`
           : html`<p part="hint" role="alert">${t.invalidCode}</p>
-              <img part="qr" src=${payment.qr_code_url} alt=${t.qrAlt(amount)} />`
+              ${payment.qr_code_url ? html`<img part="qr" src=${payment.qr_code_url} alt=${t.qrAlt(amount)} />` : nothing}`
       }
       <figcaption part="scan-hint">${t.scanHint}</figcaption>
     </figure>`;

@@ -54,6 +54,29 @@ describe('rendering: the pending payment', () => {
     expect(part(el, 'checkout-link')).to.exist;
   });
 
+  it('a partner that gives no image and no hosted page: no empty link, no broken image, the code still shown', async () => {
+    const bare =
+      (brcodeBroken: boolean): typeof fetch =>
+      async (input, init) => {
+        const res = await fetch(input, init);
+        const body = await res.json();
+        body.qr_code_url = '';
+        body.checkout_url = '';
+        if (brcodeBroken) body.brcode = body.brcode.replace('BR', 'BX');
+        return new Response(JSON.stringify(body), { status: res.status, headers: { 'content-type': 'application/json' } });
+      };
+    const drawn = await mount({ env: { fetch: bare(false), EventSource: null, clock: new FakeClock() } });
+    expect(drawn.el.shadowRoot!.querySelector('svg[part="qr"]')).to.exist;
+    expect(drawn.el.shadowRoot!.querySelector('[part="checkout-link"]')).to.equal(null);
+    const broken = await mount({ env: { fetch: bare(true), EventSource: null, clock: new FakeClock() } });
+    expect(broken.el.shadowRoot!.querySelector('img')).to.equal(null);
+    expect(broken.el.shadowRoot!.querySelector('[part="checkout-link"]')).to.equal(null);
+    expect((part(broken.el, 'code') as HTMLTextAreaElement).value).to.contain('BX');
+    // Link mode without a hosted page shows the payment itself.
+    const linkMode = await mount({ attrs: { mode: 'link' }, env: { fetch: bare(false), EventSource: null, clock: new FakeClock() } });
+    expect(linkMode.el.shadowRoot!.querySelector('svg[part="qr"]')).to.exist;
+  });
+
   describe('a code as real banks issue them, breaking rules of the manual that payer apps ignore', () => {
     const tlv = (id: string, value: string): string => id + String([...value].length).padStart(2, '0') + value;
     // A txid with a hyphen in a dynamic code (where *** belongs), an accented name of 26 characters.
