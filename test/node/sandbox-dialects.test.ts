@@ -8,7 +8,6 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { Agent, request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -19,7 +18,7 @@ import { TEST_CUSTOMERS } from '../../server/sandbox/customers.ts';
 import { DIALECT_NAMES, SANDBOX_DIALECTS, type DialectName, type SandboxDialect } from '../../server/sandbox/dialects.ts';
 import { startSandbox, type RunningSandbox } from '../../server/sandbox/server.ts';
 import { DEFAULT_ACCOUNT } from '../../server/sandbox/state.ts';
-import { T0, UA, assertValidBrCode, paymentPath, startReceiver, waitFor, type Receiver, type Reply } from '../support/sandbox-harness.ts';
+import { T0, UA, assertValidBrCode, paymentPath, sandboxSender, startReceiver, waitFor, type Receiver, type Reply } from '../support/sandbox-harness.ts';
 
 /** The frozen sandbox time: 2030-01-01T00:00:05.123Z, with milliseconds to show how each dialect writes them. */
 const NOW = T0 + 5_123;
@@ -65,27 +64,7 @@ async function openClient(dialect: DialectName | SandboxDialect, tokenOf: (login
     webhooks: { timeoutMs: 2000, retryDelayMs: 5 },
     bank: { answerAfterSeconds: BANK_SECONDS },
   });
-  const agent = new Agent({ ca: sandbox.ca, keepAlive: true });
-  const send = (method: string, path: string, headers: Record<string, string>, body?: string) =>
-    new Promise<Reply>((resolve, reject) => {
-      const req = request(new URL(path, sandbox.url), { method, headers, agent }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          let json: unknown;
-          try {
-            json = text ? JSON.parse(text) : undefined;
-          } catch {
-            json = undefined;
-          }
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json });
-        });
-        res.on('error', reject);
-      });
-      req.on('error', reject);
-      req.end(body);
-    });
+  const { send, agent } = sandboxSender(sandbox);
   const json = (body: unknown): Record<string, string> =>
     body === undefined ? {} : { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(JSON.stringify(body))) };
   const client: Client = {

@@ -52,20 +52,14 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-export async function startHarness(options: SandboxOptions = {}): Promise<Harness> {
-  const sandbox = await startSandbox({
-    clock: createClock(() => T0),
-    settleIntervalMs: 0,
-    // Generous for a receiver under load; the timeout test sets its own short one.
-    webhooks: { timeoutMs: 2000, retryDelayMs: 5 },
-    bank: { answerAfterSeconds: 60, lateAnswerAfterSeconds: 7200 },
-    faultSeed: 42,
-    ...options,
-  });
+/** Raw HTTPS to a sandbox, trusting its certificate: the answer's status, headers, text and JSON (if any). */
+export function sandboxSender(sandbox: RunningSandbox): {
+  send: (method: string, path: string, headers: Record<string, string>, body?: string | Buffer) => Promise<Reply>;
+  agent: Agent;
+} {
   const agent = new Agent({ ca: sandbox.ca, keepAlive: true });
-
-  function send(method: string, path: string, headers: Record<string, string>, body?: string | Buffer): Promise<Reply> {
-    return new Promise((resolve, reject) => {
+  const send = (method: string, path: string, headers: Record<string, string>, body?: string | Buffer) =>
+    new Promise<Reply>((resolve, reject) => {
       const req = request(new URL(path, sandbox.url), { method, headers, agent }, (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -84,7 +78,20 @@ export async function startHarness(options: SandboxOptions = {}): Promise<Harnes
       req.on('error', reject);
       req.end(body);
     });
-  }
+  return { send, agent };
+}
+
+export async function startHarness(options: SandboxOptions = {}): Promise<Harness> {
+  const sandbox = await startSandbox({
+    clock: createClock(() => T0),
+    settleIntervalMs: 0,
+    // Generous for a receiver under load; the timeout test sets its own short one.
+    webhooks: { timeoutMs: 2000, retryDelayMs: 5 },
+    bank: { answerAfterSeconds: 60, lateAnswerAfterSeconds: 7200 },
+    faultSeed: 42,
+    ...options,
+  });
+  const { send, agent } = sandboxSender(sandbox);
 
   const harness: Harness = {
     sandbox,
