@@ -1,35 +1,9 @@
 import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
 import { defineConfig, type Plugin } from 'vite';
 
 /** The script-tag bundle's budget (issue "Widget"): at most 20 KB gzip; the build fails over it. */
 export const BUNDLE_BUDGET_GZIP = 20 * 1024;
-
-const byteSegments = fileURLToPath(new URL('./src/vendor/qr-byte-segments.cjs', import.meta.url));
-const noModeDetection = fileURLToPath(new URL('./src/vendor/qr-no-mode-detection.cjs', import.meta.url));
-const levelMOnly = fileURLToPath(new URL('./src/vendor/qr-ec-level-m.cjs', import.meta.url));
-
-/**
- * qrcode's encoder trimmed to what a BR Code needs: byte-mode segments and level M (the files in
- * src/vendor/ say why). test/browser/bundle.test.ts checks the built bundle draws the same symbol as
- * the untrimmed encoder.
- */
-export function qrByteModeOnly(): Plugin {
-  return {
-    name: 'qr-byte-mode-only',
-    enforce: 'pre',
-    resolveId(source, importer) {
-      if (!importer || !/qrcode[\\/]lib[\\/]core[\\/]/.test(importer)) return null;
-      if (source === './segments' && importer.endsWith('qrcode.js')) return byteSegments;
-      // Only the mode detection reads these patterns, and byte mode needs no detection.
-      if (source === './regex' && importer.endsWith('mode.js')) return noModeDetection;
-      // The widget encodes at level M only: one column of the error correction tables.
-      if (source === './error-correction-code') return levelMOnly;
-      return null;
-    },
-  };
-}
 
 /** The figure that matters for a script tag: the file as served, gzip -9 and brotli, against the budget. */
 export function bundleSizes(file: string): { minified: number; gzip: number; brotli: number } {
@@ -93,9 +67,9 @@ export function minifyCssTemplates(): Plugin {
   };
 }
 
-/** The script-tag build: one ES module with lit and qrcode inside, fully minified. */
+/** The script-tag build: one ES module with lit and our QR encoder (src/qr-encoder.ts) inside, fully minified. */
 export default defineConfig({
-  plugins: [minifyCssTemplates(), qrByteModeOnly(), sizeBudget('dist/pix-checkout.js')],
+  plugins: [minifyCssTemplates(), sizeBudget('dist/pix-checkout.js')],
   build: {
     outDir: 'dist',
     // dist/npm/ (vite.npm.config.ts) lives beside this file.

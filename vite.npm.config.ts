@@ -1,14 +1,14 @@
 import { defineConfig } from 'vite';
-import { minifyCssTemplates, qrByteModeOnly } from './vite.config.ts';
+import { minifyCssTemplates } from './vite.config.ts';
 
 /**
  * The package's element entries for bundlers (`pix-checkout`, `pix-checkout/element`): ES modules
- * that import lit (the app's bundler dedupes it with any other Lit component) and carry qrcode
- * inside, trimmed like the script-tag build (qrcode is CommonJS; no bundler has to convert it).
+ * that import lit (the app's bundler dedupes it with any other Lit component) and carry the QR
+ * encoder (src/qr-encoder.ts) inside, like the script-tag build.
  * Not minified: the app's bundler does that. Types come from tsc (tsconfig.build.json, lib/).
  */
 export default defineConfig({
-  plugins: [minifyCssTemplates(), qrByteModeOnly()],
+  plugins: [minifyCssTemplates()],
   build: {
     outDir: 'dist/npm',
     emptyOutDir: true,

@@ -1,4 +1,4 @@
-import { create, type BitMatrix } from 'qrcode/lib/core/qrcode.js';
+import { encodeQr } from './qr-encoder.ts';
 
 /** The spec's quiet zone: four modules of light around the code (brcode.md, QR rendering). */
 const QUIET_ZONE = 4;
@@ -10,13 +10,13 @@ export interface QrPath {
   d: string;
 }
 
-/** The QR matrix of `text` at error correction level M, as an SVG path (no innerHTML, no image). */
+/** The QR symbol of `text` (UTF-8, byte mode, level M), as an SVG path (no innerHTML, no image). */
 export function qrPath(text: string): QrPath {
-  return matrixPath(create(text, { errorCorrectionLevel: 'M' }).modules);
+  return matrixPath(encodeQr(text));
 }
 
-/** A QR module matrix as one SVG path, quiet zone included. */
-export function matrixPath(modules: BitMatrix): QrPath {
+/** A QR module matrix (ours, or qrcode's in tests) as one SVG path, quiet zone included. */
+export function matrixPath(modules: { size: number; get(row: number, col: number): boolean | number }): QrPath {
   const n = modules.size;
   let d = '';
   for (let y = 0; y < n; y++) {

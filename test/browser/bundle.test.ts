@@ -1,7 +1,8 @@
 /**
  * The built script-tag bundle (dist/pix-checkout.js, `npm run build`), as a merchant's page loads it.
- * Its QR encoder is trimmed to byte mode and level M (vite.config.ts): it must draw exactly the
- * symbol the untrimmed qrcode draws for the same payload, mode and level.
+ * Its QR encoder is our own (src/qr-encoder.ts, byte mode, level M): it must draw exactly the symbol
+ * npm qrcode draws for the same payload, mode and level (test/node/qr-encoder.test.ts compares the
+ * two on many more inputs).
  */
 import { expect, fixture, html, oneEvent } from '@open-wc/testing';
 import { executeServerCommand } from '@web/test-runner-commands';
@@ -13,7 +14,7 @@ import { checkBrCode } from '../../src/shared/brcode.ts';
 const { apiUrl } = await executeServerCommand<{ apiUrl: string }, undefined>('dev-stack');
 
 describe('the script-tag bundle', () => {
-  it('registers <pix-checkout> and draws the same QR symbol as the untrimmed encoder', async () => {
+  it('registers <pix-checkout> and draws the same QR symbol as npm qrcode', async () => {
     for (const amount of ['0.2', '10.5', '9999.99']) {
       const el = await fixture<HTMLElement>(html`<pix-checkout endpoint=${apiUrl} amount=${amount}></pix-checkout>`);
       const { detail } = (await oneEvent(el, 'pix-created')) as unknown as { detail: { payment: { brcode: string } } };

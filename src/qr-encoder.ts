@@ -1,0 +1,241 @@
+/**
+ * A QR encoder for what a BR Code needs (ISO/IEC 18004): one UTF-8 byte-mode segment, error
+ * correction level M, the smallest version 1 to 40 that holds it. It replaces npm `qrcode` in the
+ * widget's bundle and draws, for every input, the same symbol as `qrcode`'s `create([{ data, mode:
+ * 'byte' }], { errorCorrectionLevel: 'M' })`, mask choice included (its penalty rules N1 to N4, as
+ * it computes them; test/node/qr-encoder.test.ts compares the two module by module).
+ */
+
+/** A QR symbol: `size` modules a side; `get` says whether a module is dark. */
+export interface QrMatrix {
+  size: number;
+  get(row: number, col: number): boolean;
+}
+
+// GF(256) over x^8 + x^4 + x^3 + x^2 + 1; EXP is doubled so a product needs no modulo.
+const EXP = new Uint8Array(512);
+const LOG = new Uint8Array(256);
+for (let i = 0, x = 1; i < 255; i++, x = (x << 1) ^ (x & 128 ? 0x11d : 0)) {
+  EXP[i] = EXP[i + 255] = x;
+  LOG[x] = i;
+}
+const mul = (a: number, b: number) => (a && b ? EXP[LOG[a]! + LOG[b]!]! : 0);
+
+// Level M, versions 1 to 40: error correction blocks, and codewords per block (28 from version 22).
+const BLOCKS = [
+  1, 1, 1, 2, 2, 4, 4, 4, 5, 5, 5, 8, 9, 9, 10, 10, 11, 13, 14, 16, 17, 17, 18, 20, 21, 23, 25, 26, 28, 29, 31, 33, 35, 37, 38, 40, 43, 45, 47, 49,
+];
+const EC_PER_BLOCK = [10, 16, 26, 18, 24, 16, 18, 22, 22, 26, 30, 22, 22, 24, 24, 28, 28, 26, 26, 26, 26];
+
+/** The centres of the alignment patterns along one axis (the rows and the columns are the same). */
+function alignmentCoords(version: number): number[] {
+  if (version < 2) return [];
+  const count = Math.floor(version / 7) + 2;
+  const step = version === 32 ? 26 : Math.ceil((version * 4 + 4) / (count * 2 - 2)) * 2;
+  const coords = [6];
+  for (let i = count - 1; i; i--) coords[i] = version * 4 + 10 - (count - 1 - i) * step;
+  return coords;
+}
+
+/** Codewords of a version: modules left once function patterns are placed, over 8. */
+function totalCodewords(version: number): number {
+  const align = Math.floor(version / 7) + 2;
+  let modules = (16 * version + 128) * version + 64;
+  if (version > 1) modules -= (25 * align - 10) * align - 55;
+  if (version > 6) modules -= 36;
+  return modules >> 3;
+}
+
+/** BCH code: `data` followed by the remainder of its division by `poly` (of degree `degree`). */
+function bch(data: number, poly: number, degree: number): number {
+  let rem = data;
+  for (let i = 0; i < degree; i++) rem = (rem << 1) ^ ((rem >> (degree - 1)) * poly);
+  return (data << degree) | rem;
+}
+
+const MASKS: ((i: number, j: number) => boolean)[] = [
+  (i, j) => (i + j) % 2 === 0,
+  (i) => i % 2 === 0,
+  (_i, j) => j % 3 === 0,
+  (i, j) => (i + j) % 3 === 0,
+  (i, j) => (Math.floor(i / 2) + Math.floor(j / 3)) % 2 === 0,
+  (i, j) => ((i * j) % 2) + ((i * j) % 3) === 0,
+  (i, j) => (((i * j) % 2) + ((i * j) % 3)) % 2 === 0,
+  (i, j) => (((i * j) % 3) + ((i + j) % 2)) % 2 === 0,
+];
+
+/**
+ * The mask penalty, rule for rule as `qrcode` scores it (so both pick the same mask): N1 runs of 5+
+ * in a line, N2 2x2 blocks, N3 the finder-like 1:1:3:1:1 with 4 light on one side (inside the
+ * symbol only), N4 the dark share's distance from 50%.
+ */
+function penalty(m: Uint8Array, n: number): number {
+  let points = 0;
+  let dark = 0;
+  for (let a = 0; a < n; a++) {
+    for (let t = 0; t < 2; t++) {
+      let run = 0;
+      let last = -1;
+      let bits = 0;
+      for (let b = 0; b < n; b++) {
+        const v = t ? m[b * n + a]! : m[a * n + b]!;
+        if (v === last) run++;
+        else {
+          if (run >= 5) points += run - 2;
+          last = v;
+          run = 1;
+        }
+        bits = ((bits << 1) & 0x7ff) | v;
+        if (b >= 10 && (bits === 0x5d0 || bits === 0x05d)) points += 40;
+        if (!t) {
+          dark += v;
+          if (a && b && v === m[(a - 1) * n + b] && v === m[a * n + b - 1] && v === m[(a - 1) * n + b - 1]) points += 3;
+        }
+      }
+      if (run >= 5) points += run - 2;
+    }
+  }
+  return points + Math.abs(Math.ceil((dark * 100) / (n * n) / 5) - 10) * 10;
+}
+
+/** Encodes `text` (as UTF-8 bytes) at level M in the smallest version that holds it; throws if none does. */
+export function encodeQr(text: string): QrMatrix {
+  const bytes = new TextEncoder().encode(text);
+  if (!bytes.length) throw new Error('nothing to encode in a QR code');
+  let version = 0;
+  let total: number;
+  let blocks: number;
+  let ecLength: number;
+  let dataLength: number;
+  do {
+    if (++version > 40) throw new Error(`${bytes.length} bytes is too long for a QR code (2331 at most, level M)`);
+    total = totalCodewords(version);
+    blocks = BLOCKS[version - 1]!;
+    ecLength = EC_PER_BLOCK[version - 1] ?? 28;
+    dataLength = total - blocks * ecLength;
+  } while (bytes.length > (dataLength * 8 - (version < 10 ? 12 : 20)) >> 3);
+
+  // The data bits: byte mode, length, bytes, terminator, then pad codewords 0xEC and 0x11 in turn.
+  const bits: number[] = [];
+  const put = (value: number, length: number) => {
+    while (length-- > 0) bits.push((value >> length) & 1);
+  };
+  put(4, 4);
+  put(bytes.length, version < 10 ? 8 : 16);
+  for (const byte of bytes) put(byte, 8);
+  put(0, Math.min(4, dataLength * 8 - bits.length));
+  put(0, -bits.length & 7);
+  for (let pad = 0xec; bits.length < dataLength * 8; pad ^= 0xfd) put(pad, 8);
+  const data = new Uint8Array(dataLength);
+  bits.forEach((bit, i) => (data[i >> 3]! |= bit << (7 - (i & 7))));
+
+  // Reed-Solomon over each block (the last total % blocks blocks hold one data codeword more),
+  // then data and error correction codewords interleaved block by block.
+  const generator = new Uint8Array(ecLength + 1);
+  generator[0] = 1;
+  for (let i = 0; i < ecLength; i++) for (let j = i + 1; j; j--) generator[j]! ^= mul(generator[j - 1]!, EXP[i]!);
+  const short = Math.floor(dataLength / blocks);
+  const firstLong = blocks - (total % blocks);
+  const codewords = new Uint8Array(total);
+  for (let b = 0, offset = 0; b < blocks; b++) {
+    const length = short + (b < firstLong ? 0 : 1);
+    const ec = new Uint8Array(ecLength);
+    for (let i = 0; i < length; i++) {
+      const byte = data[offset + i]!;
+      codewords[i * blocks + b - (i === short ? firstLong : 0)] = byte;
+      const factor = byte ^ ec[0]!;
+      ec.copyWithin(0, 1);
+      ec[ecLength - 1] = 0;
+      for (let k = 0; k < ecLength; k++) ec[k]! ^= mul(generator[k + 1]!, factor);
+    }
+    ec.forEach((byte, k) => (codewords[dataLength + k * blocks + b] = byte));
+    offset += length;
+  }
+
+  // Function patterns: timing, finders with their separators, alignment, format and version info.
+  const n = version * 4 + 17;
+  const m = new Uint8Array(n * n);
+  const fixed = new Uint8Array(n * n);
+  const set = (row: number, col: number, dark: unknown) => {
+    m[row * n + col] = dark ? 1 : 0;
+    fixed[row * n + col] = 1;
+  };
+  for (let i = 0; i < n; i++) {
+    set(6, i, !(i & 1));
+    set(i, 6, !(i & 1));
+  }
+  for (const [row, col] of [
+    [0, 0],
+    [n - 7, 0],
+    [0, n - 7],
+  ] as const) {
+    for (let r = -1; r < 8; r++) {
+      for (let c = -1; c < 8; c++) {
+        const d = Math.max(Math.abs(r - 3), Math.abs(c - 3));
+        if (row + r >= 0 && row + r < n && col + c >= 0 && col + c < n) set(row + r, col + c, d < 2 || d === 3);
+      }
+    }
+  }
+  const coords = alignmentCoords(version);
+  const last = coords.length - 1;
+  coords.forEach((row, i) =>
+    coords.forEach((col, j) => {
+      if ((i || j) && (i || j < last) && (i < last || j)) {
+        for (let r = -2; r < 3; r++) for (let c = -2; c < 3; c++) set(row + r, col + c, Math.max(Math.abs(r), Math.abs(c)) !== 1);
+      }
+    }),
+  );
+  const format = (mask: number) => {
+    // Level M's two bits are 00, so the format data is the mask number alone.
+    const info = bch(mask, 0x537, 10) ^ 0x5412;
+    for (let i = 0; i < 15; i++) {
+      const dark = (info >> i) & 1;
+      set(i < 6 ? i : i < 8 ? i + 1 : n - 15 + i, 8, dark);
+      set(8, i < 8 ? n - i - 1 : i < 9 ? 7 : 14 - i, dark);
+    }
+    set(n - 8, 8, 1);
+  };
+  format(0);
+  if (version > 6) {
+    const info = bch(version, 0x1f25, 12);
+    for (let i = 0; i < 18; i++) {
+      const dark = (info >> i) & 1;
+      set(Math.floor(i / 3), (i % 3) + n - 11, dark);
+      set((i % 3) + n - 11, Math.floor(i / 3), dark);
+    }
+  }
+
+  // The codewords' bits, in two-module columns zigzagging up and down from the bottom right (the
+  // remainder bits past the last codeword stay light).
+  let bit = 0;
+  for (let right = n - 1; right > 0; right -= right === 8 ? 3 : 2) {
+    for (let k = 0; k < n; k++) {
+      const row = (right + 1) & 2 ? k : n - 1 - k;
+      for (const col of [right, right - 1]) {
+        if (!fixed[row * n + col]) {
+          m[row * n + col] = (codewords[bit >> 3]! >> (7 - (bit & 7))) & 1;
+          bit++;
+        }
+      }
+    }
+  }
+
+  const applyMask = (mask: number) => {
+    for (let r = 0; r < n; r++) for (let c = 0; c < n; c++) if (!fixed[r * n + c] && MASKS[mask]!(r, c)) m[r * n + c]! ^= 1;
+  };
+  let best = 0;
+  let lowest = Infinity;
+  for (let mask = 0; mask < 8; mask++) {
+    format(mask);
+    applyMask(mask);
+    const points = penalty(m, n);
+    applyMask(mask);
+    if (points < lowest) {
+      lowest = points;
+      best = mask;
+    }
+  }
+  applyMask(best);
+  format(best);
+  return { size: n, get: (row, col) => m[row * n + col] === 1 };
+}
