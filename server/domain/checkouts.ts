@@ -83,6 +83,11 @@ export class CheckoutService {
       // one included: an expired code can still be paid until the partner cancels it an hour later.
       const paid = await this.paidPayment(checkout, 0);
       if (paid) return { payment: paid, created: false };
+      // Under a status numbering not verified, a paid code may read as nothing: the last code may have
+      // been paid, so no second one is offered until the setting is right (PIX_STATUS_CODES).
+      if (!payments.statusCodesTrusted()) {
+        throw new DomainError('status_unverified', "This checkout's payment cannot be confirmed right now, so no new code is issued; try again later.");
+      }
       if (renewalsUsed >= renewals) {
         throw new DomainError('renewals_exhausted', "This checkout's payment expired and no new one may be issued; the merchant must create a new checkout.");
       }

@@ -10,7 +10,9 @@ export type DomainErrorKind =
   /** A checkout's payment expired and it may issue no new one. */
   | 'renewals_exhausted'
   /** The partner answered with a status this proxy does not know: never shown, least of all as paid. */
-  | 'unknown_status';
+  | 'unknown_status'
+  /** A checkout may not issue a new code while its last one's status cannot be read for sure (a wrong PIX_STATUS_CODES): it may have been paid. */
+  | 'status_unverified';
 
 export class DomainError extends Error {
   override readonly name = 'DomainError';

@@ -131,6 +131,11 @@ export class PaymentService {
     }
   }
 
+  /** Whether a status code read from the partner decides anything now (domain/status-numbering.ts). */
+  statusCodesTrusted(): boolean {
+    return this.options.numbering.report().state === 'verified';
+  }
+
   /** Issues an open-amount payment and stores it. */
   async create(input: IssueInput): Promise<PaymentView> {
     const record = await this.issue(input, null);

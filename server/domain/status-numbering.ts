@@ -48,6 +48,8 @@ export class StatusNumbering {
   /** The approved code, learned from an authenticated notification under a mismatch. */
   private approvedCode: number | null = null;
   private loaded: Promise<void> | null = null;
+  /** Whether the mismatch is kept in the store. */
+  private kept = false;
 
   private readonly verifiedKey: string;
   private readonly mismatchKey: string;
@@ -77,6 +79,7 @@ export class StatusNumbering {
         : null;
       if (kept?.configured === configured) {
         this.state = 'mismatch';
+        this.kept = true;
         this.seenPending = kept.seen_pending ?? null;
         this.approvedCode = kept.approved ?? null;
         this.problem = kept.problem;
@@ -145,14 +148,17 @@ export class StatusNumbering {
     const code = status.code!;
     if (this.state === 'verified') {
       const meaning = statusMeaning(this.codes, status);
-      if (meaning !== null && meaning !== 'pending' && meaning !== outcome) {
+      // Only a payment's notification may contradict (transfers only share the numbering by assumption).
+      if (learn && meaning !== null && meaning !== 'pending' && meaning !== outcome) {
         // The partner's own notification contradicts the setting's reading of its code: the setting
-        // is wrong about approved and canceled. From now on no code decides.
+        // is wrong about approved and canceled. From now on no code decides, until a restart (this
+        // verdict is not kept: one misread event must not disable a right setting for good).
         this.seenPending = this.codes.pending;
         void this.mismatch(
           `a notification said ${outcome} for ${reference}, but the partner reports status ${code}, which PIX_STATUS_CODES calls ${meaning}` +
             ` (approved and canceled swapped?): set PIX_STATUS_CODES to the partner's numbering`,
           reference,
+          false,
         );
         return false;
       }
@@ -172,16 +178,20 @@ export class StatusNumbering {
     return this.approvedCode !== null && code !== this.approvedCode;
   }
 
-  private async mismatch(problem: string, reference: string): Promise<void> {
+  /** `keep`: the verdict outlives a restart (a new payment's code is proof; a contradiction by words is kept for this run only). */
+  private async mismatch(problem: string, reference: string, keep = true): Promise<void> {
     const first = this.state !== 'mismatch';
     this.state = 'mismatch';
     this.problem ??= problem;
+    this.kept ||= keep;
     if (first) this.log.error({ reference, status_codes: formatStatusCodes(this.codes) }, `partner status codes do not match the setting: ${problem}`);
+    if (!keep) return;
     await this.memory?.clear(this.verifiedKey).catch(() => undefined);
     await this.keepMismatch();
   }
 
   private async keepMismatch(): Promise<void> {
+    if (!this.kept) return;
     const kept = { configured: formatStatusCodes(this.codes), seen_pending: this.seenPending, approved: this.approvedCode, problem: this.problem };
     await this.memory?.save(this.mismatchKey, JSON.stringify(kept)).catch(() => undefined);
   }

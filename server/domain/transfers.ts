@@ -35,6 +35,8 @@ export class TransferService {
       if (error instanceof PartnerError && error.kind === 'not_found') return null;
       throw error;
     }
+    // A check that answers with a payment's record (a partner whose check reads any transaction) is no transfer of ours.
+    if (upstream.isPayment) return null;
     const { numbering, log } = this.options;
     await numbering.load();
     // As for payments: a code decides only under a verified numbering; a notification's words, when

@@ -181,17 +181,16 @@ export class WebhookProcessor {
    */
   private async apply(event: PartnerNotification, outcome: 'approved' | 'canceled' | null): Promise<ProcessResult> {
     const { reference } = event;
-    if (event.kind !== 'transfer') {
-      const stored = await this.deps.store.getPayment(reference);
-      if (stored) {
-        if (stored.final) return 'already_final';
-        // Confirmed with the partner; the body's status is never used alone.
-        const record = await this.deps.payments.confirm(reference, outcome);
-        return record?.final ? 'applied' : 'not_confirmed';
-      }
-      // Only payments this proxy issued are followed.
-      if (event.kind === 'payment') return 'unknown_reference';
+    // A payment this proxy issued is a payment, whatever kind the notification seems to name.
+    const stored = await this.deps.store.getPayment(reference);
+    if (stored) {
+      if (stored.final) return 'already_final';
+      // Confirmed with the partner; the body's status is never used alone.
+      const record = await this.deps.payments.confirm(reference, outcome);
+      return record?.final ? 'applied' : 'not_confirmed';
     }
+    // Only payments this proxy issued are followed.
+    if (event.kind === 'payment') return 'unknown_reference';
 
     const known = await this.deps.store.transfers.get(reference);
     if (known?.final) return 'already_final';

@@ -36,6 +36,7 @@ const DOMAIN_STATUS: Record<DomainErrorKind, [ContentfulStatusCode, ErrorCode]> 
   not_found: [404, 'not_found'],
   conflict: [409, 'conflict'],
   renewals_exhausted: [409, 'renewals_exhausted'],
+  status_unverified: [503, 'not_ready'],
   unknown_status: [502, 'upstream_unavailable'],
 };
 

@@ -321,7 +321,7 @@ export function createPartnerClient(options: PartnerClientOptions): PartnerClien
         logLine(res.status, 'error');
         // A create the service accepted (2xx) but whose answer we cannot read has happened, or may
         // have: its outcome is unknown, never a failure to retry. The body is kept, redacted.
-        if (!call.idempotent && error instanceof PartnerError) {
+        if (!call.idempotent) {
           throw new PartnerError(
             'outcome_unknown',
             `${call.operation}: the partner service accepted the request (HTTP ${res.status}) but its answer could not be read; the outcome is unknown`,
@@ -345,8 +345,10 @@ export function createPartnerClient(options: PartnerClientOptions): PartnerClien
   }
 
   /** A refusal of the token itself: 401, or a 403 that is not a transfer's refusal (KYC, key owner). */
-  const tokenRefused = (error: PartnerError): boolean =>
-    error.kind === 'unauthorized' || (error.details.status === 403 && error.kind === 'refused' && !isRefusalReason(error.details.reason));
+  const tokenRefused = (error: PartnerError, idempotent: boolean): boolean =>
+    error.kind === 'unauthorized' ||
+    // A 403 may also refuse a create for a reason we cannot name: a create is sent again only after a 401.
+    (idempotent && error.details.status === 403 && error.kind === 'refused' && !isRefusalReason(error.details.reason));
 
   async function send<T>(call: Call<T>): Promise<T> {
     if (call.authenticated !== false) await ensureToken();
@@ -356,7 +358,7 @@ export function createPartnerClient(options: PartnerClientOptions): PartnerClien
         return await attempt(call, number);
       } catch (error) {
         if (!(error instanceof PartnerError)) throw error;
-        if (call.authenticated !== false && tokenRefused(error)) {
+        if (call.authenticated !== false && tokenRefused(error, call.idempotent)) {
           // A refused token: log in again once and repeat the same request once. Safe even for a
           // create, because a refused token means the service did not act on it. A token that is
           // still refused is not kept for the next start.
@@ -437,7 +439,11 @@ export function createPartnerClient(options: PartnerClientOptions): PartnerClien
     const body = json(operation, res);
     const { found, ...read } = readTransfer(body);
     observed(operation, res, body, found);
-    // A check of a known reference may omit it, but an answer with neither reference nor status (`{"data": null}`) says nothing.
+    // A check of a known reference may omit it, but an answer with neither reference nor status (`{"data": null}`) says nothing,
+    // and an answer about another transaction is no answer about this one.
+    if (fallbackReference !== undefined && read.externalReference !== null && read.externalReference !== fallbackReference) {
+      throw unreadable(operation, res, `record of ${fallbackReference}`);
+    }
     const externalReference = read.externalReference ?? (read.status ? fallbackReference : undefined);
     if (!externalReference) throw unreadable(operation, res, 'external_reference');
     return { ...read, externalReference };
@@ -526,7 +532,10 @@ export function createPartnerClient(options: PartnerClientOptions): PartnerClien
           const body = json('getPayment', res);
           const { found, ...read } = readPayment(body);
           observed('getPayment', res, body, found);
-          return { ...read, externalReference: read.externalReference ?? externalReference };
+          // An answer about another payment (a list, say) is no answer about this one.
+          if (read.externalReference !== null && read.externalReference !== externalReference)
+            throw unreadable('getPayment', res, `record of ${externalReference}`);
+          return { ...read, externalReference };
         },
         idempotent: true,
       });

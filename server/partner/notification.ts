@@ -30,7 +30,10 @@ type Json = unknown;
 const isObject = (value: Json): value is Record<string, Json> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 const ENVELOPES = ['', 'data', 'transaction', 'payload', 'object', 'resource', 'body', 'data.transaction', 'data.object', 'event'];
-const PAYMENT_WORDS = new Set(['payment', 'deposit', 'pix_deposit', 'charge', 'cobranca', 'pix_in', 'pixin', 'receivement', 'receipt', 'qrcode', 'pix']);
+// `pix` alone names neither (a Pix transfer is a Pix too): only with `in`/`out` or another word.
+const PAYMENT_WORDS = new Set(['payment', 'deposit', 'pix_deposit', 'charge', 'cobranca', 'pix_in', 'pixin', 'receivement', 'receipt', 'qrcode']);
+/** Words an event name may have before its outcome: kinds, and the parts of two-word kinds. */
+const KIND_PARTS = new Set(['pix', 'in', 'out', 'cash', 'qr', 'code']);
 const TRANSFER_WORDS = new Set(['transfer', 'withdrawal', 'withdraw', 'payout', 'pix_out', 'pixout', 'cashout', 'cash_out']);
 
 /** The body as JSON: a JSON text, or form fields. Null when it is neither. */
@@ -79,11 +82,12 @@ function get(node: Json, path: string): Json {
   return at;
 }
 
+/** The first of `names` (in their order of confidence) found in any envelope. */
 function findString(root: Json, names: readonly string[], envelopes = ENVELOPES): string | null {
-  for (const envelope of envelopes) {
-    const node = get(root, envelope);
-    if (!isObject(node)) continue;
-    for (const name of names) {
+  for (const name of names) {
+    for (const envelope of envelopes) {
+      const node = get(root, envelope);
+      if (!isObject(node)) continue;
       const value = node[name];
       if (typeof value === 'string' && value.trim() !== '' && value.length <= LIMITS.referenceMaxLength) return value.trim();
     }
@@ -122,6 +126,9 @@ const NOT_AN_OUTCOME = new Set([
 /** The outcome an event's name states: only its last word, and only with nothing that turns it into something else. */
 function eventOutcome(eventWords: string[]): PartnerNotification['outcome'] {
   if (eventWords.length === 0 || eventWords.some((w) => NOT_AN_OUTCOME.has(w))) return null;
+  // Only `<kind words>.<outcome>`: `payment.settlement.failed` is about a settlement, not the payment.
+  const before = eventWords.slice(0, -1);
+  if (!before.every((w) => KIND_PARTS.has(w) || kindOf(w) !== null)) return null;
   return outcomeOf(eventWords.at(-1)!);
 }
 
@@ -150,12 +157,12 @@ export function readNotification(body: Json): PartnerNotification | null {
   const eventWords = event ? words(event) : [];
   const kind =
     kindOf(findString(body, ['type', 'kind', 'transaction_type', 'transactionType', 'resource', 'object'])) ??
-    eventWords.map(kindOf).find((k) => k !== null) ??
-    // `pix_deposit.approved`: the kind may be two words.
+    // Two-word kinds first (`pix_out`, `pix_deposit`), then single words.
     eventWords
       .slice(0, -1)
       .map((w, i) => kindOf(`${w}_${eventWords[i + 1]}`))
       .find((k) => k !== null) ??
+    eventWords.map(kindOf).find((k) => k !== null) ??
     null;
 
   let status: PartnerStatus | null = null;

@@ -55,6 +55,14 @@ function recordOf(path: string | undefined): string {
   return parts.length > 0 ? `${parts.join('.')}.` : '';
 }
 
+/**
+ * `name` inside a record when no reference said which: under `data` or `result` only, never at the
+ * top, where an envelope keeps its own `status` (`{"status": 1, "data": null}` is a success flag).
+ */
+function inRecord(...names: string[]): string[] {
+  return ['data.', 'data.data.', 'result.'].flatMap((prefix) => names.map((name) => prefix + name));
+}
+
 /** `name`, under the envelopes an answer may use: `data`, `data.data`, `result`, or none. */
 function enveloped(...names: string[]): string[] {
   return ['data.', '', 'data.data.', 'result.', 'data.0.'].flatMap((prefix) => names.map((name) => prefix + name));
@@ -116,11 +124,12 @@ export interface PartnerStatus {
   word: string | null;
 }
 
-const status = (value: Json): PartnerStatus | null => {
+const status = (value: Json, depth = 0): PartnerStatus | null => {
   const code = integer(value);
   if (code !== null) return { code, word: null };
   if (typeof value === 'string' && /^[A-Za-z][\w .-]{0,40}$/.test(value.trim())) return { code: null, word: value.trim().toLowerCase() };
-  if (isObject(value)) return status(value.code ?? value.id ?? value.name ?? value.value);
+  // `{status: {code: 2, name: "paid"}}`, one level deep: no deeper (an answer nested 20,000 times is no status).
+  if (isObject(value) && depth === 0) return status(value.code ?? value.id ?? value.name ?? value.value, 1);
   return null;
 };
 
@@ -186,7 +195,8 @@ export interface PaymentAnswer {
 
 /** A create's answer (4.3) or a payment's details (4.5): the same fields, wherever they are. */
 export function readPayment(json: Json): PaymentAnswer {
-  const reference = first(json, payment('external_reference', 'externalReference', 'reference'), text);
+  // The spec's name first, everywhere it may be; a bare `reference` (which may echo our own id) last.
+  const reference = first(json, [...payment('external_reference'), ...payment('externalReference'), ...payment('reference')], text);
   const pixKey = first(json, payment('pix_key', 'pixKey', 'copy_paste', 'emv', 'brcode', 'qr_code'), (v) =>
     typeof v === 'string' && v.startsWith('000201') ? v : null,
   );
@@ -194,7 +204,7 @@ export function readPayment(json: Json): PaymentAnswer {
   const checkout = first(json, payment('checkout', 'checkout_url', 'checkoutUrl'), url);
   // The status, value and creation time of the record that holds the reference (else of `data`, or the top).
   const record = reference ? recordOf(reference.at) : null;
-  const own = (...names: string[]) => (record !== null ? names.map((n) => record + n) : enveloped(...names));
+  const own = (...names: string[]) => (record !== null ? names.map((n) => record + n) : inRecord(...names));
   const createdAt = first(json, [...own('created_at', 'createdAt'), ...enveloped('created_at', 'createdAt', 'pix_deposit.created_at')], time);
   const state = first(json, own('status', 'state', 'status_code'), status);
   const value = first(json, [...own('value', 'amount'), ...payment('value', 'amount')], readNumber);
@@ -240,6 +250,8 @@ export interface TransferAnswer {
   end2end: string | null;
   createdAt: number | null;
   updatedAt: number | null;
+  /** The record says it is a payment (`type` payment or deposit, or a `pix_deposit`): not a transfer, whatever was asked. */
+  isPayment: boolean;
   found: Found;
 }
 
@@ -250,10 +262,13 @@ const transfer = (...names: string[]) => [
 ];
 
 export function readTransfer(json: Json): TransferAnswer {
-  const reference = first(json, transfer('external_reference', 'externalReference', 'reference'), text);
+  const reference = first(json, [...transfer('external_reference'), ...transfer('externalReference'), ...transfer('reference')], text);
   // Every other field from the record that holds the reference (never an envelope's `status`).
   const record = reference ? recordOf(reference.at) : null;
-  const own = (...names: string[]) => (record !== null ? names.map((n) => record + n) : transfer(...names));
+  const own = (...names: string[]) =>
+    record !== null
+      ? names.map((n) => record + n)
+      : [...inRecord(...names), ...inRecord(...names.map((n) => `transfer.${n}`)), ...inRecord(...names.map((n) => `withdrawal.${n}`))];
   const state = first(json, own('status', 'state', 'status_code'), status);
   const value = first(json, own('value', 'amount'), readNumber);
   const key = first(json, own('pix_key', 'pixKey'), text);
@@ -262,6 +277,10 @@ export function readTransfer(json: Json): TransferAnswer {
   const end2end = first(json, own('end2end', 'end_to_end_id', 'endToEndId', 'e2e_id'), text);
   const createdAt = first(json, own('created_at', 'createdAt'), time);
   const updatedAt = first(json, own('updated_at', 'updatedAt'), time);
+  const kind = first(json, own('type', 'kind'), text);
+  const isPayment =
+    ['payment', 'deposit', 'pix_deposit'].includes(kind?.value.toLowerCase() ?? '') ||
+    first(json, own('pix_deposit', 'pixDeposit'), (v) => (isObject(v) ? v : null)) !== null;
   return {
     externalReference: reference?.value ?? null,
     status: state?.value ?? null,
@@ -272,6 +291,7 @@ export function readTransfer(json: Json): TransferAnswer {
     end2end: end2end?.value ?? null,
     createdAt: createdAt?.value ?? null,
     updatedAt: updatedAt?.value ?? null,
+    isPayment,
     found: { external_reference: reference?.at ?? null, status: state?.at ?? null, value: value?.at ?? null },
   };
 }

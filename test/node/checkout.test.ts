@@ -274,6 +274,21 @@ describe("the browser gets the checkout's payment", () => {
 });
 
 describe('renewal after expiry', () => {
+  test('under a status numbering that does not hold, no second code is offered: the first may have been paid', async () => {
+    // The numbered dialect (0 pending) read with the default setting (1 pending): a mismatch at the first payment.
+    const local = await startDevStack({ dialect: 'numbered', logger: createLogger({ level: 'silent' }) });
+    try {
+      const checkout = await newCheckout(local);
+      assert.equal((await payFor(local, checkout.checkout_id)).res.status, 201);
+      assert.equal(local.pix.numbering.report().state, 'mismatch');
+      local.sandbox.state.clock.advance(HOUR);
+      expectError(await payFor(local, checkout.checkout_id), 503, 'not_ready');
+      assert.equal(local.sandbox.state.payments.size, 1, 'no second payment created upstream');
+    } finally {
+      await local.close();
+    }
+  });
+
   test('an expired payment is replaced, up to the renewals allowed, then 409 renewals_exhausted', async () => {
     const local = await startDevStack({ renewals: 1 });
     try {

@@ -141,6 +141,27 @@ describe('a payment answer', () => {
     // An envelope word alone is no state: it means nothing.
     assert.equal(statusMeaning(DEFAULT_STATUS_CODES, { code: null, word: 'success' }), null);
   });
+  test("without a reference, an envelope's top-level status is never the record's", () => {
+    assert.equal(readTransfer({ status: 1, message: 'not found', data: null }).status, null);
+    assert.equal(readPayment({ status: 1, data: { id: 3, status: null } }).status, null);
+    assert.deepEqual(readTransfer({ data: { status: 2 } }).status, { code: 2, word: null });
+  });
+  test("the spec's external_reference wins over a bare reference (which may echo our own id)", () => {
+    const read = readPayment({ data: { reference: 'our-transaction-id', pix_deposit: { external_reference: 'E123', pix_key: code } } });
+    assert.equal(read.externalReference, 'E123');
+    assert.equal(readNotification({ reference: 'our-id', data: { external_reference: 'E123' } })?.reference, 'E123');
+  });
+  test('a status nested deeper than one object is no status (no stack overflow on a hostile answer)', () => {
+    let nested: unknown = 2;
+    for (let i = 0; i < 20_000; i++) nested = { code: nested };
+    assert.equal(readPayment({ data: { external_reference: 'r1', status: nested } }).status, null);
+    assert.deepEqual(readPayment({ data: { external_reference: 'r1', status: { code: 2, name: 'paid' } } }).status, { code: 2, word: null });
+  });
+  test("a transfer check that answers a payment's record says so", () => {
+    assert.equal(readTransfer({ data: { external_reference: 't1', type: 'payment', status: 2 } }).isPayment, true);
+    assert.equal(readTransfer({ data: { external_reference: 't1', status: 2, pix_deposit: { pix_key: code } } }).isPayment, true);
+    assert.equal(readTransfer({ data: { external_reference: 't1', type: 'transfer', status: 2 } }).isPayment, false);
+  });
   test('a status word is kept as a word; a copy-and-paste code must look like one', () => {
     const read = readPayment({ data: { external_reference: 'r1', status: 'PAID', pix_key: 'not a brcode' } });
     assert.deepEqual(read.status, { code: null, word: 'paid' });
@@ -264,6 +285,16 @@ describe('notifications in any plausible form', () => {
       assert.equal(read?.outcome, null, event);
     }
     assert.equal(readNotification({ event: 'pix_deposit.approved', data: { external_reference: 'r1' } })?.kind, 'payment');
+    // Only `<kind words>.<outcome>` states an outcome.
+    assert.equal(readNotification({ event: 'payment.settlement.failed', data: { external_reference: 'r1' } })?.outcome, null);
+  });
+  test('a Pix transfer is a transfer: two-word kinds before single words, `pix` alone names neither', () => {
+    for (const event of ['pix_out.approved', 'PIX_WITHDRAWAL_APPROVED', 'pix.transfer.completed']) {
+      const read = readNotification({ event, data: { external_reference: 't1' } });
+      assert.equal(read?.kind, 'transfer', event);
+      assert.equal(read?.outcome, 'approved', event);
+    }
+    assert.equal(readNotification({ type: 'pix', event: 'transfer.approved', data: { external_reference: 't1' } })?.kind, 'transfer');
   });
   test('form-encoded, plain or with a JSON field', () => {
     // A stored body is read again without its Content-Type: the form is recognized by its shape.
@@ -374,11 +405,26 @@ describe('the numbering guard', () => {
     assert.equal(real.report().state, 'unverified');
   });
 
-  test('transfers teach no code', async () => {
+  test('transfers teach no code, and cannot make a verified numbering a mismatch', async () => {
     const guard = new StatusNumbering(DEFAULT_STATUS_CODES, silent, memoryTokenStore());
     await guard.observeFresh(code(0), 'r1');
     assert.equal(guard.confirmExplicit('approved', code(1), 't1', false), false);
     assert.equal(guard.meaning(code(1)), null);
+    const verified = new StatusNumbering(DEFAULT_STATUS_CODES, silent, memoryTokenStore());
+    await verified.observeFresh(code(1), 'r1');
+    assert.equal(verified.confirmExplicit('approved', code(3), 't1', false), false);
+    assert.equal(verified.report().state, 'verified');
+  });
+
+  test("a mismatch from contradicting words lasts this run only; one from a new payment's code is kept", async () => {
+    const memory = memoryTokenStore();
+    const guard = new StatusNumbering(DEFAULT_STATUS_CODES, silent, memory);
+    await guard.observeFresh(code(1), 'r1');
+    guard.confirmExplicit('approved', code(3), 'r2');
+    assert.equal(guard.report().state, 'mismatch');
+    const restarted = new StatusNumbering(DEFAULT_STATUS_CODES, silent, memory);
+    await restarted.load();
+    assert.equal(restarted.report().state, 'verified');
   });
 });
 
