@@ -2,8 +2,8 @@ import { readFileSync } from 'node:fs';
 import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
 import { defineConfig, type Plugin } from 'vite';
 
-/** The script-tag bundle's budget (issue "Widget"): at most 20 KB gzip; the build fails over it. */
-export const BUNDLE_BUDGET_GZIP = 20 * 1024;
+/** The script-tag bundle's budget (issue "Performance": at most 18 KB gzip, everything included); the build fails over it. */
+export const BUNDLE_BUDGET_GZIP = 18 * 1024;
 
 /** The figure that matters for a script tag: the file as served, gzip -9 and brotli, against the budget. */
 export function bundleSizes(file: string): { minified: number; gzip: number; brotli: number } {
