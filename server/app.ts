@@ -167,6 +167,7 @@ export function createApp(deps: AppDeps): PixApp {
     paymentRoutes({ payments, streams: deps.streams ?? DEFAULTS.streams, openAmount: deps.openAmount ?? false, limitCreate, limitStatus, cors, sameOrigin }),
   );
   app.route(basePath, checkoutRoutes({ checkouts, requireApiKey: requireApiKey(deps.apiKey), limitCreate, cors, sameOrigin }));
+  const intakeAuthenticated = Boolean(deps.webhooks?.secretPath) || (deps.webhooks?.sourceIps?.length ?? 0) > 0;
   app.route(
     basePath,
     webhookRoutes({
@@ -178,7 +179,7 @@ export function createApp(deps: AppDeps): PixApp {
       clientOf,
       // After the write, not awaited: the answer does not wait for the partner.
       // A notification's words are evidence only when the intake is authenticated (a secret path or the partner's addresses).
-      received: (id, raw) => void processor.process(id, raw, Boolean(deps.webhooks?.secretPath) || (deps.webhooks?.sourceIps?.length ?? 0) > 0),
+      received: (id, raw, event) => void processor.process(id, raw, { event, authenticated: intakeAuthenticated }),
       limitPerSource: limiter(limits ? (limits.webhook ?? perMinute(DEFAULTS.webhookIntake.perSourcePerMinute)) : undefined, clientOf, now),
     }),
   );

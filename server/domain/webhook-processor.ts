@@ -69,11 +69,14 @@ export class WebhookProcessor {
 
   /**
    * Processes one stored event, with the others of its reference; resolves when the confirmation that
-   * covers it has ended (settled, or failed and left for the next pass).
+   * covers it has ended (settled, or failed and left for the next pass). `received`: the intake's
+   * reading of a notification it just stored, and whether the intake is authenticated; a stored event
+   * taken up again (drain) is read anew and its words never count.
    */
-  async process(id: number, rawBody: string, authenticated = false): Promise<void> {
+  async process(id: number, rawBody: string, received?: { event: PartnerNotification; authenticated: boolean }): Promise<void> {
     if (this.closed) return;
-    const event = parseEvent(rawBody);
+    const event = received?.event ?? parseEvent(rawBody);
+    const authenticated = received?.authenticated ?? false;
     if (!event) return this.settle([id], 'invalid');
     const key = `${event.kind ?? 'any'}:${event.reference}`;
     let group = this.groups.get(key);

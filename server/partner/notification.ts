@@ -14,7 +14,7 @@
  * A form-encoded body is read as its fields (a field holding JSON as that JSON).
  */
 import { LIMITS } from '../../src/shared/limits.ts';
-import { readNumber, type PartnerStatus } from './read.ts';
+import { at, isObject, readNumber, type PartnerStatus } from './read.ts';
 import { wordMeaning } from './status-codes.ts';
 
 export interface PartnerNotification {
@@ -27,7 +27,6 @@ export interface PartnerNotification {
 }
 
 type Json = unknown;
-const isObject = (value: Json): value is Record<string, Json> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 const ENVELOPES = ['', 'data', 'transaction', 'payload', 'object', 'resource', 'body', 'data.transaction', 'data.object', 'event'];
 // `pix` alone names neither (a Pix transfer is a Pix too): only with `in`/`out` or another word.
@@ -72,21 +71,11 @@ export function notificationBody(raw: string, contentType: string | undefined): 
   return null;
 }
 
-function get(node: Json, path: string): Json {
-  if (path === '') return node;
-  let at = node;
-  for (const key of path.split('.')) {
-    if (!isObject(at) || !Object.hasOwn(at, key)) return undefined;
-    at = at[key];
-  }
-  return at;
-}
-
 /** The first of `names` (in their order of confidence) found in any envelope. */
 function findString(root: Json, names: readonly string[], envelopes = ENVELOPES): string | null {
   for (const name of names) {
     for (const envelope of envelopes) {
-      const node = get(root, envelope);
+      const node = at(root, envelope);
       if (!isObject(node)) continue;
       const value = node[name];
       if (typeof value === 'string' && value.trim() !== '' && value.length <= LIMITS.referenceMaxLength) return value.trim();
@@ -167,7 +156,7 @@ export function readNotification(body: Json): PartnerNotification | null {
 
   let status: PartnerStatus | null = null;
   for (const envelope of ENVELOPES) {
-    const node = get(body, envelope);
+    const node = at(body, envelope);
     if (!isObject(node) || node.status === undefined || node.status === null) continue;
     const code = readNumber(node.status);
     if (code !== null && Number.isInteger(code)) status = { code, word: null };

@@ -20,10 +20,11 @@ export type Found = Record<string, string | null>;
 
 type Json = unknown;
 
-const isObject = (value: Json): value is Record<string, Json> => typeof value === 'object' && value !== null && !Array.isArray(value);
+export const isObject = (value: Json): value is Record<string, Json> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
-/** The value at a dotted path (`data.pix_deposit.pix_key`); a numeric segment indexes an array. */
-function at(json: Json, path: string): Json {
+/** The value at a dotted path (`data.pix_deposit.pix_key`; `''` is the whole); a numeric segment indexes an array. */
+export function at(json: Json, path: string): Json {
+  if (path === '') return json;
   let node = json;
   for (const key of path.split('.')) {
     if (Array.isArray(node) && /^\d+$/.test(key)) node = node[Number(key)];

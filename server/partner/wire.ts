@@ -262,27 +262,4 @@ export const NewWebhookPayload = z.looseObject({
 });
 export type NewWebhookPayload = z.infer<typeof NewWebhookPayload>;
 
-export interface WebhookEvent {
-  format: 'old' | 'new';
-  kind: WebhookKind;
-  externalReference: string;
-  outcome: WebhookOutcome;
-  /** The service's own event id (new format only). */
-  eventId: string | null;
-}
-
-/** Reads a notification in either format; null when it is neither (or an outcome we do not know). */
-export function parseWebhook(body: unknown): WebhookEvent | null {
-  const fresh = NewWebhookPayload.safeParse(body);
-  if (fresh.success) {
-    const [kind, outcome] = fresh.data.event.split('.') as [WebhookKind, WebhookOutcome];
-    return { format: 'new', kind, outcome, externalReference: fresh.data.data.external_reference, eventId: fresh.data.id };
-  }
-  const old = OldWebhookPayload.safeParse(body);
-  if (!old.success) return null;
-  const outcome = old.data.status === PARTNER_STATUS.approved ? 'approved' : old.data.status === PARTNER_STATUS.canceled ? 'canceled' : null;
-  if (!outcome) return null;
-  return { format: 'old', kind: old.data.type, outcome, externalReference: old.data.external_reference, eventId: null };
-}
-
 export type { PixKeyType };

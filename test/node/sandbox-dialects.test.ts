@@ -12,7 +12,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
-import { PARTNER_PATHS, PARTNER_STATUS, parseWebhook } from '../../server/partner/wire.ts';
+import { readNotification } from '../../server/partner/notification.ts';
+import { PARTNER_PATHS, PARTNER_STATUS } from '../../server/partner/wire.ts';
 import { createClock } from '../../server/sandbox/clock.ts';
 import { TEST_CUSTOMERS } from '../../server/sandbox/customers.ts';
 import { DIALECT_NAMES, SANDBOX_DIALECTS, type DialectName, type SandboxDialect } from '../../server/sandbox/dialects.ts';
@@ -421,7 +422,14 @@ describe('numbered: 0 pending, 1 approved, 2 canceled; top-level token and tenan
     await c.control('POST', `/payments/${canceled}/cancel`);
     const old = await received(r, canceled, referenceOf);
     assert.deepEqual(old, { type: 'deposit', externalReference: canceled, status: CODES.canceled, value: 10.5 });
-    assert.equal(parseWebhook(old), null, 'the default reading does not take it for an approval');
+    // Its code 2 is canceled here, approved in the default numbering: as read, a code, no outcome.
+    assert.deepEqual(readNotification(old), {
+      reference: canceled,
+      kind: 'payment',
+      outcome: null,
+      status: { code: CODES.canceled, word: null },
+      eventId: null,
+    });
 
     await c.api('PATCH', PARTNER_PATHS.notificationUrl, { notification_url: r.url, notify_type: 2 });
     const paid = (await c.api('POST', PARTNER_PATHS.createPayment, createBody)).json.data.external_reference;

@@ -14,9 +14,9 @@ import {
   PARTNER_PATHS,
   PARTNER_STATUS,
   PartnerErrorResponse,
-  parseWebhook,
   type NotifyType,
 } from '../../server/partner/wire.ts';
+import { readNotification } from '../../server/partner/notification.ts';
 import { TEST_CUSTOMERS } from '../../server/sandbox/customers.ts';
 import type { WebhookDelivery } from '../../server/sandbox/webhooks.ts';
 import { TIMESTAMP_PATTERN, startHarness, startReceiver, waitFor, type Harness, type Receiver } from '../support/sandbox-harness.ts';
@@ -118,7 +118,14 @@ describe('6 events, old format (notify_type 1)', () => {
     assert.equal(payload.transaction_id, 'pedido-7');
     assert.equal(payload.end2end, null, 'not used for payments');
     assert.equal(payload.user_id, null, 'only for wallet payments');
-    assert.deepEqual(parseWebhook(hook.body), { format: 'old', kind: 'payment', outcome: 'approved', externalReference: reference, eventId: null });
+    // As the proxy reads it: the old format says its outcome only with a code.
+    assert.deepEqual(readNotification(hook.body), {
+      reference,
+      kind: 'payment',
+      outcome: null,
+      status: { code: PARTNER_STATUS.approved, word: null },
+      eventId: null,
+    });
   });
 
   test('a payment canceled 1 hour after expiration: exactly one event, however often time moves', async () => {
@@ -134,11 +141,11 @@ describe('6 events, old format (notify_type 1)', () => {
     const deliveries = await settledDeliveries(created.external_reference);
     assert.equal(deliveries.length, 1);
     assert.equal(r.received.length, 1);
-    assert.deepEqual(parseWebhook(r.received[0]!.body), {
-      format: 'old',
+    assert.deepEqual(readNotification(r.received[0]!.body), {
+      reference: created.external_reference,
       kind: 'payment',
-      outcome: 'canceled',
-      externalReference: created.external_reference,
+      outcome: null,
+      status: { code: PARTNER_STATUS.canceled, word: null },
       eventId: null,
     });
     assert.equal(OldWebhookPayload.parse(r.received[0]!.body).status, PARTNER_STATUS.canceled);
@@ -158,7 +165,7 @@ describe('6 events, old format (notify_type 1)', () => {
     assert.match(byRef.get(approved)!.end2end!, /^E/);
     assert.equal(byRef.get(approved)!.transaction_id, 'saque-9');
     assert.equal(byRef.get(canceled)!.status, PARTNER_STATUS.canceled);
-    assert.equal(parseWebhook(r.received.find((w) => w.body.external_reference === canceled)!.body)?.outcome, 'canceled');
+    assert.equal(readNotification(r.received.find((w) => w.body.external_reference === canceled)!.body)?.kind, 'transfer');
   });
 });
 
@@ -184,8 +191,9 @@ describe('6 events, new format (notify_type 2)', () => {
     assert.match(eventOf(paid).occurred_at, TIMESTAMP_PATTERN);
     assert.equal(new Set(events.map((e) => e.id)).size, events.length, 'every event has its own id');
     for (const w of r.received) {
-      const parsed = parseWebhook(w.body);
-      assert.equal(parsed?.format, 'new');
+      // As the proxy reads it: the new format says its outcome in words, with its event id.
+      const parsed = readNotification(w.body);
+      assert.equal(parsed?.outcome, (w.body.event as string).split('.')[1]);
       assert.equal(parsed?.eventId, w.body.id);
     }
   });
