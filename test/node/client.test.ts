@@ -9,8 +9,9 @@ import { PARTNER_STATUS } from '../../server/partner/wire.ts';
 import { startSandbox, type RunningSandbox } from '../../server/sandbox/server.ts';
 import { DEFAULT_ACCOUNT } from '../../server/sandbox/state.ts';
 import { createPartnerClient, tokenStoreKey, type PartnerClientOptions, type PartnerLogEntry } from '../../server/partner/client.ts';
-import { PartnerError, redact } from '../../server/partner/errors.ts';
+import { redact } from '../../server/partner/errors.ts';
 import { fileTokenStore, memoryTokenStore } from '../../server/partner/token-store.ts';
+import { rejection } from '../support/checks.ts';
 
 let sandbox: RunningSandbox;
 let dir: string;
@@ -36,16 +37,6 @@ function client(extra: Partial<PartnerClientOptions> = {}) {
     ...extra,
   });
   return { partner, log, logins: () => log.filter((e) => e.operation === 'login').length };
-}
-
-async function rejection(promise: Promise<unknown>): Promise<PartnerError> {
-  try {
-    await promise;
-  } catch (error) {
-    assert.ok(error instanceof PartnerError, `a PartnerError, got ${String(error)}`);
-    return error;
-  }
-  assert.fail('expected a rejection');
 }
 
 describe('client: auth', () => {

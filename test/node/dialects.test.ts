@@ -23,7 +23,6 @@ import { startDevStack, type DevStack, type DevStackOptions } from '../../server
 import type { OutcomeEvent } from '../../server/domain/outcomes.ts';
 import { createLogger } from '../../server/log.ts';
 import { createPartnerClient, type ObservedAnswer, type PartnerClientOptions, type PartnerLogEntry } from '../../server/partner/client.ts';
-import { PartnerError } from '../../server/partner/errors.ts';
 import { formatStatusCodes, type StatusCodes } from '../../server/partner/status-codes.ts';
 import { PARTNER_PATHS, PARTNER_STATUS } from '../../server/partner/wire.ts';
 import { createClock } from '../../server/sandbox/clock.ts';
@@ -31,6 +30,7 @@ import { DIALECT_NAMES, SANDBOX_DIALECTS, type DialectName } from '../../server/
 import { startSandbox, type RunningSandbox } from '../../server/sandbox/server.ts';
 import { DEFAULT_ACCOUNT } from '../../server/sandbox/state.ts';
 import { DB_FILE_NAME } from '../../server/store/sqlite/sqlite-store.ts';
+import { rejection, stackControl, waitFor } from '../support/checks.ts';
 
 /** 2030-01-01T00:00:00Z: the client suites' sandbox clock is frozen here and moved by the tests. */
 const T0 = Date.UTC(2030, 0, 1);
@@ -100,25 +100,6 @@ const EXPECTED: Record<
   },
 };
 
-/** A guard, not a timing: fails only if the condition never comes. */
-async function waitFor(what: string, check: () => boolean | Promise<boolean>, limitMs = 10_000): Promise<void> {
-  const deadline = Date.now() + limitMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) assert.fail(`gave up waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
-async function rejection(promise: Promise<unknown>): Promise<PartnerError> {
-  try {
-    await promise;
-  } catch (error) {
-    assert.ok(error instanceof PartnerError, `a PartnerError, got ${String(error)}`);
-    return error;
-  }
-  assert.fail('expected a rejection');
-}
-
 /** The sandbox's control API over HTTPS, trusting its certificate: JSON in and out, a 2xx required. */
 function controlOf(sandbox: RunningSandbox) {
   const agent = new Agent({ ca: sandbox.ca, keepAlive: true });
@@ -141,18 +122,6 @@ function controlOf(sandbox: RunningSandbox) {
       req.end(payload);
     });
   return Object.assign(call, { close: () => agent.destroy() });
-}
-
-/** The dev stack's control API (its sandbox under /sandbox), JSON in and out, a 2xx required. */
-async function stackControl(stack: DevStack, method: string, path: string, body?: unknown): Promise<any> {
-  const res = await fetch(`${stack.url}/sandbox/_sandbox${path}`, {
-    method,
-    headers: body === undefined ? {} : { 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  assert.ok(res.ok, `${method} ${path}: ${res.status} ${text}`);
-  return text ? JSON.parse(text) : undefined;
 }
 
 /** A dev stack on a dialect, its store read through SQLite, and every outcome it emits. */

@@ -108,19 +108,14 @@ describe('the webhook intake under a flood', () => {
   after(() => stack.close());
 
   const notify = (body: string) => stack.app.request('/api/webhooks/partner', { method: 'POST', headers: json, body });
+  /** The partner's notification (old format) that a payment was paid. */
+  const oldFormatPaid = (reference: string) =>
+    JSON.stringify({ type: 'payment', external_reference: reference, status: 2, value: 3.5, transaction_id: null, end2end: null, user_id: null });
 
   test('copies of one notification share one partner confirmation; every copy is kept and settled', async () => {
     const payment = await openPayment(stack);
     const reads = countReads(stack);
-    const body = JSON.stringify({
-      type: 'payment',
-      external_reference: payment.reference,
-      status: 2,
-      value: 3.5,
-      transaction_id: null,
-      end2end: null,
-      user_id: null,
-    });
+    const body = oldFormatPaid(payment.reference);
     const answers = await Promise.all(Array.from({ length: 60 }, async () => await notify(body)));
     assert.deepEqual(new Set(answers.map((res) => res.status)), new Set([202]));
     await stack.pix.processor.idle();
@@ -130,15 +125,7 @@ describe('the webhook intake under a flood', () => {
 
   test('a notification is settled by its own confirmation, however many copies keep arriving after it', async () => {
     const payment = await openPayment(stack);
-    const body = JSON.stringify({
-      type: 'payment',
-      external_reference: payment.reference,
-      status: 2,
-      value: 3.5,
-      transaction_id: null,
-      end2end: null,
-      user_id: null,
-    });
+    const body = oldFormatPaid(payment.reference);
     const receivedAt = stack.sandbox.state.clock.now();
     // Each confirmation takes 300 ms, so copies arriving every 10 ms are always waiting when one ends.
     const fault = await addFault(stack, {

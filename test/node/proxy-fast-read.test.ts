@@ -20,6 +20,23 @@ import type { PartnerClient } from '../../server/partner/client.ts';
 import { StatusNumbering } from '../../server/domain/status-numbering.ts';
 import { DEFAULT_STATUS_CODES } from '../../server/partner/status-codes.ts';
 
+/** A payment service over `store`, at the default numbering verified as a first payment verifies it. */
+async function paymentService(
+  partner: PartnerClient,
+  store: ConstructorParameters<typeof PaymentService>[1]['store'],
+  now: () => number,
+): Promise<PaymentService> {
+  const silent = createLogger({ level: 'silent' });
+  return new PaymentService(partner, {
+    store,
+    expirationSeconds: 3600,
+    now,
+    log: silent,
+    outcomes: new Outcomes(silent),
+    numbering: await verifiedNumbering(),
+  });
+}
+
 /** The default numbering, verified as a first payment verifies it. */
 async function verifiedNumbering(): Promise<StatusNumbering> {
   const numbering = new StatusNumbering(DEFAULT_STATUS_CODES, createLogger({ level: 'silent' }));
@@ -123,14 +140,7 @@ describe('readJson', () => {
     const store = openSqliteStore({ dataDir: ':memory:' });
     let now = Date.UTC(2030, 0, 1, 12, 0, 1);
     const partner = { getPayment: async () => ({ status: { code: PARTNER_STATUS.approved, word: null } }) } as unknown as PartnerClient;
-    const service = new PaymentService(partner, {
-      store,
-      expirationSeconds: 3600,
-      now: () => now,
-      log: createLogger({ level: 'silent' }),
-      outcomes: new Outcomes(createLogger({ level: 'silent' })),
-      numbering: await verifiedNumbering(),
-    });
+    const service = await paymentService(partner, store, () => now);
     for (const valueCents of [20, 1234, 100, 1_000_000, 1999]) {
       const r = record({ reference: `ref_${valueCents}`, valueCents, transactionId: `tx-${valueCents}` });
       await store.insertPayment(r);
@@ -155,14 +165,7 @@ describe('readJson', () => {
     const inner = openSqliteStore({ dataDir: ':memory:' });
     const store = { ...inner, peekPayment: undefined };
     const now = Date.UTC(2030, 0, 1, 12, 0, 1);
-    const service = new PaymentService({} as PartnerClient, {
-      store,
-      expirationSeconds: 3600,
-      now: () => now,
-      log: createLogger({ level: 'silent' }),
-      outcomes: new Outcomes(createLogger({ level: 'silent' })),
-      numbering: await verifiedNumbering(),
-    });
+    const service = await paymentService({} as PartnerClient, store, () => now);
     await inner.insertPayment(record({ updatedAt: now }));
     assert.equal(await service.readJson('ref_1'), JSON.stringify(await service.read('ref_1')));
     await inner.close();

@@ -9,21 +9,13 @@ import { startDevStack, type DevStack } from '../../server/dev-stack.ts';
 import { createLogger } from '../../server/log.ts';
 import { createClock } from '../../server/sandbox/clock.ts';
 import { startSandbox, type RunningSandbox } from '../../server/sandbox/server.ts';
+import { stackControl } from '../support/checks.ts';
 
 const T0 = Date.UTC(2030, 0, 1);
 let sandbox: RunningSandbox;
 let stack: DevStack;
 
-async function control(method: string, path: string, body?: unknown): Promise<any> {
-  const res = await fetch(`${stack.url}/sandbox/_sandbox${path}`, {
-    method,
-    headers: body === undefined ? {} : { 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  assert.ok(res.ok, `${method} ${path}: ${res.status} ${text}`);
-  return text ? JSON.parse(text) : undefined;
-}
+const control = (method: string, path: string, body?: unknown) => stackControl(stack, method, path, body);
 
 before(async () => {
   sandbox = await startSandbox({ clock: createClock(() => T0), settleIntervalMs: 0, webhooks: { timeoutMs: 5000, retryDelayMs: 5 }, faultSeed: 11 });

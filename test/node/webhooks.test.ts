@@ -16,6 +16,7 @@ import { startSandbox, type RunningSandbox } from '../../server/sandbox/server.t
 import { verifyWebhookSignature } from '../../server/domain/signature.ts';
 import { DB_FILE_NAME } from '../../server/store/sqlite/sqlite-store.ts';
 import type { OutcomeEvent } from '../../server/domain/outcomes.ts';
+import { stackControl, waitFor } from '../support/checks.ts';
 
 const T0 = Date.UTC(2030, 0, 1);
 const SECRET = 'whsec_test_0123456789abcdef0123456789abcdef';
@@ -61,13 +62,6 @@ export async function startReceiver(secret = SECRET): Promise<Receiver> {
 }
 
 /** A guard, not a timing: fails only if the condition never comes. */
-export async function waitFor(what: string, check: () => boolean | Promise<boolean>, limitMs = 20_000): Promise<void> {
-  const deadline = Date.now() + limitMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
 
 let sandbox: RunningSandbox;
 let stack: DevStack;
@@ -75,16 +69,7 @@ let receiver: Receiver;
 let db: Database.Database;
 const emitted: OutcomeEvent[] = [];
 
-async function control(method: string, path: string, body?: unknown): Promise<any> {
-  const res = await fetch(`${stack.url}/sandbox/_sandbox${path}`, {
-    method,
-    headers: body === undefined ? {} : { 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  assert.ok(res.ok, `${method} ${path}: ${res.status} ${text}`);
-  return text ? JSON.parse(text) : undefined;
-}
+const control = (method: string, path: string, body?: unknown) => stackControl(stack, method, path, body);
 const create = async (value = 10) => (await stack.pix.payments.create({ value })).reference;
 const stored = (reference: string) => stack.store.getPayment(reference);
 const eventRows = (reference: string) =>

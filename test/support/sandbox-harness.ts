@@ -151,16 +151,7 @@ export function assertValidBrCode(pixKey: string, value: number): void {
 
 export const paymentPath = (template: string, reference: string) => fillPath(template, { external_reference: reference });
 
-/** Resolves when `check` returns a value other than undefined/false; fails after the guard. */
-export async function waitFor<T>(what: string, check: () => T | undefined | false | Promise<T | undefined | false>, guardMs = 5000): Promise<T> {
-  const deadline = Date.now() + guardMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) assert.fail(`gave up waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
+export { waitFor } from './checks.ts';
 
 export interface ReceivedWebhook {
   headers: IncomingHttpHeaders;
