@@ -1,6 +1,6 @@
 /** `pix-checkout deliveries list|replay`: the merchant webhook's deliveries, from the proxy's store. */
 import { DEFAULTS } from '../config.ts';
-import { ExitCode, UsageError, parse, type CliIo } from './io.ts';
+import { ExitCode, UsageError, count, parse, type CliIo } from './io.ts';
 
 export const HELP = `Usage: pix-checkout deliveries list [--failed] [--limit <n>] [--json]
        pix-checkout deliveries replay <id> | --all
@@ -17,12 +17,12 @@ export async function deliveriesCommand(rest: string[], io: CliIo): Promise<void
   if (sub !== 'list' && sub !== 'replay') throw new UsageError(`unknown deliveries command ${sub ?? '(none)'}; use list or replay`);
   if (sub === 'replay' && !values.all && (target === undefined || !/^\d+$/.test(target)))
     throw new UsageError('deliveries replay needs a delivery id, or --all');
+  const limit = count(values.limit, '--limit', 1000);
   // Imported here: only these commands open the store.
   const { openStore } = await import('../store/open.ts');
   const store = openStore({ dataDir: io.env.PIX_DATA_DIR?.trim() || DEFAULTS.dataDir, cacheSize: 0 });
   try {
     if (sub === 'list') {
-      const limit = values.limit === undefined ? 1000 : Number(values.limit);
       const rows = await store.outbox.list({ state: values.failed ? 'failed' : undefined, limit });
       const data = rows.map((r) => ({
         id: r.id,

@@ -10,8 +10,8 @@ import { partnerConfig } from '../config.ts';
 import type { ObservedAnswer, PartnerClient } from '../partner/client.ts';
 import { PartnerError } from '../partner/errors.ts';
 import { formatStatusCodes, statusMeaning, wordMeaning } from '../partner/status-codes.ts';
-import { NOTIFY_TYPE, PAYMENT_CHECK_HTTP } from '../partner/wire.ts';
-import { ExitCode, UsageError, client, parse, type CliIo } from './io.ts';
+import { NOTIFY_TYPE, NotificationUrlRequest, PAYMENT_CHECK_HTTP } from '../partner/wire.ts';
+import { ExitCode, UsageError, checkArgs, client, parse, type CliIo } from './io.ts';
 
 export const HELP = `Usage: pix-checkout doctor [--create] [--webhook-url <url> [--format old|new]] [--json]
 
@@ -40,6 +40,8 @@ export async function doctorCommand(rest: string[], io: CliIo): Promise<void> {
   const format = values.format;
   if (format !== undefined && format !== 'old' && format !== 'new') throw new UsageError('--format must be old or new');
   if (format !== undefined && values['webhook-url'] === undefined) throw new UsageError('--format goes with --webhook-url');
+  if (values['webhook-url'] !== undefined)
+    checkArgs(NotificationUrlRequest, { notification_url: values['webhook-url'] }, { notification_url: '--webhook-url' });
   const cfg = partnerConfig(io.env);
   const answers: ObservedAnswer[] = [];
   const partner = await client(cfg, (answer) => answers.push(answer));
@@ -117,7 +119,7 @@ export async function doctorCommand(rest: string[], io: CliIo): Promise<void> {
   if (values.json) {
     io.out(
       JSON.stringify(
-        { service: cfg.baseUrl, sandbox: cfg.sandbox, status_codes: formatStatusCodes(cfg.statusCodes), ok: !broken, findings, settings },
+        { base_url: cfg.baseUrl, sandbox: cfg.sandbox, status_codes: formatStatusCodes(cfg.statusCodes), ok: !broken, findings, settings },
         null,
         2,
       ),

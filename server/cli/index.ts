@@ -1,15 +1,16 @@
 /**
  * `pix-checkout <command>`: the partner service from a terminal, through the same client and the same
  * configuration as the proxy, one file per command. With nothing configured it talks to the local
- * sandbox (`npm run sandbox`).
+ * sandbox (`pix-checkout sandbox`).
  */
-import { ConfigError, loadEnv } from '../config.ts';
+import { ConfigError, loadEnv, partnerConfig } from '../config.ts';
 import { PartnerError } from '../partner/errors.ts';
 import { HELP as DELIVERIES, deliveriesCommand } from './deliveries.ts';
 import { HELP as DOCTOR, doctorCommand } from './doctor.ts';
 import { ExitCode, UsageError, type CliIo } from './io.ts';
 import { HELP as LOGIN, loginCommand } from './login.ts';
 import { HELP as PAYMENT, paymentCommand } from './payment.ts';
+import { HELP as SANDBOX, sandboxCommand } from './sandbox.ts';
 import { HELP as SERVE, serveCommand } from './serve.ts';
 import { HELP as TRANSFER, transferCommand } from './transfer.ts';
 import { HELP as WEBHOOK, webhookCommand } from './webhook.ts';
@@ -18,6 +19,7 @@ export { maskDocument, type CliIo } from './io.ts';
 
 /** Each command's help, for `help <command>` and the tests. */
 export const COMMAND_HELP = {
+  sandbox: SANDBOX,
   serve: SERVE,
   login: LOGIN,
   doctor: DOCTOR,
@@ -28,6 +30,7 @@ export const COMMAND_HELP = {
 } as const;
 
 const COMMANDS: Record<keyof typeof COMMAND_HELP, (rest: string[], io: CliIo) => Promise<void>> = {
+  sandbox: sandboxCommand,
   serve: serveCommand,
   login: loginCommand,
   doctor: doctorCommand,
@@ -37,29 +40,43 @@ const COMMANDS: Record<keyof typeof COMMAND_HELP, (rest: string[], io: CliIo) =>
   deliveries: deliveriesCommand,
 };
 
+/** The overview's lines for payouts: money sent out of the account. */
+const PAYOUTS_HELP = `  transfer create            send a transfer to a Pix key
+  transfer status <reference> a transfer's record`;
+
 const HELP = `Usage: pix-checkout <command> [options]
 
-Commands:
+Running locally:
+  sandbox                    run the partner-service sandbox (test account, HTTPS) until Ctrl-C
   serve                      run the checkout proxy (see serve --help)
+
+The partner service:
   login                      check the credentials and show the tenant
   doctor [--create]          check the assumptions about the service against the real one
   webhook set <url>          register the URL that receives the service's notifications
-  webhook received           notifications the proxy kept but could not act on
   payment create             create a Pix payment (QR code)
   payment status <reference> the state from the details; the quick check (HEAD) as a hint
   payment show <reference>   the payment's full record
-  transfer create            send a transfer to a Pix key
-  transfer status <reference> a transfer's record
-  deliveries list [--failed] the merchant webhook's deliveries (the store in PIX_DATA_DIR)
+
+Payouts:
+${PAYOUTS_HELP}
+
+The proxy's store (PIX_DATA_DIR):
+  webhook received           notifications the proxy kept but could not act on
+  deliveries list [--failed] the merchant webhook's deliveries
   deliveries replay <id>|--all send a delivery again (--all: every failed one)
 
 Options for every command:
-  --json                     print JSON instead of a table
+  --json                     print JSON (snake_case, the proxy API's field names) instead of a table
   --help                     help for the command
 
+Exit codes: 0 done; 1 the service refused or failed; 2 bad arguments or configuration, an argument
+outside the limits included (nothing was sent); 3 a create whose outcome is unknown (it may have
+happened: check before sending it again); 4 doctor found something that would break.
+
 Configuration (environment or .env): PIX_BASE_URL, PIX_EMAIL, PIX_ACCESS_KEY or PIX_TOKEN,
-PIX_USER_AGENT, PIX_CA_FILE, PIX_TIMEOUT_MS, PIX_TOKEN_FILE, PIX_STATUS_CODES. With none set, the local sandbox
-(npm run sandbox) is used.`;
+PIX_USER_AGENT, PIX_CA_FILE, PIX_TIMEOUT_MS, PIX_TOKEN_FILE, PIX_STATUS_CODES. With none set, the
+local sandbox (pix-checkout sandbox, in this directory) is used.`;
 
 async function run(args: string[], io: CliIo): Promise<void> {
   const [command, ...rest] = args;
@@ -71,10 +88,19 @@ async function run(args: string[], io: CliIo): Promise<void> {
   await COMMANDS[command as keyof typeof COMMANDS](rest, io);
 }
 
+/** True when nothing is configured for the partner, so the commands talk to the local sandbox. */
+function sandboxMode(env: CliIo['env']): boolean {
+  try {
+    return partnerConfig(env).sandbox;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * Runs one command; resolves to the process exit code: 0 ok, 1 the service refused or failed, 2 bad
- * usage or configuration, 3 a create whose outcome is unknown (it may have happened), 4 doctor found
- * something that would break.
+ * usage or configuration (an argument out of the shared limits included: nothing was sent), 3 a create
+ * whose outcome is unknown (it may have happened), 4 doctor found something that would break.
  */
 export async function main(args: string[], io: CliIo = { out: console.log, err: console.error, env: loadEnv() }): Promise<number> {
   try {
@@ -94,6 +120,12 @@ export async function main(args: string[], io: CliIo = { out: console.log, err: 
       io.err(`pix-checkout: ${error.message}`);
       for (const [field, problem] of Object.entries(error.details.fields ?? {})) io.err(`  ${field}: ${problem}`);
       if (error.details.reason) io.err(`  reason: ${error.details.reason}`);
+      // The client's own check of the input: each command checks its arguments first, so this is
+      // a backstop for a rule a command missed. Nothing was sent.
+      if (error.kind === 'invalid_input') return 2;
+      if (error.kind === 'unavailable' && error.details.status === undefined && sandboxMode(io.env)) {
+        io.err('  is the sandbox running? Start it in this directory with: pix-checkout sandbox');
+      }
       if (error.details.outcomeUnknown) {
         // Money may have moved: never reported as a plain failure, never to be retried blindly.
         io.err(`  OUTCOME UNKNOWN: it may have been carried out. Do not send it again before checking with the partner.`);

@@ -4,7 +4,10 @@
  */
 import { readFile } from 'node:fs/promises';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { z } from 'zod/mini';
+import { Reference } from '../../src/shared/contract.ts';
 import { normalizeDocument } from '../../src/shared/document.ts';
+import { parseInput } from '../../src/shared/errors.ts';
 import type { PartnerConfig } from '../config.ts';
 import { createPartnerClient, type ObservedAnswer, type PartnerClient } from '../partner/client.ts';
 import { fileTokenStore } from '../partner/token-store.ts';
@@ -15,7 +18,7 @@ export interface CliIo {
   env: Record<string, string | undefined>;
 }
 
-/** Bad arguments: exit code 2. */
+/** Bad arguments, or arguments out of the shared limits: exit code 2, nothing sent. */
 export class UsageError extends Error {}
 
 /** A command that already reported its problem and only needs the exit code. */
@@ -40,6 +43,37 @@ export function parse<T extends NonNullable<ParseArgsConfig['options']>>(args: s
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
+}
+
+/**
+ * Checks a command's arguments against a schema of the shared rules (src/shared/contract.ts, the
+ * limits of src/shared/limits.ts), the one the partner client checks its input with, before anything
+ * is sent: every problem is named by its option (`flags`: field -> option), as a UsageError (exit 2).
+ */
+export function checkArgs<T>(schema: z.ZodMiniType<T>, input: unknown, flags: Record<string, string>): T {
+  const parsed = parseInput(schema, input);
+  if (parsed.success) return parsed.data;
+  const fields = parsed.body.error.fields ?? {};
+  throw new UsageError(
+    Object.entries(fields)
+      .map(([field, problem]) => `${flags[field] ?? field} ${problem}`)
+      .join('; '),
+  );
+}
+
+const ReferenceArgument = z.object({ reference: Reference });
+
+/** The `<reference>` argument of `what` (`payment show`), checked by the shared rule. */
+export function referenceArg(text: string | undefined, what: string): string {
+  if (!text) throw new UsageError(`${what} needs the reference`);
+  return checkArgs(ReferenceArgument, { reference: text }, { reference: '<reference>' }).reference;
+}
+
+/** A positive whole number option (a count, a limit), or `fallback` when not given. */
+export function count(text: string | undefined, flag: string, fallback: number): number {
+  if (text === undefined) return fallback;
+  if (!/^\d+$/.test(text) || Number(text) < 1) throw new UsageError(`${flag} must be a positive whole number`);
+  return Number(text);
 }
 
 export function reais(text: string | undefined, flag: string): number {
@@ -73,7 +107,9 @@ export async function client(config: PartnerConfig, observe?: (answer: ObservedA
       ca = await readFile(config.caFile, 'utf8');
     } catch {
       throw new UsageError(
-        config.sandbox ? `no sandbox certificate at ${config.caFile}: start the sandbox first (npm run sandbox)` : `cannot read PIX_CA_FILE ${config.caFile}`,
+        config.sandbox
+          ? `no sandbox certificate at ${config.caFile}: start the sandbox first, in this directory (pix-checkout sandbox; npm run sandbox in the repository)`
+          : `cannot read PIX_CA_FILE ${config.caFile}`,
       );
     }
   }

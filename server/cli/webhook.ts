@@ -4,8 +4,8 @@
  */
 import { DEFAULTS, partnerConfig } from '../config.ts';
 import { redactBody } from '../partner/read.ts';
-import { NOTIFY_TYPE } from '../partner/wire.ts';
-import { UsageError, client, parse, print, type CliIo } from './io.ts';
+import { NOTIFY_TYPE, NotificationUrlRequest } from '../partner/wire.ts';
+import { UsageError, checkArgs, client, count, parse, print, type CliIo } from './io.ts';
 
 export const HELP = `Usage: pix-checkout webhook set <url> [--format old|new] [--json]
        pix-checkout webhook received [--unreadable] [--limit <n>] [--json]
@@ -28,9 +28,12 @@ export async function webhookCommand(rest: string[], io: CliIo): Promise<void> {
   if (!url) throw new UsageError('webhook set needs the URL');
   const format = values.format;
   if (format !== undefined && format !== 'old' && format !== 'new') throw new UsageError('--format must be old or new');
-  const result = await (
-    await client(partnerConfig(io.env))
-  ).setNotificationUrl({ notification_url: url, ...(format ? { notify_type: NOTIFY_TYPE[format] } : {}) });
+  const request = checkArgs(
+    NotificationUrlRequest,
+    { notification_url: url, ...(format ? { notify_type: NOTIFY_TYPE[format] } : {}) },
+    { notification_url: '<url>' },
+  );
+  const result = await (await client(partnerConfig(io.env))).setNotificationUrl(request);
   const formatName = result.notifyType === NOTIFY_TYPE.new ? 'new' : result.notifyType === NOTIFY_TYPE.old ? 'old' : "the service's default";
   return print(io, values.json === true, { notification_url: result.notificationUrl, notify_type: result.notifyType, confirmed_by_answer: result.confirmed }, [
     ['notification url', result.notificationUrl],
@@ -40,8 +43,7 @@ export async function webhookCommand(rest: string[], io: CliIo): Promise<void> {
 }
 
 async function received(io: CliIo, onlyUnreadable: boolean, limitText: string | undefined, json: boolean): Promise<void> {
-  const limit = limitText === undefined ? 100 : Number(limitText);
-  if (!Number.isInteger(limit) || limit < 1) throw new UsageError('--limit must be a positive whole number');
+  const limit = count(limitText, '--limit', 100);
   // Imported here: only this command opens the store.
   const { openStore } = await import('../store/open.ts');
   const store = openStore({ dataDir: io.env.PIX_DATA_DIR?.trim() || DEFAULTS.dataDir, cacheSize: 0 });

@@ -1,16 +1,29 @@
-/** The command line, run in-process against the sandbox over HTTPS (and once as a real process). */
+/**
+ * The command line, run in-process against the sandbox over HTTPS, and as real processes where
+ * signals and other processes matter (sandbox, serve).
+ */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { request } from 'node:https';
+import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { parseBrCode } from '../../src/shared/brcode.ts';
+import { LIMITS } from '../../src/shared/limits.ts';
 import { main } from '../../server/cli/index.ts';
+import { SANDBOX_DEFAULTS } from '../../server/config.ts';
+import { paymentOutcome } from '../../server/domain/outcomes.ts';
 import { openSqliteStore } from '../../server/store/sqlite/sqlite-store.ts';
 import { startSandbox, type RunningSandbox } from '../../server/sandbox/server.ts';
 import { DEFAULT_ACCOUNT } from '../../server/sandbox/state.ts';
+import { waitFor } from '../support/checks.ts';
+
+const BIN = fileURLToPath(new URL('../../bin/pix-checkout.mjs', import.meta.url));
 
 let sandbox: RunningSandbox;
 let dir: string;
@@ -42,14 +55,30 @@ async function cli(args: string[], overrides: Record<string, string | undefined>
 }
 
 describe('cli: help', () => {
-  test('--help lists every command', async () => {
+  test('--help lists every command, and the exit codes', async () => {
     const { code, out } = await cli(['--help']);
     assert.equal(code, 0);
-    for (const command of ['login', 'webhook set', 'payment create', 'payment status', 'payment show', 'transfer create', 'transfer status']) {
-      assert.ok(out.includes(command), command);
+    for (const command of [
+      'sandbox',
+      'serve',
+      'login',
+      'doctor',
+      'webhook set',
+      'webhook received',
+      'payment create',
+      'payment status',
+      'payment show',
+      'transfer create',
+      'transfer status',
+      'deliveries list',
+      'deliveries replay',
+    ]) {
+      assert.ok(out.includes(`  ${command} `), command);
     }
+    assert.match(out, /Exit codes: 0 done; 1 the service refused or failed; 2 bad arguments or configuration/);
+    assert.match(out, /local\s+sandbox \(pix-checkout sandbox/);
   });
-  for (const command of ['login', 'webhook', 'payment', 'transfer']) {
+  for (const command of ['sandbox', 'serve', 'login', 'doctor', 'webhook', 'payment', 'transfer', 'deliveries']) {
     test(`${command} --help`, async () => {
       const { code, out } = await cli([command, '--help']);
       assert.equal(code, 0);
@@ -71,6 +100,8 @@ describe('cli: usage errors exit 2 with a clear message', () => {
     [['webhook', 'set', 'https://x.example/h', '--format', 'newest'], /--format must be old or new/],
     [['transfer', 'create', '--value', '1'], /--key is required/],
     [['transfer', 'create', '--value', '1', '--key', 'a@b.co', '--key-type', 'PHONE'], /--key-type must be one of CPF, EMAIL, TELEFONE, CHAVE_ALEATORIA/],
+    [['sandbox', '--bogus'], /Unknown option '--bogus'/],
+    [['serve', '--port', '70000'], /--port must be a whole number from 0 to 65535/],
   ];
   for (const [args, message] of cases) {
     test(args.join(' '), async () => {
@@ -100,10 +131,20 @@ describe('cli: commands against the sandbox', () => {
   });
 
   test('payment create, status and show', async () => {
-    const created = await cli(['payment', 'create', '--value', '12.30', '--description', 'Pedido 9', '--json']);
+    const created = await cli(['payment', 'create', '--value', '12.30', '--description', 'Pedido 9', '--expiration', '600', '--json']);
     assert.equal(created.code, 0, created.err);
-    const payment = JSON.parse(created.out) as { reference: string; pix_key: string };
-    assert.ok(parseBrCode(payment.pix_key).ok);
+    const payment = JSON.parse(created.out) as {
+      reference: string;
+      brcode: string;
+      value: number;
+      status: { meaning: string };
+      created_at: string;
+      expires_at: string;
+    };
+    assert.ok(parseBrCode(payment.brcode).ok);
+    assert.equal(payment.value, 12.3);
+    assert.equal(payment.status.meaning, 'pending');
+    assert.equal(Date.parse(payment.expires_at) - Date.parse(payment.created_at), 600_000);
     const status = await cli(['payment', 'status', payment.reference]);
     assert.match(status.out, /status\s+pending \(1\) \(from the details/);
     assert.match(status.out, /quick check\s+HTTP 202 \(pending under the assumed mapping: a hint only\)/);
@@ -112,13 +153,6 @@ describe('cli: commands against the sandbox', () => {
     const shown = await cli(['payment', 'show', payment.reference]);
     assert.match(shown.out, /value\s+12\.30/);
     assert.match(shown.out, /status\s+approved \(2\)/);
-  });
-
-  test('a refused input exits 1 naming the field, without the document', async () => {
-    const { code, err } = await cli(['payment', 'create', '--value', '5', '--name', 'Maria', '--document', '529.982.247-26']);
-    assert.equal(code, 1);
-    assert.match(err, /document: must be a valid CPF or CNPJ/);
-    assert.equal(err.includes('529.982.247-26'), false);
   });
 
   test('an unknown reference exits 1', async () => {
@@ -192,5 +226,333 @@ describe('cli: as a real process', () => {
       assert.match(error.stderr, /unknown command nope/);
       return true;
     });
+  });
+});
+
+/** A TCP server that counts connections: pointed at, it proves a command sent nothing. */
+async function countingServer() {
+  let connections = 0;
+  const server = createServer((socket) => {
+    connections++;
+    socket.destroy();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  return {
+    url: `https://127.0.0.1:${port}`,
+    connections: () => connections,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+describe('cli: arguments outside the shared limits exit 2, naming the option, and nothing is sent', () => {
+  const { min, max } = LIMITS.paymentValue;
+  const cases: [string[], RegExp][] = [
+    [['payment', 'create', '--value', '0.01'], /--value must be at least 0\.20/],
+    [['payment', 'create', '--value', '20000'], /--value must be at most 10,000\.00/],
+    [['payment', 'create', '--value', String(min - 0.01)], /--value must be at least/],
+    [['payment', 'create', '--value', String(max + 0.01)], /--value must be at most/],
+    [['payment', 'create', '--value', '5', '--description', 'x'.repeat(LIMITS.descriptionMaxLength + 1)], /--description must be at most 50 characters/],
+    [['payment', 'create', '--value', '5', '--description', 'linha\nquebrada'], /--description must not contain control characters/],
+    [['payment', 'create', '--value', '5', '--name', 'Maria'], /--name and --document go together \(--document is missing\)/],
+    [['payment', 'create', '--value', '5', '--name', 'Maria', '--document', '529.982.247-26'], /--document must be a valid CPF or CNPJ/],
+    [['payment', 'create', '--value', '5', '--transaction-id', 't'.repeat(101)], /--transaction-id must be at most 100 characters/],
+    [['payment', 'show', 'r'.repeat(LIMITS.referenceMaxLength + 1)], /<reference> must be at most 200 characters/],
+    [['payment', 'status', ' padded'], /<reference> must be text without control characters or spaces at its ends/],
+    [['webhook', 'set', 'not a url'], /<url> must be an http\(s\) URL/],
+    [['doctor', '--webhook-url', 'ftp://shop.example/hook'], /--webhook-url must be an http\(s\) URL/],
+    [['webhook', 'received', '--limit', '0'], /--limit must be a positive whole number/],
+    [['deliveries', 'list', '--limit', 'abc'], /--limit must be a positive whole number/],
+  ];
+  let partner: Awaited<ReturnType<typeof countingServer>>;
+  before(async () => (partner = await countingServer()));
+  after(() => partner.close());
+  for (const [args, message] of cases) {
+    test(args.map((a) => (a.length > 30 ? `${a.slice(0, 10)}…` : JSON.stringify(a).slice(1, -1))).join(' '), async () => {
+      const { code, err } = await cli(args, { PIX_BASE_URL: partner.url, PIX_DATA_DIR: join(dir, 'never') });
+      assert.equal(code, 2, err);
+      assert.match(err, message);
+      assert.equal(err.includes('529.982.247-26'), false, 'a document is never echoed');
+      assert.equal(partner.connections(), 0, 'nothing was sent');
+      assert.equal(existsSync(join(dir, 'never')), false, 'no store was opened');
+    });
+  }
+
+  test("the partner client's own input check (PartnerError invalid_input) exits 2 too, as a backstop", async () => {
+    // transfer create does not check its value itself: the client refuses it before sending.
+    const { code, err } = await cli(['transfer', 'create', '--value', '0.01', '--key', 'ana@cliente.example'], { PIX_BASE_URL: partner.url });
+    assert.equal(code, 2, err);
+    assert.match(err, /value: must be at least 0\.20|--value must be at least 0\.20/);
+    assert.equal(partner.connections(), 0, 'nothing was sent');
+  });
+
+  test('the service refusing exits 1', async () => {
+    const { code, err } = await cli(['transfer', 'create', '--value', '25', '--key', 'carla@cliente.example', '--document', '345.678.912-28']);
+    assert.equal(code, 1, err);
+    assert.match(err, /reason: kyc_not_approved/);
+  });
+});
+
+const SNAKE_CASE = /^[a-z][a-z0-9]*(?:_[a-z0-9]+)*$/;
+
+/** Every key of a parsed JSON value, at every depth, that is not snake_case, with its path. */
+function notSnakeCase(value: unknown, path = '$'): string[] {
+  if (Array.isArray(value)) return value.flatMap((item, i) => notSnakeCase(item, `${path}[${i}]`));
+  if (value === null || typeof value !== 'object') return [];
+  return Object.entries(value).flatMap(([key, inner]) => [...(SNAKE_CASE.test(key) ? [] : [`${path}.${key}`]), ...notSnakeCase(inner, `${path}.${key}`)]);
+}
+
+/** How many keys a parsed JSON value has, at every depth: a check of a keyless output proves nothing. */
+function keyCount(value: unknown): number {
+  if (Array.isArray(value)) return value.reduce((n: number, item) => n + keyCount(item), 0);
+  if (value === null || typeof value !== 'object') return 0;
+  return Object.values(value).reduce((n: number, inner) => n + 1 + keyCount(inner), 0);
+}
+
+describe('cli: one casing in every --json output', () => {
+  test('snake_case keys at every depth (the proxy API field names), for every command against the sandbox', async () => {
+    assert.deepEqual(notSnakeCase({ ok_key: [{ fine: 1, badKey: { Worse: 2 } }] }), ['$.ok_key[0].badKey', '$.ok_key[0].badKey.Worse'], 'the check itself');
+
+    // A store with what the store's commands list: a notification kept unread, a delivery.
+    const dataDir = join(dir, 'json-store');
+    const store = openSqliteStore({ dataDir, cacheSize: 0 });
+    await store.webhookEvents.addRejected('{"type": "payment", ', Date.UTC(2030, 0, 1), 'unreadable');
+    const at = Date.UTC(2030, 0, 1);
+    await store.insertPayment({
+      reference: 'json-ref',
+      checkoutId: null,
+      valueCents: 990,
+      description: null,
+      partnerStatus: 1,
+      brcode: 'x',
+      qrCodeUrl: 'x',
+      checkoutUrl: 'x',
+      createdAt: at,
+      expiresAt: at + 3_600_000,
+      transactionId: 'tx-json-ref',
+      updatedAt: at,
+      final: false,
+    });
+    await store.updatePaymentStatus('json-ref', 2, true, at, paymentOutcome);
+    const [delivery] = await store.outbox.list();
+    await store.close();
+
+    const created = await cli(['payment', 'create', '--value', '7.50', '--name', 'Maria Silva', '--document', '529.982.247-25', '--json']);
+    assert.equal(created.code, 0, created.err);
+    const reference = (JSON.parse(created.out) as { reference: string }).reference;
+    sandbox.state.pay(sandbox.state.payments.get(reference)!);
+
+    const commands: [string[], Record<string, string>?][] = [
+      [['login']],
+      [['login', '--show-token']],
+      [['doctor', '--create', '--webhook-url', 'https://shop.example/hook']],
+      [['webhook', 'set', 'https://shop.example/hook', '--format', 'new']],
+      [['payment', 'create', '--value', '7.50', '--description', 'Pedido 10']],
+      [['payment', 'status', reference]],
+      [['payment', 'show', reference]],
+      [['webhook', 'received'], { PIX_DATA_DIR: dataDir }],
+      [['deliveries', 'list'], { PIX_DATA_DIR: dataDir }],
+      [['deliveries', 'replay', String(delivery!.id)], { PIX_DATA_DIR: dataDir }],
+    ];
+    for (const [args, overrides] of commands) {
+      const { code, out, err } = await cli([...args, '--json'], overrides);
+      assert.equal(code, 0, `${args.join(' ')}: ${err}`);
+      const parsed = JSON.parse(out) as unknown;
+      assert.ok(keyCount(parsed) > 0, `${args.join(' ')} printed keys`);
+      assert.deepEqual(notSnakeCase(parsed), [], `${args.join(' ')}: every key snake_case`);
+    }
+  });
+});
+
+/** A command as a real process (bin/pix-checkout.mjs), its output collected as it comes. */
+function spawnCli(args: string[], options: { cwd: string; env?: NodeJS.ProcessEnv }) {
+  const child: ChildProcess = spawn(process.execPath, [BIN, ...args], { cwd: options.cwd, env: options.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const out = { stdout: '', stderr: '' };
+  child.stdout!.on('data', (chunk: Buffer) => (out.stdout += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (out.stderr += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+  return {
+    child,
+    out,
+    exited,
+    /** The stream's text once it matches; fails when the process ends first. */
+    until: (stream: 'stdout' | 'stderr', pattern: RegExp) =>
+      waitFor(`${pattern} on ${stream}`, () => {
+        if (pattern.test(out[stream])) return out[stream];
+        if (child.exitCode !== null) assert.fail(`exited ${child.exitCode} first: ${out.stdout}${out.stderr}`);
+        return undefined;
+      }),
+    kill: () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    },
+  };
+}
+
+/** GET over HTTPS trusting `ca`, with no connection kept. */
+function httpsGet(url: string, ca: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    request(url, { ca, agent: false }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (body += chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    })
+      .on('error', reject)
+      .end();
+  });
+}
+
+/** True once nothing listens on the port any more. */
+function refused(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(false);
+    });
+    socket.once('error', () => resolve(true));
+  });
+}
+
+/** `NAME=value NAME='a value'` as the sandbox prints what to set. */
+function settingsFrom(line: string): Record<string, string> {
+  return Object.fromEntries([...line.matchAll(/([A-Z_]+)=(?:'([^']*)'|(\S+))/g)].map((m) => [m[1]!, m[2] ?? m[3]!]));
+}
+
+describe('cli: pix-checkout sandbox, as a real process', () => {
+  let cwd: string;
+  // Its own settings come from the flags here, never from the environment the tests run in.
+  const env = { ...process.env };
+  delete env.SANDBOX_PORT;
+  delete env.PIX_SANDBOX_DIALECT;
+  before(async () => (cwd = await mkdtemp(join(tmpdir(), 'pix-cli-sandbox-'))));
+  after(() => rm(cwd, { recursive: true, force: true }));
+
+  test('prints the base URL, the control API, the certificate and the credentials, which work; SIGTERM stops it, exit 0', async () => {
+    const run = spawnCli(['sandbox', '--port', '0'], { cwd, env });
+    try {
+      const text = await run.until('stdout', /Ctrl-C to stop\./);
+      const base = /^Partner-service sandbox on (https:\/\/127\.0\.0\.1:(\d+))$/m.exec(text);
+      assert.ok(base, text);
+      const caFile = join(cwd, '.sandbox', 'cert.pem');
+      assert.match(text, new RegExp(`^ {2}control API: ${base[1]}/_sandbox/`, 'm'));
+      assert.ok(text.includes(`  certificate: ${caFile} (PIX_CA_FILE`), text);
+      assert.match(text, new RegExp(`^ {2}email: +${DEFAULT_ACCOUNT.email} `, 'm'));
+      assert.match(text, new RegExp(`^ {2}access_key: +${DEFAULT_ACCOUNT.accessKey} `, 'm'));
+      assert.match(text, new RegExp(`^ {2}tenant id: +${DEFAULT_ACCOUNT.tenant.id}$`, 'm'));
+
+      // What it says to set is all another command needs.
+      const settings = settingsFrom(/^ {2}(PIX_BASE_URL=.*)$/m.exec(text)![1]!);
+      assert.deepEqual(Object.keys(settings).sort(), ['PIX_ACCESS_KEY', 'PIX_BASE_URL', 'PIX_CA_FILE', 'PIX_EMAIL', 'PIX_USER_AGENT']);
+      const out: string[] = [];
+      const err: string[] = [];
+      const code = await main(['login', '--json'], {
+        out: (t) => out.push(t),
+        err: (t) => err.push(t),
+        env: { ...settings, PIX_TOKEN_FILE: join(cwd, 'token.json') },
+      });
+      assert.equal(code, 0, err.join('\n'));
+      assert.equal((JSON.parse(out.join('\n')) as { tenant: { id: string } }).tenant.id, DEFAULT_ACCOUNT.tenant.id);
+      const clock = await httpsGet(`${base[1]}/_sandbox/clock`, await readFile(caFile, 'utf8'));
+      assert.equal(clock.status, 200, clock.body);
+
+      run.child.kill('SIGTERM');
+      assert.equal(await run.exited, 0, run.out.stderr);
+      assert.equal(await refused(Number(base[2])), true, 'the sandbox stopped with it');
+    } finally {
+      run.kill();
+    }
+  });
+
+  test('--json prints the same as one snake_case object; SIGINT stops it, exit 0', async () => {
+    const run = spawnCli(['sandbox', '--port', '0', '--dialect', 'numbered', '--json'], { cwd, env });
+    try {
+      const line = await run.until('stdout', /\}\n/);
+      const printed = JSON.parse(line) as { base_url: string; control_url: string; ca_file: string; dialect: string; settings: Record<string, string> };
+      assert.deepEqual(notSnakeCase({ ...printed, settings: {} }), []);
+      assert.equal(printed.control_url, `${printed.base_url}/_sandbox`);
+      assert.equal(printed.ca_file, join(cwd, '.sandbox', 'cert.pem'));
+      assert.equal(printed.dialect, 'numbered');
+      // Another numbering: reading it needs PIX_STATUS_CODES, so it is among the settings.
+      assert.equal(printed.settings.PIX_STATUS_CODES, 'pending=0,approved=1,canceled=2');
+      assert.equal(printed.settings.PIX_BASE_URL, printed.base_url);
+
+      run.child.kill('SIGINT');
+      assert.equal(await run.exited, 0, run.out.stderr);
+      assert.equal(await refused(Number(new URL(printed.base_url).port)), true);
+    } finally {
+      run.kill();
+    }
+  });
+
+  test('killed outright, the command takes the sandbox with it', async () => {
+    const run = spawnCli(['sandbox', '--port', '0', '--json'], { cwd, env });
+    try {
+      const { base_url } = JSON.parse(await run.until('stdout', /\}\n/)) as { base_url: string };
+      run.child.kill('SIGKILL');
+      await run.exited;
+      await waitFor('the sandbox to stop listening', () => refused(Number(new URL(base_url).port)));
+    } finally {
+      run.kill();
+    }
+  });
+
+  test('a bad --port or --dialect exits 2 naming the option', async () => {
+    const bad = await cli(['sandbox', '--dialect', 'klingon']);
+    assert.equal(bad.code, 2);
+    assert.match(bad.err, /--dialect must be one of: default, terse, numbered \(it is "klingon"\)/);
+    const port = await cli(['sandbox', '--port', '99999']);
+    assert.equal(port.code, 2);
+    assert.match(port.err, /--port must be a whole number from 0 to 65535/);
+  });
+});
+
+describe('cli: serve, as a real process', () => {
+  let cwd: string;
+  before(async () => (cwd = await mkdtemp(join(tmpdir(), 'pix-cli-serve-'))));
+  after(() => rm(cwd, { recursive: true, force: true }));
+
+  test('in sandbox mode it prints the API key, the control API and the certificate; SIGINT exits 0 and removes the certificate', async () => {
+    const run = spawnCli(['serve', '--port', '0'], { cwd, env: { PATH: process.env.PATH, HOME: process.env.HOME, PIX_LOG_LEVEL: 'warn' } });
+    try {
+      const text = await run.until('stderr', /Ctrl-C to stop\./);
+      const url = /in sandbox mode on (http:\/\/127\.0\.0\.1:\d+)/.exec(text)![1]!;
+      assert.match(text, new RegExp(`^ {2}api key: +${SANDBOX_DEFAULTS.apiKey} `, 'm'));
+      assert.ok(text.includes(`  control API: ${url}/sandbox/_sandbox/`), text);
+      const sandboxUrl = /^ {2}sandbox: +(https:\/\/127\.0\.0\.1:\d+) /m.exec(text)![1]!;
+      const caFile = /^ {2}certificate: (\S+) /m.exec(text)![1]!;
+
+      assert.equal((await fetch(`${url}/sandbox/_sandbox/clock`)).status, 200);
+      assert.equal((await httpsGet(`${sandboxUrl}/_sandbox/clock`, await readFile(caFile, 'utf8'))).status, 200);
+      const created = await fetch(`${url}/api/checkouts`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${SANDBOX_DEFAULTS.apiKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ value: 15, order_id: 'cli-serve-1' }),
+      });
+      assert.equal(created.status, 201, 'the printed key is the one it takes');
+
+      run.child.kill('SIGINT');
+      assert.equal(await run.exited, 0, run.out.stderr);
+      assert.equal(existsSync(caFile), false, 'removed with the sandbox it belongs to');
+    } finally {
+      run.kill();
+    }
+  });
+
+  test('outside sandbox mode it never prints the API key', async () => {
+    const apiKey = 'cli-test-api-key-0123456789abcdef-0123';
+    const run = spawnCli(['serve', '--port', '0'], {
+      cwd,
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, PIX_LOG_LEVEL: 'debug', ...env, PIX_API_KEY: apiKey, PIX_DATA_DIR: join(cwd, 'data') },
+    });
+    try {
+      await run.until('stdout', /pix-checkout proxy listening/);
+      run.child.kill('SIGTERM');
+      assert.equal(await run.exited, 0, run.out.stderr);
+      assert.equal(`${run.out.stdout}${run.out.stderr}`.includes(apiKey), false);
+      assert.doesNotMatch(run.out.stderr, /api key|sandbox mode/);
+    } finally {
+      run.kill();
+    }
   });
 });

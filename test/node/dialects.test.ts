@@ -479,8 +479,8 @@ for (const dialect of DIALECT_NAMES) {
         assert.equal(created.code, 0, created.err);
         const payment = JSON.parse(created.out);
         assert.ok(sandbox.state.payments.has(payment.reference));
-        assert.ok(parseBrCode(payment.pix_key).ok);
-        assert.equal(payment.status, `pending (${codes.pending})`);
+        assert.ok(parseBrCode(payment.brcode).ok);
+        assert.deepEqual([payment.status.code, payment.status.meaning], [codes.pending, 'pending']);
 
         const status = await cli(['payment', 'status', payment.reference]);
         assert.equal(status.code, 0, status.err);
