@@ -12,6 +12,7 @@ import { CheckoutService } from './domain/checkouts.ts';
 import { MerchantNotifier } from './domain/merchant-notify.ts';
 import { Outcomes, type OutcomeEvent } from './domain/outcomes.ts';
 import { PaymentService } from './domain/payments.ts';
+import { PayoutService } from './domain/payouts.ts';
 import { readinessCheck, type UpstreamTracker } from './domain/readiness.ts';
 import { Reconciler } from './domain/reconciler.ts';
 import { StatusNumbering } from './domain/status-numbering.ts';
@@ -29,6 +30,7 @@ import type { PartnerClient } from './partner/client.ts';
 import { checkoutRoutes } from './routes/checkouts.ts';
 import { HEALTH_PATHS, healthRoutes } from './routes/health.ts';
 import { paymentRoutes } from './routes/payments.ts';
+import { payoutRoutes } from './routes/payouts.ts';
 import { maskWebhookSecret, webhookRoutes } from './routes/webhooks.ts';
 import { widgetScriptRoutes } from './routes/widget-script.ts';
 import type { Store } from './store/store.ts';
@@ -62,6 +64,8 @@ export interface PixRuntime {
   events: Outcomes['events'];
   payments: PaymentService;
   transfers: TransferService;
+  /** Payouts and refunds the proxy starts (the same service the CLI uses). */
+  payouts: PayoutService;
   /** Whether the partner's status codes mean what the setting says (domain/status-numbering.ts). */
   numbering: StatusNumbering;
   processor: WebhookProcessor;
@@ -106,18 +110,40 @@ export function createApp(deps: AppDeps): PixApp {
     concurrency: DEFAULTS.webhookIntake.concurrency,
     confirmIntervalMs: DEFAULTS.webhookIntake.confirmIntervalMs,
   });
-  const reconciler = new Reconciler({ ...deps.reconcile, store, payments, transfers, processor, now, log: logger.child({ component: 'reconciler' }) });
+  // The checkout service and the payouts read each other lazily: a refund asks the checkout's status first, a checkout lists its refunds.
+  let checkouts: CheckoutService | undefined;
+  const payouts = new PayoutService({
+    store,
+    partner,
+    transfers,
+    outcomes,
+    numbering,
+    now,
+    log: logger.child({ component: 'payouts' }),
+    refreshCheckout: (id) => checkouts!.get(id),
+  });
+  const reconciler = new Reconciler({
+    ...deps.reconcile,
+    store,
+    payments,
+    transfers,
+    processor,
+    expireSendingPayouts: () => payouts.expireSending(),
+    now,
+    log: logger.child({ component: 'reconciler' }),
+  });
   const notifier = deps.merchantWebhook
     ? new MerchantNotifier({ now, ...deps.merchantWebhook, store, log: logger.child({ component: 'merchant-webhook' }) })
     : null;
   if (notifier) outcomes.onRecorded(() => notifier.wake());
-  const checkouts = new CheckoutService({ store, payments, renewals: deps.renewals ?? DEFAULTS.renewals, defaultCallback: deps.defaultCallback, now });
+  checkouts = new CheckoutService({ store, payments, payouts, renewals: deps.renewals ?? DEFAULTS.renewals, defaultCallback: deps.defaultCallback, now });
 
   let started = false;
   const runtime: PixRuntime = {
     events: outcomes.events,
     payments,
     transfers,
+    payouts,
     numbering,
     processor,
     reconciler,
@@ -166,7 +192,9 @@ export function createApp(deps: AppDeps): PixApp {
     basePath,
     paymentRoutes({ payments, streams: deps.streams ?? DEFAULTS.streams, openAmount: deps.openAmount ?? false, limitCreate, limitStatus, cors, sameOrigin }),
   );
-  app.route(basePath, checkoutRoutes({ checkouts, requireApiKey: requireApiKey(deps.apiKey), limitCreate, cors, sameOrigin }));
+  const apiKey = requireApiKey(deps.apiKey);
+  app.route(basePath, checkoutRoutes({ checkouts, requireApiKey: apiKey, limitCreate, cors, sameOrigin }));
+  app.route(basePath, payoutRoutes({ payouts, requireApiKey: apiKey }));
   const intakeAuthenticated = Boolean(deps.webhooks?.secretPath) || (deps.webhooks?.sourceIps?.length ?? 0) > 0;
   app.route(
     basePath,

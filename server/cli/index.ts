@@ -4,7 +4,9 @@
  * sandbox (`pix-checkout sandbox`).
  */
 import { ConfigError, loadEnv, partnerConfig } from '../config.ts';
+import { DomainError } from '../domain/errors.ts';
 import { PartnerError } from '../partner/errors.ts';
+import { StoreError } from '../store/store.ts';
 import { HELP as DELIVERIES, deliveriesCommand } from './deliveries.ts';
 import { HELP as DOCTOR, doctorCommand } from './doctor.ts';
 import { ExitCode, UsageError, type CliIo } from './io.ts';
@@ -12,7 +14,7 @@ import { HELP as LOGIN, loginCommand } from './login.ts';
 import { HELP as PAYMENT, paymentCommand } from './payment.ts';
 import { HELP as SANDBOX, sandboxCommand } from './sandbox.ts';
 import { HELP as SERVE, serveCommand } from './serve.ts';
-import { HELP as TRANSFER, transferCommand } from './transfer.ts';
+import { HELP as TRANSFER, REFUND_HELP as REFUND, refundCommand, transferCommand } from './transfer.ts';
 import { HELP as WEBHOOK, webhookCommand } from './webhook.ts';
 
 export { maskDocument, type CliIo } from './io.ts';
@@ -26,6 +28,7 @@ export const COMMAND_HELP = {
   webhook: WEBHOOK,
   payment: PAYMENT,
   transfer: TRANSFER,
+  refund: REFUND,
   deliveries: DELIVERIES,
 } as const;
 
@@ -37,12 +40,15 @@ const COMMANDS: Record<keyof typeof COMMAND_HELP, (rest: string[], io: CliIo) =>
   webhook: webhookCommand,
   payment: paymentCommand,
   transfer: transferCommand,
+  refund: refundCommand,
   deliveries: deliveriesCommand,
 };
 
 /** The overview's lines for payouts: money sent out of the account. */
-const PAYOUTS_HELP = `  transfer create            send a transfer to a Pix key
-  transfer status <reference> a transfer's record`;
+const PAYOUTS_HELP = `  transfer create            send a transfer to a Pix key (stored, idempotent, followed by the proxy)
+  transfer status <id|ref>   a transfer: by its id (tr_...) from the store, by its reference from the partner
+  transfer list [--status s] the transfers started through the proxy, newest first
+  refund <checkout> --key k  refund a paid checkout (all of it, or --value) to the customer's key`;
 
 const HELP = `Usage: pix-checkout <command> [options]
 
@@ -115,6 +121,16 @@ export async function main(args: string[], io: CliIo = { out: console.log, err: 
     if (error instanceof ConfigError) {
       io.err(error.message);
       return 2;
+    }
+    if (error instanceof DomainError) {
+      // What the proxy's service refused (a checkout not paid, a refund past what was paid, a key used for another request).
+      io.err(`pix-checkout: ${error.message}`);
+      for (const [field, problem] of Object.entries(error.fields ?? {})) io.err(`  ${field}: ${problem}`);
+      return error.kind === 'invalid' ? 2 : 1;
+    }
+    if (error instanceof StoreError) {
+      io.err(`pix-checkout: ${error.message}`);
+      return 1;
     }
     if (error instanceof PartnerError) {
       io.err(`pix-checkout: ${error.message}`);

@@ -1,22 +1,108 @@
-/** `pix-checkout transfer create|status`: transfers to Pix keys straight at the partner service. */
+/**
+ * `pix-checkout transfer create|status|list` and `pix-checkout refund <checkout>`: payouts and refunds
+ * through the proxy's own payouts service (domain/payouts.ts) over its store in PIX_DATA_DIR, the
+ * same code as POST /api/transfers and /api/checkouts/:id/refunds: stored before the partner is
+ * called, idempotent, followed by the running proxy, told to the merchant's webhook.
+ */
+import { randomUUID } from 'node:crypto';
+import { CreateRefundRequest, CreateTransferRequest } from '../../src/shared/contract.ts';
+import { parseInput } from '../../src/shared/errors.ts';
 import { LIMITS, formatReais } from '../../src/shared/limits.ts';
-import { PIX_KEY_TYPES, detectPixKeyType } from '../../src/shared/pix-keys.ts';
-import { partnerConfig } from '../config.ts';
+import { IdempotencyKey, TRANSFER_STATUSES, type TransferStatus, type TransferView } from '../../src/shared/payouts.ts';
+import { DEFAULTS, partnerConfig } from '../config.ts';
+import { createApp, type PixRuntime } from '../app.ts';
+import { createLogger } from '../log.ts';
 import type { TransferDetails } from '../partner/client.ts';
-import { describeStatus, freshStatusWarning, statusJson, type StatusCodes } from '../partner/status-codes.ts';
-import type { PixKeyType } from '../partner/wire.ts';
-import { UsageError, client, isoOrNull, maskDocument, parse, print, reais, type CliIo } from './io.ts';
+import { describeStatus, statusJson, type StatusCodes } from '../partner/status-codes.ts';
+import { tokenStoreKey } from '../partner/client.ts';
+import type { Store } from '../store/store.ts';
+import { ExitCode, UsageError, client, count, isoOrNull, maskDocument, parse, print, type CliIo } from './io.ts';
+import { detectPixKeyType } from '../../src/shared/pix-keys.ts';
+
+const RANGE = `${formatReais(LIMITS.transferValue.min)} to ${formatReais(LIMITS.transferValue.max)}`;
 
 export const HELP = `Usage:
   pix-checkout transfer create --value <reais> --key <pix key> [--key-type CPF|EMAIL|TELEFONE|CHAVE_ALEATORIA]
-                               [--document <customer cpf/cnpj>] [--transaction-id <id>] [--json]
-  pix-checkout transfer status <reference> [--json]
+                               [--document <customer cpf/cnpj>] [--reference <your id>] [--idempotency-key <key>] [--json]
+  pix-checkout transfer status <transfer id | partner reference> [--json]
+  pix-checkout transfer list [--status ${TRANSFER_STATUSES.join('|')}] [--limit <n>] [--json]
 
-With --document, the transfer is solicited for that customer (the key must be theirs and their KYC
-approved); without it, it goes to the key's owner. A transfer is sent once: when its answer is lost
-or unreadable, the command says the outcome is unknown, names its transaction id and exits 3; check
-with the partner before sending it again. Value ${formatReais(LIMITS.transferValue.min)} to ${formatReais(LIMITS.transferValue.max)}. The key type is read
-from the key when --key-type is not given.`;
+create sends a Pix transfer through the proxy's payouts (its store in PIX_DATA_DIR, default .data):
+stored first, sent once, then followed by the running proxy, whose merchant webhook tells its
+outcome (transfer.approved, transfer.canceled, transfer.refused). With --document it is solicited for
+that customer (the key must be theirs, their KYC approved); without it, it goes to the key's owner.
+Value ${RANGE}; the key type is read from the key when --key-type is not given.
+--idempotency-key names the operation: the same key and options answer the same transfer again
+(default: a new key, printed). When the partner's answer is lost the transfer is "unknown": it may
+have been carried out, it is never sent again, and the command exits 3; check with the partner.
+status takes the transfer id (tr_...) from the store, or asks the partner about its reference.`;
+
+export const REFUND_HELP = `Usage:
+  pix-checkout refund <checkout id> --key <customer's pix key> [--value <reais>] [--key-type <type>]
+                      [--document <customer cpf/cnpj>] [--idempotency-key <key>] [--json]
+
+Refunds a paid checkout by a new Pix transfer to the customer's key (the partner's API has no
+"devolução"): part of it with --value, or whatever is left without. The refunds of a checkout never
+add up to more than it was paid. Exit codes as for transfer create.`;
+
+/** The request's fields as the command's options, so a problem names what the user typed. */
+const FLAG_OF: Record<string, string> = {
+  value: '--value',
+  pix_key: '--key',
+  pix_key_type: '--key-type',
+  customer_document: '--document',
+  reference: '--reference',
+};
+
+function checked<T>(schema: Parameters<typeof parseInput<T>>[0], input: Record<string, unknown>): T {
+  const parsed = parseInput(schema, input);
+  if (parsed.success) return parsed.data;
+  const fields = parsed.body.error.fields ?? {};
+  throw new UsageError(
+    Object.entries(fields)
+      .map(([field, problem]) => `${FLAG_OF[field] ?? field} ${problem}`)
+      .join('; '),
+  );
+}
+
+/** A value in reais as typed (`10.50`): a number for the schema, which judges its range. */
+function amount(text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  if (!/^\d+(\.\d{1,2})?$/.test(text)) throw new UsageError(`--value must be an amount in reais like 10.50 (${RANGE})`);
+  return Number(text);
+}
+
+function idempotencyKey(given: string | undefined): string {
+  if (given === undefined) return randomUUID();
+  if (!IdempotencyKey.safeParse(given).success) throw new UsageError('--idempotency-key must be 1 to 255 printable characters without spaces');
+  return given;
+}
+
+/** The proxy's services over its store and the configured partner: the same code the proxy runs. */
+async function payoutsOf(io: CliIo): Promise<{ store: Store; payouts: PixRuntime['payouts']; numbering: PixRuntime['numbering']; close: () => Promise<void> }> {
+  const config = partnerConfig(io.env);
+  const partner = await client(config);
+  // Imported here: only these commands open the store.
+  const { openStore } = await import('../store/open.ts');
+  const store = openStore({ dataDir: io.env.PIX_DATA_DIR?.trim() || DEFAULTS.dataDir, cacheSize: 0 });
+  const app = createApp({
+    partner,
+    store,
+    statusCodes: config.statusCodes,
+    partnerScope: tokenStoreKey(config.baseUrl, config.credentials?.email),
+    // Silent: the command prints its own result and warnings.
+    logger: createLogger({ level: 'silent' }),
+  });
+  return {
+    store,
+    payouts: app.pix.payouts,
+    numbering: app.pix.numbering,
+    close: async () => {
+      await app.pix.stop();
+      await store.close();
+    },
+  };
+}
 
 export async function transferCommand(rest: string[], io: CliIo): Promise<void> {
   const { values, positionals } = parse(rest, {
@@ -24,44 +110,124 @@ export async function transferCommand(rest: string[], io: CliIo): Promise<void> 
     key: { type: 'string' },
     'key-type': { type: 'string' },
     document: { type: 'string' },
-    'transaction-id': { type: 'string' },
+    reference: { type: 'string' },
+    'idempotency-key': { type: 'string' },
+    status: { type: 'string' },
+    limit: { type: 'string' },
   });
   if (values.help) return io.out(HELP);
-  const [sub, reference] = positionals;
-  const cfg = () => partnerConfig(io.env);
-  const partner = async () => client(cfg());
+  const [sub, target] = positionals;
+  const json = values.json === true;
   if (sub === 'create') {
-    const key = values.key;
-    if (!key) throw new UsageError('--key is required');
-    const value = reais(values.value, '--value');
-    const keyType = values['key-type'];
-    if (keyType !== undefined && !(PIX_KEY_TYPES as readonly string[]).includes(keyType)) {
-      throw new UsageError(`--key-type must be one of ${PIX_KEY_TYPES.join(', ')}`);
+    const input = checked(CreateTransferRequest, {
+      value: amount(values.value),
+      pix_key: values.key,
+      pix_key_type: values['key-type'],
+      customer_document: values.document,
+      reference: values.reference,
+    });
+    const key = idempotencyKey(values['idempotency-key']);
+    const { payouts, numbering, close } = await payoutsOf(io);
+    try {
+      const { transfer } = await payouts.transfer(input, key);
+      // A new transfer's code checks PIX_STATUS_CODES: say so when it proved the setting wrong.
+      const { problem } = numbering.report();
+      if (problem) io.err(`warning: ${problem}`);
+      return report(io, json, transfer, key);
+    } finally {
+      await close();
     }
-    const transfer = values.document
-      ? await (
-          await partner()
-        ).solicitTransferForCustomer({
-          customer_document: values.document,
-          value,
-          pix_key: key,
-          pix_key_type: (keyType as PixKeyType | undefined) ?? detectPixKeyType(key) ?? 'EMAIL',
-          transaction_id: values['transaction-id'],
-        })
-      : await (await partner()).transferToKey({ value, pix_key: key, transaction_id: values['transaction-id'] });
-    // A new transfer is pending: another code proves PIX_STATUS_CODES wrong (for transfers at least).
-    const warning = freshStatusWarning(cfg().statusCodes, transfer.status, 'transfer');
-    if (warning) io.err(warning);
-    return printTransfer(io, values.json === true, transfer, cfg().statusCodes);
   }
   if (sub === 'status') {
-    if (!reference) throw new UsageError('transfer status needs the reference');
-    return printTransfer(io, values.json === true, await (await partner()).checkTransfer(reference), cfg().statusCodes);
+    if (!target) throw new UsageError('transfer status needs the transfer id (tr_...) or the partner reference');
+    if (/^tr_/.test(target)) {
+      const { payouts, close } = await payoutsOf(io);
+      try {
+        return report(io, json, await payouts.get(target), null);
+      } finally {
+        await close();
+      }
+    }
+    const config = partnerConfig(io.env);
+    return printPartnerTransfer(io, json, await (await client(config)).checkTransfer(target), config.statusCodes);
   }
-  throw new UsageError(`unknown transfer command ${sub ?? '(none)'}; use create or status`);
+  if (sub === 'list') {
+    const status = values.status;
+    if (status !== undefined && !(TRANSFER_STATUSES as readonly string[]).includes(status)) {
+      throw new UsageError(`--status must be one of ${TRANSFER_STATUSES.join(', ')}`);
+    }
+    const limit = count(values.limit, '--limit', 100);
+    const { payouts, close } = await payoutsOf(io);
+    try {
+      const { data } = await payouts.list({ status: status as TransferStatus | undefined, limit });
+      if (json) return io.out(JSON.stringify(data, null, 2));
+      if (data.length === 0) return io.out('No transfers.');
+      io.out(data.map((t) => `${t.transfer_id}  ${t.status.padEnd(8)}  ${t.value.toFixed(2).padStart(10)}  ${t.pix_key}  ${t.created_at}`).join('\n'));
+      return;
+    } finally {
+      await close();
+    }
+  }
+  throw new UsageError(`unknown transfer command ${sub ?? '(none)'}; use create, status or list`);
 }
 
-function printTransfer(io: CliIo, json: boolean, t: TransferDetails, codes: StatusCodes): void {
+export async function refundCommand(rest: string[], io: CliIo): Promise<void> {
+  const { values, positionals } = parse(rest, {
+    value: { type: 'string' },
+    key: { type: 'string' },
+    'key-type': { type: 'string' },
+    document: { type: 'string' },
+    'idempotency-key': { type: 'string' },
+  });
+  if (values.help) return io.out(REFUND_HELP);
+  const [checkoutId] = positionals;
+  if (!checkoutId || !/^co_[A-Za-z0-9_-]{24}$/.test(checkoutId)) throw new UsageError('refund needs the checkout id (co_...)');
+  const input = checked(CreateRefundRequest, {
+    value: amount(values.value),
+    pix_key: values.key,
+    pix_key_type: values['key-type'],
+    customer_document: values.document,
+  });
+  const key = idempotencyKey(values['idempotency-key']);
+  const { payouts, close } = await payoutsOf(io);
+  try {
+    const { transfer } = await payouts.refund(checkoutId, input, key);
+    return report(io, values.json === true, transfer, key);
+  } finally {
+    await close();
+  }
+}
+
+/** Prints the transfer; a refusal exits 1, an unknown outcome 3 (it may have been carried out). */
+function report(io: CliIo, json: boolean, t: TransferView, key: string | null): void {
+  print(io, json, key === null ? t : { ...t, idempotency_key: key }, [
+    ['transfer id', t.transfer_id],
+    ['status', t.status],
+    ['value', t.value.toFixed(2)],
+    ['key', `${t.pix_key}${t.pix_key_type ? ` (${t.pix_key_type})` : ''}`],
+    ['reference', t.reference],
+    ['checkout', t.checkout_id],
+    ['partner reference', t.partner_reference],
+    ['transaction id', t.transaction_id],
+    ['reason', t.reason ? `${t.reason}${t.reason_message ? `: ${t.reason_message}` : ''}` : null],
+    ['created at', t.created_at],
+    ['idempotency key', key],
+  ]);
+  if (t.status === 'refused') {
+    io.err(`pix-checkout: the partner refused the transfer; no money moved`);
+    io.err(`  reason: ${t.reason ?? 'refused'}${t.reason_message ? ` (${t.reason_message})` : ''}`);
+    throw new ExitCode(1);
+  }
+  if (t.status === 'unknown') {
+    io.err(
+      `pix-checkout: OUTCOME UNKNOWN: the partner's answer was lost; it may have been carried out. Do not send it again before checking with the partner.`,
+    );
+    io.err(`  transaction_id: ${t.transaction_id}`);
+    throw new ExitCode(3);
+  }
+}
+
+function printPartnerTransfer(io: CliIo, json: boolean, t: TransferDetails, codes: StatusCodes): void {
   const key = t.pixKey === null ? null : t.pixKeyType === 'CPF' || detectPixKeyType(t.pixKey) === 'CPF' ? maskDocument(t.pixKey) : t.pixKey;
   const data = {
     reference: t.externalReference,

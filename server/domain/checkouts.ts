@@ -8,11 +8,14 @@ import type { CheckoutView, CreateCheckoutRequest, PaymentView } from '../../src
 import { PartnerError } from '../partner/errors.ts';
 import { DomainError } from './errors.ts';
 import type { PaymentService } from './payments.ts';
+import type { PayoutService } from './payouts.ts';
 import type { CheckoutRecord, Store } from '../store/store.ts';
 
 export interface CheckoutServiceOptions {
   store: Store;
   payments: PaymentService;
+  /** Lists a checkout's refunds in its view. */
+  payouts?: PayoutService;
   /** Payments that may be issued after a checkout's first one expires. */
   renewals: number;
   /** Where the hosted checkout sends the payer when the checkout names no callback. */
@@ -135,6 +138,7 @@ export class CheckoutService {
       order_id: checkout.orderId,
       value: checkout.valueCents / 100,
       renewals_left: Math.max(0, this.options.renewals - checkout.renewalsUsed),
+      ...(this.options.payouts ? { refunds: await this.options.payouts.refundsOf(checkout.id) } : {}),
     };
     if (!checkout.paymentReference) return { ...base, status: 'open' };
     let payment = await this.options.payments.read(checkout.paymentReference);

@@ -12,7 +12,15 @@ export type DomainErrorKind =
   /** The partner answered with a status this proxy does not know: never shown, least of all as paid. */
   | 'unknown_status'
   /** A checkout may not issue a new code while its last one's status cannot be read for sure (a wrong PIX_STATUS_CODES): it may have been paid. */
-  | 'status_unverified';
+  | 'status_unverified'
+  /** A field the schema cannot judge is wrong (a list cursor this server never gave). */
+  | 'invalid'
+  /** A refund of a checkout that has not been paid. */
+  | 'not_paid'
+  /** A refund that would take the refunds past what the checkout was paid. */
+  | 'refund_exceeds'
+  /** An idempotency key used again for another request. */
+  | 'idempotency_conflict';
 
 export class DomainError extends Error {
   override readonly name = 'DomainError';

@@ -11,7 +11,7 @@ import { EventEmitter } from 'node:events';
 import type { OutcomeEvent, OutcomeType } from '../../src/shared/contract.ts';
 import type { Logger } from '../log.ts';
 import { PARTNER_STATUS } from '../partner/wire.ts';
-import type { PaymentRecord, TransferRecord } from '../store/store.ts';
+import type { PaymentRecord, PayoutLink, PayoutRecord, TransferRecord } from '../store/store.ts';
 
 export type OutcomeKind = 'payment' | 'transfer';
 export type { OutcomeEvent, OutcomeType } from '../../src/shared/contract.ts';
@@ -58,9 +58,39 @@ export function paymentOutcome(payment: PaymentRecord, orderId: string | null): 
   );
 }
 
-/** The event of a transfer that has just become final. */
-export function transferOutcome(transfer: TransferRecord): OutcomeEvent | null {
-  return outcomeEvent('transfer', transfer.partnerStatus, { reference: transfer.reference, valueCents: transfer.valueCents }, transfer.updatedAt);
+/** The event of a transfer that has just become final; a payout the proxy started names itself in it. */
+export function transferOutcome(transfer: TransferRecord, payout: PayoutLink | null = null): OutcomeEvent | null {
+  const event = outcomeEvent(
+    'transfer',
+    transfer.partnerStatus,
+    { reference: transfer.reference, valueCents: transfer.valueCents, checkoutId: payout?.checkoutId, orderId: payout?.orderId },
+    transfer.updatedAt,
+  );
+  if (!event || !payout) return event;
+  return { ...event, data: { ...event.data, transfer_id: payout.transferId, transfer_reference: payout.merchantReference } };
+}
+
+/**
+ * The event of a payout refused up front. It has no partner reference: `reference` is its transfer
+ * id, and the id is derived from it, so the refusal is one event however often it is told.
+ */
+export function refusalOutcome(payout: PayoutRecord, orderId: string | null): OutcomeEvent {
+  const type = 'transfer.refused';
+  return {
+    id: outcomeEventId(type, payout.id),
+    type,
+    created_at: new Date(payout.updatedAt).toISOString(),
+    data: {
+      reference: payout.id,
+      status: 'refused',
+      value: payout.valueCents / 100,
+      checkout_id: payout.checkoutId,
+      order_id: orderId,
+      transfer_id: payout.id,
+      transfer_reference: payout.merchantReference,
+      reason: payout.reason ?? 'refused',
+    },
+  };
 }
 
 /**

@@ -26,6 +26,8 @@ export interface ReconcilerOptions extends Partial<ReconcileSettings> {
   payments: PaymentService;
   transfers: TransferService;
   processor: WebhookProcessor;
+  /** Payouts cut off mid-call by a crash become `unknown` on each pass (PayoutService.expireSending). */
+  expireSendingPayouts?: () => Promise<number>;
   now: () => number;
   log: Logger;
 }
@@ -110,6 +112,7 @@ export class Reconciler {
     const expired = await store.webhookEvents.expireUnprocessed(now() - DEFAULTS.webhookIntake.pendingRetentionMs, now());
     if (expired > 0) log.warn({ expired }, 'notifications never confirmed by the partner were set aside');
     await processor.drain();
+    await this.options.expireSendingPayouts?.();
 
     const at = now();
     const duePayments = (await store.nonFinalPayments(batch)).filter((p) => this.dueAt(p, at) <= at);

@@ -99,18 +99,22 @@ export class StatusNumbering {
     return this.state === 'unverified';
   }
 
-  /** The status of a payment just created (pending by definition). */
-  async observeFresh(status: PartnerStatus, reference: string): Promise<void> {
+  /**
+   * The status of a payment or a transfer just created (pending by definition). ASSUMPTION: transfers
+   * share the payments' numbering (the spec shows neither), so a new transfer verifies it too: a
+   * merchant who only pays out still has its transfers' outcomes read.
+   */
+  async observeFresh(status: PartnerStatus, reference: string, kind: 'payment' | 'transfer' = 'payment'): Promise<void> {
     await this.load();
     if (status.word !== null) {
       const meaning = wordMeaning(status.word);
-      if (meaning !== 'pending' && meaning !== null) await this.mismatch(`a new payment (${reference}) was reported "${status.word}"`, reference);
+      if (meaning !== 'pending' && meaning !== null) await this.mismatch(`a new ${kind} (${reference}) was reported "${status.word}"`, reference);
       return;
     }
     if (status.code === this.codes.pending) {
       if (this.state === 'unverified') {
         this.state = 'verified';
-        this.log.info({ status_codes: formatStatusCodes(this.codes) }, 'partner status codes verified: a new payment has the configured pending code');
+        this.log.info({ status_codes: formatStatusCodes(this.codes) }, `partner status codes verified: a new ${kind} has the configured pending code`);
         await this.memory?.save(this.verifiedKey, formatStatusCodes(this.codes)).catch(() => undefined);
       }
       return;
@@ -119,7 +123,7 @@ export class StatusNumbering {
     if (status.code === this.codes.approved || this.state === 'mismatch') return;
     this.seenPending = status.code;
     await this.mismatch(
-      `a new payment (${reference}) has status ${status.code}, but PIX_STATUS_CODES says pending is ${this.codes.pending}` +
+      `a new ${kind} (${reference}) has status ${status.code}, but PIX_STATUS_CODES says pending is ${this.codes.pending}` +
         ` (configured ${formatStatusCodes(this.codes)}): set PIX_STATUS_CODES to the partner's numbering (pix-checkout doctor --create shows it)`,
       reference,
     );

@@ -38,6 +38,10 @@ const DOMAIN_STATUS: Record<DomainErrorKind, [ContentfulStatusCode, ErrorCode]> 
   renewals_exhausted: [409, 'renewals_exhausted'],
   status_unverified: [503, 'not_ready'],
   unknown_status: [502, 'upstream_unavailable'],
+  invalid: [400, 'invalid_request'],
+  not_paid: [409, 'checkout_not_paid'],
+  refund_exceeds: [409, 'refund_exceeds_paid'],
+  idempotency_conflict: [409, 'idempotency_key_reused'],
 };
 
 export function respondError(c: Context, error: unknown, log: Logger): Response {

@@ -8,6 +8,7 @@ import { z } from 'zod/mini';
 import { LIMITS, charCount, formatReais, isCents, printableTextProblem } from './limits.ts';
 import { isValidDocument } from './document.ts';
 import { PAYMENT_STATUSES } from './status.ts';
+import { PixKeyTypeSchema, TransferValue, TransferView, pixKeyCheck } from './payouts.ts';
 
 const { min, max } = LIMITS.paymentValue;
 
@@ -164,6 +165,8 @@ export const CheckoutView = /* @__PURE__ */ z.object({
   payment: z.optional(PaymentView),
   /** How many more payments may be issued after the current one expires. */
   renewals_left: z.number(),
+  /** Its refunds, oldest first (payouts.ts). */
+  refunds: z.optional(z.array(TransferView)),
 });
 export type CheckoutView = z.infer<typeof CheckoutView>;
 
@@ -178,7 +181,7 @@ export const OpenPaymentRequest = /* @__PURE__ */ z.strictObject({
 export type OpenPaymentRequest = z.infer<typeof OpenPaymentRequest>;
 
 /** What the proxy tells the merchant's backend of each final outcome (its signed webhook, `onOutcome`). */
-export const OUTCOME_TYPES = ['payment.paid', 'payment.canceled', 'transfer.approved', 'transfer.canceled'] as const;
+export const OUTCOME_TYPES = ['payment.paid', 'payment.canceled', 'transfer.approved', 'transfer.canceled', 'transfer.refused'] as const;
 export type OutcomeType = (typeof OUTCOME_TYPES)[number];
 
 /**
@@ -193,11 +196,48 @@ export const OutcomeEvent = /* @__PURE__ */ z.object({
   created_at: z.string(),
   data: z.object({
     reference: z.string(),
-    status: z.enum(['paid', 'canceled', 'approved']),
+    status: z.enum(['paid', 'canceled', 'approved', 'refused']),
     /** Reais. */
     value: z.nullable(z.number()),
+    /** The paid checkout; for a refund, the refunded one. */
     checkout_id: z.nullable(z.string()),
     order_id: z.nullable(z.string()),
+    /** Transfers started through the proxy's API: its id (payouts.ts), the merchant's reference, a refusal's reason. */
+    transfer_id: z.optional(z.nullable(z.string())),
+    transfer_reference: z.optional(z.nullable(z.string())),
+    reason: z.optional(z.string()),
   }),
 });
 export type OutcomeEvent = z.infer<typeof OutcomeEvent>;
+
+export const PixKey = /* @__PURE__ */ z.string().check(z.trim(), z.minLength(1, 'must not be empty'), z.maxLength(77, 'must be at most 77 characters'));
+
+/**
+ * POST {endpoint}/transfers. With `customer_document` it is spec 4.6 "solicit for a customer" (the
+ * key must be that customer's, their KYC approved); without it, a transfer to the key's owner.
+ * `reference` is the merchant's own label, echoed back and in the outcome event.
+ */
+export const CreateTransferRequest = /* @__PURE__ */ z
+  .strictObject({
+    value: TransferValue,
+    pix_key: PixKey,
+    pix_key_type: z.optional(PixKeyTypeSchema),
+    customer_document: z.optional(CustomerDocument),
+    reference: z.optional(OrderId),
+  })
+  .check(pixKeyCheck);
+export type CreateTransferRequest = z.infer<typeof CreateTransferRequest>;
+
+/**
+ * POST {endpoint}/checkouts/:id/refunds. Without `value`, whatever of the paid value is not refunded
+ * yet. The total refunded never exceeds what the checkout was paid.
+ */
+export const CreateRefundRequest = /* @__PURE__ */ z
+  .strictObject({
+    value: z.optional(TransferValue),
+    pix_key: PixKey,
+    pix_key_type: z.optional(PixKeyTypeSchema),
+    customer_document: z.optional(CustomerDocument),
+  })
+  .check(pixKeyCheck);
+export type CreateRefundRequest = z.infer<typeof CreateRefundRequest>;

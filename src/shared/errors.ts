@@ -17,6 +17,12 @@ export const ERROR_CODES = [
   'rate_limited',
   /** The request contradicts what exists (an order id already used with another value). */
   'conflict',
+  /** An Idempotency-Key sent again with a different request (payouts.ts). */
+  'idempotency_key_reused',
+  /** A refund of a checkout that has not been paid. */
+  'checkout_not_paid',
+  /** A refund that would take the refunds past what the checkout was paid. */
+  'refund_exceeds_paid',
   /** A checkout's payment expired and no more renewals are allowed. */
   'renewals_exhausted',
   /** Open-amount payments are off on this server: use a checkout. */

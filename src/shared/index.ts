@@ -10,5 +10,6 @@ export * from './limits.ts';
 export * from './status.ts';
 export * from './document.ts';
 export * from './pix-keys.ts';
+export * from './payouts.ts';
 export { buildDynamicBrCode, checkBrCode, crc16, describeBrCodeProblem, formatAmount, parseBrCode } from './brcode.ts';
 export type { BrCode, BrCodeCheck, BrCodeErrorCode, BrCodeProblem, BrCodeResult, DynamicBrCodeInput } from './brcode.ts';

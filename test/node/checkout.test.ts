@@ -79,7 +79,7 @@ describe('creating a checkout (merchant server, API key)', () => {
     assert.equal(res.status, 201);
     const checkout = CheckoutView.parse(json);
     assert.ok(CheckoutId.safeParse(checkout.checkout_id).success);
-    assert.deepEqual({ ...checkout, checkout_id: '' }, { checkout_id: '', order_id: order, value: 120.5, status: 'open', renewals_left: 3 });
+    assert.deepEqual({ ...checkout, checkout_id: '' }, { checkout_id: '', order_id: order, value: 120.5, status: 'open', renewals_left: 3, refunds: [] });
     assert.doesNotMatch(JSON.stringify(json), /Maria|529|98224725/);
     assert.equal(res.headers.get('access-control-allow-origin'), null, 'no CORS on the API-key endpoints');
   });

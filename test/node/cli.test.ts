@@ -15,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { parseBrCode } from '../../src/shared/brcode.ts';
 import { LIMITS } from '../../src/shared/limits.ts';
+import { TransferView } from '../../src/shared/payouts.ts';
 import { main } from '../../server/cli/index.ts';
 import { SANDBOX_DEFAULTS } from '../../server/config.ts';
 import { paymentOutcome } from '../../server/domain/outcomes.ts';
@@ -40,6 +41,7 @@ before(async () => {
     PIX_USER_AGENT: 'Loja Teste (dev@loja.example)',
     PIX_CA_FILE: join(dir, 'ca.pem'),
     PIX_TOKEN_FILE: join(dir, 'token.json'),
+    PIX_DATA_DIR: join(dir, 'data'),
   };
 });
 after(async () => {
@@ -163,13 +165,84 @@ describe('cli: commands against the sandbox', () => {
 });
 
 describe('cli: transfers and the webhook URL', () => {
-  test('transfer create to a key, then status after the bank answers', async () => {
-    const created = await cli(['transfer', 'create', '--value', '25', '--key', 'ana@cliente.example', '--json']);
+  test('transfer create to a key, stored in the proxy; then status from the partner and from the store', async () => {
+    const created = await cli(['transfer', 'create', '--value', '25', '--key', 'ana@cliente.example', '--reference', 'seller-7', '--json']);
     assert.equal(created.code, 0, created.err);
-    const transfer = JSON.parse(created.out) as { reference: string };
+    const transfer = TransferView.parse(JSON.parse(created.out));
+    assert.equal(transfer.status, 'pending');
+    assert.equal(transfer.reference, 'seller-7');
+    assert.equal(transfer.pix_key, 'a***@cliente.example');
+    assert.match((JSON.parse(created.out) as { idempotency_key: string }).idempotency_key, /^[0-9a-f-]{36}$/);
     sandbox.state.clock.advance(10 * 60 * 1000);
-    const status = await cli(['transfer', 'status', transfer.reference]);
+    const status = await cli(['transfer', 'status', transfer.partner_reference!]);
     assert.match(status.out, /status\s+approved \(2\)/);
+    const stored = await cli(['transfer', 'status', transfer.transfer_id, '--json']);
+    assert.equal(TransferView.parse(JSON.parse(stored.out)).transfer_id, transfer.transfer_id);
+    const listed = await cli(['transfer', 'list', '--json']);
+    assert.ok((JSON.parse(listed.out) as TransferView[]).some((t) => t.transfer_id === transfer.transfer_id));
+  });
+  test('the same --idempotency-key and options: the same transfer, sent once; other options: exit 1 naming the key', async () => {
+    const before = sandbox.state.transfers.size;
+    const args = ['transfer', 'create', '--value', '3', '--key', 'ana@cliente.example', '--idempotency-key', 'cli-once-1', '--json'];
+    const first = await cli(args);
+    const again = await cli(args);
+    assert.equal(first.code, 0, first.err);
+    assert.equal(TransferView.parse(JSON.parse(again.out)).transfer_id, TransferView.parse(JSON.parse(first.out)).transfer_id);
+    assert.equal(sandbox.state.transfers.size, before + 1);
+    const other = await cli(['transfer', 'create', '--value', '4', '--key', 'ana@cliente.example', '--idempotency-key', 'cli-once-1']);
+    assert.equal(other.code, 1);
+    assert.match(other.err, /Idempotency-Key was used for another request/);
+  });
+  test('refund a paid checkout: part, then the rest, then nothing is left (exit 1)', async () => {
+    const store = openSqliteStore({ dataDir: env.PIX_DATA_DIR!, cacheSize: 0 });
+    const at = Date.now();
+    const id = 'co_CLIrefundCLIrefundCLIref';
+    await store.createCheckout({
+      id,
+      orderId: 'cli-refund-1',
+      valueCents: 1500,
+      description: null,
+      name: null,
+      document: null,
+      callback: null,
+      paymentReference: null,
+      renewalsUsed: 0,
+      createdAt: at,
+    });
+    const payment = {
+      reference: 'cli-refund-pay',
+      checkoutId: id,
+      valueCents: 1500,
+      description: null,
+      partnerStatus: 1,
+      brcode: 'x',
+      qrCodeUrl: 'x',
+      checkoutUrl: 'x',
+      createdAt: at,
+      expiresAt: at + 3_600_000,
+      transactionId: 'tx-cli-refund',
+      updatedAt: at,
+      final: false,
+    };
+    await store.attachPayment(id, payment, 0);
+    await store.updatePaymentStatus(payment.reference, 2, true, at, paymentOutcome);
+    await store.close();
+    const part = await cli(['refund', id, '--value', '5', '--key', 'ana@cliente.example', '--json']);
+    assert.equal(part.code, 0, part.err);
+    assert.equal(TransferView.parse(JSON.parse(part.out)).checkout_id, id);
+    const rest = await cli(['refund', id, '--key', 'ana@cliente.example', '--json']);
+    assert.equal(TransferView.parse(JSON.parse(rest.out)).value, 10);
+    const none = await cli(['refund', id, '--key', 'ana@cliente.example']);
+    assert.equal(none.code, 1);
+    assert.match(none.err, /refunded in full/);
+  });
+  test('refund: a checkout not paid exits 1; a bad checkout id exits 2', async () => {
+    const bad = await cli(['refund', 'nope', '--key', 'ana@cliente.example']);
+    assert.equal(bad.code, 2);
+    assert.match(bad.err, /refund needs the checkout id/);
+    const missing = await cli(['refund', 'co_AAAAAAAAAAAAAAAAAAAAAAAA', '--key', 'ana@cliente.example']);
+    assert.equal(missing.code, 1);
+    assert.match(missing.err, /No such checkout/);
   });
   test('transfer create for a customer masks the CPF key', async () => {
     const { code, out } = await cli(['transfer', 'create', '--value', '25', '--key', '123.456.789-09', '--key-type', 'CPF', '--document', '123.456.789-09']);
@@ -353,6 +426,8 @@ describe('cli: one casing in every --json output', () => {
       [['webhook', 'received'], { PIX_DATA_DIR: dataDir }],
       [['deliveries', 'list'], { PIX_DATA_DIR: dataDir }],
       [['deliveries', 'replay', String(delivery!.id)], { PIX_DATA_DIR: dataDir }],
+      [['transfer', 'create', '--value', '2', '--key', 'ana@cliente.example', '--reference', 'json-1']],
+      [['transfer', 'list']],
     ];
     for (const [args, overrides] of commands) {
       const { code, out, err } = await cli([...args, '--json'], overrides);

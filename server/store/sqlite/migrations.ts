@@ -81,6 +81,30 @@ export const MIGRATIONS: readonly string[] = [
      duration_ms INTEGER NOT NULL
    );
    CREATE INDEX delivery_attempts_delivery ON delivery_attempts(delivery_id);`,
+  // Payouts and refunds the proxy starts (payouts.ts): stored before the partner is called, one per
+  // idempotency key; a refund names its checkout. `reference` is the partner's, once it answered.
+  `CREATE TABLE payouts (
+     seq INTEGER PRIMARY KEY AUTOINCREMENT,
+     id TEXT NOT NULL UNIQUE,
+     idempotency_key TEXT NOT NULL UNIQUE,
+     request_hash TEXT NOT NULL,
+     kind TEXT NOT NULL,
+     checkout_id TEXT REFERENCES checkouts(id),
+     value_cents INTEGER NOT NULL,
+     pix_key TEXT NOT NULL,
+     pix_key_type TEXT,
+     customer_document TEXT,
+     merchant_reference TEXT,
+     transaction_id TEXT NOT NULL UNIQUE,
+     state TEXT NOT NULL,
+     reference TEXT UNIQUE,
+     reason TEXT,
+     reason_message TEXT,
+     created_at INTEGER NOT NULL,
+     updated_at INTEGER NOT NULL
+   );
+   CREATE INDEX payouts_checkout ON payouts(checkout_id) WHERE checkout_id IS NOT NULL;
+   CREATE INDEX payouts_state ON payouts(state, seq);`,
 ];
 
 /** Brings the schema up to date; refuses a database newer than this code. */

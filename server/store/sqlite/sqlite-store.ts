@@ -16,6 +16,10 @@ import type {
   OutboxEntry,
   PaymentOutcomeOf,
   PaymentRecord,
+  PayoutLink,
+  PayoutRecord,
+  PayoutState,
+  RefusalOutcomeOf,
   StatusChange,
   Store,
   TransferOutcomeOf,
@@ -35,6 +39,48 @@ interface TransferRow {
   created_at: number;
   updated_at: number;
 }
+
+interface PayoutRow {
+  seq: number;
+  id: string;
+  idempotency_key: string;
+  request_hash: string;
+  kind: PayoutRecord['kind'];
+  checkout_id: string | null;
+  value_cents: number;
+  pix_key: string;
+  pix_key_type: string | null;
+  customer_document: string | null;
+  merchant_reference: string | null;
+  transaction_id: string;
+  state: PayoutState;
+  reference: string | null;
+  reason: string | null;
+  reason_message: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+const toPayout = (r: PayoutRow): PayoutRecord & { seq: number } => ({
+  seq: r.seq,
+  id: r.id,
+  idempotencyKey: r.idempotency_key,
+  requestHash: r.request_hash,
+  kind: r.kind,
+  checkoutId: r.checkout_id,
+  valueCents: r.value_cents,
+  pixKey: r.pix_key,
+  pixKeyType: r.pix_key_type,
+  customerDocument: r.customer_document,
+  merchantReference: r.merchant_reference,
+  transactionId: r.transaction_id,
+  state: r.state,
+  reference: r.reference,
+  reason: r.reason,
+  reasonMessage: r.reason_message,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+});
 
 interface OutboxRow {
   id: number;
@@ -275,6 +321,28 @@ function openedStore(db: Database.Database, cacheSize: number): Store {
     getTransfer: db.prepare('SELECT * FROM transfers WHERE reference = ?'),
     updateTransfer: db.prepare('UPDATE transfers SET partner_status = ?, final = ?, updated_at = ? WHERE reference = ? AND final = 0'),
     nonFinalTransfers: db.prepare('SELECT * FROM transfers WHERE final = 0 ORDER BY created_at LIMIT ?'),
+    insertPayout: db.prepare(
+      `INSERT INTO payouts (id, idempotency_key, request_hash, kind, checkout_id, value_cents, pix_key, pix_key_type, customer_document, merchant_reference, transaction_id, state, reference, reason, reason_message, created_at, updated_at)
+       VALUES (@id, @idempotency_key, @request_hash, @kind, @checkout_id, @value_cents, @pix_key, @pix_key_type, @customer_document, @merchant_reference, @transaction_id, @state, NULL, NULL, NULL, @created_at, @updated_at)
+       ON CONFLICT(idempotency_key) DO NOTHING`,
+    ),
+    getPayout: db.prepare('SELECT * FROM payouts WHERE id = ?'),
+    payoutByKey: db.prepare('SELECT * FROM payouts WHERE idempotency_key = ?'),
+    payoutByReference: db.prepare('SELECT p.*, c.order_id AS order_id FROM payouts p LEFT JOIN checkouts c ON c.id = p.checkout_id WHERE p.reference = ?'),
+    paidCents: db.prepare('SELECT COALESCE(SUM(value_cents), 0) AS cents FROM payments WHERE checkout_id = ? AND final = 1 AND partner_status = ?'),
+    // Every refund that took, or may have taken, money: all but those refused and canceled.
+    refundedCents: db.prepare(`SELECT COALESCE(SUM(value_cents), 0) AS cents FROM payouts WHERE checkout_id = ? AND state NOT IN ('refused', 'canceled')`),
+    sentPayout: db.prepare(`UPDATE payouts SET state = 'pending', reference = ?, customer_document = NULL, updated_at = ? WHERE id = ? AND state = 'sending'`),
+    payoutOutcome: db.prepare(`UPDATE payouts SET state = ?, updated_at = ? WHERE id = ? AND state IN ('sending', 'pending')`),
+    refusedPayout: db.prepare(
+      `UPDATE payouts SET state = 'refused', reason = ?, reason_message = ?, customer_document = NULL, updated_at = ? WHERE id = ? AND state = 'sending'`,
+    ),
+    unknownPayout: db.prepare(
+      `UPDATE payouts SET state = 'unknown', reason = 'answer_lost', customer_document = NULL, updated_at = ? WHERE id = ? AND state = 'sending'`,
+    ),
+    discardPayout: db.prepare(`DELETE FROM payouts WHERE id = ? AND state = 'sending'`),
+    payoutsOfCheckout: db.prepare('SELECT * FROM payouts WHERE checkout_id = ? ORDER BY seq'),
+    staleSending: db.prepare(`SELECT * FROM payouts WHERE state = 'sending' AND created_at < ? ORDER BY seq`),
     dueOutbox: db.prepare(`SELECT * FROM outbox WHERE state = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at, id LIMIT ?`),
     getOutbox: db.prepare('SELECT * FROM outbox WHERE id = ?'),
     listOutbox: db.prepare('SELECT * FROM outbox ORDER BY id LIMIT ?'),
@@ -312,13 +380,79 @@ function openedStore(db: Database.Database, cacheSize: number): Store {
       return { changed: true, outcome: addToOutbox(outcomeOf(toPayment(row), row.order_id), reference, updatedAt) };
     },
   );
+  /** A final transfer's outcome, with the payout it belongs to (if the proxy started it), which takes the outcome too. */
+  const transferOutcome = (reference: string, at: number, outcomeOf: TransferOutcomeOf): OutcomeEvent | null => {
+    const payout = sql.payoutByReference.get(reference) as (PayoutRow & { order_id: string | null }) | undefined;
+    const link: PayoutLink | null = payout
+      ? { transferId: payout.id, merchantReference: payout.merchant_reference, checkoutId: payout.checkout_id, orderId: payout.order_id }
+      : null;
+    const outcome = addToOutbox(outcomeOf(toTransfer(sql.getTransfer.get(reference) as TransferRow), link), reference, at);
+    const state = outcome?.data.status;
+    if (payout && (state === 'approved' || state === 'canceled')) sql.payoutOutcome.run(state, at, payout.id);
+    return outcome;
+  };
   const updateTransfer = db.transaction(
     (reference: string, partnerStatus: number, final: boolean, updatedAt: number, outcomeOf: TransferOutcomeOf): StatusChange => {
       const { changes } = sql.updateTransfer.run(partnerStatus, final ? 1 : 0, updatedAt, reference);
       if (changes !== 1 || !final) return { changed: changes === 1, outcome: null };
-      return { changed: true, outcome: addToOutbox(outcomeOf(toTransfer(sql.getTransfer.get(reference) as TransferRow)), reference, updatedAt) };
+      return { changed: true, outcome: transferOutcome(reference, updatedAt, outcomeOf) };
     },
   );
+  // Immediate: a refund's check of what is left and its insert hold the write lock together, so two
+  // refunds (in this process or another one on the same file) cannot both take the last of it.
+  const createPayout = db.transaction((payout: PayoutRecord, paidStatus: number) => {
+    const existing = sql.payoutByKey.get(payout.idempotencyKey) as PayoutRow | undefined;
+    if (existing) return { payout: toPayout(existing), created: false };
+    let valueCents = payout.valueCents;
+    if (payout.checkoutId !== null) {
+      const paid = (sql.paidCents.get(payout.checkoutId, paidStatus) as { cents: number }).cents;
+      if (paid === 0) return { problem: 'not_paid' as const, refundableCents: 0 };
+      const left = paid - (sql.refundedCents.get(payout.checkoutId) as { cents: number }).cents;
+      if (valueCents === 0) valueCents = left;
+      if (valueCents <= 0 || valueCents > left) return { problem: 'exceeds' as const, refundableCents: Math.max(0, left) };
+    }
+    const { changes } = sql.insertPayout.run({
+      id: payout.id,
+      idempotency_key: payout.idempotencyKey,
+      request_hash: payout.requestHash,
+      kind: payout.kind,
+      checkout_id: payout.checkoutId,
+      value_cents: valueCents,
+      pix_key: payout.pixKey,
+      pix_key_type: payout.pixKeyType,
+      customer_document: payout.customerDocument,
+      merchant_reference: payout.merchantReference,
+      transaction_id: payout.transactionId,
+      state: payout.state,
+      created_at: payout.createdAt,
+      updated_at: payout.updatedAt,
+    });
+    return { payout: toPayout(sql.payoutByKey.get(payout.idempotencyKey) as PayoutRow), created: changes === 1 };
+  });
+  const markSent = db.transaction((id: string, transfer: TransferRecord, outcomeOf: TransferOutcomeOf) => {
+    const { reference, updatedAt: at } = transfer;
+    sql.sentPayout.run(reference, at, id);
+    sql.trackTransfer.run({
+      reference,
+      partner_status: transfer.partnerStatus,
+      final: transfer.final ? 1 : 0,
+      value_cents: transfer.valueCents,
+      created_at: transfer.createdAt,
+      updated_at: at,
+    });
+    const followed = sql.getTransfer.get(reference) as TransferRow;
+    // Its webhook came before its answer: the outcome is already known (its event, if written, is not written twice).
+    const outcome = followed.final === 1 ? transferOutcome(reference, at, outcomeOf) : null;
+    return { payout: toPayout(sql.getPayout.get(id) as PayoutRow), outcome };
+  });
+  const markRefused = db.transaction((id: string, reason: string, message: string | null, at: number, outcomeOf: RefusalOutcomeOf) => {
+    sql.refusedPayout.run(reason, message, at, id);
+    const row = sql.getPayout.get(id) as PayoutRow;
+    const orderId = row.checkout_id ? ((sql.getCheckout.get(row.checkout_id) as CheckoutRow | undefined)?.order_id ?? null) : null;
+    const outcome = outcomeOf(toPayout(row), orderId);
+    addToOutbox(outcome, row.id, at);
+    return { payout: toPayout(row), outcome };
+  });
   const recordAttempt = db.transaction(
     (
       id: number,
@@ -437,6 +571,53 @@ function openedStore(db: Database.Database, cacheSize: number): Store {
       },
       async nonFinal(limit) {
         return (sql.nonFinalTransfers.all(limit) as TransferRow[]).map(toTransfer);
+      },
+    },
+    payouts: {
+      async create(payout, paidStatus) {
+        return createPayout.immediate(payout, paidStatus);
+      },
+      async get(id) {
+        const row = sql.getPayout.get(id) as PayoutRow | undefined;
+        return row ? toPayout(row) : null;
+      },
+      async markSent(id, transfer, outcomeOf) {
+        return markSent.immediate(id, transfer, outcomeOf);
+      },
+      async markRefused(id, reason, message, at, outcomeOf) {
+        return markRefused.immediate(id, reason, message, at, outcomeOf);
+      },
+      async markUnknown(id, at) {
+        sql.unknownPayout.run(at, id);
+        return toPayout(sql.getPayout.get(id) as PayoutRow);
+      },
+      async discard(id) {
+        sql.discardPayout.run(id);
+      },
+      async list({ states, before, limit }) {
+        const where: string[] = [];
+        const args: (string | number)[] = [];
+        if (states && states.length > 0) {
+          // A handful of fixed words: the placeholders are built from their count only.
+          where.push(`state IN (${states.map(() => '?').join(', ')})`);
+          args.push(...states);
+        }
+        if (before !== undefined) {
+          where.push('seq < ?');
+          args.push(before);
+        }
+        const rows = db
+          .prepare(`SELECT * FROM payouts ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY seq DESC LIMIT ?`)
+          .all(...args, limit) as PayoutRow[];
+        return { payouts: rows.map(toPayout) };
+      },
+      async ofCheckout(checkoutId) {
+        return (sql.payoutsOfCheckout.all(checkoutId) as PayoutRow[]).map(toPayout);
+      },
+      async expireSending(before, at) {
+        const rows = sql.staleSending.all(before) as PayoutRow[];
+        for (const row of rows) sql.unknownPayout.run(at, row.id);
+        return rows.map((row) => toPayout(sql.getPayout.get(row.id) as PayoutRow));
       },
     },
     outbox: {

@@ -1,0 +1,271 @@
+/**
+ * Payouts and refunds the proxy starts at the partner service (spec 4.6), for the merchant's server
+ * (routes/payouts.ts) and the command line: the same code for both.
+ *
+ * Money safety, in order:
+ * - A payout is stored, under its idempotency key, before the partner is called: the same key asks
+ *   for the same payout again and gets it back; the same key with another request is refused.
+ * - A refund's check of what is left to refund and its insert are one store transaction, so
+ *   concurrent refunds never take more than the checkout was paid.
+ * - The partner is called once. When its answer is lost (a timeout, a dropped connection, a 5xx, an
+ *   answer that cannot be read), the payout is `unknown`: it may have been carried out, so it is never
+ *   sent again; an operator checks with the partner. When the call surely did not reach it (it could
+ *   not be reached, the token was refused), the payout is forgotten and the same key may try again.
+ * - Its outcome follows the transfer's (webhooks, the reconciler: transfers.ts), and reaches the
+ *   merchant's webhook as `transfer.approved` / `transfer.canceled`; a refusal up front as `transfer.refused`.
+ */
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import type { CreateRefundRequest, CreateTransferRequest } from '../../src/shared/contract.ts';
+import { formatReais } from '../../src/shared/limits.ts';
+import { TRANSFER_REFUSALS, maskPixKey, type TransferList, type TransferStatus, type TransferView } from '../../src/shared/payouts.ts';
+import { detectPixKeyType, type PixKeyType } from '../../src/shared/pix-keys.ts';
+import type { Logger } from '../log.ts';
+import type { PartnerClient } from '../partner/client.ts';
+import { PartnerError } from '../partner/errors.ts';
+import { PARTNER_STATUS } from '../partner/wire.ts';
+import type { PayoutRecord, PayoutState, Store } from '../store/store.ts';
+import { DomainError } from './errors.ts';
+import { refusalOutcome, transferOutcome, type Outcomes } from './outcomes.ts';
+import type { StatusNumbering } from './status-numbering.ts';
+import type { TransferService } from './transfers.ts';
+
+export interface PayoutServiceOptions {
+  store: Store;
+  partner: PartnerClient;
+  transfers: TransferService;
+  outcomes: Outcomes;
+  numbering: StatusNumbering;
+  now: () => number;
+  log: Logger;
+  /** Brings a checkout's payment status up to date before a refund is weighed (CheckoutService.get). */
+  refreshCheckout: (checkoutId: string) => Promise<unknown>;
+  /** A payout still `sending` this long after it was stored was cut off mid-call (a crash): its outcome is unknown. Default 5 minutes. */
+  sendingTimeoutMs?: number;
+}
+
+/** `tr_` and 24 URL-safe characters (144 random bits). */
+export function newTransferId(): string {
+  return `tr_${randomBytes(18).toString('base64url')}`;
+}
+
+/** A list cursor: the last row's position, opaque to the caller. */
+const cursorOf = (seq: number): string => Buffer.from(`s${seq}`).toString('base64url');
+function positionOf(cursor: string): number {
+  const match = /^s(\d{1,15})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
+  if (!match) throw new DomainError('invalid', 'cursor is not one this server gave.', { cursor: 'must be a cursor from a previous page' });
+  return Number(match[1]);
+}
+
+/** What a request asked for, in a stable form (keys sorted), hashed: the same key must ask the same. */
+function requestHash(operation: string, checkoutId: string | null, body: Record<string, unknown>): string {
+  const sorted = Object.fromEntries(
+    Object.entries(body)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : 1)),
+  );
+  return createHash('sha256')
+    .update(JSON.stringify({ operation, checkoutId, body: sorted }))
+    .digest('hex');
+}
+
+/** What the merchant's server sees of a payout: the key masked, the document never. */
+export function payoutView(p: PayoutRecord): TransferView {
+  const view: TransferView = {
+    transfer_id: p.id,
+    status: p.state === 'sending' ? 'pending' : p.state,
+    value: p.valueCents / 100,
+    pix_key: maskPixKey(p.pixKey, p.pixKeyType as PixKeyType | null),
+    pix_key_type: p.pixKeyType as PixKeyType | null,
+    reference: p.merchantReference,
+    checkout_id: p.checkoutId,
+    partner_reference: p.reference,
+    transaction_id: p.transactionId,
+    created_at: new Date(p.createdAt).toISOString(),
+    updated_at: new Date(p.updatedAt).toISOString(),
+  };
+  if (p.reason !== null) view.reason = p.reason;
+  if (p.reasonMessage !== null) view.reason_message = p.reasonMessage;
+  return view;
+}
+
+const STATES_OF: Record<TransferStatus, readonly PayoutState[]> = {
+  pending: ['sending', 'pending'],
+  approved: ['approved'],
+  canceled: ['canceled'],
+  refused: ['refused'],
+  unknown: ['unknown'],
+};
+
+export class PayoutService {
+  private readonly sendingTimeoutMs: number;
+
+  constructor(private readonly options: PayoutServiceOptions) {
+    this.sendingTimeoutMs = options.sendingTimeoutMs ?? 5 * 60_000;
+  }
+
+  /** A transfer to a Pix key; with `customer_document`, solicited for that customer. */
+  async transfer(input: CreateTransferRequest, idempotencyKey: string): Promise<{ transfer: TransferView; created: boolean }> {
+    return this.start(this.record(input, idempotencyKey, null, requestHash('transfer', null, input)), input.customer_document ?? null);
+  }
+
+  /** A refund of a paid checkout to the customer's key: a new transfer, never more than was paid in all. */
+  async refund(checkoutId: string, input: CreateRefundRequest, idempotencyKey: string): Promise<{ transfer: TransferView; created: boolean }> {
+    const checkout = await this.options.store.getCheckout(checkoutId);
+    if (!checkout) throw new DomainError('not_found', 'No such checkout.');
+    // A payment the partner has been paid but the proxy has not heard of yet counts: ask before weighing.
+    await this.options.refreshCheckout(checkoutId);
+    const record = this.record({ ...input, value: input.value ?? 0 }, idempotencyKey, checkoutId, requestHash('refund', checkoutId, input));
+    return this.start(record, input.customer_document ?? null);
+  }
+
+  async get(id: string): Promise<TransferView> {
+    const payout = /^tr_[A-Za-z0-9_-]{24}$/.test(id) ? await this.options.store.payouts.get(id) : null;
+    if (!payout) throw new DomainError('not_found', 'No such transfer.');
+    return payoutView(payout);
+  }
+
+  /** Newest first, `limit` a page (default 20), `cursor` from the previous page's `next_cursor`. */
+  async list(query: { status?: TransferStatus | undefined; cursor?: string | undefined; limit?: number | undefined }): Promise<TransferList> {
+    const limit = query.limit ?? 20;
+    const before = query.cursor === undefined ? undefined : positionOf(query.cursor);
+    const { payouts } = await this.options.store.payouts.list({
+      states: query.status ? STATES_OF[query.status] : undefined,
+      before,
+      limit: limit + 1,
+    });
+    const page = payouts.slice(0, limit);
+    return { data: page.map(payoutView), next_cursor: payouts.length > limit ? cursorOf(page[page.length - 1]!.seq) : null };
+  }
+
+  async refundsOf(checkoutId: string): Promise<TransferView[]> {
+    return (await this.options.store.payouts.ofCheckout(checkoutId)).map(payoutView);
+  }
+
+  /** Payouts cut off mid-call by a crash become `unknown` (the reconciler calls this). Answers how many. */
+  async expireSending(): Promise<number> {
+    const { store, now, log } = this.options;
+    const expired = await store.payouts.expireSending(now() - this.sendingTimeoutMs, now());
+    for (const p of expired) {
+      log.warn(
+        { transfer_id: p.id, transaction_id: p.transactionId },
+        'a transfer was cut off while it was being sent: its outcome is unknown; check with the partner by its transaction_id',
+      );
+    }
+    return expired.length;
+  }
+
+  private record(input: CreateTransferRequest, idempotencyKey: string, checkoutId: string | null, hash: string): PayoutRecord {
+    const at = this.options.now();
+    return {
+      id: newTransferId(),
+      idempotencyKey,
+      requestHash: hash,
+      kind: input.customer_document !== undefined ? 'customer' : 'key',
+      checkoutId,
+      valueCents: Math.round(input.value * 100),
+      pixKey: input.pix_key,
+      pixKeyType: input.pix_key_type ?? detectPixKeyType(input.pix_key),
+      customerDocument: input.customer_document ?? null,
+      merchantReference: input.reference ?? null,
+      transactionId: randomUUID(),
+      state: 'sending',
+      reference: null,
+      reason: null,
+      reasonMessage: null,
+      createdAt: at,
+      updatedAt: at,
+    };
+  }
+
+  private async start(record: PayoutRecord, document: string | null): Promise<{ transfer: TransferView; created: boolean }> {
+    const { store } = this.options;
+    const stored = await store.payouts.create(record, PARTNER_STATUS.approved);
+    if ('problem' in stored) {
+      if (stored.problem === 'not_paid') throw new DomainError('not_paid', 'This checkout has not been paid: there is nothing to refund.');
+      const left = stored.refundableCents / 100;
+      throw new DomainError(
+        'refund_exceeds',
+        left > 0 ? `At most ${formatReais(left)} of this checkout can still be refunded.` : 'This checkout has been refunded in full.',
+        { value: left > 0 ? `must be at most ${formatReais(left)}` : 'nothing is left to refund' },
+      );
+    }
+    if (!stored.created) {
+      if (stored.payout.requestHash !== record.requestHash) {
+        throw new DomainError('idempotency_conflict', 'This Idempotency-Key was used for another request; use a new key for a new transfer.', {
+          'Idempotency-Key': 'was used for another request',
+        });
+      }
+      return { transfer: payoutView(stored.payout), created: false };
+    }
+    return { transfer: payoutView(await this.send(stored.payout, document)), created: true };
+  }
+
+  /** The one call to the partner, and what its answer (or its absence) makes of the payout. */
+  private async send(payout: PayoutRecord, document: string | null): Promise<PayoutRecord> {
+    const { store, partner, now, log, outcomes, numbering, transfers } = this.options;
+    const value = payout.valueCents / 100;
+    let answer;
+    try {
+      answer =
+        document !== null
+          ? await partner.solicitTransferForCustomer({
+              customer_document: document,
+              value,
+              pix_key: payout.pixKey,
+              pix_key_type: (payout.pixKeyType ?? 'EMAIL') as PixKeyType,
+              transaction_id: payout.transactionId,
+            })
+          : await partner.transferToKey({ value, pix_key: payout.pixKey, transaction_id: payout.transactionId });
+    } catch (error) {
+      const context = { transfer_id: payout.id, transaction_id: payout.transactionId };
+      if (error instanceof PartnerError && error.kind === 'refused') {
+        const reason = (TRANSFER_REFUSALS as readonly string[]).includes(error.details.reason ?? '') ? error.details.reason! : 'refused';
+        const refused = await store.payouts.markRefused(payout.id, reason, error.details.upstreamMessage ?? null, now(), refusalOutcome);
+        log.info({ ...context, reason }, 'the partner refused a transfer');
+        outcomes.published(refused.outcome);
+        return refused.payout;
+      }
+      const surelyNotSent = error instanceof PartnerError && !error.details.outcomeUnknown && error.kind !== 'outcome_unknown';
+      if (surelyNotSent) {
+        // Nothing reached the partner: forget it, so the same key may try again.
+        await store.payouts.discard(payout.id);
+        // A 404 on a create names no transfer of the merchant's: the service is not what it should be.
+        if (error.kind === 'not_found') throw new PartnerError('unavailable', error.message, error.details);
+        throw error;
+      }
+      // It may have been carried out: never sent again.
+      log.error(
+        { ...context, err: { message: error instanceof Error ? error.message : String(error) } },
+        "a transfer's answer was lost: its outcome is unknown; check with the partner by its transaction_id before sending it again",
+      );
+      return store.payouts.markUnknown(payout.id, now());
+    }
+    const at = now();
+    const sent = await store.payouts.markSent(
+      payout.id,
+      { reference: answer.externalReference, partnerStatus: PARTNER_STATUS.pending, final: false, valueCents: payout.valueCents, createdAt: at, updatedAt: at },
+      transferOutcome,
+    );
+    if (sent.outcome) outcomes.published(sent.outcome);
+    // A new transfer is pending: its code verifies the numbering (or proves it wrong), as a new payment's does.
+    if (answer.status) await numbering.observeFresh(answer.status, answer.externalReference, 'transfer');
+    else if (numbering.needsFreshRead()) void this.freshRead(answer.externalReference);
+    // An answer that already tells the outcome (a verified numbering, or words) is applied at once.
+    const meaning = numbering.meaning(answer.status);
+    if (meaning === 'approved' || meaning === 'canceled') {
+      await transfers.apply(answer.externalReference, PARTNER_STATUS[meaning], payout.valueCents);
+      return (await store.payouts.get(payout.id)) ?? sent.payout;
+    }
+    return sent.payout;
+  }
+
+  /** A create's answer without a status: one read right after it, only while the numbering is unverified. */
+  private async freshRead(reference: string): Promise<void> {
+    try {
+      const details = await this.options.partner.checkTransfer(reference);
+      if (details.status) await this.options.numbering.observeFresh(details.status, reference, 'transfer');
+    } catch (error) {
+      this.options.log.debug({ reference, err: { message: error instanceof Error ? error.message : String(error) } }, 'no fresh read of a new transfer');
+    }
+  }
+}
