@@ -112,8 +112,14 @@ export class PayoutService {
   async refund(checkoutId: string, input: CreateRefundRequest, idempotencyKey: string): Promise<{ transfer: TransferView; created: boolean }> {
     const checkout = await this.options.store.getCheckout(checkoutId);
     if (!checkout) throw new DomainError('not_found', 'No such checkout.');
-    // A payment the partner has been paid but the proxy has not heard of yet counts: ask before weighing.
-    await this.options.refreshCheckout(checkoutId);
+    // A payment the partner has been paid but the proxy has not heard of yet counts: ask before
+    // weighing. A partner that cannot answer now leaves what the store knows.
+    await this.options.refreshCheckout(checkoutId).catch((error: unknown) => {
+      this.options.log.warn(
+        { checkout_id: checkoutId, err: { message: error instanceof Error ? error.message : String(error) } },
+        "a refund weighed the checkout's payments as stored: the partner could not be asked",
+      );
+    });
     const record = this.record({ ...input, value: input.value ?? 0 }, idempotencyKey, checkoutId, requestHash('refund', checkoutId, input));
     return this.start(record, input.customer_document ?? null);
   }

@@ -6,8 +6,8 @@ import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import Database from 'libsql';
 import { DB_FILE_NAME, openSqliteStore } from '../../server/store/sqlite/sqlite-store.ts';
-import type { CheckoutRecord, PaymentRecord } from '../../server/store/store.ts';
-import { paymentOutcome } from '../../server/domain/outcomes.ts';
+import type { CheckoutRecord, PaymentRecord, PayoutRecord } from '../../server/store/store.ts';
+import { paymentOutcome, refusalOutcome, transferOutcome } from '../../server/domain/outcomes.ts';
 
 const dirs: string[] = [];
 after(() => {
@@ -139,5 +139,144 @@ describe('SQLite store', () => {
     assert.equal(await store.tokens.load('k'), null);
     await store.close();
     await assert.rejects(store.ping(), /closed/);
+  });
+});
+
+const payout = (over: Partial<PayoutRecord> = {}): PayoutRecord => ({
+  id: 'tr_AAAAAAAAAAAAAAAAAAAAAAAA',
+  idempotencyKey: 'key-1',
+  requestHash: 'hash-1',
+  kind: 'key',
+  checkoutId: null,
+  valueCents: 1000,
+  pixKey: 'ana@cliente.example',
+  pixKeyType: 'EMAIL',
+  customerDocument: '12345678909',
+  merchantReference: 'seller-1',
+  transactionId: 'ptx-1',
+  state: 'sending',
+  reference: null,
+  reason: null,
+  reasonMessage: null,
+  createdAt: 1_000,
+  updatedAt: 1_000,
+  ...over,
+});
+const APPROVED = 2;
+const CANCELED = 3;
+const transfer = (reference: string, at = 2_000) => ({ reference, partnerStatus: 1, final: false, valueCents: 1000, createdAt: at, updatedAt: at });
+
+describe('SQLite store: payouts', () => {
+  test('one payout per idempotency key: the second create answers the first, unchanged', async () => {
+    const store = openSqliteStore({ dataDir: tempDir() });
+    const first = await store.payouts.create(payout(), APPROVED);
+    const second = await store.payouts.create(payout({ id: 'tr_BBBBBBBBBBBBBBBBBBBBBBBB', transactionId: 'ptx-2', valueCents: 5 }), APPROVED);
+    assert.ok('created' in first && first.created);
+    assert.ok('created' in second && !second.created);
+    assert.equal(second.payout.id, 'tr_AAAAAAAAAAAAAAAAAAAAAAAA');
+    assert.equal(second.payout.valueCents, 1000);
+    await store.close();
+  });
+
+  test('sent: follows its transfer and forgets the document; its final status gives the payout its outcome and one event naming it', async () => {
+    const store = openSqliteStore({ dataDir: tempDir() });
+    await store.payouts.create(payout(), APPROVED);
+    const sent = await store.payouts.markSent('tr_AAAAAAAAAAAAAAAAAAAAAAAA', transfer('pref-1'), transferOutcome);
+    assert.deepEqual([sent.payout.state, sent.payout.reference, sent.payout.customerDocument, sent.outcome], ['pending', 'pref-1', null, null]);
+    assert.equal((await store.transfers.get('pref-1'))?.final, false);
+    const change = await store.transfers.updateStatus('pref-1', APPROVED, true, 3_000, transferOutcome);
+    assert.equal(change.outcome?.type, 'transfer.approved');
+    assert.equal(change.outcome?.data.transfer_id, 'tr_AAAAAAAAAAAAAAAAAAAAAAAA');
+    assert.equal(change.outcome?.data.transfer_reference, 'seller-1');
+    assert.equal((await store.payouts.get('tr_AAAAAAAAAAAAAAAAAAAAAAAA'))?.state, 'approved');
+    assert.deepEqual(
+      (await store.outbox.list()).map((e) => e.type),
+      ['transfer.approved'],
+    );
+    await store.close();
+  });
+
+  test('its webhook before its answer: sending it finds the transfer final and takes its outcome, with no second event', async () => {
+    const store = openSqliteStore({ dataDir: tempDir() });
+    await store.payouts.create(payout(), APPROVED);
+    await store.transfers.track(transfer('pref-2'));
+    await store.transfers.updateStatus('pref-2', CANCELED, true, 2_500, transferOutcome);
+    const sent = await store.payouts.markSent('tr_AAAAAAAAAAAAAAAAAAAAAAAA', transfer('pref-2', 3_000), transferOutcome);
+    assert.equal(sent.payout.state, 'canceled');
+    assert.equal(sent.outcome?.type, 'transfer.canceled');
+    assert.equal((await store.outbox.list()).length, 1);
+    await store.close();
+  });
+
+  test('refused: the reason, the event in the outbox with the order of a refund, in one step; unknown and discard', async () => {
+    const store = openSqliteStore({ dataDir: tempDir() });
+    await store.createCheckout(checkout());
+    await store.attachPayment(checkout().id, payment({ checkoutId: checkout().id }), 0);
+    await store.updatePaymentStatus('ref1', APPROVED, true, 2_000, paymentOutcome);
+    await store.payouts.create(payout({ checkoutId: checkout().id }), APPROVED);
+    const refused = await store.payouts.markRefused('tr_AAAAAAAAAAAAAAAAAAAAAAAA', 'kyc_not_approved', 'KYC pending', 3_000, refusalOutcome);
+    assert.deepEqual([refused.payout.state, refused.payout.reason, refused.payout.customerDocument], ['refused', 'kyc_not_approved', null]);
+    assert.equal(refused.outcome.data.order_id, 'order-1');
+    assert.ok((await store.outbox.list()).some((e) => e.type === 'transfer.refused'));
+    // Unknown: kept, and never discarded; a payout with no answer yet may be discarded.
+    await store.payouts.create(payout({ id: 'tr_CCCCCCCCCCCCCCCCCCCCCCCC', idempotencyKey: 'key-3', transactionId: 'ptx-3' }), APPROVED);
+    assert.equal((await store.payouts.markUnknown('tr_CCCCCCCCCCCCCCCCCCCCCCCC', 4_000)).state, 'unknown');
+    await store.payouts.create(payout({ id: 'tr_DDDDDDDDDDDDDDDDDDDDDDDD', idempotencyKey: 'key-4', transactionId: 'ptx-4' }), APPROVED);
+    await store.payouts.discard('tr_DDDDDDDDDDDDDDDDDDDDDDDD');
+    assert.equal(await store.payouts.get('tr_DDDDDDDDDDDDDDDDDDDDDDDD'), null);
+    // A payout that has an answer is never discarded.
+    await store.payouts.discard('tr_CCCCCCCCCCCCCCCCCCCCCCCC');
+    assert.equal((await store.payouts.get('tr_CCCCCCCCCCCCCCCCCCCCCCCC'))?.state, 'unknown');
+    await store.close();
+  });
+
+  test('refunds: not paid, what is left (0 asks for all of it), never past the paid value', async () => {
+    const store = openSqliteStore({ dataDir: tempDir() });
+    await store.createCheckout(checkout());
+    const refund = (n: number, cents: number) =>
+      store.payouts.create(
+        payout({ id: `tr_${String(n).padStart(24, 'R')}`, idempotencyKey: `r-${n}`, transactionId: `rt-${n}`, checkoutId: checkout().id, valueCents: cents }),
+        APPROVED,
+      );
+    assert.deepEqual(await refund(1, 100), { problem: 'not_paid', refundableCents: 0 });
+    await store.attachPayment(checkout().id, payment({ checkoutId: checkout().id }), 0);
+    await store.updatePaymentStatus('ref1', APPROVED, true, 2_000, paymentOutcome);
+    assert.ok('created' in (await refund(2, 4000)));
+    assert.deepEqual(await refund(3, 991), { problem: 'exceeds', refundableCents: 990 });
+    const rest = await refund(4, 0);
+    assert.ok('payout' in rest && rest.payout.valueCents === 990);
+    assert.deepEqual(await refund(5, 0), { problem: 'exceeds', refundableCents: 0 });
+    await store.close();
+  });
+
+  test('the list: newest first, by state, from a cursor; a crash mid-call found by age', async () => {
+    const store = openSqliteStore({ dataDir: tempDir() });
+    for (let n = 1; n <= 5; n++) {
+      await store.payouts.create(
+        payout({ id: `tr_${String(n).padStart(24, 'L')}`, idempotencyKey: `l-${n}`, transactionId: `lt-${n}`, createdAt: n * 1_000 }),
+        APPROVED,
+      );
+    }
+    await store.payouts.markUnknown(`tr_${'2'.padStart(24, 'L')}`, 9_000);
+    const all = (await store.payouts.list({ limit: 10 })).payouts;
+    assert.deepEqual(
+      all.map((p) => p.idempotencyKey),
+      ['l-5', 'l-4', 'l-3', 'l-2', 'l-1'],
+    );
+    const after3 = (await store.payouts.list({ limit: 10, before: all[2]!.seq })).payouts;
+    assert.deepEqual(
+      after3.map((p) => p.idempotencyKey),
+      ['l-2', 'l-1'],
+    );
+    assert.deepEqual(
+      (await store.payouts.list({ limit: 10, states: ['unknown'] })).payouts.map((p) => p.idempotencyKey),
+      ['l-2'],
+    );
+    const expired = await store.payouts.expireSending(3_500, 10_000);
+    assert.deepEqual(expired.map((p) => [p.idempotencyKey, p.state, p.reason]).sort(), [
+      ['l-1', 'unknown', 'answer_lost'],
+      ['l-3', 'unknown', 'answer_lost'],
+    ]);
+    await store.close();
   });
 });
