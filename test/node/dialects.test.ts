@@ -11,6 +11,7 @@
  * intake they count for nothing.
  */
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { Agent, request } from 'node:https';
 import { tmpdir } from 'node:os';
@@ -18,6 +19,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import Database from 'libsql';
 import { parseBrCode } from '../../src/shared/brcode.ts';
+import { TransferView } from '../../src/shared/payouts.ts';
 import { main } from '../../server/cli/index.ts';
 import { startDevStack, type DevStack, type DevStackOptions } from '../../server/dev-stack.ts';
 import type { OutcomeEvent } from '../../server/domain/outcomes.ts';
@@ -141,6 +143,19 @@ interface Proxied {
   notify(body: unknown): Promise<Response>;
   close(): Promise<void>;
 }
+
+/** A payout through the proxy's API (POST /api/transfers, API key, a new Idempotency-Key): status and body. */
+async function payout(p: Proxied, body: unknown): Promise<{ status: number; transfer: TransferView }> {
+  const res = await fetch(`${p.stack.apiUrl}/transfers`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${p.stack.apiKey}`, 'content-type': 'application/json', 'idempotency-key': randomUUID() },
+    body: JSON.stringify(body),
+  });
+  const json = (await res.json()) as unknown;
+  return { status: res.status, transfer: TransferView.parse(json) };
+}
+
+const transferStatus = async (p: Proxied, id: string) => (await p.stack.pix.payouts.get(id)).status;
 
 async function openProxied(options: DevStackOptions): Promise<Proxied> {
   const outcomes: OutcomeEvent[] = [];
@@ -596,6 +611,32 @@ for (const dialect of DIALECT_NAMES) {
       for (const reference of [now, later]) assert.equal(paidEvents(reference).length, 0);
     });
 
+    test('a payout through the proxy: pending, approved by the bank’s notification in this dialect, told once naming the transfer', async () => {
+      const { status, transfer } = await payout(p, { value: 25, pix_key: ANA_EMAIL, reference: `payout-${dialect}` });
+      assert.equal(status, 201);
+      assert.equal(transfer.status, 'pending');
+      assert.ok(transfer.partner_reference);
+      await p.control('POST', `/transfers/${transfer.partner_reference}/approve`);
+      await waitFor('the payout approved', async () => (await transferStatus(p, transfer.transfer_id)) === 'approved');
+      const told = p.outcomes.filter((e) => e.type === 'transfer.approved' && e.data.transfer_id === transfer.transfer_id);
+      assert.equal(told.length, 1);
+      assert.equal(told[0]!.data.transfer_reference, `payout-${dialect}`);
+    });
+
+    test('a payout refused for KYC, read from this dialect’s error body: refused with its reason; a lost answer: unknown, sent once', async () => {
+      const refused = await payout(p, { value: 5, pix_key: BRUNO.email, customer_document: BRUNO.document });
+      assert.deepEqual([refused.status, refused.transfer.status, refused.transfer.reason], [201, 'refused', 'kyc_not_approved']);
+      const before = p.stack.sandbox.state.transfers.size;
+      const fault = await p.control('POST', '/faults', { kind: 'malformed_json', rate: 1, path_prefix: PARTNER_PATHS.transferToKey, times: 1 });
+      try {
+        const lost = await payout(p, { value: 6, pix_key: ANA_EMAIL });
+        assert.deepEqual([lost.status, lost.transfer.status], [201, 'unknown']);
+        assert.equal(p.stack.sandbox.state.transfers.size, before + 1);
+      } finally {
+        await p.control('DELETE', `/faults/${fault.fault.id}`).catch(() => undefined);
+      }
+    });
+
     describe('webhook receiver', () => {
       test('the sandbox’s own deliveries in the old and the new format are stored, confirmed and applied', async () => {
         for (const notifyType of [1, 2] as const) {
@@ -714,6 +755,17 @@ describe('a wrong status numbering (numbered’s 0/1/2 read with the default 1/2
     await p.stack.pix.reconciler.runOnce();
     await neverPaid(p, reference);
     assert.equal(p.stack.sandbox.state.payments.get(reference)?.status, PARTNER_STATUS.canceled, 'the sandbox did cancel it');
+  });
+
+  test('a payout canceled by the bank (numbered’s 2, "approved" under the setting) is never shown approved nor told approved', async () => {
+    const { transfer } = await payout(p, { value: 7, pix_key: ANA_EMAIL });
+    assert.equal(transfer.status, 'pending');
+    await p.control('POST', `/transfers/${transfer.partner_reference}/cancel`);
+    await p.stack.pix.reconciler.runOnce();
+    await p.control('POST', '/clock/advance', { seconds: 3600 });
+    await p.stack.pix.reconciler.runOnce();
+    assert.notEqual(await transferStatus(p, transfer.transfer_id), 'approved');
+    assert.equal(p.outcomes.filter((e) => e.type === 'transfer.approved' && e.data.transfer_id === transfer.transfer_id).length, 0);
   });
 
   test('a pending payment is never shown paid, even when a notification says so', async () => {
