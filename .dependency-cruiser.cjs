@@ -79,6 +79,14 @@ module.exports = {
       to: { path: '^server/sandbox/' },
     },
     {
+      name: 'merchant-speaks-http',
+      severity: 'error',
+      comment:
+        "What the merchant's own server imports (server/merchant/) reaches the proxy over HTTP only: src/shared and the webhook signature, nothing of the proxy's insides.",
+      from: { path: '^server/merchant/' },
+      to: { path: '^server/(?!merchant/|domain/signature\\.ts$)' },
+    },
+    {
       name: 'demo-uses-the-package-entries',
       severity: 'error',
       comment: "The demo is a merchant's app: it imports the package's entries only.",

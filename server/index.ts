@@ -1,7 +1,9 @@
 /**
  * `pix-checkout/server`: the proxy to mount in a merchant's server (`createProxy` from the
- * configuration, or `createApp` from parts), to run on its own (`startProxy`, `serve`), and the
- * merchant webhook's signature check (`verifyWebhookSignature`).
+ * configuration, or `createApp` from parts), to run on its own (`startProxy`, `serve`), the
+ * merchant webhook's signature check (`verifyWebhookSignature`), and what the merchant's own server
+ * uses: the typed client of the proxy's API (`createCheckoutClient`) and the webhook in one call
+ * (`constructEvent`, `webhookHandler`, `webhookFetchHandler`).
  */
 export { createApp, SECURITY_HEADERS, type AppDeps, type PixApp, type PixRuntime } from './app.ts';
 export { createProxy, type MountedProxy, type ProxyParts } from './proxy.ts';
@@ -21,6 +23,31 @@ export {
 } from './config.ts';
 export { DEFAULT_TOLERANCE_SECONDS, EVENT_ID_HEADER, SIGNATURE_HEADER, signWebhook, verifyWebhookSignature, type VerifyOptions } from './domain/signature.ts';
 export type { OutcomeEvent } from './domain/outcomes.ts';
+export {
+  CheckoutApiError,
+  createCheckoutClient,
+  type CheckoutApiErrorCode,
+  type CheckoutClient,
+  type CheckoutClientOptions,
+  type CreateCheckoutInput,
+  type CreateRefundInput,
+  type CreateTransferInput,
+  type IdempotentOptions,
+  type TransferListFilter,
+} from './merchant/checkout-client.ts';
+export {
+  WebhookVerificationError,
+  constructEvent,
+  webhookFetchHandler,
+  webhookHandler,
+  type ConstructEventOptions,
+  type NodeWebhookHandler,
+  type OutcomeEventHandler,
+  type WebhookHandlerOptions,
+  type WebhookHeaders,
+  type WebhookRequest,
+  type WebhookVerificationErrorCode,
+} from './merchant/webhook-events.ts';
 export { createPartnerClient, type PartnerClient } from './partner/client.ts';
 export { openSqliteStore } from './store/sqlite/sqlite-store.ts';
 export type { Store } from './store/store.ts';

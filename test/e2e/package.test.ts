@@ -92,15 +92,17 @@ test('the packed tarball installs in an empty folder and works from there', { ti
       crc: shared.crc16('123456789'),
       verifier: typeof server.verifyWebhookSignature,
       createApp: typeof server.createApp,
+      merchant: [typeof server.createCheckoutClient, typeof server.constructEvent, typeof server.webhookHandler],
     }));`,
     ],
     { cwd: folder },
   );
-  const exported = JSON.parse(resolved.stdout) as { paths: string[]; crc: string; verifier: string; createApp: string };
+  const exported = JSON.parse(resolved.stdout) as { paths: string[]; crc: string; verifier: string; createApp: string; merchant: string[] };
   assert.ok(exported.paths[2]!.endsWith('/node_modules/pix-checkout/dist/pix-checkout.js'));
   assert.equal(exported.crc, '29B1', 'CRC-16/CCITT-FALSE check value');
   assert.equal(exported.verifier, 'function');
   assert.equal(exported.createApp, 'function');
+  assert.deepEqual(exported.merchant, ['function', 'function', 'function'], 'the merchant client and webhook helpers');
   const manifest = JSON.parse(readFileSync(join(installed, 'custom-elements.json'), 'utf8')) as {
     modules: {
       path: string;
