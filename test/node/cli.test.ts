@@ -143,7 +143,7 @@ describe('cli: commands against the sandbox', () => {
       created_at: string;
       expires_at: string;
     };
-    assert.ok(parseBrCode(payment.brcode).ok);
+    assert.ok(parseBrCode(payment.brcode).ok, 'parseBrCode(payment.brcode).ok');
     assert.equal(payment.value, 12.3);
     assert.equal(payment.status.meaning, 'pending');
     assert.equal(Date.parse(payment.expires_at) - Date.parse(payment.created_at), 600_000);
@@ -179,7 +179,10 @@ describe('cli: transfers and the webhook URL', () => {
     const stored = await cli(['transfer', 'status', transfer.transfer_id, '--json']);
     assert.equal(TransferView.parse(JSON.parse(stored.out)).transfer_id, transfer.transfer_id);
     const listed = await cli(['transfer', 'list', '--json']);
-    assert.ok((JSON.parse(listed.out) as TransferView[]).some((t) => t.transfer_id === transfer.transfer_id));
+    assert.ok(
+      (JSON.parse(listed.out) as TransferView[]).some((t) => t.transfer_id === transfer.transfer_id),
+      '(JSON.parse(listed.out) as TransferView[]).some((t) => t.transfer_id =',
+    );
   });
   test('the same --idempotency-key and options: the same transfer, sent once; other options: exit 1 naming the key', async () => {
     const before = sandbox.state.transfers.size;

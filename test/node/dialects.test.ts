@@ -328,7 +328,10 @@ for (const dialect of DIALECT_NAMES) {
         assert.deepEqual(pending.status, { code: codes.pending, word: null });
         // terse sends "10.50": read as the number.
         assert.equal(pending.value, 10.5);
-        assert.ok(pending.createdAt !== null && Math.abs(pending.createdAt - sandbox.state.payments.get(externalReference)!.createdAt) < 1000);
+        assert.ok(
+          pending.createdAt !== null && Math.abs(pending.createdAt - sandbox.state.payments.get(externalReference)!.createdAt) < 1000,
+          'pending.createdAt !== null && Math.abs(pending.createdAt - sandbox.sta',
+        );
         const paid = await control('POST', `/payments/${externalReference}/pay`);
         assert.equal(paid.status, codes.approved);
         assert.deepEqual((await partner.getPayment(externalReference)).status, { code: codes.approved, word: null });
@@ -456,7 +459,7 @@ for (const dialect of DIALECT_NAMES) {
           assert.equal(error.kind, 'outcome_unknown');
           assert.equal(error.details.outcomeUnknown, true);
           assert.equal(error.details.transactionId, `order-${dialect}-1`);
-          assert.ok(error.details.rawBody);
+          assert.ok(error.details.rawBody, 'error.details.rawBody');
           assert.equal([...sandbox.state.payments.values()].filter((p) => p.transactionId === `order-${dialect}-1`).length, 1);
           assert.equal(count('createPayment'), 1);
         } finally {
@@ -474,7 +477,7 @@ for (const dialect of DIALECT_NAMES) {
           assert.match(err, /OUTCOME UNKNOWN/);
           const created = [...sandbox.state.transfers.values()].filter((t) => !known.has(t.externalReference));
           assert.equal(created.length, 1, 'one transfer created, not retried');
-          assert.ok(created[0]!.transactionId);
+          assert.ok(created[0]!.transactionId, 'created[0]!.transactionId');
           assert.ok(err.includes(`transaction_id: ${created[0]!.transactionId}`), err);
         } finally {
           sandbox.state.faults.reset();
@@ -493,8 +496,8 @@ for (const dialect of DIALECT_NAMES) {
         const created = await cli(['payment', 'create', '--value', '12.30', '--json']);
         assert.equal(created.code, 0, created.err);
         const payment = JSON.parse(created.out);
-        assert.ok(sandbox.state.payments.has(payment.reference));
-        assert.ok(parseBrCode(payment.brcode).ok);
+        assert.ok(sandbox.state.payments.has(payment.reference), 'sandbox.state.payments.has(payment.reference)');
+        assert.ok(parseBrCode(payment.brcode).ok, 'parseBrCode(payment.brcode).ok');
         assert.deepEqual([payment.status.code, payment.status.meaning], [codes.pending, 'pending']);
 
         const status = await cli(['payment', 'status', payment.reference]);
@@ -615,7 +618,7 @@ for (const dialect of DIALECT_NAMES) {
       const { status, transfer } = await payout(p, { value: 25, pix_key: ANA_EMAIL, reference: `payout-${dialect}` });
       assert.equal(status, 201);
       assert.equal(transfer.status, 'pending');
-      assert.ok(transfer.partner_reference);
+      assert.ok(transfer.partner_reference, 'transfer.partner_reference');
       await p.control('POST', `/transfers/${transfer.partner_reference}/approve`);
       await waitFor('the payout approved', async () => (await transferStatus(p, transfer.transfer_id)) === 'approved');
       const told = p.outcomes.filter((e) => e.type === 'transfer.approved' && e.data.transfer_id === transfer.transfer_id);
@@ -738,7 +741,10 @@ describe('a wrong status numbering (numbered’s 0/1/2 read with the default 1/2
       report.warnings?.some((w: string) => w.includes('PIX_STATUS_CODES') && w.includes('status 0')),
       JSON.stringify(report.warnings),
     );
-    assert.ok(p.logs.some((line) => line.level >= 50 && line.msg.includes('has status 0') && line.msg.includes('PIX_STATUS_CODES')));
+    assert.ok(
+      p.logs.some((line) => line.level >= 50 && line.msg.includes('has status 0') && line.msg.includes('PIX_STATUS_CODES')),
+      'p.logs.some((line) => line.level >= 50 && line.msg.includes(’has statu',
+    );
   });
 
   test('a payment canceled at the sandbox (2, "approved" under the setting) is never shown paid: webhook, stale read, confirm, reconciler', async () => {
@@ -788,7 +794,7 @@ describe('a wrong status numbering (numbered’s 0/1/2 read with the default 1/2
     await waitFor('the paid one final', async () => (await p.stack.store.getPayment(paid))?.final === true);
     await waitFor('its notification processed', processed(p, paid));
     assert.equal(await p.status(paid), 'paid');
-    assert.ok(p.events(paid)[0]!.raw_body.includes('"event_type":"deposit.paid"'));
+    assert.ok(p.events(paid)[0]!.raw_body.includes('"event_type":"deposit.paid"'), 'p.events(paid)[0]!.raw_body.includes(’"event_type":"deposit.paid"’)');
     assert.equal(p.outcomes.filter((e) => e.data.reference === paid && e.type === 'payment.paid').length, 1);
 
     await p.control('POST', `/payments/${canceled}/cancel`);

@@ -61,7 +61,7 @@ function expectError(result: { status: number; json: unknown }, status: number, 
   assert.equal(result.status, status, JSON.stringify(result.json));
   const body = ErrorBody.parse(result.json);
   assert.equal(body.error.code, code);
-  assert.ok(body.error.message.length > 0);
+  assert.ok(body.error.message.length > 0, 'body.error.message.length > 0');
   return body.error;
 }
 
@@ -92,7 +92,7 @@ describe('payouts: POST /transfers', () => {
     assert.equal(created.reference, 'seller-42');
     assert.equal(created.checkout_id, null);
     assert.match(created.transfer_id, /^tr_[A-Za-z0-9_-]{24}$/);
-    assert.ok(created.partner_reference);
+    assert.ok(created.partner_reference, 'created.partner_reference');
     assert.doesNotMatch(JSON.stringify(created), /ana@cliente/);
 
     await stackControl(stack, 'POST', `/transfers/${encodeURIComponent(created.partner_reference)}/approve`);
@@ -106,7 +106,10 @@ describe('payouts: POST /transfers', () => {
     assert.equal(delivered.data.transfer_reference, 'seller-42');
     assert.equal(delivered.data.value, 12.34);
     const raw = receiver.received.find((r) => (r.body as OutcomeEvent | undefined)?.id === delivered.id)!;
-    assert.ok(verifyWebhookSignature(raw.text, raw.headers[SIGNATURE_HEADER.toLowerCase()] as string, SECRET));
+    assert.ok(
+      verifyWebhookSignature(raw.text, raw.headers[SIGNATURE_HEADER.toLowerCase()] as string, SECRET),
+      'verifyWebhookSignature(raw.text, raw.headers[SIGNATURE_HEADER.toLowerC',
+    );
     await stack.pix.reconciler.runOnce();
     assert.equal(events('transfer.approved').filter((e) => e.id === delivered.id).length, 1, 'once');
   });
@@ -135,7 +138,7 @@ describe('payouts: POST /transfers', () => {
       assert.equal(refused.status, 'refused');
       assert.equal(refused.reason, reason);
       assert.equal(refused.partner_reference, null);
-      assert.ok(refused.reason_message && refused.reason_message.length > 0);
+      assert.ok(refused.reason_message && refused.reason_message.length > 0, 'refused.reason_message && refused.reason_message.length > 0');
       const event = await waitFor('the refusal delivered', () => events('transfer.refused').find((e) => e.data.transfer_id === refused.transfer_id));
       assert.equal(event.data.status, 'refused');
       assert.equal(event.data.reason, reason);
@@ -160,7 +163,7 @@ describe('payouts: POST /transfers', () => {
     assert.equal(again.transfer_id, first.transfer_id);
     assert.equal(partnerCalls(), before + 1, 'the partner received one transfer');
     const error = expectError(await post('/transfers', { value: 7.51, pix_key: ANA.email }, key), 409, 'idempotency_key_reused');
-    assert.ok(error.fields?.[IDEMPOTENCY_HEADER]);
+    assert.ok(error.fields?.[IDEMPOTENCY_HEADER], 'error.fields?.[IDEMPOTENCY_HEADER]');
     // Concurrent repeats of one key: one transfer.
     const key2 = randomUUID();
     const results = await Promise.all(Array.from({ length: 5 }, () => post('/transfers', { value: 2, pix_key: ANA.email }, key2)));
@@ -174,7 +177,7 @@ describe('payouts: POST /transfers', () => {
     const missing = expectError(await post('/transfers', { value: 1, pix_key: ANA.email }, null), 400, 'invalid_request');
     assert.equal(missing.fields?.[IDEMPOTENCY_HEADER], 'is required');
     const bad = expectError(await post('/transfers', { value: 1, pix_key: ANA.email }, 'has spaces in it'), 400, 'invalid_request');
-    assert.ok(bad.fields?.[IDEMPOTENCY_HEADER]);
+    assert.ok(bad.fields?.[IDEMPOTENCY_HEADER], 'bad.fields?.[IDEMPOTENCY_HEADER]');
     assert.equal(stack.sandbox.state.transfers.size, before);
   });
 
@@ -290,7 +293,7 @@ describe('the list: GET /transfers', () => {
       first.data.map((t) => t.transfer_id),
       [made[4], made[3]],
     );
-    assert.ok(first.next_cursor);
+    assert.ok(first.next_cursor, 'first.next_cursor');
     const second = TransferList.parse((await api('GET', `/transfers?limit=2&cursor=${first.next_cursor}`)).json);
     assert.deepEqual(
       second.data.map((t) => t.transfer_id),
@@ -307,18 +310,36 @@ describe('the list: GET /transfers', () => {
       }
       cursor = page.next_cursor;
     } while (cursor);
-    for (const id of made) assert.ok(seen.has(id));
+    for (const id of made) assert.ok(seen.has(id), 'seen.has(id)');
     const refused = TransferList.parse((await api('GET', '/transfers?status=refused&limit=100')).json);
-    assert.ok(refused.data.length > 0);
-    assert.ok(refused.data.every((t) => t.status === 'refused'));
+    assert.ok(refused.data.length > 0, 'refused.data.length > 0');
+    assert.ok(
+      refused.data.every((t) => t.status === 'refused'),
+      'refused.data.every((t) => t.status === ’refused’)',
+    );
   });
 
   test('a bad query: 400 naming it', async () => {
-    assert.ok(expectError(await api('GET', '/transfers?status=paid'), 400, 'invalid_request').fields?.status);
-    assert.ok(expectError(await api('GET', '/transfers?limit=0'), 400, 'invalid_request').fields?.limit);
-    assert.ok(expectError(await api('GET', '/transfers?limit=101'), 400, 'invalid_request').fields?.limit);
-    assert.ok(expectError(await api('GET', '/transfers?cursor=zzzz'), 400, 'invalid_request').fields?.cursor);
-    assert.ok(expectError(await api('GET', '/transfers?page=2'), 400, 'invalid_request').fields?.page);
+    assert.ok(
+      expectError(await api('GET', '/transfers?status=paid'), 400, 'invalid_request').fields?.status,
+      'expectError(await api(’GET’, ’/transfers?status=paid’), 400, ’invalid_',
+    );
+    assert.ok(
+      expectError(await api('GET', '/transfers?limit=0'), 400, 'invalid_request').fields?.limit,
+      'expectError(await api(’GET’, ’/transfers?limit=0’), 400, ’invalid_requ',
+    );
+    assert.ok(
+      expectError(await api('GET', '/transfers?limit=101'), 400, 'invalid_request').fields?.limit,
+      'expectError(await api(’GET’, ’/transfers?limit=101’), 400, ’invalid_re',
+    );
+    assert.ok(
+      expectError(await api('GET', '/transfers?cursor=zzzz'), 400, 'invalid_request').fields?.cursor,
+      'expectError(await api(’GET’, ’/transfers?cursor=zzzz’), 400, ’invalid_',
+    );
+    assert.ok(
+      expectError(await api('GET', '/transfers?page=2'), 400, 'invalid_request').fields?.page,
+      'expectError(await api(’GET’, ’/transfers?page=2’), 400, ’invalid_reque',
+    );
   });
 });
 
@@ -339,7 +360,7 @@ describe('refunds: POST /checkouts/:id/refunds', () => {
     const rest = view(await post(`/checkouts/${id}/refunds`, { pix_key: ANA.email }), 201);
     assert.equal(rest.value, 20);
     const none = expectError(await post(`/checkouts/${id}/refunds`, { value: 0.2, pix_key: ANA.email }), 409, 'refund_exceeds_paid');
-    assert.ok(none.fields?.value);
+    assert.ok(none.fields?.value, 'none.fields?.value');
     const checkout = CheckoutView.parse((await api('GET', `/checkouts/${id}`)).json);
     assert.deepEqual(
       checkout.refunds?.map((r) => [r.transfer_id, r.value]),
@@ -351,7 +372,7 @@ describe('refunds: POST /checkouts/:id/refunds', () => {
     await stackControl(stack, 'POST', `/transfers/${encodeURIComponent(part.partner_reference!)}/approve`);
     const told = await waitFor('the refund told', () => events('transfer.approved').find((e) => e.data.transfer_id === part.transfer_id));
     assert.equal(told.data.checkout_id, id);
-    assert.ok(told.data.order_id?.startsWith('refund-'));
+    assert.ok(told.data.order_id?.startsWith('refund-'), 'told.data.order_id?.startsWith(’refund-’)');
   });
 
   test('more than was paid: 409 naming what is left', async () => {

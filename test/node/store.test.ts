@@ -56,7 +56,7 @@ describe('SQLite store', () => {
     const store = openSqliteStore({ dataDir: dir });
     await store.ping();
     await store.close();
-    assert.ok(statSync(join(dir, DB_FILE_NAME)).size > 0);
+    assert.ok(statSync(join(dir, DB_FILE_NAME)).size > 0, 'statSync(join(dir, DB_FILE_NAME)).size > 0');
     const db = new Database(join(dir, DB_FILE_NAME));
     const versions = (db.prepare('SELECT version FROM migrations').all() as { version: number }[]).map((r) => r.version);
     const tables = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as { name: string }[]).map((r) => r.name);
@@ -171,8 +171,8 @@ describe('SQLite store: payouts', () => {
     const store = openSqliteStore({ dataDir: tempDir() });
     const first = await store.payouts.create(payout(), APPROVED);
     const second = await store.payouts.create(payout({ id: 'tr_BBBBBBBBBBBBBBBBBBBBBBBB', transactionId: 'ptx-2', valueCents: 5 }), APPROVED);
-    assert.ok('created' in first && first.created);
-    assert.ok('created' in second && !second.created);
+    assert.ok('created' in first && first.created, '’created’ in first && first.created');
+    assert.ok('created' in second && !second.created, '’created’ in second && !second.created');
     assert.equal(second.payout.id, 'tr_AAAAAAAAAAAAAAAAAAAAAAAA');
     assert.equal(second.payout.valueCents, 1000);
     await store.close();
@@ -217,7 +217,10 @@ describe('SQLite store: payouts', () => {
     const refused = await store.payouts.markRefused('tr_AAAAAAAAAAAAAAAAAAAAAAAA', 'kyc_not_approved', 'KYC pending', 3_000, refusalOutcome);
     assert.deepEqual([refused.payout.state, refused.payout.reason, refused.payout.customerDocument], ['refused', 'kyc_not_approved', null]);
     assert.equal(refused.outcome.data.order_id, 'order-1');
-    assert.ok((await store.outbox.list()).some((e) => e.type === 'transfer.refused'));
+    assert.ok(
+      (await store.outbox.list()).some((e) => e.type === 'transfer.refused'),
+      '(await store.outbox.list()).some((e) => e.type === ’transfer.refused’)',
+    );
     // Unknown: kept, and never discarded; a payout with no answer yet may be discarded.
     await store.payouts.create(payout({ id: 'tr_CCCCCCCCCCCCCCCCCCCCCCCC', idempotencyKey: 'key-3', transactionId: 'ptx-3' }), APPROVED);
     assert.equal((await store.payouts.markUnknown('tr_CCCCCCCCCCCCCCCCCCCCCCCC', 4_000)).state, 'unknown');
@@ -241,10 +244,10 @@ describe('SQLite store: payouts', () => {
     assert.deepEqual(await refund(1, 100), { problem: 'not_paid', refundableCents: 0 });
     await store.attachPayment(checkout().id, payment({ checkoutId: checkout().id }), 0);
     await store.updatePaymentStatus('ref1', APPROVED, true, 2_000, paymentOutcome);
-    assert.ok('created' in (await refund(2, 4000)));
+    assert.ok('created' in (await refund(2, 4000)), '’created’ in (await refund(2, 4000))');
     assert.deepEqual(await refund(3, 991), { problem: 'exceeds', refundableCents: 990 });
     const rest = await refund(4, 0);
-    assert.ok('payout' in rest && rest.payout.valueCents === 990);
+    assert.ok('payout' in rest && rest.payout.valueCents === 990, '’payout’ in rest && rest.payout.valueCents === 990');
     assert.deepEqual(await refund(5, 0), { problem: 'exceeds', refundableCents: 0 });
     await store.close();
   });
