@@ -3,21 +3,34 @@
  * list and the orders, computes an order's total itself (the page sends product ids and quantities,
  * never a price), creates the order's checkout at the proxy server to server with the API key, and
  * decides that an order is paid only from the server side: the proxy's signed webhook
- * (verifyWebhookSignature) or the checkout's status read with the API key. The browser's `pix-paid`
- * event only makes the page ask here sooner.
+ * (constructEvent) or the checkout's status read with the API key. The browser's `pix-paid` event
+ * only makes the page ask here sooner. Every call to the proxy goes through the package's typed
+ * client (createCheckoutClient), as a merchant's Node server would make it.
+ *
+ * An order's refunds are the checkout's (the proxy's view lists them); in test mode the panel refunds
+ * a paid order to one of the sandbox's test customers (POST /shop/test/orders/:id/refunds).
  *
  * Every answer is JSON; bad input is a 4xx `{error: {code, message, fields?}}` (src/shared/errors.ts).
  * Orders live in memory: the stack's store is temporary too.
  */
-import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { Hono, type Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { getCookie, setCookie } from 'hono/cookie';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { z } from 'zod/mini';
 // The package's entries, as a merchant's backend imports them (pix-checkout/server, pix-checkout/shared).
-import { EVENT_ID_HEADER, SIGNATURE_HEADER, verifyWebhookSignature } from '../server/index.ts';
-import { CheckoutView, LIMITS, OutcomeEvent, errorBody, parseInput, type ErrorCode } from '../src/shared/index.ts';
+import {
+  CheckoutApiError,
+  EVENT_ID_HEADER,
+  SIGNATURE_HEADER,
+  WebhookVerificationError,
+  constructEvent,
+  createCheckoutClient,
+  type CheckoutClient,
+  type OutcomeEvent,
+} from '../server/index.ts';
+import { LIMITS, TransferValue, errorBody, parseInput, type CheckoutView, type ErrorCode, type TransferView } from '../src/shared/index.ts';
 
 export interface Product {
   id: string;
@@ -94,6 +107,31 @@ export interface ShopOptions {
 
 export type OrderStatus = 'awaiting_payment' | 'paid';
 
+/**
+ * The sandbox's test customers a refund can go to, by first name, with the key the shop sends. They
+ * are the sandbox's documented ones (docs/guides/sandbox.md); each gives another outcome.
+ */
+export const REFUND_CUSTOMERS = {
+  ana: { name: 'Ana Aprovada', pixKey: 'ana@cliente.example' },
+  bruno: { name: 'Bruno Pendente', pixKey: 'bruno@cliente.example' },
+  carla: { name: 'Carla Recusada', pixKey: 'carla@cliente.example' },
+  diego: { name: 'Diego Banco Recusa', pixKey: 'diego@cliente.example' },
+  elisa: { name: 'Elisa Banco Cancela', pixKey: 'elisa@cliente.example' },
+  fabio: { name: 'Fabio Banco Lento', pixKey: '+5521912345678' },
+} as const;
+export type RefundCustomer = keyof typeof REFUND_CUSTOMERS;
+
+/** Why a refund was refused (or is unknown), in the customer's words. */
+const REFUND_REASONS: Record<string, string> = {
+  bank_refused: 'o banco do cliente recusou',
+  kyc_not_approved: 'o cadastro do cliente não está aprovado',
+  key_owner_mismatch: 'a chave Pix não é do cliente',
+  invalid_data: 'dados inválidos',
+  refused: 'o serviço de pagamentos recusou',
+  answer_lost: 'a resposta do serviço de pagamentos se perdeu',
+};
+const reasonText = (reason: string) => REFUND_REASONS[reason] ?? reason;
+
 interface OrderLine {
   product: Product;
   quantity: number;
@@ -111,6 +149,10 @@ interface Order {
   paidAt: number | null;
   confirmedBy: 'webhook' | 'proxy' | null;
   paymentReference: string | null;
+  /** The checkout's refunds as the proxy last listed them (or answered them), oldest first. */
+  refunds: TransferView[];
+  /** Something happened to a refund (a transfer.* webhook): read the checkout at the next look. */
+  refundsStale: boolean;
   /** The session (cookie) of the browser that placed it: only that browser may read it. */
   session: string;
 }
@@ -124,7 +166,8 @@ export interface ShopLogEntry {
   seq: number;
   /** When the shop recorded it (wall clock). */
   at: string;
-  kind: 'partner_webhook' | 'webhook' | 'webhook_rejected' | 'confirmation';
+  /** `refund`: the shop asked the proxy for a refund (test mode). */
+  kind: 'partner_webhook' | 'webhook' | 'webhook_rejected' | 'confirmation' | 'refund';
   note: string;
   event_id?: string;
   type?: string;
@@ -146,6 +189,14 @@ const OrderRequest = z.strictObject({
     .check(z.minLength(1, 'must have at least one item'), z.maxLength(CATALOG.length * 2, `must have at most ${CATALOG.length * 2} items`)),
 });
 
+const RefundRequest = z.strictObject({
+  customer: z.enum(Object.keys(REFUND_CUSTOMERS) as [RefundCustomer, ...RefundCustomer[]], {
+    error: `must be one of ${Object.keys(REFUND_CUSTOMERS).join(', ')}`,
+  }),
+  /** Reais; without it, whatever of the order is not refunded yet. */
+  value: z.optional(TransferValue),
+});
+
 const ORDER_ID = /^[0-9]{1,12}$/;
 /**
  * Orders belong to the browser that placed them: a random session id in an HttpOnly cookie (a real
@@ -165,7 +216,7 @@ const brl = (cents: number) => new Intl.NumberFormat('pt-BR', { style: 'currency
 class ProxyUnavailable extends Error {}
 
 export interface Shop {
-  /** The routes: /shop/config, /shop/products, /shop/orders, /shop/webhooks/pix, /shop/test/log. */
+  /** The routes: /shop/config, /shop/products, /shop/orders, /shop/webhooks/pix, /shop/test/log, /shop/test/orders/:id/refunds. */
   app: Hono;
   /** An order's current state, for tests: as GET /shop/orders/:id would answer, without asking the proxy. */
   order(id: string): ReturnType<typeof orderView> | null;
@@ -215,21 +266,15 @@ export function createShop(options: ShopOptions): Shop {
   const fail = (c: Context, status: ContentfulStatusCode, code: ErrorCode, message: string, fields?: Record<string, string>) =>
     c.json(errorBody(code, message, fields), status);
 
-  /** A server-to-server call to the proxy with the API key. */
-  async function callProxy(method: 'GET' | 'POST', path: string, body?: unknown): Promise<{ status: number; body: unknown }> {
-    const proxy = options.proxy();
-    if (!proxy) throw new ProxyUnavailable('the stack is still starting');
-    try {
-      const res = await fetch(proxy.apiUrl + path, {
-        method,
-        headers: { authorization: `Bearer ${proxy.apiKey}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-        body: body === undefined ? undefined : JSON.stringify(body),
-        signal: AbortSignal.timeout(timeoutMs),
-      });
-      return { status: res.status, body: await res.json().catch(() => null) };
-    } catch (error) {
-      throw new ProxyUnavailable((error as Error).message);
+  /** The proxy's client with the API key, made again only if the stack's address or key changes. */
+  let client: { url: string; apiKey: string; api: CheckoutClient } | undefined;
+  function proxy(): CheckoutClient {
+    const access = options.proxy();
+    if (!access) throw new ProxyUnavailable('the stack is still starting');
+    if (client?.url !== access.apiUrl || client.apiKey !== access.apiKey) {
+      client = { url: access.apiUrl, apiKey: access.apiKey, api: createCheckoutClient({ url: access.apiUrl, apiKey: access.apiKey, timeoutMs }) };
     }
+    return client.api;
   }
 
   async function markPaid(order: Order, by: 'webhook' | 'proxy', reference: string | null): Promise<void> {
@@ -250,16 +295,30 @@ export function createShop(options: ShopOptions): Shop {
     });
   }
 
-  /** Asks the proxy about the order's checkout; paid only when the proxy says so for this order and amount. */
-  async function confirmWithProxy(order: Order): Promise<void> {
-    const answer = await callProxy('GET', `/checkouts/${encodeURIComponent(order.checkoutId)}`);
-    if (answer.status !== 200) throw new ProxyUnavailable(`the proxy answered ${answer.status}`);
-    const parsed = CheckoutView.safeParse(answer.body);
-    if (!parsed.success) throw new ProxyUnavailable('the proxy answered an unexpected body');
-    const checkout = parsed.data;
+  /**
+   * Reads the order's checkout at the proxy: paid only when the proxy says so for this order and
+   * amount; its refunds as the proxy lists them.
+   */
+  async function readCheckout(order: Order): Promise<void> {
+    order.refundsStale = false;
+    let checkout: CheckoutView;
+    try {
+      checkout = await proxy().checkouts.retrieve(order.checkoutId);
+    } catch (error) {
+      order.refundsStale = true;
+      throw error;
+    }
     if (checkout.order_id !== order.id || Math.round(checkout.value * 100) !== order.totalCents) return;
     order.paymentStatus = checkout.status;
+    order.refunds = checkout.refunds ?? [];
     if (checkout.status === 'paid') await markPaid(order, 'proxy', checkout.payment?.reference ?? null);
+  }
+
+  /** A refund as the proxy answered it: replaces the one with its id, or joins the list. */
+  function keepRefund(order: Order, refund: TransferView): void {
+    const at = order.refunds.findIndex((r) => r.transfer_id === refund.transfer_id);
+    if (at === -1) order.refunds.push(refund);
+    else order.refunds[at] = refund;
   }
 
   const app = new Hono();
@@ -278,16 +337,30 @@ export function createShop(options: ShopOptions): Shop {
 
   // The customer goes to pay: the order's total comes from the price list, never from the page.
   const tooLarge = (max: number) => bodyLimit({ maxSize: max, onError: (c) => fail(c, 413, 'payload_too_large', `The body is larger than ${max} bytes.`) });
-  app.post('/shop/orders', tooLarge(MAX_BODY_BYTES), async (c) => {
+  /** A JSON body in UTF-8, or the refusal to answer. */
+  async function jsonBody(c: Context): Promise<{ ok: true; body: unknown } | { ok: false; response: Response }> {
     if (!/^application\/json\s*(;|$)/i.test(c.req.header('content-type') ?? ''))
-      return fail(c, 415, 'unsupported_media_type', 'Send a JSON body with Content-Type: application/json.');
-    let body: unknown;
+      return { ok: false, response: fail(c, 415, 'unsupported_media_type', 'Send a JSON body with Content-Type: application/json.') };
     try {
-      body = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(await c.req.arrayBuffer()));
+      return { ok: true, body: JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(await c.req.arrayBuffer())) };
     } catch {
-      return fail(c, 400, 'invalid_json', 'The body is not valid JSON.');
+      return { ok: false, response: fail(c, 400, 'invalid_json', 'The body is not valid JSON.') };
     }
-    const parsed = parseInput(OrderRequest, body);
+  }
+
+  /** The order of this id placed by this browser; another browser's order is as missing as an unknown one. */
+  function ownOrder(c: Context): { ok: true; order: Order } | { ok: false; response: Response } {
+    const id = c.req.param('id') ?? '';
+    if (!ORDER_ID.test(id)) return { ok: false, response: fail(c, 400, 'invalid_request', 'id must be an order number', { id: 'must be an order number' }) };
+    const order = orders.get(id);
+    if (!order || !sameSession(order.session, getCookie(c, SESSION_COOKIE))) return { ok: false, response: fail(c, 404, 'not_found', 'No such order.') };
+    return { ok: true, order };
+  }
+
+  app.post('/shop/orders', tooLarge(MAX_BODY_BYTES), async (c) => {
+    const read = await jsonBody(c);
+    if (!read.ok) return read.response;
+    const parsed = parseInput(OrderRequest, read.body);
     if (!parsed.success) return c.json(parsed.body, 400);
 
     const quantities = new Map<Product, number>();
@@ -325,44 +398,42 @@ export function createShop(options: ShopOptions): Shop {
       setCookie(c, SESSION_COOKIE, session, { httpOnly: true, sameSite: 'Lax', path: '/shop' });
     }
     const id = String(nextOrder++);
-    let answer: { status: number; body: unknown };
+    let checkout: CheckoutView;
     try {
-      answer = await callProxy('POST', '/checkouts', { value: reais(totalCents), order_id: id, description: `${STORE_NAME} pedido ${id}` });
-    } catch {
-      return fail(c, 503, 'upstream_unavailable', 'The payment service is unavailable; try again.');
-    }
-    const checkout = CheckoutView.safeParse(answer.body);
-    if ((answer.status !== 201 && answer.status !== 200) || !checkout.success) {
+      checkout = await proxy().checkouts.create({ value: reais(totalCents), order_id: id, description: `${STORE_NAME} pedido ${id}` });
+    } catch (error) {
+      if (unreachable(error)) return fail(c, 503, 'upstream_unavailable', 'The payment service is unavailable; try again.');
       return fail(c, 502, 'upstream_refused', 'The payment service did not accept the order; try again.');
     }
     const order: Order = {
       id,
       lines,
       totalCents,
-      checkoutId: checkout.data.checkout_id,
+      checkoutId: checkout.checkout_id,
       createdAt: Date.now(),
       status: 'awaiting_payment',
-      paymentStatus: checkout.data.status,
+      paymentStatus: checkout.status,
       paidAt: null,
       confirmedBy: null,
       paymentReference: null,
+      refunds: [],
+      refundsStale: false,
       session,
     };
     orders.set(id, order);
     return c.json(orderView(order), 201);
   });
 
-  // The page asks on `pix-paid` and every few seconds; the answer is the shop's own judgement.
+  // The page asks on `pix-paid` and every few seconds; the answer is the shop's own judgement. A
+  // paid order is read from memory, unless a refund is on its way or something happened to one.
   app.get('/shop/orders/:id', async (c) => {
-    const id = c.req.param('id');
-    if (!ORDER_ID.test(id)) return fail(c, 400, 'invalid_request', 'id must be an order number', { id: 'must be an order number' });
-    const order = orders.get(id);
-    // Another browser's order answers exactly like a missing one.
-    if (!order || !sameSession(order.session, getCookie(c, SESSION_COOKIE))) return fail(c, 404, 'not_found', 'No such order.');
+    const own = ownOrder(c);
+    if (!own.ok) return own.response;
+    const order = own.order;
     let checked = true;
-    if (order.status !== 'paid') {
+    if (order.status !== 'paid' || order.refundsStale || order.refunds.some((r) => r.status === 'pending')) {
       try {
-        await confirmWithProxy(order);
+        await readCheckout(order);
       } catch {
         // The proxy could not answer now: the order stays as last known; the page asks again.
         checked = false;
@@ -371,22 +442,21 @@ export function createShop(options: ShopOptions): Shop {
     return c.json({ ...orderView(order), checked });
   });
 
-  // The proxy's signed outcome webhook (PIX_MERCHANT_WEBHOOK_URL): verified on the raw body first.
+  // The proxy's signed outcome webhook (PIX_MERCHANT_WEBHOOK_URL): constructEvent checks the
+  // signature over the raw body, then its time, then reads the event.
   app.post('/shop/webhooks/pix', tooLarge(MAX_WEBHOOK_BYTES), async (c) => {
     const raw = Buffer.from(await c.req.arrayBuffer());
-    if (!verifyWebhookSignature(raw, c.req.header(SIGNATURE_HEADER), options.webhookSecret)) {
-      note({ kind: 'webhook_rejected', note: 'Webhook recusado: assinatura inválida ou ausente.' });
-      return fail(c, 401, 'unauthorized', `The ${SIGNATURE_HEADER} header does not sign this body.`, { [SIGNATURE_HEADER]: 'does not sign this body' });
-    }
-    let json: unknown;
+    let event: OutcomeEvent;
     try {
-      json = JSON.parse(raw.toString('utf8'));
-    } catch {
-      return fail(c, 400, 'invalid_json', 'The body is not valid JSON.');
+      event = constructEvent(raw, c.req.raw.headers, options.webhookSecret);
+    } catch (error) {
+      if (!(error instanceof WebhookVerificationError)) throw error;
+      if (error.code === 'invalid_payload') return fail(c, 400, 'invalid_request', error.message);
+      note({ kind: 'webhook_rejected', note: `Webhook recusado: ${REJECTIONS[error.code]}.` });
+      return fail(c, 401, 'unauthorized', error.message, {
+        [SIGNATURE_HEADER]: error.code === 'missing_signature' ? 'is required' : 'does not sign this body',
+      });
     }
-    const parsed = parseInput(OutcomeEvent, json);
-    if (!parsed.success) return c.json(parsed.body, 400);
-    const event = parsed.data;
     await syncPartnerWebhooks();
     if (c.req.header(EVENT_ID_HEADER) !== undefined && c.req.header(EVENT_ID_HEADER) !== event.id) {
       return fail(c, 400, 'invalid_request', `The ${EVENT_ID_HEADER} header does not match the event's id.`, {
@@ -396,11 +466,9 @@ export function createShop(options: ShopOptions): Shop {
     // At least once on the wire: the same event id again changes nothing.
     const duplicate = seenEvents.has(event.id);
     seenEvents.add(event.id);
-    const order = event.data.order_id ? orders.get(event.data.order_id) : undefined;
-    let what: string;
-    if (!event.data.order_id) what = 'pagamento sem pedido (valor aberto, playground)';
-    else if (!order) what = `pedido ${event.data.order_id} desconhecido`;
-    else what = `pedido ${order.id}`;
+    const found = event.data.order_id ? orders.get(event.data.order_id) : undefined;
+    // The order this event is about: its checkout, not only its number.
+    const order = found && event.data.checkout_id === found.checkoutId ? found : undefined;
     note({
       kind: 'webhook',
       event_id: event.id,
@@ -408,24 +476,29 @@ export function createShop(options: ShopOptions): Shop {
       order_id: event.data.order_id,
       reference: event.data.reference,
       duplicate,
-      note: `${event.type} · ${what} · assinatura válida${duplicate ? ' · repetido, ignorado' : ''}.`,
+      note: `${event.type} · ${describeEvent(event, order)} · assinatura válida${duplicate ? ' · repetido, ignorado' : ''}.`,
     });
-    if (
-      !duplicate &&
-      order &&
-      event.type === 'payment.paid' &&
-      event.data.checkout_id === order.checkoutId &&
-      event.data.value !== null &&
-      Math.round(event.data.value * 100) === order.totalCents
-    ) {
+    if (duplicate || !order) return c.json({ received: true, duplicate });
+    if (event.type === 'payment.paid' && event.data.value !== null && Math.round(event.data.value * 100) === order.totalCents) {
       await markPaid(order, 'webhook', event.data.reference);
+    } else if (event.type.startsWith('transfer.')) {
+      // A refund's outcome: known at once, and the checkout's list read at the next look.
+      const refund = order.refunds.find((r) => r.transfer_id === event.data.transfer_id);
+      const status = TRANSFER_OUTCOMES[event.type];
+      if (refund && status) Object.assign(refund, { status, ...(event.data.reason ? { reason: event.data.reason } : {}) });
+      order.refundsStale = true;
     }
     return c.json({ received: true, duplicate });
   });
 
-  // Test mode only: what the panel's live log shows of the server side, oldest first.
+  // Test mode only: /shop/test/* does not exist for a shop that runs against the real service.
+  app.use('/shop/test/*', async (c, next) => {
+    if (!options.sandbox) return c.json(errorBody('not_found', `Nothing at ${c.req.method} ${c.req.path}.`), 404);
+    await next();
+  });
+
+  // What the panel's live log shows of the server side, oldest first.
   app.get('/shop/test/log', async (c) => {
-    if (!options.sandbox) return fail(c, 404, 'not_found', `Nothing at ${c.req.method} ${c.req.path}.`);
     const limitText = c.req.query('limit') ?? '50';
     if (!/^[0-9]{1,3}$/.test(limitText) || Number(limitText) < 1 || Number(limitText) > 200) {
       return fail(c, 400, 'invalid_request', 'limit must be a whole number from 1 to 200', { limit: 'must be a whole number from 1 to 200' });
@@ -433,6 +506,60 @@ export function createShop(options: ShopOptions): Shop {
     await syncPartnerWebhooks();
     return c.json({ entries: log.slice(-Number(limitText)) });
   });
+
+  // The panel refunds a paid order to a test customer's key: `{customer, value?}`, without a value
+  // whatever is left. The proxy decides whether it can (paid, not more than was paid) and its 4xx
+  // answers are passed on; a new Idempotency-Key per request, as each click is a new refund.
+  app.post('/shop/test/orders/:id/refunds', tooLarge(MAX_BODY_BYTES), async (c) => {
+    const own = ownOrder(c);
+    if (!own.ok) return own.response;
+    const order = own.order;
+    const read = await jsonBody(c);
+    if (!read.ok) return read.response;
+    const parsed = parseInput(RefundRequest, read.body);
+    if (!parsed.success) return c.json(parsed.body, 400);
+    const customer = REFUND_CUSTOMERS[parsed.data.customer];
+    const value = parsed.data.value;
+    let refund: TransferView;
+    try {
+      refund = await proxy().refunds.create(
+        order.checkoutId,
+        { pix_key: customer.pixKey, ...(value === undefined ? {} : { value }) },
+        { idempotencyKey: randomUUID() },
+      );
+    } catch (error) {
+      return refundFailure(c, error);
+    }
+    keepRefund(order, refund);
+    await syncPartnerWebhooks();
+    note({
+      kind: 'refund',
+      order_id: order.id,
+      reference: refund.transfer_id,
+      note: `Reembolso de ${brl(Math.round(refund.value * 100))} do pedido ${order.id} para ${refund.pix_key} (${customer.name}) solicitado ao proxy: ${refundStatusText(refund)}.`,
+    });
+    return c.json({ refund: refundView(refund), order: { ...orderView(order), checked: true } }, 201);
+  });
+
+  /** A refund the proxy did not make: its 4xx passed on as it said it; no answer is a 503 or 504. */
+  function refundFailure(c: Context, error: unknown): Response {
+    if (unreachable(error)) {
+      if (error instanceof CheckoutApiError && error.code === 'timeout') {
+        return fail(
+          c,
+          504,
+          'upstream_timeout',
+          'The payment service did not answer in time: the refund may have been made; look at the order before trying again.',
+        );
+      }
+      return fail(c, 503, 'upstream_unavailable', 'The payment service is unavailable; try again.');
+    }
+    if (error instanceof CheckoutApiError && PASSED_ON.has(error.status)) {
+      const { code, status, fields } = error;
+      return c.json({ error: { code, message: proxyMessage(error), ...(fields ? { fields } : {}) } }, status as ContentfulStatusCode);
+    }
+    return fail(c, 502, 'upstream_refused', 'The payment service did not accept the refund.');
+  }
 
   return {
     app,
@@ -460,7 +587,72 @@ function orderView(order: Order) {
     created_at: new Date(order.createdAt).toISOString(),
     paid_at: order.paidAt === null ? null : new Date(order.paidAt).toISOString(),
     confirmed_by: order.confirmedBy,
+    refunds: order.refunds.map(refundView),
   };
+}
+
+/** A refund as the order's page shows it: the key masked (as the proxy gives it), a reason in words. */
+function refundView(refund: TransferView) {
+  return {
+    transfer_id: refund.transfer_id,
+    status: refund.status,
+    value: refund.value,
+    pix_key: refund.pix_key,
+    pix_key_type: refund.pix_key_type,
+    ...(refund.reason ? { reason: refund.reason, reason_text: reasonText(refund.reason) } : {}),
+    created_at: refund.created_at,
+    updated_at: refund.updated_at,
+  };
+}
+
+const REFUND_STATUS: Record<TransferView['status'], string> = {
+  pending: 'pendente',
+  approved: 'concluído',
+  canceled: 'cancelado',
+  refused: 'recusado',
+  unknown: 'desconhecido',
+};
+const refundStatusText = (refund: Pick<TransferView, 'status' | 'reason'>) =>
+  `${REFUND_STATUS[refund.status]}${refund.reason ? ` (${reasonText(refund.reason)})` : ''}`;
+
+/** What a transfer.* event says of a refund's status. */
+const TRANSFER_OUTCOMES: Partial<Record<OutcomeEvent['type'], TransferView['status']>> = {
+  'transfer.approved': 'approved',
+  'transfer.canceled': 'canceled',
+  'transfer.refused': 'refused',
+};
+
+/** The log's words about what an outcome event is about. */
+function describeEvent(event: OutcomeEvent, order: Order | undefined): string {
+  const { data } = event;
+  if (event.type.startsWith('transfer.')) {
+    if (!data.order_id) return 'transferência sem pedido (repasse)';
+    const what = `reembolso de ${data.value === null ? 'valor desconhecido' : brl(Math.round(data.value * 100))} do pedido ${data.order_id}`;
+    if (!order) return `${what}, pedido desconhecido`;
+    const status = TRANSFER_OUTCOMES[event.type];
+    return status ? `${what} ${refundStatusText({ status, reason: data.reason })}` : what;
+  }
+  if (!data.order_id) return 'pagamento sem pedido (valor aberto, playground)';
+  return order ? `pedido ${order.id}` : `pedido ${data.order_id} desconhecido`;
+}
+
+const REJECTIONS: Record<Exclude<WebhookVerificationError['code'], 'invalid_payload'>, string> = {
+  missing_signature: 'sem assinatura',
+  invalid_signature: 'assinatura inválida',
+  timestamp_out_of_window: 'assinatura fora da janela de tempo (repetição, ou um relógio errado)',
+};
+
+/** The proxy's refusals a refund passes on to the panel as they are. */
+const PASSED_ON = new Set([400, 409, 422]);
+
+/** No answer from the proxy: the stack is starting, or the request never got one. */
+const unreachable = (error: unknown) => error instanceof ProxyUnavailable || (error instanceof CheckoutApiError && error.status === 0);
+
+/** The proxy's own message: the client puts the request and the status before it. */
+function proxyMessage(error: CheckoutApiError): string {
+  const marker = `${error.status} ${error.code}: `;
+  const at = error.message.indexOf(marker);
+  return at === -1 ? error.message : error.message.slice(at + marker.length);
 }
 
 /** The fields of the sandbox's delivery log (server/sandbox/README.md) the panel shows. */

@@ -5,6 +5,9 @@
 // and asks the backend about the order every few seconds and at once on `pix-paid`. Only when the
 // backend answers `status: "paid"` (it confirmed with the proxy, server to server, or got the proxy's
 // signed webhook) does "Pedido confirmado" appear.
+//
+// A confirmed order shows its refunds as the backend lists them (the proxy's view of the checkout),
+// asking again every few seconds while one is on its way.
 
 const money = new Intl.NumberFormat('pt-BR', { style: 'currency', currency: 'BRL' });
 const dateTime = new Intl.DateTimeFormat('pt-BR', { dateStyle: 'short', timeStyle: 'short' });
@@ -13,6 +16,9 @@ const ORDER_KEY = 'serra-azul:order';
 const POLL_MS = 3000;
 /** After the widget said "paid": ask more often, the confirmation is seconds away. */
 const POLL_AFTER_PAID_MS = 1000;
+/** A refund on its way: the customer's bank answers within seconds. */
+const REFUND_POLL_MS = 2000;
+const REFUND_STATUS = { pending: 'pendente', approved: 'concluído', canceled: 'cancelado', refused: 'recusado', unknown: 'desconhecido' };
 
 const $ = (id) => document.getElementById(id);
 
@@ -364,9 +370,75 @@ function showConfirmation(order) {
       ? 'Pagamento confirmado pela loja: aviso assinado do serviço de pagamentos.'
       : 'Pagamento confirmado pela loja: consulta ao serviço de pagamentos.';
   document.body.dataset.confirmedOrder = order.order_id;
+  renderRefunds(order);
   renderStep();
   renderCart();
   $('confirmed-title').focus();
+  scheduleRefundPoll();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Refunds of a confirmed order
+
+const refundPending = (order) => (order?.refunds ?? []).some((refund) => refund.status === 'pending');
+
+function refundStatusText(refund) {
+  const words = REFUND_STATUS[refund.status] ?? refund.status;
+  return refund.reason_text ? `${words} (${refund.reason_text})` : words;
+}
+
+function renderRefunds(order) {
+  const refunds = order.refunds ?? [];
+  $('refunds').hidden = refunds.length === 0;
+  $('refund-list').replaceChildren(
+    ...refunds.map((refund) =>
+      h(
+        'li',
+        { dataset: { status: refund.status, transfer: refund.transfer_id } },
+        h('span', {}, money.format(refund.value)),
+        h('span', { className: 'refund-status' }, refundStatusText(refund)),
+        h('span', { className: 'refund-key' }, `para a chave Pix ${refund.pix_key}`),
+      ),
+    ),
+  );
+  const returned = refunds.filter((refund) => refund.status === 'approved').reduce((sum, refund) => sum + Math.round(refund.value * 100), 0) / 100;
+  const pending = refunds.filter((refund) => refund.status === 'pending').length;
+  const parts = [`Devolvido: ${money.format(returned)} de ${money.format(order.total)}.`];
+  if (pending > 0) parts.push(pending === 1 ? 'Um reembolso em andamento.' : `${pending} reembolsos em andamento.`);
+  $('refund-summary').textContent = refunds.length > 0 ? parts.join(' ') : '';
+}
+
+/** While a refund is pending, asks the backend again every few seconds (a hidden tab skips a turn). */
+function scheduleRefundPoll() {
+  clearTimeout(state.pollTimer);
+  if (state.step !== 'confirmed' || !refundPending(state.order)) return;
+  state.pollTimer = setTimeout(async () => {
+    if (state.step !== 'confirmed') return;
+    if (document.visibilityState === 'visible') await refreshConfirmed();
+    scheduleRefundPoll();
+  }, REFUND_POLL_MS);
+}
+
+async function refreshConfirmed() {
+  const id = state.order?.order_id;
+  if (!id) return;
+  try {
+    const fresh = await request(`/shop/orders/${encodeURIComponent(id)}`);
+    if (state.step !== 'confirmed' || state.order?.order_id !== fresh.order_id) return;
+    state.order = fresh;
+    renderRefunds(fresh);
+  } catch {
+    // The next turn asks again.
+  }
+}
+
+/** The test panel refunded this order: its answer carries the order as the backend sees it now. */
+function orderChanged(event) {
+  const order = event.detail?.order;
+  if (state.step !== 'confirmed' || !order || order.order_id !== state.order?.order_id) return;
+  state.order = order;
+  renderRefunds(order);
+  scheduleRefundPoll();
 }
 
 function backToShop() {
@@ -448,7 +520,9 @@ async function main() {
   $('new-order').addEventListener('click', backToShop);
   document.addEventListener('visibilitychange', () => {
     if (document.visibilityState === 'visible' && state.step === 'payment') void checkOrder();
+    if (document.visibilityState === 'visible' && state.step === 'confirmed' && refundPending(state.order)) void refreshConfirmed();
   });
+  document.addEventListener('shop-order-changed', orderChanged);
   window.addEventListener('hashchange', () => void showView(true));
 
   try {

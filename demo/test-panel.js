@@ -1,11 +1,20 @@
 // The test panel, loaded only when the shop's backend says it runs against the sandbox. It plays the
 // customer's bank and the payment service through the sandbox's control API (/sandbox/_sandbox/...),
-// and shows a live log of the widget's events and of the webhooks on the server side.
+// refunds a paid order to one of the sandbox's test customers through the shop's backend (which
+// asks the proxy, as a merchant's server would), and shows a live log of the widget's events and of
+// the webhooks on the server side.
 
 const money = new Intl.NumberFormat('pt-BR', { style: 'currency', currency: 'BRL' });
 const clock = new Intl.DateTimeFormat('pt-BR', { hour: '2-digit', minute: '2-digit', second: '2-digit' });
 const EVENTS = ['pix-created', 'pix-status-change', 'pix-paid', 'pix-expired', 'pix-canceled', 'pix-copy', 'pix-error'];
 const STATUS = { pending: 'pendente', paid: 'pago', expired: 'expirado', canceled: 'cancelado' };
+const REFUND_STATUS = { pending: 'pendente', approved: 'concluído', canceled: 'cancelado', refused: 'recusado', unknown: 'desconhecido' };
+/** What happens next to a refund to each test customer, once the proxy took it. */
+const REFUND_NEXT = {
+  ana: 'o banco da Ana aprova em 5 s (relógio do sandbox).',
+  elisa: 'o banco da Elisa cancela em 5 s (relógio do sandbox).',
+  fabio: 'o banco do Fabio responde em 10 min (relógio do sandbox).',
+};
 const MAX_LOG = 120;
 const SERVER_POLL_MS = 1000;
 
@@ -74,9 +83,21 @@ const PARTNER_STATE = {
 };
 
 function partnerText(d) {
-  const what = `${d.kind === 'payment' ? 'pagamento' : 'transferência'} ${d.outcome === 'approved' ? 'aprovado' : 'cancelado'}`;
+  const what =
+    d.kind === 'payment'
+      ? `pagamento ${d.outcome === 'approved' ? 'aprovado' : 'cancelado'}`
+      : `transferência ${d.outcome === 'approved' ? 'aprovada' : 'cancelada'}`;
   const status = d.status !== null && d.state !== 'dropped' ? ` (HTTP ${d.status})` : '';
   return `${what} · ${short(d.reference)} · ${PARTNER_STATE[d.state] ?? d.state}${status}${d.trigger === 'resend' ? ' · reenvio' : ''}`;
+}
+
+const SERVER_SOURCE = { confirmation: 'loja', refund: 'loja → proxy' };
+
+function serverTone(entry) {
+  if (entry.kind === 'webhook_rejected') return 'bad';
+  if (entry.kind === 'confirmation' || entry.type === 'transfer.approved') return 'good';
+  if (entry.type === 'transfer.canceled' || entry.type === 'transfer.refused') return 'bad';
+  return '';
 }
 
 export function initTestPanel() {
@@ -90,6 +111,8 @@ export function initTestPanel() {
 
   /** The shop widget's payment on screen: {reference, status, value, expires_at}. */
   let current = null;
+  /** The confirmed (paid) order on screen, as the shop's backend answered it. */
+  let paidOrder = null;
   let busy = false;
 
   function renderCurrent() {
@@ -98,6 +121,8 @@ export function initTestPanel() {
       : 'Nenhum pagamento na tela.';
     const pending = current?.status === 'pending' && !busy;
     for (const button of Object.values(buttons)) button.disabled = !pending;
+    $('refund-order').textContent = paidOrder ? `Pedido nº ${paidOrder.order_id} · ${money.format(paidOrder.total)} · pago` : 'Nenhum pedido pago na tela.';
+    $('refund').disabled = !paidOrder || busy;
   }
 
   for (const type of EVENTS) {
@@ -113,10 +138,9 @@ export function initTestPanel() {
     });
   }
   document.addEventListener('shop-step', (event) => {
-    if (event.detail.step !== 'payment') {
-      current = null;
-      renderCurrent();
-    }
+    if (event.detail.step !== 'payment') current = null;
+    paidOrder = event.detail.step === 'confirmed' ? event.detail.order : null;
+    renderCurrent();
   });
 
   /** Runs one panel action: buttons off meanwhile, the result said in the status line and the log. */
@@ -157,6 +181,30 @@ export function initTestPanel() {
       const seconds = Math.max(1, Math.ceil((Date.parse(current.expires_at) - Date.parse(now)) / 1000) + 1);
       await control('POST', 'clock/advance', { seconds });
       return `O relógio do sandbox avançou ${seconds} s: o código expirou.`;
+    }),
+  );
+
+  // A refund of the order on screen to a test customer's key, through the shop's backend: a new
+  // refund per click. The page shows it in the order's refunds (the shop-order-changed event).
+  $('refund').addEventListener('click', () =>
+    act('reembolsar', async () => {
+      const customer = $('refund-customer').value;
+      const text = $('refund-value').value.trim();
+      // What was typed goes as typed: the backend says what is wrong with it.
+      const value = text === '' ? undefined : Number.isFinite(Number(text)) ? Number(text) : text;
+      const res = await fetch(`/shop/test/orders/${encodeURIComponent(paidOrder.order_id)}/refunds`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ customer, ...(value === undefined ? {} : { value }) }),
+      });
+      const json = await res.json().catch(() => null);
+      if (!res.ok) throw new Error(json?.error?.message ?? `HTTP ${res.status}`);
+      paidOrder = json.order;
+      document.dispatchEvent(new CustomEvent('shop-order-changed', { detail: { order: json.order } }));
+      const { refund } = json;
+      const status = `${REFUND_STATUS[refund.status] ?? refund.status}${refund.reason_text ? ` (${refund.reason_text})` : ''}`;
+      const next = refund.status === 'pending' && REFUND_NEXT[customer] ? ` Agora ${REFUND_NEXT[customer]}` : '';
+      return `Reembolso de ${money.format(refund.value)} para ${refund.pix_key}: ${status}.${next}`;
     }),
   );
 
@@ -219,8 +267,7 @@ export function initTestPanel() {
           const tone = d.state === 'delivered' ? 'good' : d.state === 'sending' ? '' : 'bad';
           logLine(serverLog, { time: new Date(entry.at), name: 'parceiro → proxy', tone, text: partnerText(d) });
         } else {
-          const tone = entry.kind === 'webhook_rejected' ? 'bad' : entry.kind === 'confirmation' ? 'good' : '';
-          logLine(serverLog, { time: new Date(entry.at), name: entry.kind === 'confirmation' ? 'loja' : 'proxy → loja', tone, text: entry.note });
+          logLine(serverLog, { time: new Date(entry.at), name: SERVER_SOURCE[entry.kind] ?? 'proxy → loja', tone: serverTone(entry), text: entry.note });
         }
       }
     } catch {

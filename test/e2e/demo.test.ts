@@ -8,10 +8,13 @@ import { existsSync } from 'node:fs';
 import { after, afterEach, before, beforeEach, describe, test } from 'node:test';
 import type { Browser, Page } from 'puppeteer-core';
 import { build } from 'vite';
-import { CATALOG } from '../../demo/shop-backend.ts';
+import { CATALOG, REFUND_CUSTOMERS, createShop } from '../../demo/shop-backend.ts';
 import { startDemo, type DemoOptions, type RunningDemo } from '../../demo/server.ts';
+import { EVENT_ID_HEADER, SIGNATURE_HEADER, signWebhook } from '../../server/index.ts';
 import { createLogger } from '../../server/log.ts';
+import { TEST_CUSTOMERS } from '../../server/sandbox/customers.ts';
 import { ptBR } from '../../src/locales/pt-BR.ts';
+import { stackControl, waitFor } from '../support/checks.ts';
 import {
   addToCart,
   clickPanel,
@@ -72,6 +75,49 @@ async function orderAsSeenBy(page: Page, orderId: string): Promise<{ status: num
   }, orderId);
 }
 
+/** The shop's answer about an order, asked with the session cookie of the client that placed it. */
+const orderOf = (demo: RunningDemo, id: string, cookie: string) => getJson(`${demo.url}/shop/orders/${id}`, { headers: { cookie } });
+
+/** Waits for the shop's answer about an order to pass `check` (asking a few times a second). */
+async function orderUntil(demo: RunningDemo, id: string, cookie: string, what: string, check: (order: any) => boolean): Promise<any> {
+  return waitFor(what, async () => {
+    const { body } = await orderOf(demo, id, cookie);
+    if (check(body)) return body;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    return undefined;
+  });
+}
+
+/** The panel's refund route, as its button calls it (with the order's session). */
+const refund = (demo: RunningDemo, id: string, cookie: string, body: unknown) =>
+  getJson(`${demo.url}/shop/test/orders/${id}/refunds`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', cookie },
+    body: JSON.stringify(body),
+  });
+
+/** Places an order over HTTP, as the page does; answers its id, total and the session cookie. */
+async function placeOrder(demo: RunningDemo, items: Record<string, number>): Promise<{ id: string; checkoutId: string; total: number; cookie: string }> {
+  const placed = await fetch(`${demo.url}/shop/orders`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ items: Object.entries(items).map(([product_id, quantity]) => ({ product_id, quantity })) }),
+  });
+  assert.equal(placed.status, 201);
+  const order = (await placed.json()) as { order_id: string; checkout_id: string; total: number };
+  return { id: order.order_id, checkoutId: order.checkout_id, total: order.total, cookie: placed.headers.get('set-cookie')!.split(';')[0]! };
+}
+
+/** Pays an order as the widget and the customer's bank do, then waits for the shop's confirmation. */
+async function payOrder(demo: RunningDemo, order: { id: string; checkoutId: string; cookie: string }): Promise<void> {
+  // The widget asks for the checkout's payment (no key, no amount)...
+  const payment = await getJson(`${demo.stack.apiUrl}/checkouts/${order.checkoutId}/payment`, { method: 'POST' });
+  assert.equal(payment.status, 201);
+  // ...and the customer's bank pays it.
+  await stackControl(demo.stack, 'POST', `/payments/${encodeURIComponent(payment.body.reference)}/pay`);
+  await orderUntil(demo, order.id, order.cookie, `order ${order.id} paid`, (o) => o.status === 'paid');
+}
+
 const priceOf = (id: string) => CATALOG.find((p) => p.id === id)!.priceCents;
 /** Intl writes a no-break space after R$. */
 const spaces = (text: string) => text.replace(/\s+/g, ' ');
@@ -122,6 +168,32 @@ describe('the demo store, as a customer uses it', () => {
       assert.equal(kinds[0], 'partner_webhook');
       assert.equal(log.body.entries[0].delivery.outcome, 'approved');
       assert.ok(kinds.includes('confirmation'), kinds.join());
+
+      // The test panel refunds the whole order to Ana (the customer by default, no value: the rest);
+      // the order's page lists it, pending, then done once her bank approved it.
+      assert.equal(await isHidden(page, '#refunds'), true, 'no refunds yet: no list');
+      await clickPanel(page, 'refund');
+      await page.waitForSelector('#refund-list li[data-status="pending"]');
+      const pending = await page.$eval('#refund-list li', (li) => li.textContent ?? '');
+      assert.equal(spaces(pending), spaces(`${brl(expectedCents)}pendentepara a chave Pix a***@cliente.example`));
+      assert.equal(await isHidden(page, '#refunds'), false);
+      // The bank's 5 s, skipped: the page asks again while a refund is pending.
+      await stackControl(demo.stack, 'POST', '/clock/advance', { seconds: 6 });
+      await page.waitForSelector('#refund-list li[data-status="approved"]');
+      assert.match(await page.$eval('#refund-list li', (li) => li.textContent ?? ''), /concluído/);
+      assert.equal(
+        spaces(await page.$eval('#refund-summary', (el) => el.textContent ?? '')),
+        spaces(`Devolvido: ${brl(expectedCents)} de ${brl(expectedCents)}.`),
+      );
+      // The panel's server log: the shop's request, then the signed transfer.approved naming the order.
+      await page.waitForFunction(
+        (id) =>
+          [...document.querySelectorAll('#server-log li')].some(
+            (li) => li.textContent?.includes('transfer.approved') && li.textContent.includes(`pedido ${id}`),
+          ),
+        {},
+        payment.orderId,
+      );
     });
   });
 
@@ -224,6 +296,10 @@ describe('the demo store, as a customer uses it', () => {
       const log = await getJson(`${demo.url}/shop/test/log`);
       assert.equal(log.status, 404);
       assert.equal(log.body.error.code, 'not_found');
+      const order = await placeOrder(demo, { 'doce-de-leite': 1 });
+      const refunded = await refund(demo, order.id, order.cookie, { customer: 'ana' });
+      assert.equal(refunded.status, 404);
+      assert.equal(refunded.body.error.code, 'not_found');
 
       await openStore(page, demo.url);
       assert.equal(await isHidden(page, '#test-panel'), true);
@@ -351,5 +427,175 @@ describe("the shop's backend", () => {
     assert.equal(stranger.body.error.code, 'not_found');
     const other = await getJson(`${demo.url}/shop/orders/${id}`, { headers: { cookie: `shop_session=${'x'.repeat(32)}` } });
     assert.equal(other.status, 404);
+  });
+  test('refunds a paid order to test customers: part, a refusal, the rest, and no more than was paid', { timeout: 60_000 }, async () => {
+    const order = await placeOrder(demo, { 'queijo-canastra': 1 });
+    await payOrder(demo, order);
+    const totalCents = priceOf('queijo-canastra');
+
+    const first = await refund(demo, order.id, order.cookie, { customer: 'ana', value: 10 });
+    assert.equal(first.status, 201, JSON.stringify(first.body));
+    assert.equal(first.body.refund.status, 'pending');
+    assert.equal(first.body.refund.value, 10);
+    assert.equal(first.body.refund.pix_key, 'a***@cliente.example', 'the key as the proxy masks it');
+    assert.match(first.body.refund.transfer_id, /^tr_/);
+    assert.deepEqual(
+      first.body.order.refunds.map((r: any) => r.transfer_id),
+      [first.body.refund.transfer_id],
+    );
+
+    // Diego's bank refuses up front: nothing moves, and it does not count against what is left.
+    const refused = await refund(demo, order.id, order.cookie, { customer: 'diego' });
+    assert.equal(refused.status, 201, JSON.stringify(refused.body));
+    assert.equal(refused.body.refund.status, 'refused');
+    assert.equal(refused.body.refund.reason, 'bank_refused');
+    assert.equal(refused.body.refund.reason_text, 'o banco do cliente recusou');
+
+    // No value: the rest.
+    const rest = await refund(demo, order.id, order.cookie, { customer: 'ana' });
+    assert.equal(rest.status, 201, JSON.stringify(rest.body));
+    assert.equal(Math.round(rest.body.refund.value * 100), totalCents - 1000);
+
+    // Nothing is left: the proxy's 409, passed on with its code and message.
+    const third = await refund(demo, order.id, order.cookie, { customer: 'ana', value: 1 });
+    assert.equal(third.status, 409);
+    assert.equal(third.body.error.code, 'refund_exceeds_paid');
+    assert.equal(third.body.error.message, 'This checkout has been refunded in full.');
+    assert.deepEqual(third.body.error.fields, { value: 'nothing is left to refund' });
+
+    const listed = await orderOf(demo, order.id, order.cookie);
+    // Diego's refusal asked for all that was left then, as the last one did.
+    assert.deepEqual(
+      listed.body.refunds.map((r: any) => [r.status, Math.round(r.value * 100)]),
+      [
+        ['pending', 1000],
+        ['refused', totalCents - 1000],
+        ['pending', totalCents - 1000],
+      ],
+    );
+
+    // Ana's bank answers 5 s of sandbox time later: approved, through the partner's webhook to the
+    // proxy, which the shop reads (and its signed transfer.approved tells it).
+    await stackControl(demo.stack, 'POST', '/clock/advance', { seconds: 6 });
+    const settled = await orderUntil(
+      demo,
+      order.id,
+      order.cookie,
+      'both refunds approved',
+      (o) => o.refunds.filter((r: any) => r.status === 'approved').length === 2,
+    );
+    assert.deepEqual(
+      settled.refunds.map((r: any) => r.status),
+      ['approved', 'refused', 'approved'],
+    );
+    assert.equal(settled.status, 'paid', 'a refunded order stays paid');
+
+    // The panel's log: the shop's three requests, and the outcomes the proxy signed, with the order.
+    const entries = await waitFor('the transfer webhooks in the log', async () => {
+      const { body } = await getJson(`${demo.url}/shop/test/log?limit=200`);
+      const transfers = body.entries.filter((e: any) => e.kind === 'webhook' && String(e.type).startsWith('transfer.'));
+      return transfers.length >= 3 ? body.entries : undefined;
+    });
+    const refundNotes = entries.filter((e: any) => e.kind === 'refund').map((e: any) => e.note);
+    assert.equal(refundNotes.length, 3);
+    assert.match(refundNotes[1], /recusado \(o banco do cliente recusou\)/);
+    const outcomes = entries.filter((e: any) => e.kind === 'webhook' && String(e.type).startsWith('transfer.'));
+    assert.deepEqual(outcomes.map((e: any) => e.type).sort(), ['transfer.approved', 'transfer.approved', 'transfer.refused']);
+    for (const e of outcomes) {
+      assert.equal(e.order_id, order.id);
+      assert.match(e.note, new RegExp(`reembolso de .* do pedido ${order.id}`));
+    }
+  });
+
+  test('the refund route answers bad input with a 4xx and the error body, never a 500', async () => {
+    const order = await placeOrder(demo, { 'goiabada-cascao': 1 });
+    const raw = (body: string, contentType = 'application/json') =>
+      getJson(`${demo.url}/shop/test/orders/${order.id}/refunds`, { method: 'POST', headers: { 'content-type': contentType, cookie: order.cookie }, body });
+    const cases: [string, Promise<{ status: number; body: any }>, number, string, string?][] = [
+      ['an unknown customer', refund(demo, order.id, order.cookie, { customer: 'zeca' }), 400, 'invalid_request', 'customer'],
+      ['no customer', refund(demo, order.id, order.cookie, { value: 5 }), 400, 'invalid_request', 'customer'],
+      ['a key of its own', refund(demo, order.id, order.cookie, { customer: 'ana', pix_key: 'x@y.example' }), 400, 'invalid_request', 'pix_key'],
+      ['a value in fractions of a cent', refund(demo, order.id, order.cookie, { customer: 'ana', value: 1.005 }), 400, 'invalid_request', 'value'],
+      ['a value below the least transfer', refund(demo, order.id, order.cookie, { customer: 'ana', value: 0.1 }), 400, 'invalid_request', 'value'],
+      ['a negative value', refund(demo, order.id, order.cookie, { customer: 'ana', value: -5 }), 400, 'invalid_request', 'value'],
+      ['a value in words', refund(demo, order.id, order.cookie, { customer: 'ana', value: 'dez' }), 400, 'invalid_request', 'value'],
+      ['not JSON', raw('{"customer":'), 400, 'invalid_json'],
+      ['not a JSON content type', raw('customer=ana', 'application/x-www-form-urlencoded'), 415, 'unsupported_media_type'],
+      ['a huge body', raw(JSON.stringify({ customer: 'ana', pad: 'x'.repeat(20_000) })), 413, 'payload_too_large'],
+      ['an unknown order', refund(demo, '999999', order.cookie, { customer: 'ana' }), 404, 'not_found'],
+      ['a malformed order id', refund(demo, 'abc', order.cookie, { customer: 'ana' }), 400, 'invalid_request', 'id'],
+      ["another client's order", refund(demo, order.id, `shop_session=${'x'.repeat(32)}`, { customer: 'ana' }), 404, 'not_found'],
+      // Valid, but the order is not paid: the proxy's 409, passed on.
+      ['an unpaid order', refund(demo, order.id, order.cookie, { customer: 'ana' }), 409, 'checkout_not_paid'],
+    ];
+    for (const [what, answer, status, code, field] of cases) {
+      const { status: got, body } = await answer;
+      assert.equal(got, status, `${what}: status (${JSON.stringify(body)})`);
+      assert.equal(body.error.code, code, `${what}: code`);
+      assert.equal(typeof body.error.message, 'string', `${what}: message`);
+      if (field) assert.ok(body.error.fields && field in body.error.fields, `${what}: names ${field} in ${JSON.stringify(body.error.fields)}`);
+    }
+    assert.deepEqual(demo.shop.order(order.id)!.refunds, [], 'nothing refunded');
+  });
+
+  test("the refund customers are the sandbox's test customers, with their own keys", () => {
+    for (const [first, customer] of Object.entries(REFUND_CUSTOMERS)) {
+      const known = TEST_CUSTOMERS.find((c) => c.name === customer.name);
+      assert.ok(known, `${first}: ${customer.name} is a sandbox test customer`);
+      assert.ok(known.name.toLowerCase().startsWith(first), `${first} names ${known.name}`);
+      assert.ok(Object.values(known.keys).includes(customer.pixKey), `${first}: ${customer.pixKey} is one of their keys`);
+    }
+  });
+});
+
+describe("the shop's webhook receiver", () => {
+  const secret = 'shop-webhook-secret';
+  const event = (id: string, type: string, data: Record<string, unknown>) =>
+    JSON.stringify({ id, type, created_at: new Date().toISOString(), data: { reference: 'ref-1', value: 10, checkout_id: null, order_id: null, ...data } });
+
+  test('takes signed events once, refuses unsigned or stale ones (401, logged) and bodies that are not events (400)', async () => {
+    // Its routes alone, with no stack behind them: a webhook needs none.
+    const shop = createShop({ proxy: () => undefined, webhookSecret: secret, sandbox: true });
+    const deliver = async (body: string, headers: Record<string, string>) => {
+      const res = await shop.app.request('/shop/webhooks/pix', { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
+      return { status: res.status, body: await res.json() };
+    };
+    const refused = event('evt_refused', 'transfer.refused', {
+      status: 'refused',
+      transfer_id: 'tr_1',
+      reason: 'bank_refused',
+      order_id: '4242',
+      checkout_id: 'co_x',
+    });
+    const signed = { [SIGNATURE_HEADER]: signWebhook(refused, secret), [EVENT_ID_HEADER]: 'evt_refused' };
+
+    assert.deepEqual(await deliver(refused, signed), { status: 200, body: { received: true, duplicate: false } });
+    assert.deepEqual(await deliver(refused, signed), { status: 200, body: { received: true, duplicate: true } }, 'the same event again changes nothing');
+
+    const answers: [string, Promise<{ status: number; body: any }>, number, string][] = [
+      ['unsigned', deliver(refused, {}), 401, 'unauthorized'],
+      ['signed with another secret', deliver(refused, { [SIGNATURE_HEADER]: signWebhook(refused, 'another') }), 401, 'unauthorized'],
+      ['signed ten minutes ago', deliver(refused, { [SIGNATURE_HEADER]: signWebhook(refused, secret, Date.now() - 600_000) }), 401, 'unauthorized'],
+      ['signed, but not JSON', deliver('{"id":', { [SIGNATURE_HEADER]: signWebhook('{"id":', secret) }), 400, 'invalid_request'],
+      ['signed, but not an event', deliver('{"id":"evt_x"}', { [SIGNATURE_HEADER]: signWebhook('{"id":"evt_x"}', secret) }), 400, 'invalid_request'],
+      ["another event's id in the header", deliver(refused, { ...signed, [EVENT_ID_HEADER]: 'evt_other' }), 400, 'invalid_request'],
+    ];
+    for (const [what, answer, status, code] of answers) {
+      const { status: got, body } = await answer;
+      assert.equal(got, status, `${what}: status`);
+      assert.equal(body.error.code, code, `${what}: code`);
+    }
+
+    const log = (await (await shop.app.request('/shop/test/log?limit=200')).json()) as { entries: any[] };
+    assert.deepEqual(
+      log.entries.map((e) => [e.kind, e.note]),
+      [
+        ['webhook', 'transfer.refused · reembolso de R$\u00a010,00 do pedido 4242, pedido desconhecido · assinatura válida.'],
+        ['webhook', 'transfer.refused · reembolso de R$\u00a010,00 do pedido 4242, pedido desconhecido · assinatura válida · repetido, ignorado.'],
+        ['webhook_rejected', 'Webhook recusado: sem assinatura.'],
+        ['webhook_rejected', 'Webhook recusado: assinatura inválida.'],
+        ['webhook_rejected', 'Webhook recusado: assinatura fora da janela de tempo (repetição, ou um relógio errado).'],
+      ],
+    );
   });
 });
