@@ -648,12 +648,8 @@ const PASSED_ON = new Set([400, 409, 422]);
 /** No answer from the proxy: the stack is starting, or the request never got one. */
 const unreachable = (error: unknown) => error instanceof ProxyUnavailable || (error instanceof CheckoutApiError && error.status === 0);
 
-/** The proxy's own message: the client puts the request and the status before it. */
-function proxyMessage(error: CheckoutApiError): string {
-  const marker = `${error.status} ${error.code}: `;
-  const at = error.message.indexOf(marker);
-  return at === -1 ? error.message : error.message.slice(at + marker.length);
-}
+/** The proxy's own message, as it wrote it. */
+const proxyMessage = (error: CheckoutApiError): string => error.apiMessage ?? error.message;
 
 /** The fields of the sandbox's delivery log (server/sandbox/README.md) the panel shows. */
 interface SandboxDelivery {

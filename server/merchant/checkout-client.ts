@@ -40,9 +40,18 @@ export class CheckoutApiError extends Error {
   readonly fields: Record<string, string> | undefined;
   /** The Idempotency-Key sent (given or generated): send the same operation again with it. */
   readonly idempotencyKey: string | undefined;
+  /** The proxy's own sentence (`error.message` of its answer), to show a person as it is; undefined when no error body came. */
+  readonly apiMessage: string | undefined;
 
   constructor(
-    details: { code: CheckoutApiErrorCode; status: number; message: string; fields?: Record<string, string> | undefined; idempotencyKey?: string | undefined },
+    details: {
+      code: CheckoutApiErrorCode;
+      status: number;
+      message: string;
+      fields?: Record<string, string> | undefined;
+      idempotencyKey?: string | undefined;
+      apiMessage?: string | undefined;
+    },
     options?: { cause?: unknown },
   ) {
     super(details.message, options);
@@ -50,6 +59,7 @@ export class CheckoutApiError extends Error {
     this.status = details.status;
     this.fields = details.fields;
     this.idempotencyKey = details.idempotencyKey;
+    this.apiMessage = details.apiMessage;
   }
 }
 
@@ -215,7 +225,7 @@ export function createCheckoutClient(options: CheckoutClientOptions): CheckoutCl
       };
     }
     const { code, message, fields } = body.data.error;
-    return { ok: false, transient, error: fail(call, { code, status, message: `${status} ${code}: ${message}`, fields }) };
+    return { ok: false, transient, error: fail(call, { code, status, message: `${status} ${code}: ${message}`, fields, apiMessage: scrub(message) }) };
   }
 
   async function request<T>(call: Call<T>): Promise<T> {

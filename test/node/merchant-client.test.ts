@@ -156,6 +156,7 @@ describe('the error class', () => {
       ['CheckoutApiError', 'unauthorized', 401, undefined, undefined],
     );
     assert.match(error.message, /^POST \/checkouts: 401 unauthorized: /);
+    assert.equal(error.apiMessage, 'Send the API key as Authorization: Bearer <PIX_API_KEY>.', "the proxy's own sentence, as it wrote it");
     assert.ok(!error.message.includes(wrongKey) && !error.stack!.includes(wrongKey), 'the key is in no message');
   });
 
