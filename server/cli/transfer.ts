@@ -6,7 +6,6 @@
  */
 import { randomUUID } from 'node:crypto';
 import { CreateRefundRequest, CreateTransferRequest } from '../../src/shared/contract.ts';
-import { parseInput } from '../../src/shared/errors.ts';
 import { LIMITS, formatReais } from '../../src/shared/limits.ts';
 import { IdempotencyKey, TRANSFER_STATUSES, type TransferStatus, type TransferView } from '../../src/shared/payouts.ts';
 import { DEFAULTS, partnerConfig } from '../config.ts';
@@ -16,7 +15,7 @@ import type { TransferDetails } from '../partner/client.ts';
 import { describeStatus, statusJson, type StatusCodes } from '../partner/status-codes.ts';
 import { tokenStoreKey } from '../partner/client.ts';
 import type { Store } from '../store/store.ts';
-import { ExitCode, UsageError, client, count, isoOrNull, maskDocument, parse, print, type CliIo } from './io.ts';
+import { ExitCode, UsageError, checkArgs, client, count, isoOrNull, maskDocument, parse, print, type CliIo } from './io.ts';
 import { detectPixKeyType } from '../../src/shared/pix-keys.ts';
 
 const RANGE = `${formatReais(LIMITS.transferValue.min)} to ${formatReais(LIMITS.transferValue.max)}`;
@@ -53,17 +52,6 @@ const FLAG_OF: Record<string, string> = {
   customer_document: '--document',
   reference: '--reference',
 };
-
-function checked<T>(schema: Parameters<typeof parseInput<T>>[0], input: Record<string, unknown>): T {
-  const parsed = parseInput(schema, input);
-  if (parsed.success) return parsed.data;
-  const fields = parsed.body.error.fields ?? {};
-  throw new UsageError(
-    Object.entries(fields)
-      .map(([field, problem]) => `${FLAG_OF[field] ?? field} ${problem}`)
-      .join('; '),
-  );
-}
 
 /** A value in reais as typed (`10.50`): a number for the schema, which judges its range. */
 function amount(text: string | undefined): number | undefined {
@@ -119,13 +107,17 @@ export async function transferCommand(rest: string[], io: CliIo): Promise<void> 
   const [sub, target] = positionals;
   const json = values.json === true;
   if (sub === 'create') {
-    const input = checked(CreateTransferRequest, {
-      value: amount(values.value),
-      pix_key: values.key,
-      pix_key_type: values['key-type'],
-      customer_document: values.document,
-      reference: values.reference,
-    });
+    const input = checkArgs(
+      CreateTransferRequest,
+      {
+        value: amount(values.value),
+        pix_key: values.key,
+        pix_key_type: values['key-type'],
+        customer_document: values.document,
+        reference: values.reference,
+      },
+      FLAG_OF,
+    );
     const key = idempotencyKey(values['idempotency-key']);
     const { payouts, numbering, close } = await payoutsOf(io);
     try {
@@ -182,12 +174,16 @@ export async function refundCommand(rest: string[], io: CliIo): Promise<void> {
   if (values.help) return io.out(REFUND_HELP);
   const [checkoutId] = positionals;
   if (!checkoutId || !/^co_[A-Za-z0-9_-]{24}$/.test(checkoutId)) throw new UsageError('refund needs the checkout id (co_...)');
-  const input = checked(CreateRefundRequest, {
-    value: amount(values.value),
-    pix_key: values.key,
-    pix_key_type: values['key-type'],
-    customer_document: values.document,
-  });
+  const input = checkArgs(
+    CreateRefundRequest,
+    {
+      value: amount(values.value),
+      pix_key: values.key,
+      pix_key_type: values['key-type'],
+      customer_document: values.document,
+    },
+    FLAG_OF,
+  );
   const key = idempotencyKey(values['idempotency-key']);
   const { payouts, close } = await payoutsOf(io);
   try {

@@ -23,6 +23,7 @@ import { openSqliteStore } from '../../server/store/sqlite/sqlite-store.ts';
 import { startSandbox, type RunningSandbox } from '../../server/sandbox/server.ts';
 import { DEFAULT_ACCOUNT } from '../../server/sandbox/state.ts';
 import { waitFor } from '../support/checks.ts';
+import { paymentRecord } from '../support/records.ts';
 
 const BIN = fileURLToPath(new URL('../../bin/pix-checkout.mjs', import.meta.url));
 
@@ -212,21 +213,7 @@ describe('cli: transfers and the webhook URL', () => {
       renewalsUsed: 0,
       createdAt: at,
     });
-    const payment = {
-      reference: 'cli-refund-pay',
-      checkoutId: id,
-      valueCents: 1500,
-      description: null,
-      partnerStatus: 1,
-      brcode: 'x',
-      qrCodeUrl: 'x',
-      checkoutUrl: 'x',
-      createdAt: at,
-      expiresAt: at + 3_600_000,
-      transactionId: 'tx-cli-refund',
-      updatedAt: at,
-      final: false,
-    };
+    const payment = paymentRecord('cli-refund-pay', at, { checkoutId: id, valueCents: 1500 });
     await store.attachPayment(id, payment, 0);
     await store.updatePaymentStatus(payment.reference, 2, true, at, paymentOutcome);
     await store.close();
@@ -394,21 +381,7 @@ describe('cli: one casing in every --json output', () => {
     const store = openSqliteStore({ dataDir, cacheSize: 0 });
     await store.webhookEvents.addRejected('{"type": "payment", ', Date.UTC(2030, 0, 1), 'unreadable');
     const at = Date.UTC(2030, 0, 1);
-    await store.insertPayment({
-      reference: 'json-ref',
-      checkoutId: null,
-      valueCents: 990,
-      description: null,
-      partnerStatus: 1,
-      brcode: 'x',
-      qrCodeUrl: 'x',
-      checkoutUrl: 'x',
-      createdAt: at,
-      expiresAt: at + 3_600_000,
-      transactionId: 'tx-json-ref',
-      updatedAt: at,
-      final: false,
-    });
+    await store.insertPayment(paymentRecord('json-ref', at));
     await store.updatePaymentStatus('json-ref', 2, true, at, paymentOutcome);
     const [delivery] = await store.outbox.list();
     await store.close();

@@ -17,6 +17,7 @@ import { signWebhook, verifyWebhookSignature } from '../../server/domain/signatu
 import { openSqliteStore } from '../../server/store/sqlite/sqlite-store.ts';
 import type { Store } from '../../server/store/store.ts';
 import { paymentOutcome } from '../../server/domain/outcomes.ts';
+import { paymentRecord } from '../support/records.ts';
 
 const SECRET = 'delivery-test-secret-0123456789abcdef0123';
 const H = 3600_000;
@@ -71,21 +72,7 @@ describe('delivering outcomes to the merchant', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  const payment = (reference: string) => ({
-    reference,
-    checkoutId: null,
-    valueCents: 990,
-    description: null,
-    partnerStatus: 1,
-    brcode: 'x',
-    qrCodeUrl: 'x',
-    checkoutUrl: 'x',
-    createdAt: clock,
-    expiresAt: clock + H,
-    transactionId: `tx-${reference}`,
-    updatedAt: clock,
-    final: false,
-  });
+  const payment = (reference: string) => paymentRecord(reference, clock);
 
   test('a final status writes one outbox event, in the same transaction, never twice', async () => {
     await store.insertPayment(payment('ref-a'));
