@@ -65,25 +65,32 @@ export class CheckoutService {
     return this.view(await this.find(id));
   }
 
-  /** The checkout's live payment, issuing one when there is none or the last one expired. */
-  payment(id: string): Promise<{ payment: PaymentView; created: boolean }> {
+  /**
+   * The checkout's live payment, issuing one when there is none or the last one expired, or now when
+   * `renew` asks for a new code before the current one expires ("need more time?"). Its view says
+   * whether the checkout may still issue another (`renewable`).
+   */
+  payment(id: string, options: { renew?: boolean } = {}): Promise<{ payment: PaymentView; created: boolean }> {
     const pending = this.issuing.get(id);
     // A call that joins one under way gets the same payment, which it did not create.
     if (pending) return pending.then(({ payment }) => ({ payment, created: false }));
-    const issuing = this.livePayment(id).finally(() => this.issuing.delete(id));
+    const issuing = this.livePayment(id, options.renew === true).finally(() => this.issuing.delete(id));
     this.issuing.set(id, issuing);
     return issuing;
   }
 
-  private async livePayment(id: string): Promise<{ payment: PaymentView; created: boolean }> {
+  private async livePayment(id: string, renew: boolean): Promise<{ payment: PaymentView; created: boolean }> {
     const { payments, store, renewals } = this.options;
     const checkout = await this.find(id);
     let renewalsUsed = checkout.renewalsUsed;
+    const renewable = (used: number) => used < renewals && payments.statusCodesTrusted();
     if (checkout.paymentReference) {
       const current = payments.view(await payments.record(checkout.paymentReference));
-      if (current.status === 'pending' || current.status === 'paid') return { payment: current, created: false };
-      // Before issuing another QR, confirm with the partner that no earlier one was paid, the last
-      // one included: an expired code can still be paid until the partner cancels it an hour later.
+      if (current.status === 'paid') return { payment: current, created: false };
+      if (current.status === 'pending' && !renew) return { payment: { ...current, renewable: renewable(renewalsUsed) }, created: false };
+      // Before issuing another QR (the last one expired, or the customer asked for more time),
+      // confirm with the partner that no code was paid, the current one included: a code can be paid
+      // up to the last second, and an expired one until the partner cancels it an hour later.
       const paid = await this.paidPayment(checkout, 0);
       if (paid) return { payment: paid, created: false };
       // Under a status numbering not verified, a paid code may read as nothing: the last code may have
@@ -113,7 +120,7 @@ export class CheckoutService {
       record = await payments.issue(input, checkout.id);
     }
     await store.attachPayment(checkout.id, record, renewalsUsed);
-    return { payment: payments.view(record), created: true };
+    return { payment: { ...payments.view(record), renewable: renewable(renewalsUsed) }, created: true };
   }
 
   /** A paid payment among all the checkout's, asking the partner about records older than `maxAgeMs`. */

@@ -89,7 +89,9 @@ export class PaymentService {
       logBrCodeWarnings(this.options.log, created.externalReference, created.pixKey);
       const createdAt = created.createdAt ?? sentAt;
       if (created.status) await numbering.observeFresh(created.status, created.externalReference);
-      else if (numbering.needsFreshRead()) void this.freshRead(created.externalReference);
+      // One read after the create, in the background, when its answer lacked the status the numbering
+      // still needs or who is being paid: the first QR does not wait for it.
+      if ((!created.status && numbering.needsFreshRead()) || created.favoured === null) void this.freshRead(created.externalReference);
       return {
         reference: created.externalReference,
         checkoutId,
@@ -104,6 +106,7 @@ export class PaymentService {
         transactionId,
         updatedAt: now(),
         final: false,
+        favoured: created.favoured,
       };
     } catch (error) {
       if (error instanceof PartnerError && error.details.outcomeUnknown) {
@@ -122,12 +125,26 @@ export class PaymentService {
   private async freshRead(reference: string): Promise<void> {
     try {
       const details = await this.partner.getPayment(reference);
-      if (details.status) await this.options.numbering.observeFresh(details.status, reference);
+      if (details.status && this.options.numbering.needsFreshRead()) await this.options.numbering.observeFresh(details.status, reference);
+      if (details.favoured !== null) await this.rememberFavoured(reference, details.favoured);
     } catch (error) {
       this.options.log.warn(
         { reference, err: { message: error instanceof Error ? error.message : String(error) } },
         'could not read a new payment to check the status codes',
       );
+    }
+  }
+
+  /** Who is being paid, once read: kept on the record (the read may finish before the issuer stored it, so it waits a little). */
+  private async rememberFavoured(reference: string, favoured: string): Promise<void> {
+    const { store } = this.options;
+    for (let attempt = 0; attempt < 20; attempt++) {
+      const stored = await store.getPayment(reference);
+      if (stored) {
+        if (stored.favoured == null) await store.setPaymentFavoured(reference, favoured);
+        return;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 50));
     }
   }
 
@@ -191,6 +208,7 @@ export class PaymentService {
     if (!pending) {
       pending = (async () => {
         const upstream = await this.partner.getPayment(stored.reference);
+        if (stored.favoured == null && upstream.favoured !== null) await this.rememberFavoured(stored.reference, upstream.favoured);
         return (await this.applyRead(stored, upstream.status, null)) ?? stored;
       })().finally(() => this.refreshing.delete(stored.reference));
       this.refreshing.set(stored.reference, pending);
@@ -344,6 +362,8 @@ export class PaymentService {
       checkout_url: p.checkoutUrl,
       created_at: isoTime(p.createdAt),
       expires_at: isoTime(p.expiresAt),
+      favoured: p.favoured ?? null,
+      paid_at: paidAt(p),
       server_time: new Date(now).toISOString(),
     };
   }
@@ -359,8 +379,14 @@ function serializedParts(p: PaymentRecord): { head: string; tail: string } {
     head: `{"reference":${s(p.reference)},"status":"`,
     tail:
       `","value":${s(p.valueCents / 100)},"brcode":${s(p.brcode)},"qr_code_url":${s(p.qrCodeUrl)},"checkout_url":${s(p.checkoutUrl)}` +
-      `,"created_at":"${isoTime(p.createdAt)}","expires_at":"${isoTime(p.expiresAt)}","server_time":"`,
+      `,"created_at":"${isoTime(p.createdAt)}","expires_at":"${isoTime(p.expiresAt)}"` +
+      `,"favoured":${s(p.favoured ?? null)},"paid_at":${s(paidAt(p))},"server_time":"`,
   };
+}
+
+/** When a paid record was recorded paid (its last update: a final record never changes again); null otherwise. */
+function paidAt(p: PaymentRecord): string | null {
+  return p.final && p.partnerStatus === PARTNER_STATUS.approved ? isoTime(p.updatedAt) : null;
 }
 
 /** ISO 8601 of an epoch ms; an unreadable one (a partner's bad created_at) is the epoch, never a crash. */

@@ -105,6 +105,8 @@ export interface CreatedPayment {
   status: PaymentAnswer['status'];
   /** The partner-side `transaction_id` the request carried. */
   transactionId: string;
+  /** Who is being paid, when the answer says (spec 2.1 `favoured`). */
+  favoured: string | null;
 }
 
 /** The payment details (4.5), as read: any field may be null but the reference. */
@@ -499,6 +501,7 @@ export function createPartnerClient(options: PartnerClientOptions): PartnerClien
         createdAt: answer.createdAt,
         status: answer.status,
         transactionId,
+        favoured: answer.favoured,
       };
     },
 

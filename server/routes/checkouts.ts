@@ -3,15 +3,11 @@
  * checkout's payment for the browser, which sends no amount: the checkout fixed it.
  */
 import { Hono, type MiddlewareHandler } from 'hono';
-import { z } from 'zod/mini';
-import { CreateCheckoutRequest } from '../../src/shared/contract.ts';
+import { CheckoutPaymentRequest, CreateCheckoutRequest } from '../../src/shared/contract.ts';
 import { CHECKOUT_PATHS } from '../../src/shared/wire.ts';
 import type { CheckoutService } from '../domain/checkouts.ts';
 import { checkoutIdOf, parseBody, parseOptionalBody } from '../http/input.ts';
 import { allowOnly } from '../http/method-not-allowed.ts';
-
-/** The browser's request for a checkout's payment takes no fields: any field (a value) is refused. */
-const NoFields = /* @__PURE__ */ z.strictObject({});
 
 export interface CheckoutRoutesDeps {
   checkouts: CheckoutService;
@@ -38,8 +34,9 @@ export function checkoutRoutes({ checkouts, requireApiKey, limitCreate, cors, sa
 
   routes.post(CHECKOUT_PATHS.checkoutPayment, sameOrigin, limitCreate, async (c) => {
     const id = checkoutIdOf(c);
-    await parseOptionalBody(c, NoFields);
-    const { payment, created } = await checkouts.payment(id);
+    // No body, or `{"renew": true}`; any other field (a value) is refused: the checkout fixed the amount.
+    const body = await parseOptionalBody(c, CheckoutPaymentRequest);
+    const { payment, created } = await checkouts.payment(id, { renew: body?.renew === true });
     return c.json(payment, created ? 201 : 200, { 'cache-control': 'no-store' });
   });
 

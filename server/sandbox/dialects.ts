@@ -12,7 +12,7 @@
  *   "exists"; PATCH 204 with no body; errors `{error, fields?, code?}`; other webhook words.
  * - `numbered`: statuses 0 pending, 1 approved, 2 canceled (a canceled 2 is the default's approved);
  *   the token as a top-level `accessToken` with no lifetime; `{tenant: {id, name}}`; no `message`, no
- *   `created_at` in the create; times in milliseconds at +00:00; PATCH 200 `{}`; errors
+ *   `created_at` and no `favoured` in the create (its codes flat, no `pix_deposit`); times in milliseconds at +00:00; PATCH 200 `{}`; errors
  *   `{errors: [{field, message}], reason}` or `{detail, reason?}`; webhooks in camelCase words.
  *
  * A dialect is an object of knobs (SandboxDialect): app.ts, control.ts, public.ts, webhooks.ts and
@@ -324,8 +324,9 @@ const numberedDialect: SandboxDialect = {
   login: (token) => ok({ accessToken: token }),
   tenant: (tenant) => ok({ tenant: { id: tenant.id, name: tenant.name } }),
   paymentCreated(p) {
-    const { created_at: _none, ...record } = paymentRecord(p, numberedForm);
-    const { pix_key, qr_code_url, checkout } = record.pix_deposit;
+    // The codes flat at the record's top, without `pix_deposit`: so no `favoured` either (read after).
+    const { created_at: _none, pix_deposit, ...record } = paymentRecord(p, numberedForm);
+    const { pix_key, qr_code_url, checkout } = pix_deposit;
     return ok({ data: { ...record, pix_key, qr_code_url, checkout } }, 201);
   },
   payment: (p) => ok({ data: paymentRecord(p, numberedForm) }),

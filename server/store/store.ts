@@ -27,6 +27,8 @@ export interface PaymentRecord {
   updatedAt: number;
   /** Approved or canceled: never asked about, and never changed, again. */
   final: boolean;
+  /** Who is being paid (the partner's `favoured`, spec 2.1), once read; null until then. */
+  favoured?: string | null;
 }
 
 /** An order the merchant's server wants paid; the amount is fixed here, never by the browser. */
@@ -166,6 +168,8 @@ export interface Store {
    * the outbox in the same transaction.
    */
   updatePaymentStatus(reference: string, partnerStatus: number, final: boolean, updatedAt: number, outcomeOf: PaymentOutcomeOf): Promise<StatusChange>;
+  /** Records who is being paid, read after the create when its answer did not say. */
+  setPaymentFavoured(reference: string, favoured: string): Promise<void>;
   /** Payments not final yet, oldest first (the reconciler's work list). */
   nonFinalPayments(limit: number): Promise<PaymentRecord[]>;
 

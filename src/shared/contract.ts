@@ -108,6 +108,18 @@ export const PaymentView = /* @__PURE__ */ z.object({
   checkout_url: z.string(),
   created_at: z.string(),
   expires_at: z.string(),
+  /**
+   * Who is being paid (the partner's `favoured`, spec 2.1): the name the payer's bank app shows too.
+   * Null while the proxy has not read it; absent from older proxies.
+   */
+  favoured: z.optional(z.nullable(z.string())),
+  /** When the payment was recorded paid (the receipt); null until then. */
+  paid_at: z.optional(z.nullable(z.string())),
+  /**
+   * A checkout's payment only: whether the checkout may still issue a new code (renewals left), so
+   * the widget can offer "need more time?" before this one expires.
+   */
+  renewable: z.optional(z.boolean()),
   server_time: z.string(),
 });
 export type PaymentView = z.infer<typeof PaymentView>;
@@ -169,6 +181,17 @@ export const CheckoutView = /* @__PURE__ */ z.object({
   refunds: z.optional(z.array(TransferView)),
 });
 export type CheckoutView = z.infer<typeof CheckoutView>;
+
+/**
+ * POST {endpoint}/checkouts/:id/payment from the browser: no body (the live payment), or
+ * `{"renew": true}` to ask for a new code now, before the current one expires ("need more time?").
+ * The proxy first confirms with the partner that the current code was not paid; a renewal counts
+ * against the checkout's renewals.
+ */
+export const CheckoutPaymentRequest = /* @__PURE__ */ z.strictObject({
+  renew: z.optional(z.literal(true, { error: 'must be true, or left out' })),
+});
+export type CheckoutPaymentRequest = z.infer<typeof CheckoutPaymentRequest>;
 
 /**
  * POST {endpoint}/payments in open-amount mode (off unless the server turns it on): the browser

@@ -54,7 +54,16 @@ const VIEW_STRING_FIELDS = ['reference', 'brcode', 'qr_code_url', 'checkout_url'
 export function isPaymentView(input: unknown): input is PaymentView {
   if (typeof input !== 'object' || input === null) return false;
   const view = input as Record<string, unknown>;
-  return VIEW_STRING_FIELDS.every((key) => typeof view[key] === 'string') && isPaymentStatus(view.status) && Number.isFinite(view.value);
+  const optional = (key: string, type: 'string' | 'boolean', nullable: boolean) =>
+    view[key] === undefined || (nullable && view[key] === null) || typeof view[key] === type;
+  return (
+    VIEW_STRING_FIELDS.every((key) => typeof view[key] === 'string') &&
+    isPaymentStatus(view.status) &&
+    Number.isFinite(view.value) &&
+    optional('favoured', 'string', true) &&
+    optional('paid_at', 'string', true) &&
+    optional('renewable', 'boolean', false)
+  );
 }
 
 /** The ErrorBody schema's rule without zod, for the widget's bundle (see isPaymentView). */

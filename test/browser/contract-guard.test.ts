@@ -43,6 +43,15 @@ const viewSamples: unknown[] = [
   [],
   [view],
   {},
+  // The optional fields: absent, null where allowed, their type, or anything else.
+  { ...view, favoured: 'LOJA X', paid_at: '2025-01-01T00:10:00.000Z', renewable: true },
+  { ...view, favoured: null, paid_at: null, renewable: false },
+  { ...view, favoured: 12 },
+  { ...view, favoured: {} },
+  { ...view, paid_at: 0 },
+  { ...view, paid_at: true },
+  { ...view, renewable: null },
+  { ...view, renewable: 'yes' },
 ];
 for (const key of Object.keys(view)) {
   const { [key]: _, ...without } = view as Record<string, unknown>;

@@ -16,6 +16,8 @@ import { DEFAULTS } from '../../server/config.ts';
 import { PARTNER_PATHS } from '../../server/partner/wire.ts';
 import { startSandbox } from '../../server/sandbox/server.ts';
 import { DEFAULT_ACCOUNT } from '../../server/sandbox/state.ts';
+import { SANDBOX_DIALECTS } from '../../server/sandbox/dialects.ts';
+import { waitFor } from '../support/checks.ts';
 
 const HOUR = 3600 * 1000;
 let stack: DevStack;
@@ -336,6 +338,80 @@ describe('renewal after expiry', () => {
     stack.sandbox.state.clock.advance(2 * HOUR);
     const again = PaymentView.parse((await payFor(stack, checkout.checkout_id)).json);
     assert.deepEqual([again.reference, again.status], [first.reference, 'paid']);
+  });
+});
+
+describe('"need more time?": a new code before the current one expires', () => {
+  const renew = (on: DevStack, id: string, body = '{"renew":true}') =>
+    browser(on, 'POST', `/checkouts/${id}/payment`, { body, headers: { 'content-type': 'application/json' } });
+
+  test('the view says whether a new code may still be issued; renew issues one now, counted, until none is left', async () => {
+    const local = await startDevStack({ renewals: 1, logger: createLogger({ level: 'silent' }) });
+    try {
+      const checkout = await newCheckout(local);
+      const first = PaymentView.parse((await payFor(local, checkout.checkout_id)).json);
+      assert.equal(first.renewable, true);
+      // Asked again without renew: the same code, still renewable.
+      assert.equal(PaymentView.parse((await payFor(local, checkout.checkout_id)).json).reference, first.reference);
+      local.sandbox.state.clock.advance(HOUR - 90_000);
+      const renewed = await renew(local, checkout.checkout_id);
+      assert.equal(renewed.res.status, 201);
+      const second = PaymentView.parse(renewed.json);
+      assert.notEqual(second.reference, first.reference);
+      assert.equal(second.status, 'pending');
+      assert.equal(second.renewable, false, 'that was the last renewal');
+      assert.equal(Date.parse(second.expires_at) - Date.parse(second.server_time) > HOUR - 60_000, true, 'a whole new hour');
+      expectError(await renew(local, checkout.checkout_id), 409, 'renewals_exhausted');
+      assert.equal(local.sandbox.state.payments.size, 2);
+    } finally {
+      await local.close();
+    }
+  });
+
+  test('a payment made at the last second wins: renew answers it paid and issues nothing', async () => {
+    const checkout = await newCheckout();
+    const first = PaymentView.parse((await payFor(stack, checkout.checkout_id)).json);
+    const before = stack.sandbox.state.payments.size;
+    // Paid at the partner a moment ago: the proxy has not heard of it yet.
+    assert.equal(stack.sandbox.state.pay(stack.sandbox.state.payments.get(first.reference)!).ok, true);
+    const answer = await renew(stack, checkout.checkout_id);
+    assert.equal(answer.res.status, 200);
+    const view = PaymentView.parse(answer.json);
+    assert.deepEqual([view.reference, view.status], [first.reference, 'paid']);
+    assert.ok(view.paid_at && Date.parse(view.paid_at) > 0, 'the receipt has its time');
+    assert.equal(stack.sandbox.state.payments.size, before, 'no new code');
+  });
+
+  test('any other body is refused: renew false, a value', async () => {
+    const checkout = await newCheckout();
+    for (const body of ['{"renew":false}', '{"renew":"yes"}', '{"value":1}', '{"renew":true,"value":1}']) {
+      const error = expectError(await renew(stack, checkout.checkout_id, body), 400, 'invalid_request');
+      assert.ok(error.fields && Object.keys(error.fields).length > 0, body);
+    }
+  });
+});
+
+describe('who is being paid, and the receipt', () => {
+  test('the payment view names the receiving party; a dialect whose create answer lacks it has it read once after (numbered)', async () => {
+    const checkout = await newCheckout();
+    const view = PaymentView.parse((await payFor(stack, checkout.checkout_id)).json);
+    assert.equal(view.favoured, DEFAULT_ACCOUNT.partner.name);
+    // The numbered dialect's create answer does not say who is paid.
+    const terse = await startDevStack({
+      dialect: 'numbered',
+      statusCodes: { ...SANDBOX_DIALECTS.numbered.statusCodes },
+      logger: createLogger({ level: 'silent' }),
+    });
+    try {
+      const created = PaymentView.parse((await payFor(terse, (await newCheckout(terse)).checkout_id)).json);
+      const read = await waitFor('favoured read after the create', async () => {
+        const again = PaymentView.parse((await browser(terse, 'GET', `/payments/${created.reference}`)).json);
+        return again.favoured ? again : undefined;
+      });
+      assert.equal(read.favoured, DEFAULT_ACCOUNT.partner.name);
+    } finally {
+      await terse.close();
+    }
   });
 });
 

@@ -58,7 +58,16 @@ describe('creating a payment', () => {
     assert.equal(code.ok && code.code.amount, '25.90');
     assert.equal(Date.parse(view.expires_at) - Date.parse(view.created_at), 3600 * 1000);
     assert.ok(Math.abs(Date.parse(view.server_time) - Date.now()) < 60_000);
-    assert.deepEqual(Object.keys(json as object).sort(), Object.keys(PaymentView.shape).sort(), 'nothing beyond the contract');
+    // Every field of the contract but a checkout's `renewable`, and nothing beyond it.
+    assert.deepEqual(
+      Object.keys(json as object).sort(),
+      Object.keys(PaymentView.shape)
+        .filter((key) => key !== 'renewable')
+        .sort(),
+      'nothing beyond the contract',
+    );
+    assert.equal(view.favoured, DEFAULT_ACCOUNT.partner.name, 'who is being paid, from the create answer');
+    assert.equal(view.paid_at, null);
     const text = JSON.stringify(json);
     for (const secret of [DEFAULT_ACCOUNT.tenant.id, DEFAULT_ACCOUNT.partner.document]) {
       assert.equal(text.includes(secret), false, 'no tenant or partner id reaches the browser');

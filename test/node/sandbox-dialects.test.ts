@@ -345,13 +345,14 @@ describe('numbered: 0 pending, 1 approved, 2 canceled; top-level token and tenan
     assert.deepEqual(res.json, { tenant: DEFAULT_ACCOUNT.tenant });
   });
 
-  test('create: 201 `{data}` with status 0 and the codes at data, no created_at or message; the record in ms at +00:00', async () => {
+  test('create: 201 `{data}` with status 0 and the codes at data, no created_at, message or pix_deposit (no favoured); the record in ms at +00:00', async () => {
     const res = await c.api('POST', PARTNER_PATHS.createPayment, createBody);
     assert.equal(res.status, 201, res.text);
     const { external_reference: reference, pix_key, id } = res.json.data;
     const record = expectedRecord(c, id, reference, pix_key, 10.5, CODES.pending, STAMP.numbered);
-    const { created_at: _none, ...withoutCreatedAt } = record;
+    const { created_at: _none, pix_deposit: _flat, ...withoutCreatedAt } = record;
     assert.deepEqual(res.json, { data: { ...withoutCreatedAt, pix_key, ...recordUrls(c, reference) } });
+    assert.equal(JSON.stringify(res.json).includes('"favoured"'), false, 'who is paid is not said in the create');
     assertValidBrCode(pix_key, 10.5);
     const read = await c.api('GET', paymentPath(PARTNER_PATHS.getPayment, reference));
     assert.equal(read.status, 200);

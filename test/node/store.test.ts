@@ -61,7 +61,7 @@ describe('SQLite store', () => {
     const versions = (db.prepare('SELECT version FROM migrations').all() as { version: number }[]).map((r) => r.version);
     const tables = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as { name: string }[]).map((r) => r.name);
     db.close();
-    assert.deepEqual(versions, [1, 2, 3]);
+    assert.deepEqual(versions, [1, 2, 3, 4]);
     for (const table of ['checkouts', 'payments', 'partner_tokens', 'webhook_events', 'payouts']) assert.ok(tables.includes(table), table);
   });
 

@@ -105,6 +105,8 @@ export const MIGRATIONS: readonly string[] = [
    );
    CREATE INDEX payouts_checkout ON payouts(checkout_id) WHERE checkout_id IS NOT NULL;
    CREATE INDEX payouts_state ON payouts(state, seq);`,
+  // Who is being paid (the partner's `favoured`), shown beside the amount and on the receipt.
+  `ALTER TABLE payments ADD COLUMN favoured TEXT;`,
 ];
 
 /** Brings the schema up to date; refuses a database newer than this code. */

@@ -133,6 +133,7 @@ interface PaymentRow {
   transaction_id: string;
   updated_at: number;
   final: number;
+  favoured: string | null;
 }
 
 interface CheckoutRow {
@@ -162,6 +163,7 @@ const toPayment = (r: PaymentRow): PaymentRecord => ({
   transactionId: r.transaction_id,
   updatedAt: r.updated_at,
   final: r.final === 1,
+  favoured: r.favoured,
 });
 
 const fromPayment = (p: PaymentRecord) => ({
@@ -178,6 +180,7 @@ const fromPayment = (p: PaymentRecord) => ({
   transaction_id: p.transactionId,
   updated_at: p.updatedAt,
   final: p.final ? 1 : 0,
+  favoured: p.favoured ?? null,
 });
 
 const toCheckout = (r: CheckoutRow): CheckoutRecord => ({
@@ -287,12 +290,13 @@ function openedStore(db: Database.Database, cacheSize: number): Store {
 
   const sql = {
     insertPayment: db.prepare(
-      `INSERT INTO payments (reference, checkout_id, value_cents, description, partner_status, brcode, qr_code_url, checkout_url, created_at, expires_at, transaction_id, updated_at, final)
-       VALUES (@reference, @checkout_id, @value_cents, @description, @partner_status, @brcode, @qr_code_url, @checkout_url, @created_at, @expires_at, @transaction_id, @updated_at, @final)`,
+      `INSERT INTO payments (reference, checkout_id, value_cents, description, partner_status, brcode, qr_code_url, checkout_url, created_at, expires_at, transaction_id, updated_at, final, favoured)
+       VALUES (@reference, @checkout_id, @value_cents, @description, @partner_status, @brcode, @qr_code_url, @checkout_url, @created_at, @expires_at, @transaction_id, @updated_at, @final, @favoured)`,
     ),
     getPayment: db.prepare('SELECT * FROM payments WHERE reference = ?'),
     checkoutPayments: db.prepare('SELECT * FROM payments WHERE checkout_id = ? ORDER BY created_at, rowid'),
     updatePaymentStatus: db.prepare('UPDATE payments SET partner_status = ?, final = ?, updated_at = ? WHERE reference = ? AND final = 0'),
+    setFavoured: db.prepare('UPDATE payments SET favoured = ? WHERE reference = ?'),
     insertCheckout: db.prepare(
       `INSERT INTO checkouts (id, order_id, value_cents, description, customer_name, customer_document, callback, payment_reference, renewals_used, created_at)
        VALUES (@id, @order_id, @value_cents, @description, @customer_name, @customer_document, @callback, NULL, 0, @created_at)
@@ -490,6 +494,11 @@ function openedStore(db: Database.Database, cacheSize: number): Store {
       // Records are never mutated in place: a reader holding the old one keeps a consistent copy.
       if (change.changed && cached) cache.remember({ ...cached, partnerStatus, final, updatedAt });
       return change;
+    },
+    async setPaymentFavoured(reference, favoured) {
+      sql.setFavoured.run(favoured, reference);
+      const cached = cache.get(reference);
+      if (cached) cache.remember({ ...cached, favoured });
     },
     async nonFinalPayments(limit) {
       return (sql.nonFinalPayments.all(limit) as PaymentRow[]).map((row) => cache.get(row.reference) ?? toPayment(row)).filter((p) => !p.final);
