@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { after, afterEach, before, beforeEach, describe, test } from 'node:test';
 import type { Browser, Page } from 'puppeteer-core';
 import { build } from 'vite';
@@ -59,6 +60,9 @@ async function withDemo(options: DemoOptions, run: (demo: RunningDemo, page: Pag
     await demo.close();
   }
 }
+
+/** axe-core's browser build (a dependency of @open-wc/testing's chai-a11y-axe). */
+const AXE_SCRIPT = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 
 const isHidden = (page: Page, selector: string) => page.$eval(selector, (el) => (el as HTMLElement).hidden);
 
@@ -320,6 +324,20 @@ describe('the demo store, as a customer uses it', () => {
       const log = await getJson(`${demo.url}/shop/test/log`);
       assert.equal(log.status, 200);
       assert.deepEqual(log.body.entries, []);
+      // The page passes axe with the panel shown, its logs full enough to scroll: reachable by keyboard.
+      await page.evaluate(() => {
+        for (const id of ['event-log', 'server-log']) {
+          for (let i = 0; i < 40; i++) document.getElementById(id)!.append(Object.assign(document.createElement('li'), { textContent: `entrada ${i}` }));
+        }
+      });
+      await page.addScriptTag({ path: AXE_SCRIPT });
+      const violations = await page.evaluate(async () => {
+        const result = await (
+          window as unknown as { axe: { run: (context: unknown) => Promise<{ violations: { id: string; nodes: { target: string[] }[] }[] }> } }
+        ).axe.run(document);
+        return result.violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+      });
+      assert.deepEqual(violations, [], 'no axe violation on the store page with the test panel');
     });
   });
 });
