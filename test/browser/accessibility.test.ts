@@ -1,7 +1,7 @@
-import { expect, oneEvent } from '@open-wc/testing';
+import { expect, fixture, html, oneEvent } from '@open-wc/testing';
 import { sendKeys } from '@web/test-runner-commands';
 import { FakeClock } from './support/fake-clock.ts';
-import { advanceSandbox, createElement, forgetSavedPayments, mount, part, pay, screenIs } from './support/helpers.ts';
+import { advanceSandbox, forgetSavedPayments, mount, newElement, part, pay, screenIs } from './support/helpers.ts';
 
 beforeEach(forgetSavedPayments);
 
@@ -23,8 +23,9 @@ describe('accessibility: axe in every state', () => {
   }
 
   it('loading, error, copy failed, reconnecting, invalid code', async () => {
-    const loading = await createElement({ apiUrl: 'http://127.0.0.1:9/api' });
+    const loading = newElement({ apiUrl: 'http://127.0.0.1:9/api' });
     const failed = oneEvent(loading, 'pix-error');
+    await fixture(html`${loading}`);
     await expect(loading).to.be.accessible();
     await failed;
     await loading.updateComplete;
@@ -88,7 +89,7 @@ describe('accessibility: keyboard and focus', () => {
     await sendKeys({ up: 'Shift' });
     expect(el.shadowRoot!.activeElement?.getAttribute('part')).to.equal('copy-button');
     const copy = oneEvent(el, 'pix-copy');
-    await sendKeys({ press: 'Space' });
+    await sendKeys({ press: ' ' });
     expect((await copy).detail.method).to.equal('manual');
     before.remove();
   });

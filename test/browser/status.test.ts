@@ -1,4 +1,4 @@
-import { expect, oneEvent, waitUntil } from '@open-wc/testing';
+import { expect, fixture, html, oneEvent, waitUntil } from '@open-wc/testing';
 import { POLL_FAST_MS, POLL_SLOW_MS } from '../../src/controllers/status.ts';
 import { FakeClock } from './support/fake-clock.ts';
 import {
@@ -7,6 +7,7 @@ import {
   createElement,
   forgetSavedPayments,
   mount,
+  newElement,
   noStreamStack,
   part,
   pay,
@@ -255,8 +256,10 @@ describe('status: final screens', () => {
   });
 
   it('error: an unreachable proxy is a network error with a retry button', async () => {
-    const el = await createElement({ apiUrl: 'http://127.0.0.1:9/api', amount: 5 });
-    const { detail } = await oneEvent(el, 'pix-error');
+    const el = newElement({ apiUrl: 'http://127.0.0.1:9/api', amount: 5 });
+    const failed = oneEvent(el, 'pix-error');
+    await fixture(html`${el}`);
+    const { detail } = await failed;
     expect(detail.code).to.equal('network');
     expect(detail.fatal).to.equal(true);
     await el.updateComplete;

@@ -56,18 +56,32 @@ export interface Mount {
 }
 
 /** A widget against `apiUrl` (the shared stack by default), waited for until its payment is on screen. */
-export async function mount(
-  options: { checkout?: string; amount?: number; description?: string; apiUrl?: string; env?: Partial<PixEnvironment>; attrs?: Record<string, string> } = {},
-): Promise<Mount> {
+export async function mount(options: ElementOptions = {}): Promise<Mount> {
   const el = await createElement(options);
   const { detail } = await oneEvent(el, 'pix-created');
   await el.updateComplete;
   return { el, payment: detail.payment };
 }
 
-export async function createElement(
-  options: { checkout?: string; amount?: number; description?: string; apiUrl?: string; env?: Partial<PixEnvironment>; attrs?: Record<string, string> } = {},
-): Promise<PixCheckout> {
+interface ElementOptions {
+  checkout?: string;
+  amount?: number;
+  description?: string;
+  apiUrl?: string;
+  env?: Partial<PixEnvironment>;
+  attrs?: Record<string, string>;
+}
+
+/** A widget on the page, rendered. */
+export async function createElement(options: ElementOptions = {}): Promise<PixCheckout> {
+  return fixture<PixCheckout>(html`${newElement(options)}`);
+}
+
+/**
+ * A widget not yet on the page: a test listens to it before `fixture` connects it, for events that may
+ * come at once (Firefox refuses a closed port in about a millisecond).
+ */
+export function newElement(options: ElementOptions = {}): PixCheckout {
   const el = document.createElement('pix-checkout');
   el.environment = options.env ?? {};
   for (const [name, value] of Object.entries(options.attrs ?? {})) el.setAttribute(name, value);
@@ -76,7 +90,7 @@ export async function createElement(
   // Checkout mode takes no amount: set one only when the test asks (to prove it is ignored).
   if (options.checkout !== undefined) el.checkout = options.checkout;
   if (options.amount !== undefined || options.checkout === undefined) el.amount = options.amount ?? 10;
-  return fixture<PixCheckout>(html`${el}`);
+  return el;
 }
 
 export async function screenIs(el: PixCheckout, screen: PixCheckout['screen']): Promise<void> {
