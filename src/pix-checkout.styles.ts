@@ -51,7 +51,8 @@ export const styles = css`
     gap: 0.5rem;
   }
   p,
-  figure {
+  figure,
+  dl {
     margin: 0;
   }
   [part='amount'] {
@@ -149,6 +150,21 @@ export const styles = css`
   .copied {
     background: var(--_success-color);
   }
+  .secondary {
+    background: none;
+    color: var(--_accent);
+    box-shadow: inset 0 0 0 2px;
+  }
+  :disabled {
+    opacity: 0.6;
+  }
+  dt {
+    color: var(--_muted-color);
+  }
+  dd {
+    margin: 0 0 0.5rem;
+    overflow-wrap: anywhere;
+  }
   :focus-visible {
     outline: 3px solid var(--_accent);
     outline-offset: 2px;
@@ -167,6 +183,18 @@ export const styles = css`
     overflow: hidden;
     clip: rect(0 0 0 0);
     white-space: nowrap;
+  }
+  /* Printing (the paid screen's "print or save receipt"): the receipt in black on white, no controls. */
+  @media print {
+    :host,
+    * {
+      color: #000 !important;
+      background: #fff !important;
+    }
+    button,
+    progress {
+      display: none !important;
+    }
   }
   @media (prefers-reduced-motion: reduce) {
     * {

@@ -7,7 +7,7 @@ import { StatusController, type Connection } from './controllers/status.ts';
 import { PixCanceledEvent, PixCopyEvent, PixCreatedEvent, PixErrorEvent, PixExpiredEvent, PixPaidEvent, PixStatusChangeEvent } from './events.ts';
 import { localeFor, type Translation } from './locales/index.ts';
 import { qrPath, type QrPath } from './qr.ts';
-import { checkBrCode } from './shared/brcode.ts';
+import { checkBrCode, type BrCodeCheck } from './shared/brcode.ts';
 import type { PaymentView } from './shared/contract.ts';
 import { styles } from './pix-checkout.styles.ts';
 
@@ -26,6 +26,12 @@ interface Saved {
 const PHONE_QUERY = '(max-width: 40rem), (pointer: coarse)';
 
 /**
+ * Seconds left on a pending code when "I need more time" is offered (WCAG 2.2.1 Timing Adjustable asks
+ * for at least 20 s of warning and a simple action to extend; two minutes leave time to act on it).
+ */
+const MORE_TIME_AT_S = 120;
+
+/**
  * A Pix payment: the QR code drawn locally, the copy-and-paste code with a copy button, a countdown to
  * the code's expiry and the live status, until the payment is paid, expired or canceled.
  *
@@ -36,25 +42,30 @@ const PHONE_QUERY = '(max-width: 40rem), (pointer: coarse)';
  * @fires pix-expired - The code expired unpaid; detail: `{payment, renewalsLeft}`.
  * @fires pix-canceled - The payment was canceled; detail: `{payment}`.
  * @fires pix-copy - The customer pressed copy; detail: `{copied, method}`.
- * @fires pix-error - Something failed; detail: `{code, message, fields?, fatal}` (`renewals_exhausted`, not fatal: no new code).
+ * @fires pix-error - Something failed; detail: `{code, message, fields?, fatal}` (`renewals_exhausted`, not fatal: no new code; `share_failed`, not fatal: the share sheet failed).
  * @slot header - Content above the payment.
  * @slot footer - Content below the payment.
  * @slot paid - Replaces the "you paid R$ x" line of the paid screen.
  * @csspart base - The wrapper.
  * @csspart amount - The value, in BRL.
+ * @csspart favoured - "Paying LOJA X" under the amount: who is being paid.
  * @csspart status - The status line (focused when the screen changes while focus is in the widget).
  * @csspart hint - Secondary text under the status.
  * @csspart countdown - The time left.
  * @csspart progress - The bar of time left.
+ * @csspart more-time-button - "I need more time": a new code now, offered in a code's last two minutes when one can be had.
  * @csspart qr - The QR code: inline SVG, or the service's image when the code could not be checked.
  * @csspart scan-hint - The text under the QR code.
  * @csspart code-label - The label of the code field.
  * @csspart code - The copy-and-paste code field.
  * @csspart copy-button - The copy button.
  * @csspart copy-hint - Shown when copying failed: copy by hand.
+ * @csspart share-button - Shares the code and the hosted page's link (Web Share API; only where the browser has it).
  * @csspart checkout-link - The link to the service's hosted payment page.
  * @csspart renew-button - "Generate a new code" on the expired screen.
  * @csspart retry-button - "Try again" on the error screen.
+ * @csspart receipt - The paid screen's receipt: amount, who was paid, date and time, reference.
+ * @csspart print-button - "Print or save receipt" on the paid screen.
  * @cssproperty --pix-accent - Buttons, links, the progress bar.
  * @cssproperty --pix-on-accent - Text on accent-coloured buttons.
  * @cssproperty --pix-color - Text.
@@ -123,7 +134,7 @@ export class PixCheckout extends LitElement {
   declare theme: 'auto' | 'light' | 'dark';
   /** Texts merged over the locale's, e.g. `{paid: 'Obrigado!'}`. */
   declare texts: Partial<Translation>;
-  /** Time, network, clipboard and storage; replace parts in tests (see src/controllers/environment.ts). */
+  /** Time, network, clipboard, Web Share and storage; replace parts in tests (see src/controllers/environment.ts). */
   declare environment: Partial<PixEnvironment>;
 
   declare protected phase: Phase;
@@ -137,7 +148,14 @@ export class PixCheckout extends LitElement {
   private renewalsUsed = 0;
   private startedKey: string | null = null;
   private creating: AbortController | null = null;
-  private qr: { code: string; path: QrPath | null } | null = null;
+  /** The code on screen, checked once: its QR path (drawn on first use) and its merchant name. */
+  private code: { brcode: string; check: BrCodeCheck; path?: QrPath | null } | null = null;
+  /** The reference whose "I need more time" offer was announced (once per code). */
+  private offered: string | null = null;
+  /** When this widget first showed the payment paid (epoch ms; 0 before): the receipt's time without `paid_at`. */
+  private paidSeen = 0;
+  /** Screen and reference last shown: focus follows the news when either changes under it. */
+  private shownView: string | null = null;
   private shownScreen: PixScreen | null = null;
   private focusInside = false;
   private lastSlot: string | null = null;
@@ -284,17 +302,7 @@ export class PixCheckout extends LitElement {
       }
       payment ??= await client.createPayment({ value: this.amount!, description: this.description }, creating.signal);
       if (creating.signal.aborted) return;
-      this.renewalsUsed = renewals;
-      if (id == null) this.save(key, { reference: payment.reference, renewals });
-      this.phase = 'ready';
-      this.payment = payment;
-      this.qr = null;
-      this.countdown.set(payment.created_at, payment.expires_at, payment.server_time);
-      if (payment.status === 'pending') this.status.follow(payment.reference);
-      this.dispatchEvent(new PixCreatedEvent({ payment, resumed, renewal: renewals }));
-      // Already final (paid before a reload, or a late-paid earlier code): the page hears the outcome
-      // the same way as when it happens on screen.
-      this.fireOutcome(payment);
+      this.show(payment, resumed, renewals);
     } catch (error) {
       if (creating.signal.aborted) return;
       // Checkout mode: the last code expired and the proxy will issue no other. Not an error screen:
@@ -310,9 +318,65 @@ export class PixCheckout extends LitElement {
     }
   }
 
+  /** Puts a payment on screen and follows it while pending; `renewals`: codes generated after the first. */
+  private show(payment: PaymentView, resumed: boolean, renewals: number): void {
+    this.renewalsUsed = renewals;
+    if (this.checkout == null) this.save(this.startedKey!, { reference: payment.reference, renewals });
+    this.phase = 'ready';
+    this.payment = payment;
+    this.countdown.set(payment.created_at, payment.expires_at, payment.server_time);
+    if (payment.status === 'pending') this.status.follow(payment.reference);
+    else this.status.stop();
+    this.dispatchEvent(new PixCreatedEvent({ payment, resumed, renewal: renewals }));
+    // Already final (paid before a reload, or a late-paid earlier code): the page hears the outcome
+    // the same way as when it happens on screen.
+    this.fireOutcome(payment);
+  }
+
+  /**
+   * "I need more time": a new code now, while this one still works, which stays on screen until the
+   * answer (the button disabled meanwhile). A payment made at the last second wins: the proxy confirms
+   * that no code of the checkout was paid before it issues another, and answers the paid one if one
+   * was; in open-amount mode the proxy checks nothing, so the widget reads this payment first. A
+   * failure leaves this code on screen, announced, with the button back (gone once no code is left).
+   */
+  private async moreTime(): Promise<void> {
+    const current = this.payment;
+    if (!current || this.creating) return;
+    const creating = new AbortController();
+    const { signal } = creating;
+    this.creating = creating;
+    this.requestUpdate();
+    const client = this.client();
+    const id = this.checkout;
+    try {
+      let payment: PaymentView;
+      let created = true;
+      if (id != null) ({ payment, created } = await client.checkoutPayment(id, signal, { renew: true }));
+      else {
+        payment = await client.getPayment(current.reference, signal);
+        if (payment.status === 'pending') payment = await client.createPayment({ value: this.amount!, description: this.description }, signal);
+        else created = false;
+      }
+      // Paid meanwhile (the stream can tell between the check and the answer): that screen stays.
+      if (signal.aborted || this.screen === 'paid') return;
+      if (payment.reference === current.reference) this.applyView(payment);
+      else this.show(payment, false, this.renewalsUsed + +created);
+    } catch (error) {
+      if (signal.aborted) return;
+      if (error instanceof ProxyError && error.code === 'renewals_exhausted') this.payment = { ...this.payment!, renewable: false };
+      this.announcement = this.t.moreTimeFailed;
+      this.fail(error, false);
+    } finally {
+      if (this.creating === creating) this.creating = null;
+      this.requestUpdate();
+    }
+  }
+
   private applyView(view: PaymentView): void {
     const previous = this.payment?.status;
-    this.payment = view;
+    // Status reads carry no `renewable` (only a checkout's answers do): keep the last one known.
+    this.payment = { ...this.payment, ...view };
     this.countdown.set(view.created_at, view.expires_at, view.server_time);
     if (previous === undefined || previous === view.status) return;
     this.announcement = this.t[view.status];
@@ -345,6 +409,16 @@ export class PixCheckout extends LitElement {
     this.dispatchEvent(new PixErrorEvent(detail));
   }
 
+  /** Called in the tap itself (share() needs the user's activation). A dismissed sheet (AbortError) is no failure. */
+  private share(data: ShareData): void {
+    this.env()
+      .share?.share(data)
+      .catch((error: unknown) => {
+        if ((error as Error | null)?.name !== 'AbortError')
+          this.dispatchEvent(new PixErrorEvent({ code: 'share_failed', message: String(error), fatal: false }));
+      });
+  }
+
   private copy(): void {
     const code = this.payment?.brcode;
     if (!code) return;
@@ -362,10 +436,33 @@ export class PixCheckout extends LitElement {
     return this.money[1].format(value);
   }
 
+  /** The code's check, once per code. */
+  private codeFor(brcode: string): NonNullable<PixCheckout['code']> {
+    if (this.code?.brcode !== brcode) this.code = { brcode, check: checkBrCode(brcode) };
+    return this.code;
+  }
+
   /** The QR path for the current code, computed once per code; null when the code fails the BR Code check. */
-  private qrFor(code: string): QrPath | null {
-    if (this.qr?.code !== code) this.qr = { code, path: checkBrCode(code).ok ? qrPath(code) : null };
-    return this.qr.path;
+  private qrFor(brcode: string): QrPath | null {
+    const code = this.codeFor(brcode);
+    return (code.path ??= code.check.ok ? qrPath(brcode) : null);
+  }
+
+  /**
+   * Who is being paid. First the proxy's `favoured`: the receiver's registered name, which the payer's
+   * bank app shows before the payment is confirmed. While the proxy has not read it (null) or is too
+   * old to send it, the merchant name inside the code (field 59): the partner wrote it there for the
+   * same receiver, and it is what a bank app has of the receiver when it reads the code itself. Null
+   * when neither exists (or the code fails the check).
+   */
+  private receiver(payment: PaymentView): string | null {
+    const { check } = this.codeFor(payment.brcode);
+    return payment.favoured || (check.ok && check.code.merchantName) || null;
+  }
+
+  /** "I need more time" is offered in a pending code's last two minutes, when a new code can be had. */
+  private offersMoreTime(seconds: number): boolean {
+    return 0 < seconds && seconds <= MORE_TIME_AT_S && (this.checkout != null ? this.payment!.renewable === true : this.renewalsLeft() > 0);
   }
 
   protected override willUpdate(changed: PropertyValues<this>): void {
@@ -383,6 +480,13 @@ export class PixCheckout extends LitElement {
       }
       this.lastSlot = slot;
     }
+    // Announced once per code, with the time left, when the offer appears (or is already due on arrival).
+    const reference = this.payment?.reference ?? null;
+    if (this.offersMoreTime(seconds ?? 0) && this.offered !== reference) {
+      this.offered = reference;
+      this.timeAnnouncement = `${this.t.timeLeft(...splitSeconds(seconds!))} ${this.t.moreTimeOffer}`;
+    }
+    this.paidSeen = this.screen === 'paid' ? this.paidSeen || this.env().clock.now() : 0;
   }
 
   protected override updated(): void {
@@ -403,12 +507,14 @@ export class PixCheckout extends LitElement {
       const mark = `pix-checkout:${screen === 'paid' ? 'paid' : 'qr'}`;
       requestAnimationFrame(() => performance.mark(mark));
     }
-    if (screen !== this.shownScreen) {
-      // Focus was in the widget (the copy or retry button, now gone): keep it here, on the news.
-      if (this.shownScreen !== null && this.focusInside) {
+    this.shownScreen = screen;
+    const view = `${screen} ${this.payment?.reference}`;
+    if (view !== this.shownView) {
+      // Focus was in the widget (the copy, retry or more-time button, now gone): keep it here, on the news.
+      if (this.shownView !== null && this.focusInside) {
         this.renderRoot.querySelector<HTMLElement>('[part~="status"]')?.focus();
       }
-      this.shownScreen = screen;
+      this.shownView = view;
       this.focusInside = false;
     }
   }
@@ -444,19 +550,45 @@ export class PixCheckout extends LitElement {
     }
     const payment = this.payment!;
     const amount = this.formatValue(payment.value);
-    if (screen === 'paid') {
-      return html`${this.statusLine(t.paid)}<slot name="paid"><p part="amount">${t.paidAmount(amount)}</p></slot>`;
-    }
+    if (screen === 'paid') return this.renderPaid(payment, amount);
     return this.renderPending(payment, amount);
+  }
+
+  /** The paid screen: a receipt the customer can print or save (printed black on white, without buttons). */
+  private renderPaid(payment: PaymentView, amount: string) {
+    const t = this.t;
+    const receiver = this.receiver(payment);
+    // The proxy's time of payment, else when this widget saw it paid; shown in the customer's time zone.
+    const when = new Date(Date.parse(payment.paid_at ?? '') || this.paidSeen);
+    const row = (label: string, value: unknown) =>
+      html`<dt>${label}</dt>
+        <dd>${value}</dd>`;
+    return html`${this.statusLine(t.paid)}<slot name="paid"><p part="amount">${t.paidAmount(amount)}</p></slot>
+      <dl part="receipt">
+        ${row(t.receiptAmount, amount)} ${receiver ? row(t.receiptTo, receiver) : nothing}
+        ${row(
+          t.receiptWhen,
+          html`<time datetime=${when.toISOString()}>${new Intl.DateTimeFormat(t.tag, { dateStyle: 'medium', timeStyle: 'long' }).format(when)}</time>`,
+        )}
+        ${row(t.receiptReference, payment.reference)}
+      </dl>
+      <button part="print-button" class="secondary" @click=${() => window.print()}>${t.print}</button>`;
   }
 
   private renderPending(payment: PaymentView, amount: string) {
     const t = this.t;
     const seconds = this.countdown.seconds ?? 0;
+    const receiver = this.receiver(payment);
     const head = html`<p part="amount">${amount}</p>
+      ${receiver ? html`<p part="favoured">${t.paying(receiver)}</p>` : nothing}
       ${this.statusLine(this.connection === 'offline' ? t.offline : this.connection === 'reconnecting' ? t.reconnecting : t.pending)}
       <p part="countdown" role="timer">${t.expiresIn} <time datetime="PT${seconds}S">${formatTimeLeft(seconds)}</time></p>
-      <progress part="progress" aria-hidden="true" max="1000" .value=${Math.round(this.countdown.fraction * 1000)}></progress>`;
+      <progress part="progress" aria-hidden="true" max="1000" .value=${Math.round(this.countdown.fraction * 1000)}></progress>
+      ${
+        this.offersMoreTime(seconds)
+          ? html`<button part="more-time-button" class="secondary" ?disabled=${!!this.creating} @click=${() => void this.moreTime()}>${t.moreTime}</button>`
+          : nothing
+      }`;
     // A partner that gives no hosted page (or image) gets no empty link (or broken image).
     const link = payment.checkout_url
       ? html`<a part="checkout-link" class=${this.mode === 'link' ? 'button' : ''} href=${payment.checkout_url} target="_blank" rel="noopener"
@@ -490,9 +622,24 @@ export class PixCheckout extends LitElement {
         .value=${payment.brcode}
       ></textarea>
       <button part="copy-button" class=${this.clipboard.state} @click=${() => this.copy()}>${this.clipboard.state === 'copied' ? t.copied : t.copy}</button>
-      ${failed ? html`<p part="copy-hint" id="copy-hint">${t.copyFailed}</p>` : nothing}
+      ${failed ? html`<p part="copy-hint" id="copy-hint">${t.copyFailed}</p>` : nothing} ${this.renderShare(payment, amount)}
     </div>`;
     const phoneFirst = this.layout === 'phone' || (this.layout !== 'desktop' && this.phoneScreen);
     return html`${head}${phoneFirst ? html`${copy}${qr}` : html`${qr}${copy}`}${link}`;
+  }
+
+  /**
+   * Pay from another device, or ask someone to pay: the code (with a line saying what to do with it)
+   * and the hosted page's link, through the system's share sheet. Not rendered where the browser has no
+   * Web Share API (most desktops) or refuses this data.
+   */
+  private renderShare(payment: PaymentView, amount: string) {
+    const sharer = this.env().share;
+    // The field's label says what to do with the code: "Pix Copia e Cola" is where a bank app takes it.
+    const data: ShareData = { text: `${amount}, ${this.t.codeLabel}:\n${payment.brcode}` };
+    if (payment.checkout_url) data.url = payment.checkout_url;
+    return sharer && sharer.canShare?.(data) !== false
+      ? html`<button part="share-button" class="secondary" @click=${() => this.share(data)}>${this.t.share}</button>`
+      : nothing;
   }
 }

@@ -2,7 +2,7 @@
  * The widget's client of the proxy's browser API. Answers are checked with the zod-free guards that
  * sit next to the contract's schemas in src/shared, so the script-tag bundle carries no zod.
  */
-import type { OpenPaymentRequest, PaymentView } from '../shared/contract.ts';
+import type { CheckoutPaymentRequest, OpenPaymentRequest, PaymentView } from '../shared/contract.ts';
 import { API_PATHS, CHECKOUT_PATHS, fillPath, isErrorBody, isPaymentView } from '../shared/wire.ts';
 
 export class ProxyError extends Error {
@@ -46,11 +46,16 @@ export class ProxyClient {
   }
 
   /**
-   * A checkout's live payment (no body: the merchant's server fixed the amount). `created`: issued by
-   * this call (HTTP 201), rather than the one the checkout already had (200).
+   * A checkout's live payment (no body: the merchant's server fixed the amount), or with `{renew: true}`
+   * a new code now, before the current one expires: the proxy first confirms that no code was paid,
+   * and answers the paid one if it was. `created`: issued by this call (HTTP 201), rather than one the
+   * checkout already had (200).
    */
-  async checkoutPayment(id: string, signal?: AbortSignal): Promise<{ payment: PaymentView; created: boolean }> {
-    const [payment, status] = await this.request(fillPath(CHECKOUT_PATHS.checkoutPayment, { id }), { method: 'POST', signal });
+  async checkoutPayment(id: string, signal?: AbortSignal, { renew }: CheckoutPaymentRequest = {}): Promise<{ payment: PaymentView; created: boolean }> {
+    const [payment, status] = await this.request(
+      fillPath(CHECKOUT_PATHS.checkoutPayment, { id }),
+      renew ? { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"renew":true}', signal } : { method: 'POST', signal },
+    );
     return { payment, created: status === 201 };
   }
 

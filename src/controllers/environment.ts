@@ -18,6 +18,11 @@ export interface PixEnvironment {
   clipboard: Pick<Clipboard, 'writeText'> | null;
   /** The select + execCommand('copy') fallback; returns whether the browser says it copied. */
   execCopy: () => boolean;
+  /**
+   * The Web Share API, where the browser has it (mostly phones and tablets; few desktop browsers): the
+   * share button shows only then, and only for data `canShare` accepts. null: no share button.
+   */
+  share: { share(data: ShareData): Promise<void>; canShare?(data: ShareData): boolean } | null;
   /** Where a payment's reference is kept so a reload resumes it; null: never resume. */
   storage: Pick<Storage, 'getItem' | 'setItem' | 'removeItem'> | null;
   hidden: () => boolean;
@@ -47,6 +52,7 @@ export function defaultEnvironment(): PixEnvironment {
     EventSource: typeof EventSource === 'function' ? EventSource : null,
     clipboard: navigator.clipboard ?? null,
     execCopy: () => document.execCommand('copy'),
+    share: typeof navigator.share === 'function' ? navigator : null,
     storage: sessionStore(),
     hidden: () => document.visibilityState === 'hidden',
     online: () => navigator.onLine,

@@ -7,16 +7,37 @@ export interface Translation {
   tag: string;
   loading: string;
   scanHint: string;
+  /**
+   * The code field's label: "Pix Copia e Cola", the central bank's name for it and the entry bank apps
+   * offer under that name; other languages keep the term and explain it.
+   */
   codeLabel: string;
   copy: string;
   copied: string;
   /** Shown when neither the Clipboard API nor the fallback copied: the code is left selected. */
   copyFailed: string;
   qrAlt: (amount: string) => string;
+  /** The share button (Web Share API, shown only where the browser has it): pay from another device, or ask someone. */
+  share: string;
+  /** Who is being paid, under the amount: the name the payer's bank app shows too. */
+  paying: (name: string) => string;
+  /** The button offered in a code's last two minutes when a new code can be had. */
+  moreTime: string;
+  /** Announced once, after the time left, when that button appears. */
+  moreTimeOffer: string;
+  /** Announced when asking for a new code failed: the code on screen still works. */
+  moreTimeFailed: string;
   openCheckout: string;
   pending: string;
   paid: string;
   paidAmount: (amount: string) => string;
+  /** The receipt's labels (paid screen): the value, who was paid, the date and time, the reference. */
+  receiptAmount: string;
+  receiptTo: string;
+  receiptWhen: string;
+  receiptReference: string;
+  /** The paid screen's button that calls the browser's print dialog (print, or save as PDF). */
+  print: string;
   expired: string;
   expiredHint: string;
   renew: string;

@@ -58,7 +58,8 @@ describe('countdown', () => {
       'Faltam 5 minutos para pagar.',
       'Faltam 4 minutos para pagar.',
       'Faltam 3 minutos para pagar.',
-      'Faltam 2 minutos para pagar.',
+      // Open-amount mode may issue a new code: the offer comes with the 2-minute mark, once.
+      'Faltam 2 minutos para pagar. Precisa de mais tempo? Peça um novo código.',
       'Faltam 1 minuto para pagar.',
       'Faltam 30 segundos para pagar.',
     ]);

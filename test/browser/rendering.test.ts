@@ -27,7 +27,7 @@ describe('rendering: the pending payment', () => {
     const code = part(el, 'code') as HTMLTextAreaElement;
     expect(code.value).to.equal(payment.brcode);
     expect(code.readOnly).to.equal(true);
-    expect(text(el, 'code-label')).to.equal('Pix copia e cola');
+    expect(text(el, 'code-label')).to.equal('Pix Copia e Cola');
     expect(text(el, 'amount')).to.equal('R$ 10,50');
     expect(text(el, 'status')).to.equal('Aguardando pagamento');
     expect(text(el, 'countdown')).to.equal('Expira em 1:00:00');
@@ -195,7 +195,7 @@ describe('rendering: locales and texts', () => {
     await el.updateComplete;
     expect(text(el, 'copy-button')).to.equal('Copiar Pix');
     expect(text(el, 'status')).to.equal('Esperando seu Pix');
-    expect(text(el, 'code-label'), 'other texts stay').to.equal('Pix copia e cola');
+    expect(text(el, 'code-label'), 'other texts stay').to.equal('Pix Copia e Cola');
   });
 });
 
