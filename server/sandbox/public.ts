@@ -60,7 +60,7 @@ export function createPublicApp(state: SandboxState): Hono {
 <h1>Pix ${escapeHtml(value)}</h1><p>${escapeHtml(state.account.partner.name)}</p>
 <p role="status" data-status="${state.dialect.statusCodes[statusName(payment.status)]}"><strong>${escapeHtml(statusLabel(state, payment))}</strong></p>
 ${pending && expires ? `<p>Válido até ${escapeHtml(expires)}</p>` : ''}${pending ? qr : ''}
-<label>Pix copia e cola<textarea readonly rows="5">${escapeHtml(payment.pixKey)}</textarea></label>${payButton}${back}</html>`);
+<label>Pix Copia e Cola<textarea readonly rows="5">${escapeHtml(payment.pixKey)}</textarea></label>${payButton}${back}</html>`);
   });
 
   app.post('/checkout/:reference/pay', (c) => {
