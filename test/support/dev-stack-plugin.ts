@@ -7,7 +7,7 @@ import { startDevStack, type DevStack, type DevStackOptions } from '../../server
 interface CommandArgs {
   command: string;
   payload?: unknown;
-  session?: { id: string; browser?: { getPage?: (id: string) => unknown } };
+  session?: { id: string; browser?: { name?: string; getPage?: (id: string) => unknown } };
 }
 
 interface PermissionPage {
@@ -72,7 +72,11 @@ export function devStackPlugin() {
         return { status: res.status, body: await res.json() };
       }
       if (command === 'grant-clipboard') {
-        // The real Clipboard API in headless Chromium, as a customer's browser grants it on a tap.
+        // Firefox has no clipboard permissions to grant, and needs none: writeText after a key press
+        // (a real user activation over WebDriver BiDi), readText of what the same origin wrote.
+        if (session?.browser?.name === 'Firefox') return true;
+        // The real Clipboard API in headless Chromium, as a customer's browser grants it on a tap
+        // (WebKit's launcher grants it at launch: test/support/engines.mjs).
         const page = session?.browser?.getPage?.(session.id) as PermissionPage | undefined;
         if (!page) return false;
         await page.browserContext().overridePermissions(new URL(page.url()).origin, ['clipboard-read', 'clipboard-write', 'clipboard-sanitized-write']);
