@@ -105,6 +105,22 @@ test('the packed tarball installs in an empty folder and works from there', { ti
   assert.ok(!existsSync(join(folder, 'node_modules', 'tsx')), 'tsx is a development dependency only');
   for (const file of readdirSync(fixture)) cpSync(join(fixture, file), join(folder, file), { recursive: true });
 
+  // The package as published: where it comes from, and a README whose pictures are in the package.
+  const meta = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as {
+    homepage?: string;
+    repository?: { url?: string };
+    bugs?: { url?: string };
+  };
+  assert.match(meta.homepage ?? '', /^https:\/\//, 'package.json has a homepage');
+  assert.match(meta.repository?.url ?? '', /^git\+https:\/\/.+\.git$/, 'package.json has a repository');
+  assert.match(meta.bugs?.url ?? '', /^https:\/\/.+\/issues$/, 'package.json says where to report bugs');
+  const readme = readFileSync(join(installed, 'README.md'), 'utf8');
+  assert.doesNotMatch(readme, /^npm install pix-checkout\s*$/m, 'while unpublished, the README installs the tarball');
+  const pictures = [...readme.matchAll(/<img src="([^"]+)"/g)].map((m) => m[1]!);
+  assert.deepEqual(pictures, ['docs/images/widget-phone.png', 'docs/images/widget-desktop.png']);
+  for (const picture of pictures) assert.ok(files.includes(picture), `the README's picture ${picture} is in the package`);
+  assert.ok(packed.size < 1024 * 1024, `the tarball stays small (${packed.size} bytes)`);
+
   // The command line, compiled: no TypeScript runtime in the folder.
   const help = await run(join(folder, 'node_modules', '.bin', 'pix-checkout'), ['--help'], { cwd: folder });
   assert.match(help.stdout, /Usage: pix-checkout <command>/);
