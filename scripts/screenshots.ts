@@ -38,6 +38,11 @@ async function galleryPage(page: Page, url: string, state: string): Promise<void
   const control = (path: string, body?: unknown) =>
     fetch(`${url}/sandbox/_sandbox/${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body ?? {}) });
   if (state === 'paid') await control(`payments/${reference}/pay`);
+  // The code's last two minutes (the gallery page shortens it): "I need more time" is offered.
+  if (state === 'more-time') {
+    await page.waitForFunction(() => !!document.querySelector('pix-checkout')?.shadowRoot?.querySelector('[part=more-time-button]'), { timeout: 15_000 });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
   if (state === 'expired') await control('clock/advance', { seconds: 3600 });
   if (state === 'canceled') await control('clock/advance', { seconds: 7200 });
   if (state === 'paid' || state === 'expired' || state === 'canceled') {

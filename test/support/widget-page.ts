@@ -6,7 +6,19 @@
 import { serveStatic } from '@hono/node-server/serve-static';
 import type { Hono } from 'hono';
 
-export const GALLERY_STATES = ['loading', 'pending', 'copy-failed', 'reconnecting', 'invalid-code', 'link', 'paid', 'expired', 'canceled', 'error'] as const;
+export const GALLERY_STATES = [
+  'loading',
+  'pending',
+  'more-time',
+  'copy-failed',
+  'reconnecting',
+  'invalid-code',
+  'link',
+  'paid',
+  'expired',
+  'canceled',
+  'error',
+] as const;
 export type GalleryState = (typeof GALLERY_STATES)[number];
 
 const page = (body: string) => `<!doctype html><html lang="pt-BR"><head><meta charset="utf-8">
@@ -48,6 +60,15 @@ export function mountWidgetPages(app: Hono): void {
   if (state === 'invalid-code') env.fetch = async (input, init) => {
     const body = await (await fetch(input, init)).json();
     return new Response(JSON.stringify({ ...body, brcode: body.brcode + '0' }), { status: 201 });
+  };
+  // The code's last 100 seconds in every answer (polling, so the stream's own view does not undo it):
+  // "I need more time" is offered.
+  if (state === 'more-time') env.EventSource = null;
+  if (state === 'more-time') env.fetch = async (input, init) => {
+    const res = await fetch(input, init);
+    const body = await res.json();
+    const expires = new Date(Date.parse(body.server_time) + 100_000).toISOString();
+    return new Response(JSON.stringify({ ...body, expires_at: expires }), { status: res.status, headers: { 'content-type': 'application/json' } });
   };
   el.environment = env;
   el.addEventListener('pix-created', async (e) => {
