@@ -215,9 +215,19 @@ export class WebKitLauncher {
     this.#session = await this.#starting;
   }
 
-  #command(method, path, body) {
-    if (!this.#session) return Promise.reject(new Error('WebKit launcher: no browser session'));
-    return this.#session.command(method, path, body);
+  async #command(method, path, body) {
+    if (!this.#session) throw new Error('WebKit launcher: no browser session');
+    // The previous test page may still be unloading when the next file starts: WebKitWebDriver then
+    // answers `no such frame` ("Callback was not called before the unload event"). The page is
+    // gone a moment later, so the command is asked again, a few times, before it counts.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.#session.command(method, path, body);
+      } catch (error) {
+        if (attempt >= 5 || error?.error !== 'no such frame' || path === '/url') throw error;
+        await new Promise((resolve) => setTimeout(resolve, 200 * attempt));
+      }
+    }
   }
 
   #navigate(url) {
