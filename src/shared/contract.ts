@@ -5,21 +5,13 @@
  * these schemas. This module never imports wire.ts, so the two make no import circle.
  */
 import { z } from 'zod/mini';
-import { LIMITS, charCount, formatReais, isCents, printableTextProblem } from './limits.ts';
+import { LIMITS, charCount, printableTextProblem } from './limits.ts';
 import { isValidDocument } from './document.ts';
 import { PAYMENT_STATUSES } from './status.ts';
-import { PixKeyTypeSchema, TransferValue, TransferView, pixKeyCheck } from './payouts.ts';
-
-const { min, max } = LIMITS.paymentValue;
+import { PixKeyTypeSchema, TransferValue, TransferView, amountInReais, pixKeyCheck } from './payouts.ts';
 
 /** A payment value in reais: cents as decimals, within the partner's limits. */
-export const PaymentValue = /* @__PURE__ */ z
-  .number()
-  .check(
-    z.refine(isCents, 'must be an amount with at most two decimals'),
-    z.gte(min, `must be at least ${formatReais(min)}`),
-    z.lte(max, `must be at most ${formatReais(max)}`),
-  );
+export const PaymentValue = /* @__PURE__ */ amountInReais(LIMITS.paymentValue);
 
 /**
  * A text a person reads on the proof of payment: trimmed (spaces around it are never meant), then

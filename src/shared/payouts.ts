@@ -26,16 +26,18 @@ export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
 /** Printable ASCII, no spaces, 1 to 255 characters (a UUID fits). */
 export const IdempotencyKey = /* @__PURE__ */ z.string().check(z.regex(/^[\x21-\x7e]{1,255}$/, 'must be 1 to 255 printable ASCII characters without spaces'));
 
-const { min, max } = LIMITS.transferValue;
+/** An amount in reais: cents as decimals, within `limits` (LIMITS.paymentValue, LIMITS.transferValue). Here because contract.ts imports this module, not the other way round. */
+export const amountInReais = ({ min, max }: { min: number; max: number }) =>
+  z
+    .number()
+    .check(
+      z.refine(isCents, 'must be an amount with at most two decimals'),
+      z.gte(min, `must be at least ${formatReais(min)}`),
+      z.lte(max, `must be at most ${formatReais(max)}`),
+    );
 
-/** A transfer value in reais: cents as decimals, within the partner's transfer limits (spec 8). */
-export const TransferValue = /* @__PURE__ */ z
-  .number()
-  .check(
-    z.refine(isCents, 'must be an amount with at most two decimals'),
-    z.gte(min, `must be at least ${formatReais(min)}`),
-    z.lte(max, `must be at most ${formatReais(max)}`),
-  );
+/** A transfer value in reais, within the partner's transfer limits (spec 8). */
+export const TransferValue = /* @__PURE__ */ amountInReais(LIMITS.transferValue);
 
 export const PixKeyTypeSchema = /* @__PURE__ */ z.enum(PIX_KEY_TYPES, { error: `must be one of ${PIX_KEY_TYPES.join(', ')}` });
 
