@@ -26,7 +26,7 @@ module.exports = {
       severity: 'error',
       comment: 'The domain never imports HTTP, routes, the composition, the command line or the sandbox.',
       from: { path: '^server/domain/' },
-      to: { path: [`^server/(http|routes|cli|sandbox|store/sqlite)/`, SERVER_ROOT_COMPOSITION] },
+      to: { path: [`^server/(http|routes|cli|sandbox|store/sqlite|store/postgres)/`, SERVER_ROOT_COMPOSITION] },
     },
     {
       name: 'store-builds-nothing',
@@ -54,7 +54,7 @@ module.exports = {
       severity: 'error',
       comment: 'Routes take their services; they never build the app or reach the store directly or the sandbox.',
       from: { path: '^server/routes/' },
-      to: { path: [`^server/(cli|sandbox|store/sqlite)/`, SERVER_ROOT_COMPOSITION] },
+      to: { path: [`^server/(cli|sandbox|store/sqlite|store/postgres)/`, SERVER_ROOT_COMPOSITION] },
     },
     {
       name: 'config-is-a-leaf',

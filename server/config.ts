@@ -91,8 +91,19 @@ export const DEFAULTS = {
   partnerTimeoutMs: PARTNER_CLIENT_DEFAULTS.timeoutMs,
   /** The command line's token file (the proxy keeps its token in the store). */
   tokenFile: '.data/partner-token.json',
-  /** Directory of the SQLite file. */
+  /** Directory of the SQLite file (when no PIX_DATABASE_URL names a Postgres database). */
   dataDir: '.data',
+  /** Several instances over one Postgres (store/postgres/). */
+  cluster: {
+    /** Connections in each instance's pool. */
+    poolSize: 10,
+    /**
+     * How long an instance's claim on a notification or a delivery lasts: longer than the work it
+     * covers (a partner call, a delivery: 10 s each by default); an instance that dies leaves its
+     * claimed work to the others this long after.
+     */
+    claimMs: 30_000,
+  },
   port: 8787,
   host: '127.0.0.1',
   logLevel: 'info',
@@ -291,6 +302,8 @@ export interface ProxyConfig extends AppSettings {
   merchantWebhook: { url: string; secret: string } | undefined;
   reconcile: Pick<ReconcileSettings, 'tickMs' | 'everyMs' | 'nearMs'>;
   dataDir: string;
+  /** PIX_DATABASE_URL: Postgres, shared by several instances; undefined: SQLite in dataDir. Holds a password: never logged. */
+  database: { url: string; poolSize: number; claimMs: number } | undefined;
   port: number;
   host: string;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -434,6 +447,12 @@ export function proxyConfig(env: Record<string, string | undefined> = loadEnv())
     problems.push('PIX_MERCHANT_WEBHOOK_SECRET is set but PIX_MERCHANT_WEBHOOK_URL is not');
   }
 
+  const databaseUrl = env.PIX_DATABASE_URL?.trim() || undefined;
+  if (databaseUrl !== undefined && !isDatabaseUrl(databaseUrl)) {
+    // The value may hold a password: the problem names the variable, never the value.
+    problems.push('PIX_DATABASE_URL must be a postgres:// (or postgresql://) URL naming the database, e.g. postgres://user:password@host:5432/pix');
+  }
+
   const rateLimitCreate = int('PIX_RATE_LIMIT_CREATE', DEFAULTS.rateLimitCreatePerMinute, 0, 1_000_000);
   const rateLimitStatus = int('PIX_RATE_LIMIT_STATUS', DEFAULTS.rateLimitStatusPerMinute, 0, 1_000_000);
   const rateLimitWebhook = int('PIX_RATE_LIMIT_WEBHOOK', DEFAULTS.webhookIntake.perSourcePerMinute, 0, 1_000_000);
@@ -466,10 +485,27 @@ export function proxyConfig(env: Record<string, string | undefined> = loadEnv())
       nearMs: int('PIX_RECONCILE_NEAR_S', DEFAULTS.reconcile.nearMs / 1000, 1, 3600) * 1000,
     },
     dataDir: env.PIX_DATA_DIR?.trim() || DEFAULTS.dataDir,
+    database: databaseUrl
+      ? {
+          url: databaseUrl,
+          poolSize: int('PIX_DATABASE_POOL_SIZE', DEFAULTS.cluster.poolSize, 1, 100),
+          claimMs: int('PIX_CLAIM_SECONDS', DEFAULTS.cluster.claimMs / 1000, 5, 3600) * 1000,
+        }
+      : undefined,
     port: int('PORT', DEFAULTS.port, 0, 65535),
     host: env.HOST?.trim() || DEFAULTS.host,
     logLevel: logLevel as ProxyConfig['logLevel'],
   };
   if (problems.length > 0 || !partner) throw new ConfigError(problems);
   return { partner, ...config, statusCodes: partner.statusCodes };
+}
+
+/** postgres://[user[:password]@]host[:port]/database[?options]. */
+function isDatabaseUrl(raw: string): boolean {
+  try {
+    const url = new URL(raw);
+    return (url.protocol === 'postgres:' || url.protocol === 'postgresql:') && url.hostname !== '' && url.pathname.length > 1;
+  } catch {
+    return false;
+  }
 }

@@ -71,8 +71,15 @@ export async function createProxy(
     if (temporary) rmSync(dataDir, { recursive: true, force: true });
   };
   try {
-    const store = openStore({ dataDir });
+    const store = await openStore({
+      dataDir,
+      databaseUrl: config.database?.url,
+      poolSize: config.database?.poolSize,
+      claimMs: config.database?.claimMs,
+      onProblem: (message, error) => logger.error({ err: error instanceof Error ? { message: error.message } : undefined }, message),
+    });
     opened.push(store);
+    if (store.cluster) logger.info({ instance: store.cluster.instanceId }, 'sharing the Postgres store with any other instance on PIX_DATABASE_URL');
     const upstream = trackUpstream();
     const partner = createPartnerClient({
       ...(mode

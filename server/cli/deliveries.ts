@@ -1,6 +1,5 @@
 /** `pix-checkout deliveries list|replay`: the merchant webhook's deliveries, from the proxy's store. */
-import { DEFAULTS } from '../config.ts';
-import { ExitCode, UsageError, count, parse, type CliIo } from './io.ts';
+import { ExitCode, UsageError, count, openCliStore, parse, type CliIo } from './io.ts';
 
 export const HELP = `Usage: pix-checkout deliveries list [--failed] [--limit <n>] [--json]
        pix-checkout deliveries replay <id> | --all
@@ -18,9 +17,7 @@ export async function deliveriesCommand(rest: string[], io: CliIo): Promise<void
   if (sub === 'replay' && !values.all && (target === undefined || !/^\d+$/.test(target)))
     throw new UsageError('deliveries replay needs a delivery id, or --all');
   const limit = count(values.limit, '--limit', 1000);
-  // Imported here: only these commands open the store.
-  const { openStore } = await import('../store/open.ts');
-  const store = openStore({ dataDir: io.env.PIX_DATA_DIR?.trim() || DEFAULTS.dataDir, cacheSize: 0 });
+  const store = await openCliStore(io.env);
   try {
     if (sub === 'list') {
       const rows = await store.outbox.list({ state: values.failed ? 'failed' : undefined, limit });

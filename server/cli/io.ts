@@ -8,9 +8,10 @@ import { z } from 'zod/mini';
 import { Reference } from '../../src/shared/contract.ts';
 import { normalizeDocument } from '../../src/shared/document.ts';
 import { parseInput } from '../../src/shared/errors.ts';
-import type { PartnerConfig } from '../config.ts';
+import { DEFAULTS, type PartnerConfig } from '../config.ts';
 import { createPartnerClient, type ObservedAnswer, type PartnerClient } from '../partner/client.ts';
 import { fileTokenStore } from '../partner/token-store.ts';
+import type { Store } from '../store/store.ts';
 
 export interface CliIo {
   out: (text: string) => void;
@@ -123,4 +124,14 @@ export async function client(config: PartnerConfig, observe?: (answer: ObservedA
     timeoutMs: config.timeoutMs,
     ...(observe ? { observe } : {}),
   });
+}
+
+/**
+ * The proxy's own store, as the proxy opens it: Postgres when PIX_DATABASE_URL names one, else the
+ * SQLite file in PIX_DATA_DIR. Nothing kept in memory: the command is short-lived.
+ */
+export async function openCliStore(env: CliIo['env']): Promise<Store> {
+  // Imported here: only the commands that read or write the store open it.
+  const { openStore } = await import('../store/open.ts');
+  return openStore({ dataDir: env.PIX_DATA_DIR?.trim() || DEFAULTS.dataDir, databaseUrl: env.PIX_DATABASE_URL?.trim() || undefined, cacheSize: 0 });
 }

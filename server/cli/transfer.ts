@@ -8,14 +8,14 @@ import { randomUUID } from 'node:crypto';
 import { CreateRefundRequest, CreateTransferRequest } from '../../src/shared/contract.ts';
 import { LIMITS, formatReais } from '../../src/shared/limits.ts';
 import { IdempotencyKey, TRANSFER_STATUSES, type TransferStatus, type TransferView } from '../../src/shared/payouts.ts';
-import { DEFAULTS, partnerConfig } from '../config.ts';
+import { partnerConfig } from '../config.ts';
 import { createApp, type PixRuntime } from '../app.ts';
 import { createLogger } from '../log.ts';
 import type { TransferDetails } from '../partner/client.ts';
 import { describeStatus, statusJson, type StatusCodes } from '../partner/status-codes.ts';
 import { tokenStoreKey } from '../partner/client.ts';
 import type { Store } from '../store/store.ts';
-import { ExitCode, UsageError, checkArgs, client, count, isoOrNull, maskDocument, parse, print, type CliIo } from './io.ts';
+import { ExitCode, UsageError, checkArgs, client, count, isoOrNull, maskDocument, openCliStore, parse, print, type CliIo } from './io.ts';
 import { detectPixKeyType } from '../../src/shared/pix-keys.ts';
 
 const RANGE = `${formatReais(LIMITS.transferValue.min)} to ${formatReais(LIMITS.transferValue.max)}`;
@@ -70,9 +70,7 @@ function idempotencyKey(given: string | undefined): string {
 async function payoutsOf(io: CliIo): Promise<{ store: Store; payouts: PixRuntime['payouts']; numbering: PixRuntime['numbering']; close: () => Promise<void> }> {
   const config = partnerConfig(io.env);
   const partner = await client(config);
-  // Imported here: only these commands open the store.
-  const { openStore } = await import('../store/open.ts');
-  const store = openStore({ dataDir: io.env.PIX_DATA_DIR?.trim() || DEFAULTS.dataDir, cacheSize: 0 });
+  const store = await openCliStore(io.env);
   const app = createApp({
     partner,
     store,

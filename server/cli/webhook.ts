@@ -2,10 +2,10 @@
  * `pix-checkout webhook set <url>`: registers the partner's notification URL (spec 4.8).
  * `pix-checkout webhook received`: the notifications the proxy kept but could not act on.
  */
-import { DEFAULTS, partnerConfig } from '../config.ts';
+import { partnerConfig } from '../config.ts';
 import { redactBody } from '../partner/read.ts';
 import { NOTIFY_TYPE, NotificationUrlRequest } from '../partner/wire.ts';
-import { UsageError, checkArgs, client, count, parse, print, type CliIo } from './io.ts';
+import { UsageError, checkArgs, client, count, openCliStore, parse, print, type CliIo } from './io.ts';
 
 export const HELP = `Usage: pix-checkout webhook set <url> [--format old|new] [--json]
        pix-checkout webhook received [--unreadable] [--limit <n>] [--json]
@@ -45,8 +45,7 @@ export async function webhookCommand(rest: string[], io: CliIo): Promise<void> {
 async function received(io: CliIo, onlyUnreadable: boolean, limitText: string | undefined, json: boolean): Promise<void> {
   const limit = count(limitText, '--limit', 100);
   // Imported here: only this command opens the store.
-  const { openStore } = await import('../store/open.ts');
-  const store = openStore({ dataDir: io.env.PIX_DATA_DIR?.trim() || DEFAULTS.dataDir, cacheSize: 0 });
+  const store = await openCliStore(io.env);
   try {
     const rows = await store.webhookEvents.listByResult(onlyUnreadable ? ['unreadable', 'invalid'] : ['unreadable', 'invalid', 'unknown_reference'], limit);
     // Bodies as received, but a customer's document or a token in them masked (output gets pasted).

@@ -29,7 +29,10 @@ export function newCheckoutId(): string {
 }
 
 export class CheckoutService {
-  /** One issuing at a time per checkout: concurrent first calls share one payment, never two QRs. */
+  /**
+   * One issuing at a time per checkout in this process: concurrent first calls share one payment,
+   * never two QRs. Across instances the store decides (attachPayment): the first payment attached wins.
+   */
   private readonly issuing = new Map<string, Promise<{ payment: PaymentView; created: boolean }>>();
 
   constructor(private readonly options: CheckoutServiceOptions) {}
@@ -119,8 +122,15 @@ export class CheckoutService {
       if (!(error instanceof PartnerError && error.kind === 'outcome_unknown')) throw error;
       record = await payments.issue(input, checkout.id);
     }
-    await store.attachPayment(checkout.id, record, renewalsUsed);
-    return { payment: { ...payments.view(record), renewable: renewable(renewalsUsed) }, created: true };
+    // Made current only if no other issuer (another instance) made one current meanwhile: one code
+    // shown per checkout, whichever instance the customer's requests reach.
+    if (await store.attachPayment(checkout.id, record, renewalsUsed, checkout.paymentReference)) {
+      return { payment: { ...payments.view(record), renewable: renewable(renewalsUsed) }, created: true };
+    }
+    const winner = await this.find(id);
+    if (!winner.paymentReference) throw new DomainError('not_found', 'No such checkout.');
+    const current = payments.view(await payments.record(winner.paymentReference));
+    return { payment: { ...current, renewable: renewable(winner.renewalsUsed) }, created: false };
   }
 
   /** A paid payment among all the checkout's, asking the partner about records older than `maxAgeMs`. */

@@ -7,7 +7,9 @@
  * until `giveUpAfterMs` (24 h) after the outcome, then marked failed
  * (`pix-checkout deliveries replay` sends it again). Every attempt is recorded. Delivery is at least
  * once: a crash after the merchant answered but before the answer was recorded sends it again, with
- * the same event id, so the merchant's receiver must deduplicate on it.
+ * the same event id, so the merchant's receiver must deduplicate on it. Several instances share the
+ * outbox: each claims the rows it sends (store.outbox.claimDue), so none is sent twice at once, and
+ * the claims of an instance that died run out after the store's claim time, when another sends them.
  */
 import { setMaxListeners } from 'node:events';
 import { DEFAULTS, type MerchantWebhookPolicy } from '../config.ts';
@@ -100,8 +102,10 @@ export class MerchantNotifier {
   private async pass(): Promise<number> {
     let attempts = 0;
     for (;;) {
-      const due = (await this.options.store.outbox.due(this.options.now(), 200)).filter((e) => !this.inFlight.has(e.id));
-      if (due.length === 0 || this.closing.signal.aborted) return attempts;
+      if (this.closing.signal.aborted) return attempts;
+      // Claimed: another instance's worker does not see these until they are attempted or released.
+      const due = (await this.options.store.outbox.claimDue(this.options.now(), 200)).filter((e) => !this.inFlight.has(e.id));
+      if (due.length === 0) return attempts;
       let next = 0;
       const worker = async () => {
         while (next < due.length && !this.closing.signal.aborted) {
@@ -110,8 +114,19 @@ export class MerchantNotifier {
         }
       };
       await Promise.all(Array.from({ length: Math.min(this.policy.concurrency, due.length) }, worker));
+      // Shutting down: what was claimed and not started is due again now, for another instance.
+      if (next < due.length) await this.release(due.slice(next).map((e) => e.id));
       // Whatever failed is scheduled later; loop only while more was due than one batch.
       if (due.length < 200) return attempts;
+    }
+  }
+
+  private async release(ids: number[]): Promise<void> {
+    try {
+      await this.options.store.outbox.release(ids, this.options.now());
+    } catch (error) {
+      // The claim runs out by itself: at worst the delivery waits the claim time.
+      this.options.log.warn({ deliveries: ids, err: { message: (error as Error).message } }, 'could not release claimed deliveries');
     }
   }
 
@@ -142,7 +157,8 @@ export class MerchantNotifier {
       error = (err as Error).name === 'TimeoutError' ? 'timeout' : 'connection_failed';
     }
     try {
-      if (this.closing.signal.aborted && status === null) return; // shutting down: not an attempt
+      // Shutting down: not an attempt; due again now, for another instance.
+      if (this.closing.signal.aborted && status === null) return await this.release([entry.id]);
       const durationMs = Math.round(performance.now() - started);
       if (error === null) {
         await store.outbox.recordAttempt(

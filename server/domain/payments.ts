@@ -3,7 +3,8 @@
  * browser's view. Reads are answered from the store; the partner is asked only when a record is not
  * final and older than the staleness window, and concurrent refreshes of one payment share one
  * upstream call. Every watcher of a payment shares one poller, so a thousand open pages cost the
- * partner service one call at a time.
+ * partner service one call at a time; across instances sharing a store, one instance polls a payment
+ * at a time (a lease) and the others hear its result (the store's change notifications).
  */
 import { randomUUID } from 'node:crypto';
 import type { PaymentView } from '../../src/shared/contract.ts';
@@ -14,7 +15,7 @@ import type { PartnerClient } from '../partner/client.ts';
 import { PartnerError } from '../partner/errors.ts';
 import type { PartnerStatus } from '../partner/read.ts';
 import { PARTNER_STATUS, isFinalPartnerStatus } from '../partner/wire.ts';
-import type { PaymentRecord, Store } from '../store/store.ts';
+import type { PaymentRecord, Store, StoreChange } from '../store/store.ts';
 import { logBrCodeWarnings } from './brcode-warnings.ts';
 import { DomainError } from './errors.ts';
 import { paymentOutcome, type Outcomes } from './outcomes.ts';
@@ -66,12 +67,17 @@ export class PaymentService {
   private isoAt = Number.NaN;
   private iso = '';
 
+  /** Stops hearing other instances' changes (close). */
+  private readonly unheard: () => void;
+
   constructor(
     private readonly partner: PartnerClient,
     private readonly options: PaymentServiceOptions,
   ) {
     this.staleAfterMs = options.staleAfterMs ?? DEFAULTS.staleAfterMs;
     this.watchIntervalMs = options.watchIntervalMs ?? DEFAULTS.watchIntervalMs;
+    // Several instances: a change another one recorded (its webhook, its poll) reaches the streams held here at once.
+    this.unheard = options.store.cluster?.onChange((change) => void this.heard(change)) ?? (() => {});
   }
 
   /**
@@ -199,32 +205,44 @@ export class PaymentService {
     const stored = await this.options.store.getPayment(reference);
     if (!stored) throw new DomainError('not_found', 'No such payment.');
     if (stored.final || this.options.now() - stored.updatedAt < maxAgeMs) return stored;
-    return this.refresh(stored);
+    // maxAgeMs 0 is "ask now" (before a new code is issued): never left to another instance.
+    return this.refresh(stored, maxAgeMs === 0);
   }
 
-  /** Asks the partner, once for all concurrent callers, and stores what it says. */
-  private refresh(stored: PaymentRecord): Promise<PaymentRecord> {
-    let pending = this.refreshing.get(stored.reference);
+  /**
+   * Asks the partner, once for all concurrent callers, and stores what it says. Across instances
+   * (a shared store), unless `forced`, one instance asks about a payment at a time: it holds the
+   * payment's poll lease for a watch interval; the others answer what the store has and hear the
+   * result (PaymentService.heard).
+   */
+  private async refresh(stored: PaymentRecord, forced = false): Promise<PaymentRecord> {
+    const { reference } = stored;
+    const cluster = this.options.store.cluster;
+    if (!forced && cluster && !this.refreshing.has(reference) && !(await cluster.lease(`poll:${reference}`, this.watchIntervalMs))) {
+      return (await this.options.store.getPayment(reference)) ?? stored;
+    }
+    let pending = this.refreshing.get(reference);
     if (!pending) {
       pending = (async () => {
-        const upstream = await this.partner.getPayment(stored.reference);
-        if (stored.favoured == null && upstream.favoured !== null) await this.rememberFavoured(stored.reference, upstream.favoured);
+        const upstream = await this.partner.getPayment(reference);
+        if (stored.favoured == null && upstream.favoured !== null) await this.rememberFavoured(reference, upstream.favoured);
         return (await this.applyRead(stored, upstream.status, null)) ?? stored;
-      })().finally(() => this.refreshing.delete(stored.reference));
-      this.refreshing.set(stored.reference, pending);
+      })().finally(() => this.refreshing.delete(reference));
+      this.refreshing.set(reference, pending);
     }
     return pending;
   }
 
   /**
-   * Asks the partner about a payment now (the reconciler, a webhook's confirmation), sharing a call
-   * already in flight, and records what it says. Null when the proxy does not know the payment.
+   * Asks the partner about a payment now (a webhook's confirmation; the reconciler, with `shared`:
+   * then, across instances, only if no other instance is asking about it), sharing a call already in
+   * flight, and records what it says. Null when the proxy does not know the payment.
    */
-  async confirm(reference: string, explicit: 'approved' | 'canceled' | null = null): Promise<PaymentRecord | null> {
+  async confirm(reference: string, explicit: 'approved' | 'canceled' | null = null, shared = false): Promise<PaymentRecord | null> {
     const stored = await this.options.store.getPayment(reference);
     if (!stored) return null;
     if (stored.final) return stored;
-    if (explicit === null) return this.refresh(stored);
+    if (explicit === null) return this.refresh(stored, !shared);
     // A notification's words are checked against the partner's own answer (never trusted alone).
     const upstream = await this.partner.getPayment(reference);
     return (await this.applyRead(stored, upstream.status, explicit)) ?? stored;
@@ -275,13 +293,35 @@ export class PaymentService {
   /** Gives watchers of this payment its final view now, instead of at their next poll. */
   private push(record: PaymentRecord): void {
     const watch = this.watches.get(record.reference);
-    if (!watch) return;
-    const view = this.view(record);
+    if (watch) this.tell(record.reference, watch, this.view(record));
+  }
+
+  /** Tells a payment's watchers of a new status; a final one ends the watch. */
+  private tell(reference: string, watch: Watch, view: PaymentView): void {
     if (view.status !== watch.last) {
       watch.last = view.status;
       for (const listener of watch.listeners) listener(view);
     }
-    this.unwatch(record.reference, watch);
+    if (isFinalStatus(view.status)) this.unwatch(reference, watch);
+  }
+
+  /**
+   * Another instance changed a payment (or, `resync`, changes may have been missed): its watchers
+   * here get the stored record's view now, not at their next poll.
+   */
+  private async heard(change: StoreChange): Promise<void> {
+    const references = change.kind === 'payment' ? [change.reference] : [...this.watches.keys()];
+    for (const reference of references) {
+      const watch = this.watches.get(reference);
+      if (!watch) continue;
+      try {
+        const record = await this.options.store.getPayment(reference);
+        if (record && this.watches.get(reference) === watch) this.tell(reference, watch, this.view(record));
+      } catch (error) {
+        // The watch's own poll tries again.
+        this.options.log.warn({ reference, err: { message: error instanceof Error ? error.message : String(error) } }, 'reading a changed payment failed');
+      }
+    }
   }
 
   /**
@@ -314,6 +354,7 @@ export class PaymentService {
 
   /** Stops every poller and ends every stream (shutdown). */
   close(): void {
+    this.unheard();
     for (const [reference, watch] of this.watches) this.unwatch(reference, watch);
     for (const callback of [...this.closers]) callback();
     this.closers.clear();
@@ -342,12 +383,8 @@ export class PaymentService {
       return;
     }
     if (this.watches.get(reference) !== watch) return;
-    if (view.status !== watch.last) {
-      watch.last = view.status;
-      for (const listener of watch.listeners) listener(view);
-    }
-    if (isFinalStatus(view.status)) this.unwatch(reference, watch);
-    else this.schedule(reference, watch);
+    this.tell(reference, watch, view);
+    if (!isFinalStatus(view.status)) this.schedule(reference, watch);
   }
 
   /** The browser's view of a record, at the proxy's current time. */

@@ -1,5 +1,6 @@
 /**
- * Readiness (`GET /ready`): the store answers and the partner service is logged in and reachable.
+ * Readiness (`GET /ready`): the store answers (and which database it is; with Postgres, whether this
+ * instance hears the others' changes) and the partner service is logged in and reachable.
  * Cached a few seconds, so a load balancer probing every second costs the partner nothing extra.
  */
 import { DEFAULTS } from '../config.ts';
@@ -33,7 +34,15 @@ export function trackUpstream(): UpstreamTracker {
 export interface ReadinessReport {
   ready: boolean;
   /** `not_checked`: the partner is not asked while the store (which holds its token) has failed. */
-  checks: { store: 'ok' | 'failed'; partner: 'ok' | 'failed' | 'not_checked'; status_codes?: NumberingState };
+  checks: {
+    store: 'ok' | 'failed';
+    /** Which database the store is: `postgres` is shared by every instance on PIX_DATABASE_URL. */
+    database: Store['kind'];
+    /** Postgres only: whether this instance hears the others' changes now (its streams learn of them at once). */
+    store_changes?: 'listening' | 'reconnecting';
+    partner: 'ok' | 'failed' | 'not_checked';
+    status_codes?: NumberingState;
+  };
   /** What is not wrong enough to refuse traffic, but an operator should fix. */
   warnings?: string[];
 }
@@ -77,9 +86,15 @@ export function readinessCheck(deps: {
     // them), but no status code decides anything until the setting is fixed.
     if (numbering?.state === 'mismatch')
       list.push(`PIX_STATUS_CODES (${numbering.configured}) does not match the partner: ${numbering.problem ?? 'see the log'}`);
+    const cluster = deps.store.cluster;
+    const changes = cluster ? { store_changes: cluster.listening() ? ('listening' as const) : ('reconnecting' as const) } : {};
+    // Not a reason to refuse traffic either: its streams still poll, and reads still come from the shared store.
+    if (changes.store_changes === 'reconnecting')
+      list.push("not hearing other instances' changes now: this instance's streams learn of them at their next poll");
     const warnings = list.length > 0 ? { warnings: list } : {};
     const codes = numbering ? { status_codes: numbering.state } : {};
-    if (store === 'failed') return { ready: false, checks: { store, partner: 'not_checked', ...codes }, ...warnings };
+    const database = { database: deps.store.kind, ...changes };
+    if (store === 'failed') return { ready: false, checks: { store, ...database, partner: 'not_checked', ...codes }, ...warnings };
     const partner = await deps.partner
       .getTenant()
       .then(() => (deps.upstream?.healthy() === false ? probe() : true))
@@ -87,7 +102,7 @@ export function readinessCheck(deps: {
         (ok) => (ok ? ('ok' as const) : ('failed' as const)),
         () => 'failed' as const,
       );
-    return { ready: store === 'ok' && partner === 'ok', checks: { store, partner, ...codes }, ...warnings };
+    return { ready: store === 'ok' && partner === 'ok', checks: { store, ...database, partner, ...codes }, ...warnings };
   }
 
   return () => {

@@ -8,7 +8,9 @@
  * "Due" is measured from the record's last confirmation (`updatedAt`), which lives in the store, so
  * a restart neither loses nor repeats the schedule. Bound: an outcome the partner knows is recorded
  * within `everyMs + tickMs` (65 s by default) once the partner answers, whatever happened to its
- * webhook. Time comes from `now` (injected), so tests move it instead of waiting.
+ * webhook. Time comes from `now` (injected), so tests move it instead of waiting. Every instance
+ * sharing a store runs passes; leases keep two from asking about one record at once, and the store's
+ * claims keep two from processing one notification.
  */
 import { LIMITS } from '../../src/shared/limits.ts';
 import { DEFAULTS, type ReconcileSettings } from '../config.ts';
@@ -118,8 +120,9 @@ export class Reconciler {
     const duePayments = (await store.nonFinalPayments(batch)).filter((p) => this.dueAt(p, at) <= at);
     const dueTransfers = (await store.transfers.nonFinal(batch)).filter((t) => t.updatedAt + this.everyMs <= at);
     const tasks: (() => Promise<boolean>)[] = [
-      ...duePayments.map((p) => async () => (await payments.confirm(p.reference))?.final ?? false),
-      ...dueTransfers.map((t) => async () => (await transfers.confirm(t.reference)) ?? false),
+      // Shared with the other instances: a payment another one is asking about now is left to it.
+      ...duePayments.map((p) => async () => (await payments.confirm(p.reference, null, true))?.final ?? false),
+      ...dueTransfers.map((t) => async () => ((await this.mayConfirm(`transfer:${t.reference}`)) ? ((await transfers.confirm(t.reference)) ?? false) : false)),
     ];
     let next = 0;
     const worker = async () => {
@@ -137,6 +140,11 @@ export class Reconciler {
     await Promise.all(Array.from({ length: Math.min(this.concurrency, tasks.length) }, worker));
     if (report.checked > 0) log.info(report, 'reconciler pass');
     return report;
+  }
+
+  /** Across instances, one reconciles a transfer at a time (a lease for one pass's length); alone, always. */
+  private async mayConfirm(lease: string): Promise<boolean> {
+    return (await this.options.store.cluster?.lease(lease, this.tickMs)) ?? true;
   }
 
   private stoppedDuringPass(): boolean {

@@ -101,7 +101,8 @@ export class WebhookProcessor {
   /** Takes up every stored event not processed yet (startup, and each reconciler pass). */
   async drain(limit = 1000): Promise<void> {
     if (this.closed) return;
-    const events = await this.deps.store.webhookEvents.unprocessed(limit);
+    // Those no other instance is processing (each instance processes what its intake received).
+    const events = await this.deps.store.webhookEvents.claimUnprocessed(limit, this.deps.now());
     await Promise.all(events.map((e) => this.process(e.id, e.rawBody)));
   }
 

@@ -1,17 +1,36 @@
 /**
- * Which store the proxy and the command line open: the one place a new store is chosen (SQLite in
- * PIX_DATA_DIR today; another implementation of store.ts goes beside sqlite/ and is picked here).
+ * Which store the proxy and the command line open: the one place a store is chosen. With a
+ * `databaseUrl` (PIX_DATABASE_URL, postgres://...), Postgres, shared by every instance given the same
+ * URL; without one, SQLite in `dataDir` (PIX_DATA_DIR), for one instance.
  */
 import { openSqliteStore } from './sqlite/sqlite-store.ts';
 import type { Store } from './store.ts';
 
 export interface StoreOptions {
-  /** The directory of the data (created if missing), or `:memory:`. */
+  /** The directory of the SQLite file (created if missing), or `:memory:`; unused with a databaseUrl. */
   dataDir: string;
+  /** postgres:// or postgresql://: the shared store of several instances. */
+  databaseUrl?: string | undefined;
   /** Records kept in memory in front of the store (0 for none: a short-lived command). */
   cacheSize?: number;
+  /**
+   * How long a claim on a notification or a delivery lasts before another instance may take it up
+   * (default DEFAULT_CLAIM_MS): longer than the work it covers (one partner call, one delivery).
+   */
+  claimMs?: number;
+  /** Connections in the Postgres pool (default 10). */
+  poolSize?: number;
+  /** Where the Postgres store logs a lost listening connection (default: nowhere). */
+  onProblem?: (message: string, error?: unknown) => void;
 }
 
-export function openStore(options: StoreOptions): Store {
+/** Claims last 30 s unless told: three times the default partner and delivery timeouts (10 s). */
+export const DEFAULT_CLAIM_MS = 30_000;
+
+export async function openStore(options: StoreOptions): Promise<Store> {
+  if (options.databaseUrl) {
+    const { openPostgresStore } = await import('./postgres/postgres-store.ts');
+    return openPostgresStore({ ...options, url: options.databaseUrl });
+  }
   return openSqliteStore(options);
 }

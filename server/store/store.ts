@@ -1,7 +1,8 @@
 /**
  * Persistence behind one small interface, so the proxy does not care where its records live. The
- * SQLite implementation (sqlite/) suits one instance; another store (Postgres, say) implements the
- * same methods. Times are epoch milliseconds on the proxy's clock; values are cents, never floats.
+ * SQLite implementation (sqlite/) suits one instance; the Postgres one (postgres/) is shared by
+ * several instances and adds `cluster`: leases, and the changes other instances make. Times are
+ * epoch milliseconds on the proxy's clock (leases: the database's); values are cents, never floats.
  */
 import type { OutcomeEvent } from '../../src/shared/contract.ts';
 import type { TokenStore } from '../partner/token-store.ts';
@@ -153,7 +154,34 @@ export interface StatusChange {
   outcome: OutcomeEvent | null;
 }
 
+/** A record another instance changed, heard through the shared store. `resync`: changes may have been missed (the listener reconnected): re-read what matters. */
+export type StoreChange = { kind: 'payment'; reference: string } | { kind: 'resync' };
+
+/**
+ * What a store shared by several proxy instances adds. Absent on a one-instance store (SQLite), where
+ * every lease is this process's and every change is made here.
+ */
+export interface Cluster {
+  /** This process's name in the cluster: leases and claims are held under it. */
+  readonly instanceId: string;
+  /**
+   * Takes the named lease for `ttlMs` of the database's clock (the instances' clocks may differ), or
+   * renews it when this instance holds it; false while another instance holds it.
+   */
+  lease(name: string, ttlMs: number): Promise<boolean>;
+  /** Gives a lease up before it runs out. */
+  release(name: string): Promise<void>;
+  /** Calls `listener` for each payment another instance changed (LISTEN/NOTIFY); answers the unsubscribe. */
+  onChange(listener: (change: StoreChange) => void): () => void;
+  /** Whether other instances' changes are heard now (the listening connection is up). */
+  listening(): boolean;
+}
+
 export interface Store {
+  /** Which database this is (readiness and the logs name it). */
+  readonly kind: 'sqlite' | 'postgres';
+  /** Present when several instances share this store. */
+  readonly cluster?: Cluster;
   insertPayment(payment: PaymentRecord): Promise<void>;
   getPayment(reference: string): Promise<PaymentRecord | null>;
   /**
@@ -178,19 +206,32 @@ export interface Store {
   getCheckout(id: string): Promise<CheckoutRecord | null>;
   /** Every payment a checkout issued, oldest first. */
   checkoutPayments(checkoutId: string): Promise<PaymentRecord[]>;
-  /** Stores a newly issued payment and makes it the checkout's current one, in one transaction. */
-  attachPayment(checkoutId: string, payment: PaymentRecord, renewalsUsed: number): Promise<void>;
+  /**
+   * Stores a newly issued payment and, in the same transaction, makes it the checkout's current one
+   * if the current one is still `expected` (what the issuer read; null: none yet). False when another
+   * issuer (another instance) got there first: the payment is kept, in the checkout's list, never
+   * shown, and the caller serves the checkout's current one instead.
+   */
+  attachPayment(checkoutId: string, payment: PaymentRecord, renewalsUsed: number, expected: string | null): Promise<boolean>;
 
   /** The partner's access token, kept across restarts. */
   readonly tokens: TokenStore;
 
+  /**
+   * Notifications from the partner, kept before they are acknowledged. Processing one is claimed: the
+   * instance that received it holds it for the store's claim time, so no other instance confirms it
+   * at the same time; a claim runs out when its instance dies, and another takes the event up.
+   */
   readonly webhookEvents: {
+    /** Stores one, claimed by this instance (its intake processes it at once). */
     add(rawBody: string, receivedAt: number): Promise<number>;
     /** Keeps a refused notification for audit, already processed, with why it was refused. */
     addRejected(rawBody: string, receivedAt: number, result: string): Promise<number>;
     markProcessed(id: number, processedAt: number, result?: string): Promise<void>;
-    /** Oldest first. */
+    /** Oldest first, whoever holds them (the operator's view). */
     unprocessed(limit: number): Promise<WebhookEventRecord[]>;
+    /** Unprocessed ones no other instance holds (never claimed, claimed by this one, or a claim run out), claimed now; oldest first. */
+    claimUnprocessed(limit: number, now: number): Promise<WebhookEventRecord[]>;
     /** How many wait to be confirmed, counting no further than `upTo` (the intake's cap: bounded work per notification). */
     countUnprocessed(upTo?: number): Promise<number>;
     /** Processed notifications with one of these results (`unreadable`, `unknown_reference`), newest first: for the operator. */
@@ -251,8 +292,15 @@ export interface Store {
 
   /** The transactional outbox of outcome events for the merchant's webhook, one row per event id. */
   readonly outbox: {
-    /** Pending deliveries whose next attempt is due, oldest first. */
-    due(now: number, limit: number): Promise<OutboxEntry[]>;
+    /**
+     * Claims pending deliveries whose next attempt is due, oldest first: each is moved out of every
+     * worker's sight for the store's claim time (its next attempt is put off), so two workers (two
+     * instances) never send it at once, and a worker that dies leaves it due again when that runs out.
+     * `recordAttempt` or `release` ends the claim.
+     */
+    claimDue(now: number, limit: number): Promise<OutboxEntry[]>;
+    /** Claimed but not attempted (shutdown): due again at `now`. */
+    release(ids: readonly number[], now: number): Promise<void>;
     /** Records one attempt and what comes next, in one transaction. */
     recordAttempt(
       id: number,
@@ -268,6 +316,7 @@ export interface Store {
 
   /** Throws when the store cannot answer (readiness). */
   ping(): Promise<void>;
+  /** Gives up this instance's leases and claims (others take its work at once), then closes. */
   close(): Promise<void>;
 }
 

@@ -613,7 +613,7 @@ describe('health, readiness and shutdown', () => {
     const ready = await fetch(`${stack.url}/ready`);
     assert.equal(ready.status, 200);
     // Payments were created before: the status codes are verified by their first one.
-    assert.deepEqual(await ready.json(), { status: 'ready', checks: { store: 'ok', partner: 'ok', status_codes: 'verified' } });
+    assert.deepEqual(await ready.json(), { status: 'ready', checks: { store: 'ok', database: 'sqlite', partner: 'ok', status_codes: 'verified' } });
   });
 
   test('closing ends open status streams and finishes', async () => {

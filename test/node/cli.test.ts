@@ -214,7 +214,7 @@ describe('cli: transfers and the webhook URL', () => {
       createdAt: at,
     });
     const payment = paymentRecord('cli-refund-pay', at, { checkoutId: id, valueCents: 1500 });
-    await store.attachPayment(id, payment, 0);
+    await store.attachPayment(id, payment, 0, null);
     await store.updatePaymentStatus(payment.reference, 2, true, at, paymentOutcome);
     await store.close();
     const part = await cli(['refund', id, '--value', '5', '--key', 'ana@cliente.example', '--json']);

@@ -293,7 +293,12 @@ describe('a damaged or unwritable database', () => {
       assert.equal(ErrorBody.parse(await res.json()).error.code, 'store_unavailable');
       const ready = await stack.app.request('/ready');
       assert.equal(ready.status, 503);
-      assert.deepEqual(((await ready.json()) as { checks: unknown }).checks, { store: 'failed', partner: 'not_checked', status_codes: 'unverified' });
+      assert.deepEqual(((await ready.json()) as { checks: unknown }).checks, {
+        store: 'failed',
+        database: 'sqlite',
+        partner: 'not_checked',
+        status_codes: 'unverified',
+      });
     } finally {
       await stack.close();
     }

@@ -61,7 +61,7 @@ describe('SQLite store', () => {
     const versions = (db.prepare('SELECT version FROM migrations').all() as { version: number }[]).map((r) => r.version);
     const tables = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as { name: string }[]).map((r) => r.name);
     db.close();
-    assert.deepEqual(versions, [1, 2, 3, 4]);
+    assert.deepEqual(versions, [1, 2, 3, 4, 5]);
     for (const table of ['checkouts', 'payments', 'partner_tokens', 'webhook_events', 'payouts']) assert.ok(tables.includes(table), table);
   });
 
@@ -69,7 +69,7 @@ describe('SQLite store', () => {
     const dir = tempDir();
     let store = openSqliteStore({ dataDir: dir });
     await store.createCheckout(checkout());
-    await store.attachPayment(checkout().id, payment({ checkoutId: checkout().id }), 0);
+    await store.attachPayment(checkout().id, payment({ checkoutId: checkout().id }), 0, null);
     await store.tokens.save('https://partner|me', 'the-token');
     const eventId = await store.webhookEvents.add('{"raw":true}', 5);
     await store.close();
@@ -117,10 +117,10 @@ describe('SQLite store', () => {
   test("a checkout's payments, oldest first; attach is atomic", async () => {
     const store = openSqliteStore({ dataDir: tempDir() });
     await store.createCheckout(checkout());
-    await store.attachPayment(checkout().id, payment({ checkoutId: checkout().id }), 0);
-    await store.attachPayment(checkout().id, payment({ reference: 'ref2', transactionId: 'tx-2', createdAt: 2_000, checkoutId: checkout().id }), 1);
+    await store.attachPayment(checkout().id, payment({ checkoutId: checkout().id }), 0, null);
+    await store.attachPayment(checkout().id, payment({ reference: 'ref2', transactionId: 'tx-2', createdAt: 2_000, checkoutId: checkout().id }), 1, 'ref1');
     // The same transaction id again violates a constraint: neither the payment nor the checkout change.
-    await assert.rejects(store.attachPayment(checkout().id, payment({ reference: 'ref3', transactionId: 'tx-2', checkoutId: checkout().id }), 2));
+    await assert.rejects(store.attachPayment(checkout().id, payment({ reference: 'ref3', transactionId: 'tx-2', checkoutId: checkout().id }), 2, 'ref2'));
     assert.deepEqual(
       (await store.checkoutPayments(checkout().id)).map((p) => p.reference),
       ['ref1', 'ref2'],
@@ -211,7 +211,7 @@ describe('SQLite store: payouts', () => {
   test('refused: the reason, the event in the outbox with the order of a refund, in one step; unknown and discard', async () => {
     const store = openSqliteStore({ dataDir: tempDir() });
     await store.createCheckout(checkout());
-    await store.attachPayment(checkout().id, payment({ checkoutId: checkout().id }), 0);
+    await store.attachPayment(checkout().id, payment({ checkoutId: checkout().id }), 0, null);
     await store.updatePaymentStatus('ref1', APPROVED, true, 2_000, paymentOutcome);
     await store.payouts.create(payout({ checkoutId: checkout().id }), APPROVED);
     const refused = await store.payouts.markRefused('tr_AAAAAAAAAAAAAAAAAAAAAAAA', 'kyc_not_approved', 'KYC pending', 3_000, refusalOutcome);
@@ -242,7 +242,7 @@ describe('SQLite store: payouts', () => {
         APPROVED,
       );
     assert.deepEqual(await refund(1, 100), { problem: 'not_paid', refundableCents: 0 });
-    await store.attachPayment(checkout().id, payment({ checkoutId: checkout().id }), 0);
+    await store.attachPayment(checkout().id, payment({ checkoutId: checkout().id }), 0, null);
     await store.updatePaymentStatus('ref1', APPROVED, true, 2_000, paymentOutcome);
     assert.ok('created' in (await refund(2, 4000)), '’created’ in (await refund(2, 4000))');
     assert.deepEqual(await refund(3, 991), { problem: 'exceeds', refundableCents: 990 });

@@ -107,6 +107,10 @@ export const MIGRATIONS: readonly string[] = [
    CREATE INDEX payouts_state ON payouts(state, seq);`,
   // Who is being paid (the partner's `favoured`), shown beside the amount and on the receipt.
   `ALTER TABLE payments ADD COLUMN favoured TEXT;`,
+  // Claims on notifications being processed (the same columns as the Postgres store's, where several
+  // instances share the work; here one process holds them all).
+  `ALTER TABLE webhook_events ADD COLUMN claimed_by TEXT;
+   ALTER TABLE webhook_events ADD COLUMN claimed_until INTEGER;`,
 ];
 
 /** Brings the schema up to date; refuses a database newer than this code. */

@@ -11,14 +11,12 @@ import { migrate } from './migrations.ts';
 import type { TokenStore } from '../../partner/token-store.ts';
 import type { OutcomeEvent } from '../../../src/shared/contract.ts';
 import type {
-  CheckoutRecord,
   DeliveryAttemptRecord,
   OutboxEntry,
   PaymentOutcomeOf,
   PaymentRecord,
   PayoutLink,
   PayoutRecord,
-  PayoutState,
   RefusalOutcomeOf,
   StatusChange,
   Store,
@@ -27,144 +25,23 @@ import type {
   WebhookEventRecord,
 } from '../store.ts';
 import { StoreError } from '../store.ts';
+import { guarded } from '../guard.ts';
+import { RecordCache } from '../record-cache.ts';
+import {
+  toCheckout,
+  toOutbox,
+  toPayment,
+  toPayout,
+  toTransfer,
+  type CheckoutRow,
+  type OutboxRow,
+  type PaymentRow,
+  type PayoutRow,
+  type TransferRow,
+} from '../rows.ts';
 
 /** The database file inside PIX_DATA_DIR. */
 export const DB_FILE_NAME = 'pix-checkout.db';
-
-interface TransferRow {
-  reference: string;
-  partner_status: number;
-  final: number;
-  value_cents: number | null;
-  created_at: number;
-  updated_at: number;
-}
-
-interface PayoutRow {
-  seq: number;
-  id: string;
-  idempotency_key: string;
-  request_hash: string;
-  kind: PayoutRecord['kind'];
-  checkout_id: string | null;
-  value_cents: number;
-  pix_key: string;
-  pix_key_type: string | null;
-  customer_document: string | null;
-  merchant_reference: string | null;
-  transaction_id: string;
-  state: PayoutState;
-  reference: string | null;
-  reason: string | null;
-  reason_message: string | null;
-  created_at: number;
-  updated_at: number;
-}
-
-const toPayout = (r: PayoutRow): PayoutRecord & { seq: number } => ({
-  seq: r.seq,
-  id: r.id,
-  idempotencyKey: r.idempotency_key,
-  requestHash: r.request_hash,
-  kind: r.kind,
-  checkoutId: r.checkout_id,
-  valueCents: r.value_cents,
-  pixKey: r.pix_key,
-  pixKeyType: r.pix_key_type,
-  customerDocument: r.customer_document,
-  merchantReference: r.merchant_reference,
-  transactionId: r.transaction_id,
-  state: r.state,
-  reference: r.reference,
-  reason: r.reason,
-  reasonMessage: r.reason_message,
-  createdAt: r.created_at,
-  updatedAt: r.updated_at,
-});
-
-interface OutboxRow {
-  id: number;
-  event_id: string;
-  type: string;
-  reference: string;
-  body: string;
-  created_at: number;
-  state: OutboxEntry['state'];
-  attempts: number;
-  next_attempt_at: number;
-  delivered_at: number | null;
-  last_error: string | null;
-}
-
-const toTransfer = (r: TransferRow): TransferRecord => ({
-  reference: r.reference,
-  partnerStatus: r.partner_status,
-  final: r.final === 1,
-  valueCents: r.value_cents,
-  createdAt: r.created_at,
-  updatedAt: r.updated_at,
-});
-
-const toOutbox = (r: OutboxRow): OutboxEntry => ({
-  id: r.id,
-  eventId: r.event_id,
-  type: r.type,
-  reference: r.reference,
-  body: r.body,
-  createdAt: r.created_at,
-  state: r.state,
-  attempts: r.attempts,
-  nextAttemptAt: r.next_attempt_at,
-  deliveredAt: r.delivered_at,
-  lastError: r.last_error,
-});
-
-interface PaymentRow {
-  reference: string;
-  checkout_id: string | null;
-  value_cents: number;
-  description: string | null;
-  partner_status: number;
-  brcode: string;
-  qr_code_url: string;
-  checkout_url: string;
-  created_at: number;
-  expires_at: number;
-  transaction_id: string;
-  updated_at: number;
-  final: number;
-  favoured: string | null;
-}
-
-interface CheckoutRow {
-  id: string;
-  order_id: string;
-  value_cents: number;
-  description: string | null;
-  customer_name: string | null;
-  customer_document: string | null;
-  callback: string | null;
-  payment_reference: string | null;
-  renewals_used: number;
-  created_at: number;
-}
-
-const toPayment = (r: PaymentRow): PaymentRecord => ({
-  reference: r.reference,
-  checkoutId: r.checkout_id,
-  valueCents: r.value_cents,
-  description: r.description,
-  partnerStatus: r.partner_status,
-  brcode: r.brcode,
-  qrCodeUrl: r.qr_code_url,
-  checkoutUrl: r.checkout_url,
-  createdAt: r.created_at,
-  expiresAt: r.expires_at,
-  transactionId: r.transaction_id,
-  updatedAt: r.updated_at,
-  final: r.final === 1,
-  favoured: r.favoured,
-});
 
 const fromPayment = (p: PaymentRecord) => ({
   reference: p.reference,
@@ -183,47 +60,20 @@ const fromPayment = (p: PaymentRecord) => ({
   favoured: p.favoured ?? null,
 });
 
-const toCheckout = (r: CheckoutRow): CheckoutRecord => ({
-  id: r.id,
-  orderId: r.order_id,
-  valueCents: r.value_cents,
-  description: r.description,
-  name: r.customer_name,
-  document: r.customer_document,
-  callback: r.callback,
-  paymentReference: r.payment_reference,
-  renewalsUsed: r.renewals_used,
-  createdAt: r.created_at,
-});
-
 export interface SqliteStoreOptions {
   /** The directory of the database file (created if missing), or `:memory:`. */
   dataDir: string;
   /** Payment records kept in memory in front of the file (default 10,000; 0 for none). */
   cacheSize?: number;
+  /** How long a claim on a notification or a delivery lasts (default 30 s). */
+  claimMs?: number;
 }
 
 /**
- * Payment records read most recently, in front of the file: status reads are the hot path (every
- * open page asks every few seconds) and a row lookup through the binding costs more than the rest
- * of the request. Coherent because this process is the database's only writer (one instance, as
- * SQLite implies): every write below goes through `remember`.
+ * The one holder of every claim: one process serves a SQLite file, so the claims a killed process
+ * left are this process's own after a restart, and taken up at once.
  */
-class RecordCache {
-  private readonly records = new Map<string, PaymentRecord>();
-  constructor(private readonly size: number) {}
-  get(reference: string): PaymentRecord | undefined {
-    return this.records.get(reference);
-  }
-  remember(record: PaymentRecord): PaymentRecord {
-    if (this.size === 0) return record;
-    this.records.delete(record.reference);
-    this.records.set(record.reference, record);
-    // Maps iterate in insertion order: the first key is the least recently used.
-    if (this.records.size > this.size) this.records.delete(this.records.keys().next().value!);
-    return record;
-  }
-}
+const HOLDER = 'local';
 
 /** SQLite's answer in words an operator can act on; any other error is passed on as it is. */
 function storeError(error: unknown, file: string): Error {
@@ -239,31 +89,12 @@ function storeError(error: unknown, file: string): Error {
   return error;
 }
 
-/** Every method of the store, its groups' included, with SQLite's errors turned into StoreErrors. */
-function guarded<T extends object>(target: T, file: string): T {
-  const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(target)) {
-    if (typeof value === 'function') {
-      const method = value as (...args: unknown[]) => unknown;
-      out[key] = (...args: unknown[]) => {
-        try {
-          const result = method.apply(target, args);
-          return result instanceof Promise ? result.catch((error: unknown) => Promise.reject(storeError(error, file))) : result;
-        } catch (error) {
-          throw storeError(error, file);
-        }
-      };
-    } else out[key] = value !== null && typeof value === 'object' ? guarded(value, file) : value;
-  }
-  return out as T;
-}
-
 /**
  * Opens (creating if needed) the database under `dataDir`, checks that it is whole (SQLite's quick
  * check: a damaged file is refused at start rather than served wrong), and brings its schema up to
  * date. Throws a StoreError naming what to do when it cannot.
  */
-export function openSqliteStore({ dataDir, cacheSize = 10_000 }: SqliteStoreOptions): Store {
+export function openSqliteStore({ dataDir, cacheSize = 10_000, claimMs = 30_000 }: SqliteStoreOptions): Store {
   const file = dataDir === ':memory:' ? ':memory:' : join(dataDir, DB_FILE_NAME);
   let db: Database.Database;
   try {
@@ -282,10 +113,10 @@ export function openSqliteStore({ dataDir, cacheSize = 10_000 }: SqliteStoreOpti
     db.close();
     throw storeError(error, file);
   }
-  return guarded(openedStore(db, cacheSize), file);
+  return guarded(openedStore(db, cacheSize, claimMs), (error) => storeError(error, file));
 }
 
-function openedStore(db: Database.Database, cacheSize: number): Store {
+function openedStore(db: Database.Database, cacheSize: number, claimMs: number): Store {
   const cache = new RecordCache(cacheSize);
 
   const sql = {
@@ -304,13 +135,19 @@ function openedStore(db: Database.Database, cacheSize: number): Store {
     ),
     getCheckout: db.prepare('SELECT * FROM checkouts WHERE id = ?'),
     getCheckoutByOrder: db.prepare('SELECT * FROM checkouts WHERE order_id = ?'),
-    setCheckoutPayment: db.prepare('UPDATE checkouts SET payment_reference = ?, renewals_used = ? WHERE id = ?'),
+    setCheckoutPayment: db.prepare('UPDATE checkouts SET payment_reference = ?, renewals_used = ? WHERE id = ? AND payment_reference IS ?'),
     loadToken: db.prepare('SELECT token FROM partner_tokens WHERE key = ?'),
     saveToken: db.prepare(
       'INSERT INTO partner_tokens (key, token, saved_at) VALUES (?, ?, ?) ON CONFLICT(key) DO UPDATE SET token = excluded.token, saved_at = excluded.saved_at',
     ),
     clearToken: db.prepare('DELETE FROM partner_tokens WHERE key = ?'),
-    addEvent: db.prepare('INSERT INTO webhook_events (raw_body, received_at) VALUES (?, ?)'),
+    addEvent: db.prepare('INSERT INTO webhook_events (raw_body, received_at, claimed_by, claimed_until) VALUES (?, ?, ?, ?)'),
+    claimEvents: db.prepare(
+      `UPDATE webhook_events SET claimed_by = ?1, claimed_until = ?2 + ?3 WHERE id IN (
+         SELECT id FROM webhook_events WHERE processed_at IS NULL AND (claimed_by IS NULL OR claimed_by = ?1 OR claimed_until <= ?2)
+         ORDER BY received_at, id LIMIT ?4)
+       RETURNING id, raw_body, received_at, processed_at`,
+    ),
     addRejectedEvent: db.prepare('INSERT INTO webhook_events (raw_body, received_at, processed_at, result) VALUES (?, ?, ?, ?)'),
     markEvent: db.prepare('UPDATE webhook_events SET processed_at = ?, result = ? WHERE id = ?'),
     nonFinalPayments: db.prepare('SELECT * FROM payments WHERE final = 0 ORDER BY created_at LIMIT ?'),
@@ -347,7 +184,13 @@ function openedStore(db: Database.Database, cacheSize: number): Store {
     discardPayout: db.prepare(`DELETE FROM payouts WHERE id = ? AND state = 'sending'`),
     payoutsOfCheckout: db.prepare('SELECT * FROM payouts WHERE checkout_id = ? ORDER BY seq'),
     staleSending: db.prepare(`SELECT * FROM payouts WHERE state = 'sending' AND created_at < ? ORDER BY seq`),
-    dueOutbox: db.prepare(`SELECT * FROM outbox WHERE state = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at, id LIMIT ?`),
+    // The claim puts the next attempt off by the claim time; recording the attempt sets the real one.
+    claimOutbox: db.prepare(
+      `UPDATE outbox SET next_attempt_at = ?1 + ?2 WHERE id IN (
+         SELECT id FROM outbox WHERE state = 'pending' AND next_attempt_at <= ?1 ORDER BY next_attempt_at, id LIMIT ?3)
+       RETURNING *`,
+    ),
+    releaseOutbox: db.prepare(`UPDATE outbox SET next_attempt_at = ? WHERE id = ? AND state = 'pending'`),
     getOutbox: db.prepare('SELECT * FROM outbox WHERE id = ?'),
     listOutbox: db.prepare('SELECT * FROM outbox ORDER BY id LIMIT ?'),
     listOutboxByState: db.prepare('SELECT * FROM outbox WHERE state = ? ORDER BY id LIMIT ?'),
@@ -366,9 +209,9 @@ function openedStore(db: Database.Database, cacheSize: number): Store {
     pingOutbox: db.prepare('SELECT id, state FROM outbox ORDER BY id DESC LIMIT 20'),
   };
 
-  const attach = db.transaction((checkoutId: string, payment: PaymentRecord, renewalsUsed: number) => {
+  const attach = db.transaction((checkoutId: string, payment: PaymentRecord, renewalsUsed: number, expected: string | null) => {
     sql.insertPayment.run(fromPayment(payment));
-    sql.setCheckoutPayment.run(payment.reference, renewalsUsed, checkoutId);
+    return sql.setCheckoutPayment.run(payment.reference, renewalsUsed, checkoutId, expected).changes === 1;
   });
 
   const addToOutbox = (event: OutcomeEvent | null, reference: string, at: number): OutcomeEvent | null => {
@@ -475,6 +318,7 @@ function openedStore(db: Database.Database, cacheSize: number): Store {
   };
 
   return {
+    kind: 'sqlite',
     async insertPayment(payment) {
       sql.insertPayment.run(fromPayment(payment));
       cache.remember({ ...payment });
@@ -524,14 +368,21 @@ function openedStore(db: Database.Database, cacheSize: number): Store {
     async checkoutPayments(checkoutId) {
       return (sql.checkoutPayments.all(checkoutId) as PaymentRow[]).map(toPayment);
     },
-    async attachPayment(checkoutId, payment, renewalsUsed) {
-      attach(checkoutId, payment, renewalsUsed);
+    async attachPayment(checkoutId, payment, renewalsUsed, expected) {
+      const attached = attach.immediate(checkoutId, payment, renewalsUsed, expected);
       cache.remember({ ...payment });
+      return attached;
     },
     tokens,
     webhookEvents: {
       async add(rawBody, receivedAt) {
-        return Number(sql.addEvent.run(rawBody, receivedAt).lastInsertRowid);
+        return Number(sql.addEvent.run(rawBody, receivedAt, HOLDER, receivedAt + claimMs).lastInsertRowid);
+      },
+      async claimUnprocessed(limit, now) {
+        const rows = sql.claimEvents.all(HOLDER, now, claimMs, limit) as { id: number; raw_body: string; received_at: number; processed_at: number | null }[];
+        return rows
+          .map((r): WebhookEventRecord => ({ id: r.id, rawBody: r.raw_body, receivedAt: r.received_at, processedAt: r.processed_at }))
+          .sort((a, b) => a.receivedAt - b.receivedAt || a.id - b.id);
       },
       async addRejected(rawBody, receivedAt, result) {
         return Number(sql.addRejectedEvent.run(rawBody, receivedAt, receivedAt, result).lastInsertRowid);
@@ -630,8 +481,12 @@ function openedStore(db: Database.Database, cacheSize: number): Store {
       },
     },
     outbox: {
-      async due(now, limit) {
-        return (sql.dueOutbox.all(now, limit) as OutboxRow[]).map(toOutbox);
+      async claimDue(now, limit) {
+        // RETURNING's order is not the query's: oldest first again, by id (ids grow with time).
+        return (sql.claimOutbox.all(now, claimMs, limit) as OutboxRow[]).map(toOutbox).sort((a, b) => a.id - b.id);
+      },
+      async release(ids, now) {
+        for (const id of ids) sql.releaseOutbox.run(now, id);
       },
       async recordAttempt(id, attempt, next) {
         recordAttempt(id, attempt, next);

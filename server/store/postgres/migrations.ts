@@ -1,0 +1,149 @@
+/**
+ * The Postgres schema, as numbered migrations: applied in order, each once, each in its own
+ * transaction, and recorded in `migrations`, under an advisory lock, so that instances starting at
+ * the same moment apply each one once (the others wait, then find it applied). The tables and columns
+ * are SQLite's (sqlite/migrations.ts), in Postgres's types (BIGINT epoch ms, BOOLEAN flags), plus
+ * `leases`, which only several instances need. Never edit one that has shipped: add the next.
+ */
+import type pg from 'pg';
+
+/** The advisory lock held while migrating: any fixed number the merchant's own code does not use. */
+export const MIGRATION_LOCK = 7_204_263_881;
+
+export const MIGRATIONS: readonly string[] = [
+  `CREATE TABLE checkouts (
+     id TEXT PRIMARY KEY,
+     order_id TEXT NOT NULL UNIQUE,
+     value_cents INTEGER NOT NULL,
+     description TEXT,
+     customer_name TEXT,
+     customer_document TEXT,
+     callback TEXT,
+     payment_reference TEXT,
+     renewals_used INTEGER NOT NULL DEFAULT 0,
+     created_at BIGINT NOT NULL
+   );
+   CREATE TABLE payments (
+     seq BIGINT GENERATED ALWAYS AS IDENTITY,
+     reference TEXT PRIMARY KEY,
+     checkout_id TEXT REFERENCES checkouts(id),
+     value_cents INTEGER NOT NULL,
+     description TEXT,
+     partner_status INTEGER NOT NULL,
+     brcode TEXT NOT NULL,
+     qr_code_url TEXT NOT NULL,
+     checkout_url TEXT NOT NULL,
+     created_at BIGINT NOT NULL,
+     expires_at BIGINT NOT NULL,
+     transaction_id TEXT NOT NULL UNIQUE,
+     updated_at BIGINT NOT NULL,
+     final BOOLEAN NOT NULL DEFAULT false,
+     favoured TEXT
+   );
+   CREATE INDEX payments_checkout ON payments(checkout_id);
+   CREATE INDEX payments_open ON payments(created_at) WHERE NOT final;
+   CREATE TABLE partner_tokens (
+     key TEXT PRIMARY KEY,
+     token TEXT NOT NULL,
+     saved_at BIGINT NOT NULL
+   );
+   CREATE TABLE webhook_events (
+     id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+     raw_body TEXT NOT NULL,
+     received_at BIGINT NOT NULL,
+     processed_at BIGINT,
+     result TEXT,
+     claimed_by TEXT,
+     claimed_until BIGINT
+   );
+   CREATE INDEX webhook_events_unprocessed ON webhook_events(received_at, id) WHERE processed_at IS NULL;
+   CREATE INDEX webhook_events_result ON webhook_events(result, received_at);
+   CREATE TABLE transfers (
+     reference TEXT PRIMARY KEY,
+     partner_status INTEGER NOT NULL,
+     final BOOLEAN NOT NULL DEFAULT false,
+     value_cents INTEGER,
+     created_at BIGINT NOT NULL,
+     updated_at BIGINT NOT NULL
+   );
+   CREATE INDEX transfers_open ON transfers(created_at) WHERE NOT final;
+   CREATE TABLE outbox (
+     id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+     event_id TEXT NOT NULL UNIQUE,
+     type TEXT NOT NULL,
+     reference TEXT NOT NULL,
+     body TEXT NOT NULL,
+     created_at BIGINT NOT NULL,
+     state TEXT NOT NULL DEFAULT 'pending',
+     attempts INTEGER NOT NULL DEFAULT 0,
+     next_attempt_at BIGINT NOT NULL,
+     delivered_at BIGINT,
+     last_error TEXT
+   );
+   CREATE INDEX outbox_due ON outbox(next_attempt_at, id) WHERE state = 'pending';
+   CREATE TABLE delivery_attempts (
+     id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+     delivery_id BIGINT NOT NULL REFERENCES outbox(id),
+     at BIGINT NOT NULL,
+     status INTEGER,
+     error TEXT,
+     duration_ms INTEGER NOT NULL
+   );
+   CREATE INDEX delivery_attempts_delivery ON delivery_attempts(delivery_id);
+   CREATE TABLE payouts (
+     seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+     id TEXT NOT NULL UNIQUE,
+     idempotency_key TEXT NOT NULL UNIQUE,
+     request_hash TEXT NOT NULL,
+     kind TEXT NOT NULL,
+     checkout_id TEXT REFERENCES checkouts(id),
+     value_cents INTEGER NOT NULL,
+     pix_key TEXT NOT NULL,
+     pix_key_type TEXT,
+     customer_document TEXT,
+     merchant_reference TEXT,
+     transaction_id TEXT NOT NULL UNIQUE,
+     state TEXT NOT NULL,
+     reference TEXT UNIQUE,
+     reason TEXT,
+     reason_message TEXT,
+     created_at BIGINT NOT NULL,
+     updated_at BIGINT NOT NULL
+   );
+   CREATE INDEX payouts_checkout ON payouts(checkout_id) WHERE checkout_id IS NOT NULL;
+   CREATE INDEX payouts_state ON payouts(state, seq);
+   -- Who does a piece of shared work now (one poller per payment, one reconciliation of each record):
+   -- held until expires_at (the database's clock, epoch ms), renewable by its holder.
+   CREATE TABLE leases (
+     name TEXT PRIMARY KEY,
+     holder TEXT NOT NULL,
+     expires_at BIGINT NOT NULL
+   );
+   CREATE INDEX leases_holder ON leases(holder);`,
+];
+
+/** Brings the schema up to date, once across every instance starting now; refuses a database newer than this code. */
+export async function migrate(client: pg.ClientBase): Promise<void> {
+  await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
+  try {
+    await client.query('CREATE TABLE IF NOT EXISTS migrations (version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL)');
+    const { rows } = await client.query<{ version: number | null }>('SELECT MAX(version) AS version FROM migrations');
+    const current = rows[0]?.version ?? 0;
+    if (current > MIGRATIONS.length) {
+      throw new Error(`the database is at schema version ${current}, newer than this proxy knows (${MIGRATIONS.length}); upgrade the proxy`);
+    }
+    for (let version = current + 1; version <= MIGRATIONS.length; version++) {
+      await client.query('BEGIN');
+      try {
+        await client.query(MIGRATIONS[version - 1]!);
+        await client.query('INSERT INTO migrations (version, applied_at) VALUES ($1, $2)', [version, Date.now()]);
+        await client.query('COMMIT');
+      } catch (error) {
+        await client.query('ROLLBACK');
+        throw error;
+      }
+    }
+  } finally {
+    await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]);
+  }
+}

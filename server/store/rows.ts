@@ -1,0 +1,153 @@
+/**
+ * The rows both stores keep, under the same column names, and the records made of them: one mapping
+ * for SQLite and Postgres (a flag is 0/1 in one, a boolean in the other).
+ */
+import type { CheckoutRecord, OutboxEntry, PaymentRecord, PayoutRecord, PayoutState, TransferRecord } from './store.ts';
+
+export interface TransferRow {
+  reference: string;
+  partner_status: number;
+  final: number | boolean;
+  value_cents: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface PayoutRow {
+  seq: number;
+  id: string;
+  idempotency_key: string;
+  request_hash: string;
+  kind: PayoutRecord['kind'];
+  checkout_id: string | null;
+  value_cents: number;
+  pix_key: string;
+  pix_key_type: string | null;
+  customer_document: string | null;
+  merchant_reference: string | null;
+  transaction_id: string;
+  state: PayoutState;
+  reference: string | null;
+  reason: string | null;
+  reason_message: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export const toPayout = (r: PayoutRow): PayoutRecord & { seq: number } => ({
+  seq: r.seq,
+  id: r.id,
+  idempotencyKey: r.idempotency_key,
+  requestHash: r.request_hash,
+  kind: r.kind,
+  checkoutId: r.checkout_id,
+  valueCents: r.value_cents,
+  pixKey: r.pix_key,
+  pixKeyType: r.pix_key_type,
+  customerDocument: r.customer_document,
+  merchantReference: r.merchant_reference,
+  transactionId: r.transaction_id,
+  state: r.state,
+  reference: r.reference,
+  reason: r.reason,
+  reasonMessage: r.reason_message,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+});
+
+export interface OutboxRow {
+  id: number;
+  event_id: string;
+  type: string;
+  reference: string;
+  body: string;
+  created_at: number;
+  state: OutboxEntry['state'];
+  attempts: number;
+  next_attempt_at: number;
+  delivered_at: number | null;
+  last_error: string | null;
+}
+
+export const toTransfer = (r: TransferRow): TransferRecord => ({
+  reference: r.reference,
+  partnerStatus: r.partner_status,
+  final: r.final === 1 || r.final === true,
+  valueCents: r.value_cents,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+});
+
+export const toOutbox = (r: OutboxRow): OutboxEntry => ({
+  id: r.id,
+  eventId: r.event_id,
+  type: r.type,
+  reference: r.reference,
+  body: r.body,
+  createdAt: r.created_at,
+  state: r.state,
+  attempts: r.attempts,
+  nextAttemptAt: r.next_attempt_at,
+  deliveredAt: r.delivered_at,
+  lastError: r.last_error,
+});
+
+export interface PaymentRow {
+  reference: string;
+  checkout_id: string | null;
+  value_cents: number;
+  description: string | null;
+  partner_status: number;
+  brcode: string;
+  qr_code_url: string;
+  checkout_url: string;
+  created_at: number;
+  expires_at: number;
+  transaction_id: string;
+  updated_at: number;
+  final: number | boolean;
+  favoured: string | null;
+}
+
+export interface CheckoutRow {
+  id: string;
+  order_id: string;
+  value_cents: number;
+  description: string | null;
+  customer_name: string | null;
+  customer_document: string | null;
+  callback: string | null;
+  payment_reference: string | null;
+  renewals_used: number;
+  created_at: number;
+}
+
+export const toPayment = (r: PaymentRow): PaymentRecord => ({
+  reference: r.reference,
+  checkoutId: r.checkout_id,
+  valueCents: r.value_cents,
+  description: r.description,
+  partnerStatus: r.partner_status,
+  brcode: r.brcode,
+  qrCodeUrl: r.qr_code_url,
+  checkoutUrl: r.checkout_url,
+  createdAt: r.created_at,
+  expiresAt: r.expires_at,
+  transactionId: r.transaction_id,
+  updatedAt: r.updated_at,
+  final: r.final === 1 || r.final === true,
+  favoured: r.favoured,
+});
+
+export const toCheckout = (r: CheckoutRow): CheckoutRecord => ({
+  id: r.id,
+  orderId: r.order_id,
+  valueCents: r.value_cents,
+  description: r.description,
+  name: r.customer_name,
+  document: r.customer_document,
+  callback: r.callback,
+  paymentReference: r.payment_reference,
+  renewalsUsed: r.renewals_used,
+  createdAt: r.created_at,
+});
