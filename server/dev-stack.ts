@@ -12,7 +12,7 @@ import type { AddressInfo } from 'node:net';
 import type { Hono } from 'hono';
 import { LIMITS } from '../src/shared/limits.ts';
 import type { PixApp, PixRuntime } from './app.ts';
-import { proxyConfig, type AppSettings, type ProxyConfig } from './config.ts';
+import { DEFAULTS, proxyConfig, type AppSettings, type ProxyConfig } from './config.ts';
 import type { OutcomeEvent } from './domain/outcomes.ts';
 import { closeServer } from './http/close-server.ts';
 import { createNodeServer, nodeListener } from './http/node-listener.ts';
@@ -36,6 +36,10 @@ export interface DevStackOptions extends Omit<AppSettings, 'merchantWebhook'> {
   logger?: Logger;
   /** Keep the store here instead of a fresh temporary directory (kept on close). */
   dataDir?: string;
+  /** Keep the store in this Postgres database instead (PIX_DATABASE_URL): stacks given the same one are instances of one proxy. */
+  databaseUrl?: string;
+  /** With `databaseUrl`: how long a claim lasts (PIX_CLAIM_SECONDS, in ms). */
+  claimMs?: number;
   /** Use this running sandbox (not closed on close) instead of starting one: a proxy restart. */
   sandbox?: RunningSandbox;
   /** How the stack's own sandbox answers (`startSandbox({dialect})`); not with `sandbox`, which keeps its own. */
@@ -83,6 +87,8 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
     mount,
     logger: given,
     dataDir,
+    databaseUrl,
+    claimMs,
     sandbox,
     registerWebhook,
     merchantWebhook,
@@ -115,6 +121,7 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
     merchantWebhook:
       merchantWebhook && 'path' in merchantWebhook ? (({ path, ...rest }) => ({ ...rest, url: new URL(path, url).href }))(merchantWebhook) : merchantWebhook,
     partner: { ...base.partner, timeoutMs: partnerTimeoutMs ?? base.partner.timeoutMs },
+    database: databaseUrl ? { url: databaseUrl, poolSize: DEFAULTS.cluster.poolSize, claimMs: claimMs ?? DEFAULTS.cluster.claimMs } : undefined,
   };
   // A dialect needs the stack's own sandbox, started here and closed with the stack.
   let own: RunningSandbox | undefined;

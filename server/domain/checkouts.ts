@@ -137,7 +137,8 @@ export class CheckoutService {
   private async paidPayment(checkout: CheckoutRecord, maxAgeMs?: number): Promise<PaymentView | null> {
     const { payments, store } = this.options;
     for (const stored of await store.checkoutPayments(checkout.id)) {
-      const view = payments.view(stored.final ? stored : await payments.record(stored.reference, maxAgeMs));
+      // Asked now (maxAgeMs 0, before a new code is issued): never left to another instance's poll.
+      const view = payments.view(stored.final ? stored : await payments.record(stored.reference, maxAgeMs, maxAgeMs === 0));
       if (view.status === 'paid') return view;
     }
     return null;

@@ -199,26 +199,27 @@ export class PaymentService {
 
   /**
    * The stored record, refreshed from the partner first when it is unfinished and older than
-   * `maxAgeMs`. Only payments this proxy issued are served: others are not found.
+   * `maxAgeMs`; `forced` (before a new code is issued) asks even when another instance is polling it.
+   * Only payments this proxy issued are served: others are not found.
    */
-  async record(reference: string, maxAgeMs = this.staleAfterMs): Promise<PaymentRecord> {
+  async record(reference: string, maxAgeMs = this.staleAfterMs, forced = false): Promise<PaymentRecord> {
     const stored = await this.options.store.getPayment(reference);
     if (!stored) throw new DomainError('not_found', 'No such payment.');
     if (stored.final || this.options.now() - stored.updatedAt < maxAgeMs) return stored;
-    // maxAgeMs 0 is "ask now" (before a new code is issued): never left to another instance.
-    return this.refresh(stored, maxAgeMs === 0);
+    return this.refresh(stored, forced);
   }
 
   /**
    * Asks the partner, once for all concurrent callers, and stores what it says. Across instances
    * (a shared store), unless `forced`, one instance asks about a payment at a time: it holds the
-   * payment's poll lease for a watch interval; the others answer what the store has and hear the
-   * result (PaymentService.heard).
+   * payment's poll lease, renewed by each of its polls and lasting two watch intervals (so it does not
+   * lapse between them, and another instance takes over within two intervals of its holder dying);
+   * the others answer what the store has and hear the result (PaymentService.heard).
    */
   private async refresh(stored: PaymentRecord, forced = false): Promise<PaymentRecord> {
     const { reference } = stored;
     const cluster = this.options.store.cluster;
-    if (!forced && cluster && !this.refreshing.has(reference) && !(await cluster.lease(`poll:${reference}`, this.watchIntervalMs))) {
+    if (!forced && cluster && !this.refreshing.has(reference) && !(await cluster.lease(pollLease(reference), 2 * this.watchIntervalMs))) {
       return (await this.options.store.getPayment(reference)) ?? stored;
     }
     let pending = this.refreshing.get(reference);
@@ -362,7 +363,10 @@ export class PaymentService {
 
   private unwatch(reference: string, watch: Watch): void {
     clearTimeout(watch.timer);
-    if (this.watches.get(reference) === watch) this.watches.delete(reference);
+    if (this.watches.get(reference) !== watch) return;
+    this.watches.delete(reference);
+    // No one watches it here any more: another instance's watchers may poll it at once.
+    this.options.store.cluster?.release(pollLease(reference)).catch(() => undefined);
   }
 
   private schedule(reference: string, watch: Watch): void {
@@ -405,6 +409,9 @@ export class PaymentService {
     };
   }
 }
+
+/** The lease of whoever asks the partner about a payment now, across instances. */
+const pollLease = (reference: string) => `poll:${reference}`;
 
 /**
  * The view's JSON around its two per-read fields, in the view's key order (view() above): status

@@ -9,7 +9,8 @@
  *   made paid or canceled from a code.
  * - Both verdicts are kept in the store, per partner service and account, so a restart with the same
  *   setting keeps them (a mismatch with the pending code it saw); a changed setting or another
- *   service starts unverified.
+ *   service starts unverified. Instances sharing a store share them: an unverified one reads them
+ *   again every few seconds.
  * - Under a mismatch, explicit outcomes still work: a notification from an authenticated source (the
  *   caller decides: a secret path or the partner's source address) that says "approved" or
  *   "canceled" in words is applied when the partner reports a code other than the pending one seen.
@@ -36,6 +37,9 @@ export interface NumberingReport {
   problem?: string;
 }
 
+/** How often an unverified numbering looks for a verdict another instance kept (real time). */
+const RELOAD_UNVERIFIED_MS = 2000;
+
 /** Where the verdicts are remembered (the store's key-value table), per partner service and account. */
 const VERIFIED = 'status-codes-verified';
 const MISMATCH = 'status-codes-mismatch';
@@ -48,6 +52,7 @@ export class StatusNumbering {
   /** The approved code, learned from an authenticated notification under a mismatch. */
   private approvedCode: number | null = null;
   private loaded: Promise<void> | null = null;
+  private loadedAt = 0;
   /** Whether the mismatch is kept in the store. */
   private kept = false;
 
@@ -65,8 +70,13 @@ export class StatusNumbering {
     this.mismatchKey = `${MISMATCH}|${scope}`;
   }
 
-  /** Reads the verdicts kept by an earlier run (once). */
+  /**
+   * Reads the verdicts kept by an earlier run, or by another instance sharing the store: once, and
+   * again every few seconds while unverified (another instance's fresh payment may verify it).
+   */
   load(): Promise<void> {
+    if (this.loaded && this.state === 'unverified' && performance.now() - this.loadedAt >= RELOAD_UNVERIFIED_MS) this.loaded = null;
+    if (!this.loaded) this.loadedAt = performance.now();
     this.loaded ??= (async () => {
       const configured = formatStatusCodes(this.codes);
       const [verified, mismatch] = await Promise.all([
