@@ -9,8 +9,8 @@
  *   made paid or canceled from a code.
  * - Both verdicts are kept in the store, per partner service and account, so a restart with the same
  *   setting keeps them (a mismatch with the pending code it saw); a changed setting or another
- *   service starts unverified. Instances sharing a store share them: an unverified one reads them
- *   again every few seconds.
+ *   service starts unverified. Instances sharing a store share them: each reads them again every few
+ *   seconds, and a mismatch another one found stops its codes deciding too.
  * - Under a mismatch, explicit outcomes still work: a notification from an authenticated source (the
  *   caller decides: a secret path or the partner's source address) that says "approved" or
  *   "canceled" in words is applied when the partner reports a code other than the pending one seen.
@@ -37,8 +37,8 @@ export interface NumberingReport {
   problem?: string;
 }
 
-/** How often an unverified numbering looks for a verdict another instance kept (real time). */
-const RELOAD_UNVERIFIED_MS = 2000;
+/** How often the kept verdicts are read again (real time): another instance sharing the store may have reached one. */
+const RELOAD_MS = 2000;
 
 /** Where the verdicts are remembered (the store's key-value table), per partner service and account. */
 const VERIFIED = 'status-codes-verified';
@@ -72,10 +72,11 @@ export class StatusNumbering {
 
   /**
    * Reads the verdicts kept by an earlier run, or by another instance sharing the store: once, and
-   * again every few seconds while unverified (another instance's fresh payment may verify it).
+   * again every few seconds until a mismatch is known (another instance's fresh payment may verify
+   * the numbering, or its notification prove it wrong).
    */
   load(): Promise<void> {
-    if (this.loaded && this.state === 'unverified' && performance.now() - this.loadedAt >= RELOAD_UNVERIFIED_MS) this.loaded = null;
+    if (this.loaded && this.state !== 'mismatch' && performance.now() - this.loadedAt >= RELOAD_MS) this.loaded = null;
     if (!this.loaded) this.loadedAt = performance.now();
     this.loaded ??= (async () => {
       const configured = formatStatusCodes(this.codes);
@@ -83,17 +84,20 @@ export class StatusNumbering {
         this.memory?.load(this.verifiedKey).catch(() => null),
         this.memory?.load(this.mismatchKey).catch(() => null),
       ]);
-      if (this.state !== 'unverified') return;
+      if (this.state === 'mismatch') return;
       const kept = mismatch
         ? (JSON.parse(mismatch) as { configured?: string; seen_pending?: number | null; approved?: number | null; problem?: string })
         : null;
       if (kept?.configured === configured) {
+        // Found by another instance sharing the store (or an earlier run): no code decides from now on, here either.
+        if (this.state === 'verified')
+          this.log.error({ status_codes: configured, problem: kept.problem }, 'partner status codes do not match the setting (found by another instance)');
         this.state = 'mismatch';
         this.kept = true;
         this.seenPending = kept.seen_pending ?? null;
         this.approvedCode = kept.approved ?? null;
         this.problem = kept.problem;
-      } else if (verified === configured) {
+      } else if (verified === configured && this.state === 'unverified') {
         this.state = 'verified';
       }
     })().catch(() => undefined);

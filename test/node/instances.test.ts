@@ -209,6 +209,25 @@ describe('two instances over one Postgres', () => {
     }
   });
 
+  test('the status numbering is one verdict: verified by one instance, proven wrong by another, for both', async () => {
+    const [a, b] = await pair();
+    // B verifies it with its own new payment; A proves it wrong later (a new payment with another pending code).
+    await fetch(`${b.apiUrl}/payments`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"value":3}' });
+    assert.equal(b.pix.numbering.report().state, 'verified');
+    await a.pix.numbering.observeFresh({ code: 7, word: null }, 'some-new-payment');
+    assert.equal(a.pix.numbering.report().state, 'mismatch');
+    // B reads the kept verdicts again every 2 s (real time): then no code decides anything on B either.
+    await until(
+      async () => {
+        await b.pix.numbering.load();
+        return b.pix.numbering.report().state === 'mismatch';
+      },
+      "B to learn A's verdict",
+      10_000,
+    );
+    assert.equal(b.pix.numbering.meaning({ code: 2, word: null }), null, 'a code decides nothing on B now');
+  });
+
   test('/ready names the database and that the instance hears the others; close releases its leases', async () => {
     const [a, b] = await pair();
     const ready = (await (await fetch(`${a.url}/ready`)).json()) as { checks: Record<string, string> };
