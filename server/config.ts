@@ -501,7 +501,7 @@ export function proxyConfig(env: Record<string, string | undefined> = loadEnv())
 }
 
 /** postgres://[user[:password]@]host[:port]/database[?options]. */
-function isDatabaseUrl(raw: string): boolean {
+export function isDatabaseUrl(raw: string): boolean {
   try {
     const url = new URL(raw);
     return (url.protocol === 'postgres:' || url.protocol === 'postgresql:') && url.hostname !== '' && url.pathname.length > 1;

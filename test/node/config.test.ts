@@ -108,6 +108,30 @@ describe('proxy configuration', () => {
       );
   });
 
+  test('PIX_DATABASE_URL selects Postgres, with its pool and claim time; without it, SQLite', () => {
+    assert.equal(proxyConfig({}).database, undefined, 'SQLite in PIX_DATA_DIR by default');
+    const config = proxyConfig({
+      ...PRODUCTION,
+      PIX_DATABASE_URL: 'postgres://pix:s3cret-pw@db.internal:5432/pix?sslmode=require',
+      PIX_DATABASE_POOL_SIZE: '4',
+      PIX_CLAIM_SECONDS: '12',
+    });
+    assert.deepEqual(config.database, { url: 'postgres://pix:s3cret-pw@db.internal:5432/pix?sslmode=require', poolSize: 4, claimMs: 12_000 });
+    assert.deepEqual(proxyConfig({ PIX_DATABASE_URL: 'postgresql://db/pix' }).database, { url: 'postgresql://db/pix', poolSize: 10, claimMs: 30_000 });
+  });
+
+  test('a bad PIX_DATABASE_URL is named, never repeated (it may hold a password)', () => {
+    for (const url of ['mysql://u:s3cret-pw@db/pix', 'postgres://u:s3cret-pw@db', 'not a url s3cret-pw']) {
+      const found = problems({ ...PRODUCTION, PIX_DATABASE_URL: url });
+      assert.equal(found.length, 1, `${url}: ${found.join('; ')}`);
+      assert.match(found[0]!, /^PIX_DATABASE_URL must be a postgres:\/\//);
+      assert.ok(!found[0]!.includes('s3cret-pw'), 'the value is not repeated');
+    }
+    const bounds = problems({ ...PRODUCTION, PIX_DATABASE_URL: 'postgres://db/pix', PIX_CLAIM_SECONDS: '1', PIX_DATABASE_POOL_SIZE: '0' });
+    assert.equal(bounds.length, 2, bounds.join('; '));
+    assert.ok(bounds.some((p) => p.startsWith('PIX_CLAIM_SECONDS')) && bounds.some((p) => p.startsWith('PIX_DATABASE_POOL_SIZE')), bounds.join('; '));
+  });
+
   test('open-amount bounds must be in order', () => {
     assert.ok(problems({ PIX_OPEN_AMOUNT: 'true', PIX_OPEN_AMOUNT_MIN: '100', PIX_OPEN_AMOUNT_MAX: '10' }).some((p) => p.includes('MIN must not be above')));
   });

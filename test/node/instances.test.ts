@@ -228,6 +228,30 @@ describe('two instances over one Postgres', () => {
     assert.equal(b.pix.numbering.meaning({ code: 2, word: null }), null, 'a code decides nothing on B now');
   });
 
+  test('a database that cannot be used is a sentence to act on, naming the host, never the password', async () => {
+    const { openStore } = await import('../../server/store/open.ts');
+    const { StoreError } = await import('../../server/store/store.ts');
+    const { createServer } = await import('node:net');
+    const probe = createServer();
+    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+    const port = (probe.address() as { port: number }).port;
+    await new Promise((resolve) => probe.close(resolve));
+    const cases = [
+      { url: `postgres://pix:s3cret-pw@127.0.0.1:${port}/pix`, says: /cannot be reached.*check PIX_DATABASE_URL/ },
+      { url: postgres.url('no_such_database').replace('postgres@', 'postgres:s3cret-pw@'), says: /does not exist/ },
+    ];
+    for (const { url, says } of cases) {
+      const error = await openStore({ dataDir: '', databaseUrl: url }).then(
+        () => null,
+        (e: unknown) => e,
+      );
+      assert.ok(error instanceof StoreError, `a StoreError for ${says}: ${String(error)}`);
+      assert.match(error.message, says);
+      assert.match(error.message, /127\.0\.0\.1:\d+\//, 'names where');
+      assert.ok(!error.message.includes('s3cret-pw'), 'never the password');
+    }
+  });
+
   test('/ready names the database and that the instance hears the others; close releases its leases', async () => {
     const [a, b] = await pair();
     const ready = (await (await fetch(`${a.url}/ready`)).json()) as { checks: Record<string, string> };
