@@ -316,7 +316,10 @@ export interface Store {
 
   /** Throws when the store cannot answer (readiness). */
   ping(): Promise<void>;
-  /** Gives up this instance's leases and claims (others take its work at once), then closes. */
+  /**
+   * Gives up this instance's leases and its claims on notifications (others take that work at once),
+   * then closes. Claimed deliveries are released by the worker that claimed them (outbox.release).
+   */
   close(): Promise<void>;
 }
 

@@ -1,23 +1,113 @@
-/** The SQLite store on a real file in a temporary directory. */
+/**
+ * The two stores behind one interface, the same tests against each: SQLite on a real file in a
+ * temporary directory, Postgres in a real throwaway server (one cluster for this file, a fresh
+ * database per test). A second store object on the same database is a second instance on Postgres
+ * (its own claims, leases, changes heard); on SQLite every store object is the one holder. What only
+ * one of them has (SQLite's file, Postgres's migrations table and cluster) is tested on its own.
+ */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, describe, test } from 'node:test';
+import { after, afterEach, before, describe, test as nodeTest } from 'node:test';
 import Database from 'libsql';
-import { DB_FILE_NAME, openSqliteStore } from '../../server/store/sqlite/sqlite-store.ts';
-import type { CheckoutRecord, PaymentRecord, PayoutRecord } from '../../server/store/store.ts';
+import pg from 'pg';
 import { paymentOutcome, refusalOutcome, transferOutcome } from '../../server/domain/outcomes.ts';
+import { PARTNER_STATUS } from '../../server/partner/wire.ts';
+import { openStore, type StoreOptions } from '../../server/store/open.ts';
+import { DB_FILE_NAME } from '../../server/store/sqlite/sqlite-store.ts';
+import { StoreError, type CheckoutRecord, type PaymentRecord, type PayoutRecord, type Store, type StoreChange } from '../../server/store/store.ts';
+import { waitFor } from '../support/checks.ts';
+import { startPostgres, type RunningPostgres } from '../support/postgres.ts';
+
+/** A store call that never answers fails its test instead of hanging the file. */
+const test = (name: string, fn: () => Promise<void>): void => void nodeTest(name, { timeout: 30_000 }, fn);
+
+const PENDING = PARTNER_STATUS.pending;
+const APPROVED = PARTNER_STATUS.approved;
+const CANCELED = PARTNER_STATUS.canceled;
 
 const dirs: string[] = [];
-after(() => {
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-});
 function tempDir(): string {
   const dir = mkdtempSync(join(tmpdir(), 'pix-store-'));
   dirs.push(dir);
   return dir;
 }
+
+let postgres: RunningPostgres | undefined;
+before(async () => {
+  postgres = await startPostgres();
+});
+
+/** Every store a test opened, closed after it whatever happened (a second close does nothing). */
+const opened: Store[] = [];
+afterEach(
+  async () => {
+    await Promise.all(opened.splice(0).map((store) => store.close()));
+  },
+  { timeout: 30_000 },
+);
+after(async () => {
+  await postgres?.stop();
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+/** Where each store's database is, so that another store can be opened on it. */
+type Location = Pick<StoreOptions, 'dataDir' | 'databaseUrl'>;
+const locations = new WeakMap<Store, Location>();
+type Tuning = Pick<StoreOptions, 'claimMs' | 'cacheSize'>;
+
+async function openAt(location: Location, tuning: Tuning = {}): Promise<Store> {
+  const store = await openStore({ ...location, ...tuning });
+  opened.push(store);
+  locations.set(store, location);
+  return store;
+}
+function locationOf(store: Store): Location {
+  const location = locations.get(store);
+  assert.ok(location, 'a store this file opened');
+  return location;
+}
+
+interface StoreKind {
+  name: 'SQLite' | 'Postgres';
+  /** A store on a new, empty database. */
+  open(tuning?: Tuning): Promise<Store>;
+  /** Another store on the database of `of` (open or closed): another instance on Postgres, the same holder on SQLite. */
+  reopen(of: Store, tuning?: Tuning): Promise<Store>;
+}
+
+const kinds: StoreKind[] = [
+  {
+    name: 'SQLite',
+    open: (tuning) => openAt({ dataDir: tempDir() }, tuning),
+    reopen: (of, tuning) => openAt(locationOf(of), tuning),
+  },
+  {
+    name: 'Postgres',
+    async open(tuning) {
+      assert.ok(postgres, 'the Postgres cluster started in before()');
+      // dataDir is not used with a database URL: an empty directory shows it if it were.
+      return openAt({ dataDir: tempDir(), databaseUrl: await postgres.createDatabase() }, tuning);
+    },
+    reopen: (of, tuning) => openAt(locationOf(of), tuning),
+  },
+];
+
+/** A query on a Postgres store's database, on a connection of its own. */
+async function sql<R extends pg.QueryResultRow>(store: Store, text: string, values?: unknown[]): Promise<R[]> {
+  const url = locationOf(store).databaseUrl;
+  assert.ok(url, 'a Postgres store');
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query<R>(text, values)).rows;
+  } finally {
+    await client.end();
+  }
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 const checkout = (over: Partial<CheckoutRecord> = {}): CheckoutRecord => ({
   id: 'co_AAAAAAAAAAAAAAAAAAAAAAAA',
@@ -38,7 +128,7 @@ const payment = (over: Partial<PaymentRecord> = {}): PaymentRecord => ({
   checkoutId: null,
   valueCents: 4990,
   description: null,
-  partnerStatus: 1,
+  partnerStatus: PENDING,
   brcode: '000201...',
   qrCodeUrl: 'https://x/qr',
   checkoutUrl: 'https://x/c',
@@ -48,98 +138,6 @@ const payment = (over: Partial<PaymentRecord> = {}): PaymentRecord => ({
   updatedAt: 1_000,
   final: false,
   ...over,
-});
-
-describe('SQLite store', () => {
-  test('creates the file and its directory on first start, with the migrations recorded', async () => {
-    const dir = join(tempDir(), 'nested', 'data');
-    const store = openSqliteStore({ dataDir: dir });
-    await store.ping();
-    await store.close();
-    assert.ok(statSync(join(dir, DB_FILE_NAME)).size > 0, 'statSync(join(dir, DB_FILE_NAME)).size > 0');
-    const db = new Database(join(dir, DB_FILE_NAME));
-    const versions = (db.prepare('SELECT version FROM migrations').all() as { version: number }[]).map((r) => r.version);
-    const tables = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as { name: string }[]).map((r) => r.name);
-    db.close();
-    assert.deepEqual(versions, [1, 2, 3, 4, 5]);
-    for (const table of ['checkouts', 'payments', 'partner_tokens', 'webhook_events', 'payouts']) assert.ok(tables.includes(table), table);
-  });
-
-  test('reopening keeps every record and applies no migration twice', async () => {
-    const dir = tempDir();
-    let store = openSqliteStore({ dataDir: dir });
-    await store.createCheckout(checkout());
-    await store.attachPayment(checkout().id, payment({ checkoutId: checkout().id }), 0, null);
-    await store.tokens.save('https://partner|me', 'the-token');
-    const eventId = await store.webhookEvents.add('{"raw":true}', 5);
-    await store.close();
-
-    store = openSqliteStore({ dataDir: dir });
-    assert.equal((await store.getCheckout(checkout().id))?.paymentReference, 'ref1');
-    assert.equal((await store.getPayment('ref1'))?.valueCents, 4990);
-    assert.equal(await store.tokens.load('https://partner|me'), 'the-token');
-    assert.deepEqual(await store.webhookEvents.unprocessed(10), [{ id: eventId, rawBody: '{"raw":true}', receivedAt: 5, processedAt: null }]);
-    await store.webhookEvents.markProcessed(eventId, 9);
-    assert.deepEqual(await store.webhookEvents.unprocessed(10), []);
-    await store.close();
-  });
-
-  test('a database from a newer proxy is refused', async () => {
-    const dir = tempDir();
-    await openSqliteStore({ dataDir: dir }).close();
-    const db = new Database(join(dir, DB_FILE_NAME));
-    db.prepare('INSERT INTO migrations (version, applied_at) VALUES (99, 0)').run();
-    db.close();
-    assert.throws(() => openSqliteStore({ dataDir: dir }), /newer than this proxy/);
-  });
-
-  test('one checkout per order id: a second insert answers the first', async () => {
-    const store = openSqliteStore({ dataDir: tempDir() });
-    const first = await store.createCheckout(checkout());
-    const second = await store.createCheckout(checkout({ id: 'co_BBBBBBBBBBBBBBBBBBBBBBBB', valueCents: 1 }));
-    assert.equal(first.created, true);
-    assert.equal(second.created, false);
-    assert.equal(second.checkout.id, first.checkout.id);
-    assert.equal(second.checkout.valueCents, 4990);
-    await store.close();
-  });
-
-  test('a final status is never changed again (no downgrade)', async () => {
-    const store = openSqliteStore({ dataDir: tempDir() });
-    await store.insertPayment(payment());
-    await store.updatePaymentStatus('ref1', 2, true, 2_000, paymentOutcome);
-    await store.updatePaymentStatus('ref1', 1, false, 3_000, paymentOutcome);
-    const stored = await store.getPayment('ref1');
-    assert.deepEqual([stored?.partnerStatus, stored?.final, stored?.updatedAt], [2, true, 2_000]);
-    await store.close();
-  });
-
-  test("a checkout's payments, oldest first; attach is atomic", async () => {
-    const store = openSqliteStore({ dataDir: tempDir() });
-    await store.createCheckout(checkout());
-    await store.attachPayment(checkout().id, payment({ checkoutId: checkout().id }), 0, null);
-    await store.attachPayment(checkout().id, payment({ reference: 'ref2', transactionId: 'tx-2', createdAt: 2_000, checkoutId: checkout().id }), 1, 'ref1');
-    // The same transaction id again violates a constraint: neither the payment nor the checkout change.
-    await assert.rejects(store.attachPayment(checkout().id, payment({ reference: 'ref3', transactionId: 'tx-2', checkoutId: checkout().id }), 2, 'ref2'));
-    assert.deepEqual(
-      (await store.checkoutPayments(checkout().id)).map((p) => p.reference),
-      ['ref1', 'ref2'],
-    );
-    const stored = await store.getCheckout(checkout().id);
-    assert.deepEqual([stored?.paymentReference, stored?.renewalsUsed], ['ref2', 1]);
-    await store.close();
-  });
-
-  test('the token store clears', async () => {
-    const store = openSqliteStore({ dataDir: tempDir() });
-    await store.tokens.save('k', 'a');
-    await store.tokens.save('k', 'b');
-    assert.equal(await store.tokens.load('k'), 'b');
-    await store.tokens.clear('k');
-    assert.equal(await store.tokens.load('k'), null);
-    await store.close();
-    await assert.rejects(store.ping(), /closed/);
-  });
 });
 
 const payout = (over: Partial<PayoutRecord> = {}): PayoutRecord => ({
@@ -162,124 +160,715 @@ const payout = (over: Partial<PayoutRecord> = {}): PayoutRecord => ({
   updatedAt: 1_000,
   ...over,
 });
-const APPROVED = 2;
-const CANCELED = 3;
-const transfer = (reference: string, at = 2_000) => ({ reference, partnerStatus: 1, final: false, valueCents: 1000, createdAt: at, updatedAt: at });
+const transfer = (reference: string, at = 2_000) => ({ reference, partnerStatus: PENDING, final: false, valueCents: 1000, createdAt: at, updatedAt: at });
 
-describe('SQLite store: payouts', () => {
-  test('one payout per idempotency key: the second create answers the first, unchanged', async () => {
-    const store = openSqliteStore({ dataDir: tempDir() });
-    const first = await store.payouts.create(payout(), APPROVED);
-    const second = await store.payouts.create(payout({ id: 'tr_BBBBBBBBBBBBBBBBBBBBBBBB', transactionId: 'ptx-2', valueCents: 5 }), APPROVED);
-    assert.ok('created' in first && first.created, '’created’ in first && first.created');
-    assert.ok('created' in second && !second.created, '’created’ in second && !second.created');
-    assert.equal(second.payout.id, 'tr_AAAAAAAAAAAAAAAAAAAAAAAA');
-    assert.equal(second.payout.valueCents, 1000);
-    await store.close();
-  });
+/** `tr_` and 24 characters, unique per tag and number. */
+const payoutId = (tag: string, n: number) => `tr_${tag}${String(n).padStart(24 - tag.length, '0')}`;
 
-  test('sent: follows its transfer and forgets the document; its final status gives the payout its outcome and one event naming it', async () => {
-    const store = openSqliteStore({ dataDir: tempDir() });
-    await store.payouts.create(payout(), APPROVED);
-    const sent = await store.payouts.markSent('tr_AAAAAAAAAAAAAAAAAAAAAAAA', transfer('pref-1'), transferOutcome);
-    assert.deepEqual([sent.payout.state, sent.payout.reference, sent.payout.customerDocument, sent.outcome], ['pending', 'pref-1', null, null]);
-    assert.equal((await store.transfers.get('pref-1'))?.final, false);
-    const change = await store.transfers.updateStatus('pref-1', APPROVED, true, 3_000, transferOutcome);
-    assert.equal(change.outcome?.type, 'transfer.approved');
-    assert.equal(change.outcome?.data.transfer_id, 'tr_AAAAAAAAAAAAAAAAAAAAAAAA');
-    assert.equal(change.outcome?.data.transfer_reference, 'seller-1');
-    assert.equal((await store.payouts.get('tr_AAAAAAAAAAAAAAAAAAAAAAAA'))?.state, 'approved');
-    assert.deepEqual(
-      (await store.outbox.list()).map((e) => e.type),
-      ['transfer.approved'],
-    );
-    await store.close();
-  });
+/** A checkout of `cents` whose one payment is approved. */
+async function paidCheckout(store: Store, cents: number, id = checkout().id): Promise<string> {
+  await store.createCheckout(checkout({ id, orderId: `order-${id}`, valueCents: cents }));
+  const reference = `pay-${id}`;
+  assert.equal(await store.attachPayment(id, payment({ reference, transactionId: `tx-${id}`, checkoutId: id, valueCents: cents }), 0, null), true);
+  assert.equal((await store.updatePaymentStatus(reference, APPROVED, true, 2_000, paymentOutcome)).changed, true);
+  return id;
+}
 
-  test('its webhook before its answer: sending it finds the transfer final and takes its outcome, with no second event', async () => {
-    const store = openSqliteStore({ dataDir: tempDir() });
-    await store.payouts.create(payout(), APPROVED);
-    await store.transfers.track(transfer('pref-2'));
-    await store.transfers.updateStatus('pref-2', CANCELED, true, 2_500, transferOutcome);
-    const sent = await store.payouts.markSent('tr_AAAAAAAAAAAAAAAAAAAAAAAA', transfer('pref-2', 3_000), transferOutcome);
-    assert.equal(sent.payout.state, 'canceled');
-    assert.equal(sent.outcome?.type, 'transfer.canceled');
-    assert.equal((await store.outbox.list()).length, 1);
-    await store.close();
-  });
+/** `count` payments made final at `at`: as many deliveries in the outbox, due at `at`; answers their ids, oldest first. */
+async function dueDeliveries(store: Store, count: number, at: number): Promise<number[]> {
+  for (let n = 1; n <= count; n++) {
+    await store.insertPayment(payment({ reference: `due-${n}`, transactionId: `tx-due-${n}` }));
+    assert.ok((await store.updatePaymentStatus(`due-${n}`, APPROVED, true, at, paymentOutcome)).outcome, `an outcome for due-${n}`);
+  }
+  const ids = (await store.outbox.list({ state: 'pending' })).map((e) => e.id);
+  assert.equal(ids.length, count);
+  return ids;
+}
 
-  test('refused: the reason, the event in the outbox with the order of a refund, in one step; unknown and discard', async () => {
-    const store = openSqliteStore({ dataDir: tempDir() });
-    await store.createCheckout(checkout());
-    await store.attachPayment(checkout().id, payment({ checkoutId: checkout().id }), 0, null);
-    await store.updatePaymentStatus('ref1', APPROVED, true, 2_000, paymentOutcome);
-    await store.payouts.create(payout({ checkoutId: checkout().id }), APPROVED);
-    const refused = await store.payouts.markRefused('tr_AAAAAAAAAAAAAAAAAAAAAAAA', 'kyc_not_approved', 'KYC pending', 3_000, refusalOutcome);
-    assert.deepEqual([refused.payout.state, refused.payout.reason, refused.payout.customerDocument], ['refused', 'kyc_not_approved', null]);
-    assert.equal(refused.outcome.data.order_id, 'order-1');
-    assert.ok(
-      (await store.outbox.list()).some((e) => e.type === 'transfer.refused'),
-      '(await store.outbox.list()).some((e) => e.type === ’transfer.refused’)',
-    );
-    // Unknown: kept, and never discarded; a payout with no answer yet may be discarded.
-    await store.payouts.create(payout({ id: 'tr_CCCCCCCCCCCCCCCCCCCCCCCC', idempotencyKey: 'key-3', transactionId: 'ptx-3' }), APPROVED);
-    assert.equal((await store.payouts.markUnknown('tr_CCCCCCCCCCCCCCCCCCCCCCCC', 4_000)).state, 'unknown');
-    await store.payouts.create(payout({ id: 'tr_DDDDDDDDDDDDDDDDDDDDDDDD', idempotencyKey: 'key-4', transactionId: 'ptx-4' }), APPROVED);
-    await store.payouts.discard('tr_DDDDDDDDDDDDDDDDDDDDDDDD');
-    assert.equal(await store.payouts.get('tr_DDDDDDDDDDDDDDDDDDDDDDDD'), null);
-    // A payout that has an answer is never discarded.
-    await store.payouts.discard('tr_CCCCCCCCCCCCCCCCCCCCCCCC');
-    assert.equal((await store.payouts.get('tr_CCCCCCCCCCCCCCCCCCCCCCCC'))?.state, 'unknown');
-    await store.close();
-  });
+const ids = (records: readonly { id: number }[]) => records.map((r) => r.id);
 
-  test('refunds: not paid, what is left (0 asks for all of it), never past the paid value', async () => {
-    const store = openSqliteStore({ dataDir: tempDir() });
-    await store.createCheckout(checkout());
-    const refund = (n: number, cents: number) =>
-      store.payouts.create(
-        payout({ id: `tr_${String(n).padStart(24, 'R')}`, idempotencyKey: `r-${n}`, transactionId: `rt-${n}`, checkoutId: checkout().id, valueCents: cents }),
-        APPROVED,
+/** Opens connections up front (Postgres's pool opens them on demand), so that calls made at once run at once. */
+async function warm(...stores: Store[]): Promise<void> {
+  await Promise.all(stores.flatMap((store) => Array.from({ length: 8 }, () => store.getCheckout('co_warm'))));
+}
+
+for (const kind of kinds) {
+  describe(`${kind.name} store`, () => {
+    test('names its kind; only a shared store has a cluster', async () => {
+      const store = await kind.open();
+      assert.equal(store.kind, kind.name === 'SQLite' ? 'sqlite' : 'postgres');
+      if (kind.name === 'SQLite') assert.equal(store.cluster, undefined);
+      else assert.ok(store.cluster && store.cluster.instanceId.length > 0, 'a Postgres store has a cluster with an instance id');
+      await store.ping();
+    });
+
+    test('reopening keeps every record and applies no migration twice', async () => {
+      const store = await kind.open();
+      await store.createCheckout(checkout());
+      assert.equal(await store.attachPayment(checkout().id, payment({ checkoutId: checkout().id }), 0, null), true);
+      await store.tokens.save('https://partner|me', 'the-token');
+      const eventId = await store.webhookEvents.add('{"raw":true}', 5);
+      await store.close();
+
+      const again = await kind.reopen(store);
+      assert.equal((await again.getCheckout(checkout().id))?.paymentReference, 'ref1');
+      assert.equal((await again.getPayment('ref1'))?.valueCents, 4990);
+      assert.equal(await again.tokens.load('https://partner|me'), 'the-token');
+      assert.deepEqual(await again.webhookEvents.unprocessed(10), [{ id: eventId, rawBody: '{"raw":true}', receivedAt: 5, processedAt: null }]);
+      await again.webhookEvents.markProcessed(eventId, 9);
+      assert.deepEqual(await again.webhookEvents.unprocessed(10), []);
+    });
+
+    test('one checkout per order id: a second insert answers the first', async () => {
+      const store = await kind.open();
+      const first = await store.createCheckout(checkout());
+      const second = await store.createCheckout(checkout({ id: 'co_BBBBBBBBBBBBBBBBBBBBBBBB', valueCents: 1 }));
+      assert.equal(first.created, true);
+      assert.equal(second.created, false);
+      assert.equal(second.checkout.id, first.checkout.id);
+      assert.equal(second.checkout.valueCents, 4990);
+      assert.equal(await store.getCheckout('co_BBBBBBBBBBBBBBBBBBBBBBBB'), null);
+    });
+
+    test('a final status is never changed again (no downgrade); its outcome is recorded once', async () => {
+      const store = await kind.open();
+      await store.insertPayment(payment());
+      assert.deepEqual(await store.updatePaymentStatus('ref1', PENDING, false, 1_500, paymentOutcome), { changed: true, outcome: null });
+      const final = await store.updatePaymentStatus('ref1', APPROVED, true, 2_000, paymentOutcome);
+      assert.deepEqual([final.changed, final.outcome?.type, final.outcome?.data.reference], [true, 'payment.paid', 'ref1']);
+      assert.deepEqual(await store.updatePaymentStatus('ref1', PENDING, false, 3_000, paymentOutcome), { changed: false, outcome: null });
+      assert.deepEqual(await store.updatePaymentStatus('ref1', CANCELED, true, 3_000, paymentOutcome), { changed: false, outcome: null });
+      const stored = await store.getPayment('ref1');
+      assert.deepEqual([stored?.partnerStatus, stored?.final, stored?.updatedAt], [APPROVED, true, 2_000]);
+      assert.deepEqual(
+        (await store.outbox.list()).map((e) => [e.type, e.reference, e.eventId]),
+        [['payment.paid', 'ref1', final.outcome?.id]],
       );
-    assert.deepEqual(await refund(1, 100), { problem: 'not_paid', refundableCents: 0 });
-    await store.attachPayment(checkout().id, payment({ checkoutId: checkout().id }), 0, null);
-    await store.updatePaymentStatus('ref1', APPROVED, true, 2_000, paymentOutcome);
-    assert.ok('created' in (await refund(2, 4000)), '’created’ in (await refund(2, 4000))');
-    assert.deepEqual(await refund(3, 991), { problem: 'exceeds', refundableCents: 990 });
-    const rest = await refund(4, 0);
-    assert.ok('payout' in rest && rest.payout.valueCents === 990, '’payout’ in rest && rest.payout.valueCents === 990');
-    assert.deepEqual(await refund(5, 0), { problem: 'exceeds', refundableCents: 0 });
-    await store.close();
-  });
-
-  test('the list: newest first, by state, from a cursor; a crash mid-call found by age', async () => {
-    const store = openSqliteStore({ dataDir: tempDir() });
-    for (let n = 1; n <= 5; n++) {
-      await store.payouts.create(
-        payout({ id: `tr_${String(n).padStart(24, 'L')}`, idempotencyKey: `l-${n}`, transactionId: `lt-${n}`, createdAt: n * 1_000 }),
-        APPROVED,
+      assert.deepEqual(
+        (await store.nonFinalPayments(10)).map((p) => p.reference),
+        [],
       );
+    });
+
+    test("a checkout's payments, oldest first; attach is atomic", async () => {
+      const store = await kind.open();
+      await store.createCheckout(checkout());
+      assert.equal(await store.attachPayment(checkout().id, payment({ checkoutId: checkout().id }), 0, null), true);
+      assert.equal(
+        await store.attachPayment(checkout().id, payment({ reference: 'ref2', transactionId: 'tx-2', createdAt: 2_000, checkoutId: checkout().id }), 1, 'ref1'),
+        true,
+      );
+      // The same transaction id again violates a constraint: neither the payment nor the checkout change.
+      await assert.rejects(store.attachPayment(checkout().id, payment({ reference: 'ref3', transactionId: 'tx-2', checkoutId: checkout().id }), 2, 'ref2'));
+      assert.deepEqual(
+        (await store.checkoutPayments(checkout().id)).map((p) => p.reference),
+        ['ref1', 'ref2'],
+      );
+      assert.equal(await store.getPayment('ref3'), null);
+      const stored = await store.getCheckout(checkout().id);
+      assert.deepEqual([stored?.paymentReference, stored?.renewalsUsed], ['ref2', 1]);
+    });
+
+    test("attach with nothing attached, twice: the first is made current; the second is kept in the checkout's payments, never current", async () => {
+      const store = await kind.open();
+      await store.createCheckout(checkout());
+      assert.equal(await store.attachPayment(checkout().id, payment({ checkoutId: checkout().id }), 0, null), true);
+      assert.equal(await store.attachPayment(checkout().id, payment({ reference: 'ref2', transactionId: 'tx-2', checkoutId: checkout().id }), 0, null), false);
+      const stored = await store.getCheckout(checkout().id);
+      assert.deepEqual([stored?.paymentReference, stored?.renewalsUsed], ['ref1', 0]);
+      assert.deepEqual(
+        (await store.checkoutPayments(checkout().id)).map((p) => p.reference),
+        ['ref1', 'ref2'],
+      );
+      assert.equal((await store.getPayment('ref2'))?.checkoutId, checkout().id);
+    });
+
+    test('a renewal naming the current payment is made current; one naming a stale payment is kept but not made current', async () => {
+      const store = await kind.open();
+      await store.createCheckout(checkout());
+      await store.attachPayment(checkout().id, payment({ checkoutId: checkout().id }), 0, null);
+      const renewal = (n: number) => payment({ reference: `ref${n}`, transactionId: `tx-${n}`, createdAt: n * 1_000, checkoutId: checkout().id });
+      assert.equal(await store.attachPayment(checkout().id, renewal(2), 1, 'ref1'), true);
+      // Another issuer read ref1 too, before ref2 was attached.
+      assert.equal(await store.attachPayment(checkout().id, renewal(3), 1, 'ref1'), false);
+      // Nothing attached, as read before anything was: stale too.
+      assert.equal(await store.attachPayment(checkout().id, renewal(4), 1, null), false);
+      const stored = await store.getCheckout(checkout().id);
+      assert.deepEqual([stored?.paymentReference, stored?.renewalsUsed], ['ref2', 1]);
+      assert.deepEqual(
+        (await store.checkoutPayments(checkout().id)).map((p) => p.reference),
+        ['ref1', 'ref2', 'ref3', 'ref4'],
+      );
+      assert.equal(await store.attachPayment(checkout().id, renewal(5), 2, 'ref2'), true);
+      assert.deepEqual([(await store.getCheckout(checkout().id))?.paymentReference, (await store.getCheckout(checkout().id))?.renewalsUsed], ['ref5', 2]);
+    });
+
+    test('two store objects attaching at once to a checkout with nothing attached: exactly one is made current', async () => {
+      const a = await kind.open();
+      const b = await kind.reopen(a);
+      await warm(a, b);
+      for (let n = 1; n <= 8; n++) {
+        const id = `co_${String(n).padStart(24, 'X')}`;
+        await a.createCheckout(checkout({ id, orderId: `race-${n}` }));
+        const issued = (who: string) => payment({ reference: `${who}-${n}`, transactionId: `tx-${who}-${n}`, checkoutId: id });
+        const [byA, byB] = await Promise.all([a.attachPayment(id, issued('a'), 0, null), b.attachPayment(id, issued('b'), 0, null)]);
+        assert.equal(Number(byA) + Number(byB), 1, `exactly one made current (checkout ${n}: A ${byA}, B ${byB})`);
+        assert.equal((await a.getCheckout(id))?.paymentReference, byA ? `a-${n}` : `b-${n}`);
+        assert.deepEqual((await b.checkoutPayments(id)).map((p) => p.reference).sort(), [`a-${n}`, `b-${n}`]);
+      }
+    });
+
+    test('the token store saves, replaces and clears; a closed store refuses', async () => {
+      const store = await kind.open();
+      assert.equal(await store.tokens.load('k'), null);
+      await store.tokens.save('k', 'a');
+      await store.tokens.save('k', 'b');
+      assert.equal(await store.tokens.load('k'), 'b');
+      await store.tokens.clear('k');
+      assert.equal(await store.tokens.load('k'), null);
+      await store.close();
+      await assert.rejects(store.ping(), /closed/);
+    });
+
+    test('notifications: listed oldest first without a claim; claimed by the store that added them, again and again; processed ones never', async () => {
+      const store = await kind.open({ claimMs: 10_000 });
+      const later = await store.webhookEvents.add('{"n":1}', 5);
+      const earlier = await store.webhookEvents.add('{"n":2}', 3);
+      const rejected = await store.webhookEvents.addRejected('not json', 4, 'unreadable');
+      const listed = await store.webhookEvents.unprocessed(10);
+      assert.deepEqual(ids(listed), [earlier, later]);
+      assert.deepEqual(listed[0], { id: earlier, rawBody: '{"n":2}', receivedAt: 3, processedAt: null });
+      assert.equal(await store.webhookEvents.countUnprocessed(), 2);
+      assert.equal(await store.webhookEvents.countUnprocessed(1), 1);
+      // Held by this store: its own claims are its own to take up, at any time.
+      assert.deepEqual(ids(await store.webhookEvents.claimUnprocessed(10, 6)), [earlier, later]);
+      assert.deepEqual(ids(await store.webhookEvents.claimUnprocessed(10, 6)), [earlier, later]);
+      assert.deepEqual(await store.webhookEvents.claimUnprocessed(1, 7), [{ id: earlier, rawBody: '{"n":2}', receivedAt: 3, processedAt: null }]);
+      await store.webhookEvents.markProcessed(earlier, 8, 'applied');
+      assert.deepEqual(ids(await store.webhookEvents.claimUnprocessed(10, 9)), [later]);
+      assert.deepEqual(ids(await store.webhookEvents.unprocessed(10)), [later]);
+      assert.deepEqual(
+        (await store.webhookEvents.listByResult(['unreadable', 'unknown_reference'], 10)).map((e) => [e.id, e.result, e.processedAt]),
+        [[rejected, 'unreadable', 4]],
+      );
+      assert.equal(await store.webhookEvents.expireUnprocessed(6, 20), 1);
+      assert.deepEqual(await store.webhookEvents.claimUnprocessed(10, 21), []);
+      assert.equal(await store.webhookEvents.countUnprocessed(), 0);
+    });
+
+    if (kind.name === 'Postgres') {
+      test("a notification one instance added is another's only once its claim ran out (claimed_until <= now), or at once when the first closes", async () => {
+        const a = await kind.open({ claimMs: 10_000 });
+        const b = await kind.reopen(a, { claimMs: 10_000 });
+        const first = await a.webhookEvents.add('{"n":1}', 1_000);
+        assert.deepEqual(await b.webhookEvents.claimUnprocessed(10, 1_000), []);
+        assert.deepEqual(await b.webhookEvents.claimUnprocessed(10, 10_999), []);
+        // Listed to both, whoever holds it.
+        assert.deepEqual(ids(await b.webhookEvents.unprocessed(10)), [first]);
+        assert.deepEqual(ids(await b.webhookEvents.claimUnprocessed(10, 11_000)), [first]);
+        // Now B's, until 21,000.
+        assert.deepEqual(await a.webhookEvents.claimUnprocessed(10, 11_000), []);
+        assert.deepEqual(await a.webhookEvents.claimUnprocessed(10, 20_999), []);
+        assert.deepEqual(ids(await a.webhookEvents.claimUnprocessed(10, 21_000)), [first]);
+        await a.webhookEvents.markProcessed(first, 21_500, 'applied');
+
+        const second = await a.webhookEvents.add('{"n":2}', 50_000);
+        assert.deepEqual(await b.webhookEvents.claimUnprocessed(10, 50_000), []);
+        await a.close();
+        assert.deepEqual(ids(await b.webhookEvents.claimUnprocessed(10, 50_000)), [second]);
+      });
+    } else {
+      test('a notification one store object added is claimable by another at once (SQLite: every store object is the one holder, "local")', async () => {
+        const a = await kind.open({ claimMs: 10_000 });
+        const b = await kind.reopen(a, { claimMs: 10_000 });
+        const event = await a.webhookEvents.add('{"n":1}', 1_000);
+        assert.deepEqual(ids(await b.webhookEvents.claimUnprocessed(10, 1_000)), [event]);
+        assert.deepEqual(ids(await a.webhookEvents.claimUnprocessed(10, 1_000)), [event]);
+        await b.webhookEvents.markProcessed(event, 2_000, 'applied');
+        assert.deepEqual(await a.webhookEvents.claimUnprocessed(10, 2_000), []);
+      });
     }
-    await store.payouts.markUnknown(`tr_${'2'.padStart(24, 'L')}`, 9_000);
-    const all = (await store.payouts.list({ limit: 10 })).payouts;
-    assert.deepEqual(
-      all.map((p) => p.idempotencyKey),
-      ['l-5', 'l-4', 'l-3', 'l-2', 'l-1'],
-    );
-    const after3 = (await store.payouts.list({ limit: 10, before: all[2]!.seq })).payouts;
-    assert.deepEqual(
-      after3.map((p) => p.idempotencyKey),
-      ['l-2', 'l-1'],
-    );
-    assert.deepEqual(
-      (await store.payouts.list({ limit: 10, states: ['unknown'] })).payouts.map((p) => p.idempotencyKey),
-      ['l-2'],
-    );
-    const expired = await store.payouts.expireSending(3_500, 10_000);
-    assert.deepEqual(expired.map((p) => [p.idempotencyKey, p.state, p.reason]).sort(), [
-      ['l-1', 'unknown', 'answer_lost'],
-      ['l-3', 'unknown', 'answer_lost'],
-    ]);
+
+    test('deliveries: a claim answers the due ones oldest first and puts them off for claimMs; release makes them due again; an attempt sets the next one', async () => {
+      const store = await kind.open({ claimMs: 10_000 });
+      const [d1, d2, d3] = await dueDeliveries(store, 3, 2_000);
+      assert.ok(d1 !== undefined && d2 !== undefined && d3 !== undefined, 'three deliveries');
+      assert.deepEqual(await store.outbox.claimDue(1_999, 10), []);
+      const claimed = await store.outbox.claimDue(2_000, 2);
+      assert.deepEqual(ids(claimed), [d1, d2]);
+      assert.deepEqual(
+        claimed.map((e) => [e.state, e.attempts]),
+        [
+          ['pending', 0],
+          ['pending', 0],
+        ],
+      );
+      assert.equal((await store.outbox.get(d1))?.nextAttemptAt, 12_000);
+      assert.deepEqual(ids(await store.outbox.claimDue(2_000, 10)), [d3]);
+      // A second worker at the same moment finds nothing: every due one is claimed.
+      assert.deepEqual(await store.outbox.claimDue(2_000, 10), []);
+      assert.deepEqual(await store.outbox.claimDue(11_999, 10), []);
+      // A worker that died leaves its claims: due again once they run out.
+      assert.deepEqual(ids(await store.outbox.claimDue(12_000, 10)), [d1, d2, d3]);
+
+      // Claimed but not attempted (shutdown): due again at once.
+      await store.outbox.release([d1, d2], 13_000);
+      assert.equal((await store.outbox.get(d1))?.nextAttemptAt, 13_000);
+      assert.deepEqual(await store.outbox.claimDue(12_999, 10), []);
+      assert.deepEqual(ids(await store.outbox.claimDue(13_000, 10)), [d1, d2]);
+
+      await store.outbox.recordAttempt(
+        d1,
+        { at: 13_000, status: 500, error: 'HTTP 500', durationMs: 12 },
+        { state: 'pending', nextAttemptAt: 15_000, lastError: 'HTTP 500', deliveredAt: null },
+      );
+      const retried = await store.outbox.get(d1);
+      assert.deepEqual([retried?.state, retried?.attempts, retried?.nextAttemptAt, retried?.lastError], ['pending', 1, 15_000, 'HTTP 500']);
+      assert.deepEqual(await store.outbox.claimDue(14_999, 10), []);
+      assert.deepEqual(ids(await store.outbox.claimDue(15_000, 10)), [d1]);
+      await store.outbox.recordAttempt(
+        d1,
+        { at: 15_000, status: 200, error: null, durationMs: 8 },
+        { state: 'delivered', nextAttemptAt: 15_000, lastError: null, deliveredAt: 15_000 },
+      );
+      assert.deepEqual(
+        (await store.outbox.attempts(d1)).map((a) => [a.deliveryId, a.at, a.status, a.error, a.durationMs]),
+        [
+          [d1, 13_000, 500, 'HTTP 500', 12],
+          [d1, 15_000, 200, null, 8],
+        ],
+      );
+      // A delivered one is never released into sight again, nor claimed.
+      await store.outbox.release([d1], 16_000);
+      assert.equal((await store.outbox.get(d1))?.state, 'delivered');
+      assert.deepEqual(ids(await store.outbox.claimDue(1_000_000, 10)), [d2, d3]);
+      assert.deepEqual(ids(await store.outbox.list({ state: 'delivered' })), [d1]);
+    });
+
+    test('deliveries claimed at once by three store objects: never the same one twice, every due one claimed', async () => {
+      const a = await kind.open({ claimMs: 10_000 });
+      const b = await kind.reopen(a, { claimMs: 10_000 });
+      const c = await kind.reopen(a, { claimMs: 10_000 });
+      const due = await dueDeliveries(a, 50, 1_000);
+      await warm(a, b, c);
+      // Each round at the moment the previous round's claims run out: every delivery is due again.
+      for (let round = 0, now = 1_000; round < 4; round++, now += 10_000) {
+        const claims = await Promise.all([a, b, c, a, b, c].map((store) => store.outbox.claimDue(now, 10)));
+        for (const claim of claims) assert.ok(claim.length <= 10, `a claim answers at most its limit (got ${claim.length})`);
+        const all = claims.flatMap(ids);
+        assert.equal(new Set(all).size, all.length, `no delivery claimed twice in round ${round}: ${JSON.stringify(claims.map(ids))}`);
+        assert.deepEqual(
+          all.sort((x, y) => x - y),
+          due,
+        );
+        for (const store of [a, b, c]) assert.deepEqual(await store.outbox.claimDue(now, 100), []);
+      }
+    });
+
+    test('two store objects making one payment final at once: one change, one outcome, one delivery', async () => {
+      const a = await kind.open();
+      const b = await kind.reopen(a);
+      for (let n = 1; n <= 10; n++) await a.insertPayment(payment({ reference: `race-${n}`, transactionId: `tx-race-${n}` }));
+      await warm(a, b);
+      for (let n = 1; n <= 10; n++) {
+        const reference = `race-${n}`;
+        const [byA, byB] = await Promise.all([
+          a.updatePaymentStatus(reference, APPROVED, true, 2_000, paymentOutcome),
+          b.updatePaymentStatus(reference, CANCELED, true, 2_001, paymentOutcome),
+        ]);
+        assert.equal(Number(byA.changed) + Number(byB.changed), 1, `exactly one change for ${reference}`);
+        const [winner, loser] = byA.changed ? [byA, byB] : [byB, byA];
+        assert.ok(winner.outcome, `the change carries its outcome (${reference})`);
+        assert.equal(loser.outcome, null);
+        const status = byA.changed ? APPROVED : CANCELED;
+        assert.equal(winner.outcome.type, status === APPROVED ? 'payment.paid' : 'payment.canceled');
+        // Read afresh (no cache): the winner's status is the one stored.
+        const reader = await kind.reopen(a, { cacheSize: 0 });
+        assert.deepEqual([(await reader.getPayment(reference))?.partnerStatus, (await reader.getPayment(reference))?.final], [status, true]);
+        await reader.close();
+        if (kind.name === 'Postgres') {
+          // Each instance reads the stored status: the winner remembered it, the loser forgot its copy.
+          assert.equal((await a.getPayment(reference))?.partnerStatus, status);
+          assert.equal((await b.getPayment(reference))?.partnerStatus, status);
+        }
+      }
+      const outbox = await a.outbox.list();
+      assert.equal(outbox.length, 10);
+      assert.equal(new Set(outbox.map((e) => e.reference)).size, 10);
+    });
+  });
+
+  describe(`${kind.name} store: payouts`, () => {
+    test('one payout per idempotency key: the second create answers the first, unchanged', async () => {
+      const store = await kind.open();
+      const first = await store.payouts.create(payout(), APPROVED);
+      const second = await store.payouts.create(payout({ id: 'tr_BBBBBBBBBBBBBBBBBBBBBBBB', transactionId: 'ptx-2', valueCents: 5 }), APPROVED);
+      assert.ok('created' in first && first.created, `the first is created: ${JSON.stringify(first)}`);
+      assert.ok('created' in second && !second.created, `the second is not: ${JSON.stringify(second)}`);
+      assert.equal(second.payout.id, 'tr_AAAAAAAAAAAAAAAAAAAAAAAA');
+      assert.equal(second.payout.valueCents, 1000);
+      assert.equal(await store.payouts.get('tr_BBBBBBBBBBBBBBBBBBBBBBBB'), null);
+    });
+
+    test('sent: follows its transfer and forgets the document; its final status gives the payout its outcome and one event naming it', async () => {
+      const store = await kind.open();
+      await store.payouts.create(payout(), APPROVED);
+      const sent = await store.payouts.markSent('tr_AAAAAAAAAAAAAAAAAAAAAAAA', transfer('pref-1'), transferOutcome);
+      assert.deepEqual([sent.payout.state, sent.payout.reference, sent.payout.customerDocument, sent.outcome], ['pending', 'pref-1', null, null]);
+      assert.equal((await store.transfers.get('pref-1'))?.final, false);
+      assert.deepEqual(
+        (await store.transfers.nonFinal(10)).map((t) => t.reference),
+        ['pref-1'],
+      );
+      const change = await store.transfers.updateStatus('pref-1', APPROVED, true, 3_000, transferOutcome);
+      assert.equal(change.outcome?.type, 'transfer.approved');
+      assert.equal(change.outcome?.data.transfer_id, 'tr_AAAAAAAAAAAAAAAAAAAAAAAA');
+      assert.equal(change.outcome?.data.transfer_reference, 'seller-1');
+      assert.equal((await store.payouts.get('tr_AAAAAAAAAAAAAAAAAAAAAAAA'))?.state, 'approved');
+      assert.deepEqual(await store.transfers.updateStatus('pref-1', CANCELED, true, 4_000, transferOutcome), { changed: false, outcome: null });
+      assert.deepEqual(
+        (await store.outbox.list()).map((e) => e.type),
+        ['transfer.approved'],
+      );
+      assert.deepEqual(await store.transfers.nonFinal(10), []);
+    });
+
+    test('its webhook before its answer: sending it finds the transfer final and takes its outcome, with no second event', async () => {
+      const store = await kind.open();
+      await store.payouts.create(payout(), APPROVED);
+      await store.transfers.track(transfer('pref-2'));
+      await store.transfers.updateStatus('pref-2', CANCELED, true, 2_500, transferOutcome);
+      const sent = await store.payouts.markSent('tr_AAAAAAAAAAAAAAAAAAAAAAAA', transfer('pref-2', 3_000), transferOutcome);
+      assert.equal(sent.payout.state, 'canceled');
+      assert.equal(sent.outcome?.type, 'transfer.canceled');
+      assert.equal((await store.outbox.list()).length, 1);
+    });
+
+    test('refused: the reason, the event in the outbox with the order of a refund, in one step; unknown and discard', async () => {
+      const store = await kind.open();
+      await paidCheckout(store, 4990);
+      await store.payouts.create(payout({ checkoutId: checkout().id }), APPROVED);
+      const refused = await store.payouts.markRefused('tr_AAAAAAAAAAAAAAAAAAAAAAAA', 'kyc_not_approved', 'KYC pending', 3_000, refusalOutcome);
+      assert.deepEqual([refused.payout.state, refused.payout.reason, refused.payout.customerDocument], ['refused', 'kyc_not_approved', null]);
+      assert.equal(refused.outcome.data.order_id, `order-${checkout().id}`);
+      assert.deepEqual(
+        (await store.outbox.list()).map((e) => e.type),
+        ['payment.paid', 'transfer.refused'],
+      );
+      // Unknown: kept, and never discarded; a payout with no answer yet may be discarded.
+      await store.payouts.create(payout({ id: 'tr_CCCCCCCCCCCCCCCCCCCCCCCC', idempotencyKey: 'key-3', transactionId: 'ptx-3' }), APPROVED);
+      assert.equal((await store.payouts.markUnknown('tr_CCCCCCCCCCCCCCCCCCCCCCCC', 4_000)).state, 'unknown');
+      await store.payouts.create(payout({ id: 'tr_DDDDDDDDDDDDDDDDDDDDDDDD', idempotencyKey: 'key-4', transactionId: 'ptx-4' }), APPROVED);
+      await store.payouts.discard('tr_DDDDDDDDDDDDDDDDDDDDDDDD');
+      assert.equal(await store.payouts.get('tr_DDDDDDDDDDDDDDDDDDDDDDDD'), null);
+      // A payout that has an answer is never discarded.
+      await store.payouts.discard('tr_CCCCCCCCCCCCCCCCCCCCCCCC');
+      assert.equal((await store.payouts.get('tr_CCCCCCCCCCCCCCCCCCCCCCCC'))?.state, 'unknown');
+    });
+
+    test('refunds: not paid, what is left (0 asks for all of it), never past the paid value', async () => {
+      const store = await kind.open();
+      await store.createCheckout(checkout());
+      const refund = (n: number, cents: number) =>
+        store.payouts.create(
+          payout({ id: payoutId('R', n), idempotencyKey: `r-${n}`, transactionId: `rt-${n}`, checkoutId: checkout().id, valueCents: cents }),
+          APPROVED,
+        );
+      assert.deepEqual(await refund(1, 100), { problem: 'not_paid', refundableCents: 0 });
+      await store.attachPayment(checkout().id, payment({ checkoutId: checkout().id }), 0, null);
+      // Paid means approved: a pending payment refunds nothing.
+      assert.deepEqual(await refund(1, 100), { problem: 'not_paid', refundableCents: 0 });
+      await store.updatePaymentStatus('ref1', APPROVED, true, 2_000, paymentOutcome);
+      assert.ok('created' in (await refund(2, 4000)), 'a refund of 4000 of 4990 is created');
+      assert.deepEqual(await refund(3, 991), { problem: 'exceeds', refundableCents: 990 });
+      const rest = await refund(4, 0);
+      assert.ok('payout' in rest && rest.payout.valueCents === 990, `0 refunds what is left, 990: ${JSON.stringify(rest)}`);
+      assert.deepEqual(await refund(5, 0), { problem: 'exceeds', refundableCents: 0 });
+      // A refused refund gives back what it held.
+      await store.payouts.markRefused(payoutId('R', 4), 'bank_refused', null, 3_000, refusalOutcome);
+      assert.deepEqual(await refund(6, 991), { problem: 'exceeds', refundableCents: 990 });
+      assert.deepEqual(
+        (await store.payouts.ofCheckout(checkout().id)).map((p) => [p.idempotencyKey, p.valueCents, p.state]),
+        [
+          ['r-2', 4000, 'sending'],
+          ['r-4', 990, 'refused'],
+        ],
+      );
+    });
+
+    test('refunds from two store objects at once never pass the paid value: 7 of 3000 against 10000 paid, exactly 3 taken', async () => {
+      const a = await kind.open();
+      const b = await kind.reopen(a);
+      for (let round = 1; round <= 4; round++) {
+        const id = await paidCheckout(a, 10_000, `co_${String(round).padStart(24, 'P')}`);
+        await warm(a, b);
+        const answers = await Promise.all(
+          [1, 2, 3, 4, 5, 6, 7].map((n) =>
+            (n % 2 === 0 ? a : b).payouts.create(
+              payout({ id: payoutId(`C${round}`, n), idempotencyKey: `c-${round}-${n}`, transactionId: `ct-${round}-${n}`, checkoutId: id, valueCents: 3_000 }),
+              APPROVED,
+            ),
+          ),
+        );
+        const created = answers.filter((r) => 'created' in r && r.created);
+        const exceeds = answers.filter((r) => 'problem' in r && r.problem === 'exceeds');
+        assert.equal(created.length, 3, JSON.stringify(answers));
+        assert.equal(exceeds.length, 4, JSON.stringify(answers));
+        for (const refusal of exceeds) assert.deepEqual(refusal, { problem: 'exceeds', refundableCents: 1_000 });
+        assert.deepEqual(
+          (await b.payouts.ofCheckout(id)).map((p) => p.valueCents),
+          [3_000, 3_000, 3_000],
+        );
+      }
+    });
+
+    test('one payout per idempotency key when two store objects create it at once', async () => {
+      const a = await kind.open();
+      const b = await kind.reopen(a);
+      const refunded = await paidCheckout(a, 10_000);
+      await warm(a, b);
+      for (let n = 1; n <= 6; n++) {
+        // A payout, and a refund (decided under its checkout's lock), each asked of both at once.
+        const checkoutId = n % 2 === 0 ? refunded : null;
+        const asked = (who: string) =>
+          payout({ id: payoutId(who, n), idempotencyKey: `same-${n}`, transactionId: `${who}-tx-${n}`, checkoutId, valueCents: 1_000 });
+        const answers = await Promise.all([a.payouts.create(asked('A'), APPROVED), b.payouts.create(asked('B'), APPROVED)]);
+        const stored = answers.map((r) => ('payout' in r ? r.payout.id : `problem ${r.problem}`));
+        assert.equal(stored[0], stored[1], `both answer the one payout of key same-${n}: ${JSON.stringify(answers)}`);
+        assert.equal(answers.filter((r) => 'created' in r && r.created).length, 1, `one created for key same-${n}: ${JSON.stringify(answers)}`);
+      }
+      const listed = (await a.payouts.list({ limit: 100 })).payouts;
+      assert.equal(listed.length, 6);
+      assert.deepEqual(
+        (await b.payouts.ofCheckout(refunded)).map((p) => p.valueCents),
+        [1_000, 1_000, 1_000],
+      );
+    });
+
+    test('the list: newest first, by state, from a cursor; a crash mid-call found by age', async () => {
+      const store = await kind.open();
+      for (let n = 1; n <= 5; n++) {
+        await store.payouts.create(payout({ id: payoutId('L', n), idempotencyKey: `l-${n}`, transactionId: `lt-${n}`, createdAt: n * 1_000 }), APPROVED);
+      }
+      await store.payouts.markUnknown(payoutId('L', 2), 9_000);
+      const all = (await store.payouts.list({ limit: 10 })).payouts;
+      assert.deepEqual(
+        all.map((p) => p.idempotencyKey),
+        ['l-5', 'l-4', 'l-3', 'l-2', 'l-1'],
+      );
+      const after3 = (await store.payouts.list({ limit: 10, before: all[2]!.seq })).payouts;
+      assert.deepEqual(
+        after3.map((p) => p.idempotencyKey),
+        ['l-2', 'l-1'],
+      );
+      assert.deepEqual(
+        (await store.payouts.list({ limit: 2 })).payouts.map((p) => p.idempotencyKey),
+        ['l-5', 'l-4'],
+      );
+      assert.deepEqual(
+        (await store.payouts.list({ limit: 10, states: ['unknown'] })).payouts.map((p) => p.idempotencyKey),
+        ['l-2'],
+      );
+      const expired = await store.payouts.expireSending(3_500, 10_000);
+      assert.deepEqual(expired.map((p) => [p.idempotencyKey, p.state, p.reason]).sort(), [
+        ['l-1', 'unknown', 'answer_lost'],
+        ['l-3', 'unknown', 'answer_lost'],
+      ]);
+      assert.deepEqual(await store.payouts.expireSending(3_500, 11_000), []);
+      assert.deepEqual(
+        (await store.payouts.list({ limit: 10, states: ['sending'] })).payouts.map((p) => p.idempotencyKey),
+        ['l-5', 'l-4'],
+      );
+    });
+  });
+}
+
+describe('SQLite store: its file', () => {
+  const sqlite = kinds.find((k) => k.name === 'SQLite')!;
+
+  test('creates the file and its directory on first start, with the migrations recorded', async () => {
+    const dir = join(tempDir(), 'nested', 'data');
+    const store = await openAt({ dataDir: dir });
+    await store.ping();
     await store.close();
+    await (await sqlite.reopen(store)).close();
+    assert.ok(statSync(join(dir, DB_FILE_NAME)).size > 0, 'the database file is written');
+    const db = new Database(join(dir, DB_FILE_NAME));
+    const versions = (db.prepare('SELECT version FROM migrations').all() as { version: number }[]).map((r) => r.version);
+    const tables = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as { name: string }[]).map((r) => r.name);
+    db.close();
+    assert.deepEqual(versions, [1, 2, 3, 4, 5]);
+    for (const table of ['checkouts', 'payments', 'partner_tokens', 'webhook_events', 'transfers', 'outbox', 'delivery_attempts', 'payouts']) {
+      assert.ok(tables.includes(table), `a ${table} table`);
+    }
+  });
+
+  test('a database from a newer proxy is refused', async () => {
+    const store = await sqlite.open();
+    await store.close();
+    const db = new Database(join(locationOf(store).dataDir, DB_FILE_NAME));
+    db.prepare('INSERT INTO migrations (version, applied_at) VALUES (99, 0)').run();
+    db.close();
+    await assert.rejects(sqlite.reopen(store), /newer than this proxy/);
+  });
+});
+
+describe('Postgres store: its database', () => {
+  const postgresKind = kinds.find((k) => k.name === 'Postgres')!;
+
+  test('the migrations recorded in the migrations table, each once across reopening', async () => {
+    const store = await postgresKind.open();
+    await store.close();
+    await (await postgresKind.reopen(store)).close();
+    const versions = (await sql<{ version: number }>(store, 'SELECT version FROM migrations ORDER BY version')).map((r) => r.version);
+    assert.deepEqual(versions, [1]);
+    const tables = (await sql<{ name: string }>(store, "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = 'public'")).map(
+      (r) => r.name,
+    );
+    for (const table of ['checkouts', 'payments', 'partner_tokens', 'webhook_events', 'transfers', 'outbox', 'delivery_attempts', 'payouts', 'leases']) {
+      assert.ok(tables.includes(table), `a ${table} table`);
+    }
+  });
+
+  test('a database from a newer proxy is refused', async () => {
+    const store = await postgresKind.open();
+    await store.close();
+    await sql(store, 'INSERT INTO migrations (version, applied_at) VALUES (99, 0)');
+    await assert.rejects(postgresKind.reopen(store), /newer than this proxy/);
+  });
+
+  test('a database that cannot be reached, or does not exist, is a StoreError saying so', async () => {
+    assert.ok(postgres, 'the Postgres cluster started in before()');
+    await assert.rejects(
+      openStore({ dataDir: tempDir(), databaseUrl: 'postgres://postgres@127.0.0.1:1/pix' }),
+      (error: unknown) => error instanceof StoreError && /cannot be reached/.test(error.message),
+    );
+    await assert.rejects(
+      openStore({ dataDir: tempDir(), databaseUrl: postgres.url('pix_no_such_database') }),
+      (error: unknown) => error instanceof StoreError && /does not exist/.test(error.message),
+    );
+  });
+});
+
+describe('Postgres store: several instances', () => {
+  const postgresKind = kinds.find((k) => k.name === 'Postgres')!;
+  const two = async (tuning?: Tuning): Promise<[Store, Store]> => {
+    const a = await postgresKind.open(tuning);
+    return [a, await postgresKind.reopen(a, tuning)];
+  };
+  const clusterOf = (store: Store) => {
+    assert.ok(store.cluster, 'a Postgres store has a cluster');
+    return store.cluster;
+  };
+
+  test('each instance has its own id and listens for the others', async () => {
+    const [a, b] = await two();
+    assert.notEqual(clusterOf(a).instanceId, clusterOf(b).instanceId);
+    assert.equal(clusterOf(a).listening(), true);
+    assert.equal(clusterOf(b).listening(), true);
+    await a.close();
+    assert.equal(clusterOf(a).listening(), false);
+  });
+
+  test('leases: one holder at a time, renewed by its holder, given up by it only, then taken by another', async () => {
+    const [a, b] = await two();
+    assert.equal(await clusterOf(a).lease('poll:ref1', 10_000), true);
+    assert.equal(await clusterOf(b).lease('poll:ref1', 10_000), false);
+    assert.equal(await clusterOf(a).lease('poll:ref1', 10_000), true);
+    // Another lease is another matter.
+    assert.equal(await clusterOf(b).lease('poll:ref2', 10_000), true);
+    // Only its holder gives it up.
+    await clusterOf(b).release('poll:ref1');
+    assert.equal(await clusterOf(b).lease('poll:ref1', 10_000), false);
+    await clusterOf(a).release('poll:ref1');
+    assert.equal(await clusterOf(b).lease('poll:ref1', 10_000), true);
+    assert.equal(await clusterOf(a).lease('poll:ref1', 10_000), false);
+  });
+
+  test('a lease that ran out is taken by another instance', async () => {
+    const [a, b] = await two();
+    assert.equal(await clusterOf(b).lease('reconcile', 200), true);
+    assert.equal(await clusterOf(a).lease('reconcile', 10_000), false);
+    await sleep(200);
+    // The database's clock decides; the wait above is a guard, not a timing.
+    await waitFor('the 200 ms lease to run out', () => clusterOf(a).lease('reconcile', 10_000), 5_000);
+    assert.equal(await clusterOf(b).lease('reconcile', 200), false);
+  });
+
+  test('closing gives its leases up at once', async () => {
+    const [a, b] = await two();
+    assert.equal(await clusterOf(a).lease('poll:ref1', 60_000), true);
+    assert.equal(await clusterOf(a).lease('reconcile', 60_000), true);
+    await a.close();
+    assert.equal(await clusterOf(b).lease('poll:ref1', 60_000), true);
+    assert.equal(await clusterOf(b).lease('reconcile', 60_000), true);
+  });
+
+  test("one instance hears another's payment change, and then reads the new status though it had cached the old one", async () => {
+    const [a, b] = await two();
+    await a.insertPayment(payment());
+    assert.equal((await b.getPayment('ref1'))?.partnerStatus, PENDING);
+    assert.equal(b.peekPayment?.('ref1')?.partnerStatus, PENDING, 'B keeps the pending record at hand');
+    const heard: StoreChange[] = [];
+    clusterOf(b).onChange((change) => heard.push(change));
+
+    await a.updatePaymentStatus('ref1', APPROVED, true, 2_000, paymentOutcome);
+    await waitFor("B to hear A's status change", () => heard.some((c) => c.kind === 'payment' && c.reference === 'ref1'), 5_000);
+    const read = await b.getPayment('ref1');
+    assert.deepEqual([read?.partnerStatus, read?.final, read?.updatedAt], [APPROVED, true, 2_000]);
+
+    // Who is being paid, too.
+    heard.length = 0;
+    await a.setPaymentFavoured('ref1', 'Loja da Maria');
+    await waitFor("B to hear A's favoured", () => heard.some((c) => c.kind === 'payment' && c.reference === 'ref1'), 5_000);
+    assert.equal((await b.getPayment('ref1'))?.favoured, 'Loja da Maria');
+  });
+
+  test('an instance never hears its own changes; a listener unsubscribed hears nothing more', async () => {
+    const [a, b] = await two();
+    await a.insertPayment(payment());
+    await a.insertPayment(payment({ reference: 'ref2', transactionId: 'tx-2' }));
+    const heardByA: StoreChange[] = [];
+    clusterOf(a).onChange((change) => heardByA.push(change));
+    const gone: StoreChange[] = [];
+    const kept: StoreChange[] = [];
+    const unsubscribe = clusterOf(b).onChange((change) => gone.push(change));
+    clusterOf(b).onChange((change) => kept.push(change));
+    unsubscribe();
+
+    // A's own change, then B's: notifications come in commit order, so once A hears B's, it would have heard its own.
+    await a.updatePaymentStatus('ref1', APPROVED, true, 2_000, paymentOutcome);
+    await b.updatePaymentStatus('ref2', CANCELED, true, 2_100, paymentOutcome);
+    await waitFor("A to hear B's change", () => heardByA.some((c) => c.kind === 'payment' && c.reference === 'ref2'), 5_000);
+    assert.deepEqual(
+      heardByA.filter((c) => c.kind === 'payment'),
+      [{ kind: 'payment', reference: 'ref2' }],
+    );
+    await waitFor("B's kept listener to hear A's change", () => kept.some((c) => c.kind === 'payment' && c.reference === 'ref1'), 5_000);
+    assert.deepEqual(
+      kept.filter((c) => c.kind === 'payment'),
+      [{ kind: 'payment', reference: 'ref1' }],
+    );
+    assert.deepEqual(gone, []);
+  });
+
+  test('notifications claimed at once by three instances: never the same one twice, every one claimed', async () => {
+    const [a, b] = await two({ claimMs: 1_000 });
+    const c = await postgresKind.reopen(a, { claimMs: 1_000 });
+    const added: number[] = [];
+    for (let n = 0; n < 40; n++) added.push(await a.webhookEvents.add(`{"n":${n}}`, n));
+    await warm(a, b, c);
+    // Each round when every claim of the one before ran out: any instance may take any.
+    for (let now = 10_000; now <= 50_000; now += 10_000) {
+      const claims = await Promise.all([a, b, c].map((store) => store.webhookEvents.claimUnprocessed(40, now)));
+      const all = claims.flatMap(ids);
+      assert.equal(new Set(all).size, all.length, `none claimed twice at ${now}: ${JSON.stringify(claims.map(ids))}`);
+      assert.deepEqual(
+        all.sort((x, y) => x - y),
+        added,
+      );
+      // Each now holds its own until now + 1,000.
+      for (const [i, store] of [a, b, c].entries()) assert.deepEqual(ids(await store.webhookEvents.claimUnprocessed(40, now + 500)), ids(claims[i]!));
+    }
   });
 });
