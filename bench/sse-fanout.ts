@@ -2,7 +2,9 @@
  * 5,000 concurrent status streams (SSE) of one payment, held on loopback: the proxy's memory (RSS)
  * per client, and the time for one status change to reach all of them. The proxy runs in a child
  * process so its RSS is its own; the clients are raw sockets in this one.
- * `npm run bench:sse` (BENCH_CLIENTS, default 5000). Needs `ulimit -n` above twice the clients.
+ * `npm run bench:sse` (BENCH_CLIENTS, default 5000; BENCH_STORE=postgres keeps the store in a
+ * throwaway Postgres started by the proxy's process, instead of SQLite). Needs `ulimit -n` above
+ * twice the clients.
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { execSync } from 'node:child_process';
@@ -11,12 +13,20 @@ import { fileURLToPath } from 'node:url';
 
 const clients = Number(process.env.BENCH_CLIENTS ?? 5000);
 const WATCH_INTERVAL_MS = 250;
+const storeKind = process.env.BENCH_STORE ?? 'sqlite';
+if (storeKind !== 'sqlite' && storeKind !== 'postgres') {
+  console.error(`BENCH_STORE must be sqlite or postgres, not ${storeKind}`);
+  process.exit(2);
+}
 
 if (process.argv[2] === '--server') {
   // The child: the whole stack, answering RSS questions over IPC.
   const { startDevStack } = await import('../server/dev-stack.ts');
   const { createLogger } = await import('../server/log.ts');
-  const stack = await startDevStack({ watchIntervalMs: WATCH_INTERVAL_MS, logger: createLogger({ level: 'warn' }) });
+  // BENCH_STORE=postgres: a throwaway Postgres in this process's care, stopped on exit (startPostgres's own hook too).
+  const postgres = storeKind === 'postgres' ? await (await import('../test/support/postgres.ts')).startPostgres() : null;
+  const databaseUrl = postgres ? await postgres.createDatabase() : undefined;
+  const stack = await startDevStack({ databaseUrl, watchIntervalMs: WATCH_INTERVAL_MS, logger: createLogger({ level: 'warn' }) });
   const created = await fetch(`${stack.apiUrl}/payments`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"value":25}' });
   const { reference } = (await created.json()) as { reference: string };
   process.on(
@@ -31,10 +41,13 @@ if (process.argv[2] === '--server') {
           stack.sandbox.state.pay(stack.sandbox.state.payments.get(reference)!);
         } else if (message === 'stop') {
           await stack.close();
+          await postgres?.stop();
           process.exit(0);
         }
       })(),
   );
+  // The parent gone (it failed): no orphaned server, no orphaned Postgres.
+  process.on('disconnect', () => void stack.close().finally(() => void postgres?.stop().finally(() => process.exit(1))));
   process.send!({ url: `${stack.apiUrl}/payments/${reference}/events` });
 } else {
   const limit = Number(execSync('ulimit -n', { shell: '/bin/bash' }).toString().trim());
@@ -86,12 +99,17 @@ if (process.argv[2] === '--server') {
   const last = Math.max(...paidAt) - paying;
 
   const mb = (n: number) => (n / 1024 / 1024).toFixed(1);
-  console.log(`${opened} SSE clients of one payment held on loopback (opened in ${openSeconds.toFixed(1)} s), ${process.version}`);
+  console.log(
+    `${opened} SSE clients of one payment held on loopback (opened in ${openSeconds.toFixed(1)} s), store ${storeKind === 'postgres' ? 'Postgres' : 'SQLite'}, ${process.version}`,
+  );
   console.log(`proxy RSS: ${mb(before)} MB before, ${mb(held)} MB holding them: ${((held - before) / clients / 1024).toFixed(1)} KB per client (goal < 50 KB)`);
   console.log(`one change (paid) reached the first client after ${first.toFixed(0)} ms and all ${paidAt.length} after ${last.toFixed(0)} ms (goal < 1 s);`);
   console.log(
     `  that includes up to one poll interval (${WATCH_INTERVAL_MS} ms) before the proxy sees the change: fan-out itself took ${(last - first).toFixed(0)} ms`,
   );
   for (const socket of sockets) socket.destroy();
-  await ask('stop').catch(() => undefined);
+  // The child answers 'stop' by exiting, not by a message.
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.send('stop');
+  await exited;
 }

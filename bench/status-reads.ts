@@ -2,7 +2,8 @@
  * Status reads served from the store, under autocannon on loopback, next to a bare node:http server
  * answering the same JSON in the same run. Prints requests per second, p99 and the ratio.
  * `npm run bench:status` (BENCH_SECONDS, default 10; BENCH_CONNECTIONS, default 100; BENCH_PROFILE=dir
- * writes a CPU profile of the server process there, `node --cpu-prof`).
+ * writes a CPU profile of the server process there, `node --cpu-prof`; BENCH_STORE=postgres keeps the
+ * store in a throwaway Postgres started by the server process, instead of SQLite).
  *
  * Fair on a small machine: both servers live in one child process (the proxy with its whole dev stack,
  * and the bare server next to it, idle while the other is measured), and the load generator runs in
@@ -16,14 +17,22 @@ import autocannon from 'autocannon';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 100);
+const storeKind = process.env.BENCH_STORE ?? 'sqlite';
+if (storeKind !== 'sqlite' && storeKind !== 'postgres') {
+  console.error(`BENCH_STORE must be sqlite or postgres, not ${storeKind}`);
+  process.exit(2);
+}
 
 type FromServer = { bareUrl: string; statusUrl: string } | { upstreamCalls: number };
 
 if (process.argv[2] === '--server') {
   const { startDevStack } = await import('../server/dev-stack.ts');
   const { createLogger } = await import('../server/log.ts');
+  // BENCH_STORE=postgres: a throwaway Postgres in this process's care, stopped on exit (startPostgres's own hook too).
+  const postgres = storeKind === 'postgres' ? await (await import('../test/support/postgres.ts')).startPostgres() : null;
+  const databaseUrl = postgres ? await postgres.createDatabase() : undefined;
   // Request lines off (level warn): the figure is the proxy's own cost, not stdout's.
-  const stack = await startDevStack({ logger: createLogger({ level: 'warn' }) });
+  const stack = await startDevStack({ databaseUrl, logger: createLogger({ level: 'warn' }) });
   const created = await fetch(`${stack.apiUrl}/payments`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"value":25}' });
   const view = (await created.json()) as { reference: string };
   const statusUrl = `${stack.apiUrl}/payments/${view.reference}`;
@@ -55,10 +64,13 @@ if (process.argv[2] === '--server') {
         } else if (message === 'stop') {
           bare.close();
           await stack.close();
+          await postgres?.stop();
           process.exit(0);
         }
       })(),
   );
+  // The parent gone (it failed): no orphaned server, no orphaned Postgres.
+  process.on('disconnect', () => void stack.close().finally(() => void postgres?.stop().finally(() => process.exit(1))));
   process.send!({ bareUrl, statusUrl } satisfies FromServer);
 } else {
   const profileDir = process.env.BENCH_PROFILE;
@@ -86,7 +98,9 @@ if (process.argv[2] === '--server') {
   const proxy = await run(statusUrl);
   const { upstreamCalls } = (await ask('calls')) as { upstreamCalls: number };
 
-  console.log(`status reads, ${connections} connections, ${seconds} s each, loopback, ${process.version}; servers in one child process, autocannon in another`);
+  console.log(
+    `status reads, store ${storeKind === 'postgres' ? 'Postgres' : 'SQLite'}, ${connections} connections, ${seconds} s each, loopback, ${process.version}; servers in one child process, autocannon in another`,
+  );
   console.table({
     'bare node:http': { 'req/s': Math.round(baseline.rps), 'p50 ms': baseline.p50, 'p99 ms': baseline.p99, requests: baseline.total },
     'proxy (store)': { 'req/s': Math.round(proxy.rps), 'p50 ms': proxy.p50, 'p99 ms': proxy.p99, requests: proxy.total },

@@ -56,6 +56,8 @@ interface Watch {
 
 export class PaymentService {
   private readonly refreshing = new Map<string, Promise<PaymentRecord>>();
+  /** Across instances: reads waiting to learn whether this instance holds a payment's poll lease. */
+  private readonly deciding = new Map<string, Promise<PaymentRecord>>();
   private readonly watches = new Map<string, Watch>();
   private readonly staleAfterMs: number;
   private readonly watchIntervalMs: number;
@@ -216,21 +218,33 @@ export class PaymentService {
    * lapse between them, and another instance takes over within two intervals of its holder dying);
    * the others answer what the store has and hear the result (PaymentService.heard).
    */
-  private async refresh(stored: PaymentRecord, forced = false): Promise<PaymentRecord> {
+  private refresh(stored: PaymentRecord, forced = false): Promise<PaymentRecord> {
     const { reference } = stored;
+    const asking = this.refreshing.get(reference);
+    if (asking) return asking;
     const cluster = this.options.store.cluster;
-    if (!forced && cluster && !this.refreshing.has(reference) && !(await cluster.lease(pollLease(reference), 2 * this.watchIntervalMs))) {
-      return (await this.options.store.getPayment(reference)) ?? stored;
+    if (forced || !cluster) return this.ask(stored);
+    // Concurrent reads share one lease decision as they share one call: one lease write per refresh.
+    let deciding = this.deciding.get(reference);
+    if (!deciding) {
+      deciding = cluster
+        .lease(pollLease(reference), 2 * this.watchIntervalMs)
+        .then(async (held) => (held ? (this.refreshing.get(reference) ?? this.ask(stored)) : ((await this.options.store.getPayment(reference)) ?? stored)))
+        .finally(() => this.deciding.delete(reference));
+      this.deciding.set(reference, deciding);
     }
-    let pending = this.refreshing.get(reference);
-    if (!pending) {
-      pending = (async () => {
-        const upstream = await this.partner.getPayment(reference);
-        if (stored.favoured == null && upstream.favoured !== null) await this.rememberFavoured(reference, upstream.favoured);
-        return (await this.applyRead(stored, upstream.status, null)) ?? stored;
-      })().finally(() => this.refreshing.delete(reference));
-      this.refreshing.set(reference, pending);
-    }
+    return deciding;
+  }
+
+  /** Asks the partner, once for all concurrent callers, and stores what it says. */
+  private ask(stored: PaymentRecord): Promise<PaymentRecord> {
+    const { reference } = stored;
+    const pending = (async () => {
+      const upstream = await this.partner.getPayment(reference);
+      if (stored.favoured == null && upstream.favoured !== null) await this.rememberFavoured(reference, upstream.favoured);
+      return (await this.applyRead(stored, upstream.status, null)) ?? stored;
+    })().finally(() => this.refreshing.delete(reference));
+    this.refreshing.set(reference, pending);
     return pending;
   }
 

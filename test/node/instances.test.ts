@@ -149,6 +149,12 @@ describe('two instances over one Postgres', () => {
       [5, 0],
       'A holds the poll lease (renewed by each of its reads); B asks no one',
     );
+    // Concurrent reads on the holder (started in one tick) share one lease decision and one call, round after round.
+    for (let round = 0; round < 3; round++) {
+      const was = readsA.count();
+      await Promise.all(Array.from({ length: 50 }, () => a.pix.payments.read(reference)));
+      assert.equal(readsA.count() - was, 1, `round ${round}: 50 concurrent reads, one partner call`);
+    }
     // A forced ask (before a new code is issued, a webhook's confirmation) is never left to another instance.
     await b.pix.payments.confirm(reference);
     assert.equal(readsB.count() - before[1]!, 1, 'a confirmation asks the partner whoever polls');
