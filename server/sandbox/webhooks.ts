@@ -6,6 +6,7 @@
  * attempt is recorded for the control API, and an event can be sent again (the panel's "resend").
  */
 import { randomUUID } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import { request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -98,6 +99,8 @@ export class WebhookDispatcher {
     options: WebhookOptions,
     private readonly buildPayload: WebhookPayloadBuilder,
   ) {
+    // One listener per delivery and pause in flight: a burst of outcomes is many at once, not a leak.
+    setMaxListeners(0, this.closing.signal);
     this.timeoutMs = options.timeoutMs ?? 5000;
     this.retryDelayMs = options.retryDelayMs ?? 1000;
   }
