@@ -1,7 +1,8 @@
 /**
- * Per-client rate limits: an in-memory token bucket per client address, refilled continuously.
- * In memory because the proxy is one instance (like its SQLite store); behind several instances,
- * limit at the load balancer instead.
+ * Per-client rate limits: an in-memory token bucket per client address, refilled continuously. Per
+ * instance, also when several share a Postgres store: they protect each instance, and a shared counter
+ * would cost a database round trip on every status read; behind N instances a client gets up to N
+ * times the limit (divide the settings, or limit at the load balancer). Nothing here decides money.
  */
 import type { Context, MiddlewareHandler } from 'hono';
 import { getConnInfo } from '@hono/node-server/conninfo';
