@@ -1,7 +1,10 @@
 /**
  * A soak of the proxy: mixed traffic on loopback for SOAK_MINUTES (default 10), then it stops by
- * itself. Each minute prints the partner calls the proxy made, its RSS and its open handles; after
- * warm-up all three should stay flat. `npm run bench:soak`.
+ * itself. Each minute prints the partner calls the proxy made (and of them, reads of payments), the
+ * pace of those reads (`webhooks`: the partner's notifications arrive, pending payments are asked
+ * about at most every 10 s; `polling`: every 2 s), its RSS and its open handles; after warm-up all
+ * should stay flat. `npm run bench:soak` (SOAK_MINUTES; PIX_WEBHOOK_READ_INTERVAL_MS=2000 for the pace before
+ * partner reads followed the webhooks' health).
  *
  * Three processes, so that RSS and handles are the proxy's alone: the sandbox (the partner, with 10%
  * of its calls slowed by 300 ms and 3% answered 503, sending its webhooks to the proxy), the proxy in
@@ -20,7 +23,7 @@ import { fileURLToPath } from 'node:url';
 
 const minutes = Number(process.env.SOAK_MINUTES ?? 10);
 
-type Sample = { partnerCalls: number; rssMb: number; handles: number };
+type Sample = { partnerCalls: number; partnerReads: number; rssMb: number; handles: number; reads: string };
 type Settle = { reference: string; outcome: 'pay' | 'cancel' };
 
 if (process.argv[2] === '--sandbox') {
@@ -47,10 +50,12 @@ if (process.argv[2] === '--sandbox') {
     createLogger({ level: 'silent' }),
   );
   let partnerCalls = 0;
+  let partnerReads = 0;
   for (const name of ['getPayment', 'createPayment', 'checkTransfer', 'getTenant'] as const) {
     const call = proxy.partner[name].bind(proxy.partner) as (...args: unknown[]) => unknown;
     (proxy.partner as unknown as Record<string, unknown>)[name] = (...args: unknown[]) => {
       partnerCalls++;
+      if (name === 'getPayment') partnerReads++;
       return call(...args);
     };
   }
@@ -60,8 +65,15 @@ if (process.argv[2] === '--sandbox') {
   await proxy.partner.setNotificationUrl({ notification_url: `${url}/api/webhooks/partner` });
   process.on('message', (message: string) => {
     if (message === 'sample') {
-      const sample: Sample = { partnerCalls, rssMb: Math.round(process.memoryUsage().rss / 1048576), handles: process.getActiveResourcesInfo().length };
+      const sample: Sample = {
+        partnerCalls,
+        partnerReads,
+        rssMb: Math.round(process.memoryUsage().rss / 1048576),
+        handles: process.getActiveResourcesInfo().length,
+        reads: proxy.app.pix.reads.mode(),
+      };
       partnerCalls = 0;
+      partnerReads = 0;
       process.send!(sample);
     } else if (message === 'stop') {
       proxy.endStreams();
@@ -86,6 +98,8 @@ if (process.argv[2] === '--sandbox') {
     PIX_OPEN_AMOUNT: 'true',
     PIX_DATA_DIR: join(dir, 'data'),
     PIX_ALLOWED_ORIGINS: 'http://localhost:3000',
+    // PIX_WEBHOOK_READ_INTERVAL_MS=2000 in this process's environment measures the old pace (reads every 2 s whatever the webhooks do).
+    ...(process.env.PIX_WEBHOOK_READ_INTERVAL_MS ? { PIX_WEBHOOK_READ_INTERVAL_MS: process.env.PIX_WEBHOOK_READ_INTERVAL_MS } : {}),
     PIX_RATE_LIMIT_CREATE: '0',
     PIX_RATE_LIMIT_STATUS: '0',
     PIX_RATE_LIMIT_WEBHOOK: '0',
@@ -157,7 +171,9 @@ if (process.argv[2] === '--sandbox') {
   }
 
   console.log(`soak: ${minutes} min of mixed traffic on loopback, ${process.version}; the sandbox, the proxy and the traffic in three processes`);
-  console.log('minute | partner calls | proxy RSS MB | open handles | creates reads streams notifications settled failures (this minute)');
+  console.log(
+    'minute | partner calls (payment reads) | reads mode | proxy RSS MB | open handles | open payments | creates reads streams notifications settled failures (this minute)',
+  );
   const started = performance.now();
   for (let minute = 1; minute <= minutes; minute++) {
     const before = { ...counts };
@@ -169,8 +185,9 @@ if (process.argv[2] === '--sandbox') {
     proxy.send('sample');
     const sample = await next<Sample>(proxy);
     const delta = (Object.keys(counts) as (keyof typeof counts)[]).map((key) => counts[key] - before[key]).join(' ');
+    const calls = `${sample.partnerCalls} (${sample.partnerReads})`;
     console.log(
-      `${String(minute).padStart(6)} | ${String(sample.partnerCalls).padStart(13)} | ${String(sample.rssMb).padStart(12)} | ${String(sample.handles).padStart(12)} | ${delta}`,
+      `${String(minute).padStart(6)} | ${calls.padStart(29)} | ${sample.reads.padStart(10)} | ${String(sample.rssMb).padStart(12)} | ${String(sample.handles).padStart(12)} | ${String(open.length).padStart(13)} | ${delta}`,
     );
   }
   for (const child of [proxy, sandbox]) {

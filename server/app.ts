@@ -17,6 +17,7 @@ import { readinessCheck, type UpstreamTracker } from './domain/readiness.ts';
 import { Reconciler } from './domain/reconciler.ts';
 import { StatusNumbering } from './domain/status-numbering.ts';
 import { TransferService } from './domain/transfers.ts';
+import { WebhookHealth } from './domain/webhook-health.ts';
 import { WebhookProcessor } from './domain/webhook-processor.ts';
 import { requireApiKey } from './http/api-key.ts';
 import { browserCors, originCheck, sameOriginOrAllowed } from './http/cors.ts';
@@ -68,6 +69,8 @@ export interface PixRuntime {
   payouts: PayoutService;
   /** Whether the partner's status codes mean what the setting says (domain/status-numbering.ts). */
   numbering: StatusNumbering;
+  /** Whether the partner's notifications arrive on time, which sets how often pending payments are asked about. */
+  reads: WebhookHealth;
   processor: WebhookProcessor;
   reconciler: Reconciler;
   notifier: MerchantNotifier | null;
@@ -90,6 +93,15 @@ export function createApp(deps: AppDeps): PixApp {
   const numbering = new StatusNumbering(deps.statusCodes ?? DEFAULT_STATUS_CODES, logger.child({ component: 'status-codes' }), store.tokens, deps.partnerScope);
   void numbering.load();
   if (deps.onOutcome) outcomes.events.on('outcome', deps.onOutcome);
+  // Partner reads follow the webhooks' health: told of each notification about our payments (below).
+  let repace = () => {};
+  const health = new WebhookHealth(
+    { ...DEFAULTS.partnerReads, trustedMs: deps.webhookReadIntervalMs ?? DEFAULTS.partnerReads.trustedMs },
+    deps.staleAfterMs ?? DEFAULTS.staleAfterMs,
+    now,
+    logger.child({ component: 'partner-reads' }),
+    () => repace(),
+  );
   const payments = new PaymentService(partner, {
     store,
     expirationSeconds: deps.expirationSeconds ?? DEFAULTS.expirationSeconds,
@@ -99,7 +111,9 @@ export function createApp(deps: AppDeps): PixApp {
     watchIntervalMs: deps.watchIntervalMs,
     outcomes,
     numbering,
+    health,
   });
+  repace = () => payments.repace();
   const transfers = new TransferService({ store, partner, outcomes, now, numbering, log: logger.child({ component: 'transfers' }) });
   const processor = new WebhookProcessor({
     store,
@@ -145,6 +159,7 @@ export function createApp(deps: AppDeps): PixApp {
     transfers,
     payouts,
     numbering,
+    reads: health,
     processor,
     reconciler,
     notifier,
@@ -186,7 +201,12 @@ export function createApp(deps: AppDeps): PixApp {
   const limitCreate = limiter(limits ? limits.create : undefined, clientOf, now);
   const limitStatus = limiter(limits ? limits.status : undefined, clientOf, now);
 
-  app.route('/', healthRoutes(readinessCheck({ store, partner, upstream: deps.upstream, warnings: deps.warnings, numbering })));
+  app.route('/', healthRoutes(readinessCheck({ store, partner, upstream: deps.upstream, warnings: deps.warnings, numbering, reads: health })));
+  /** A notification reached the intake: about a payment we issued, it tells the webhooks' health. */
+  const noteArrival = async (reference: string) => {
+    const known = store.peekPayment?.(reference) ?? (await store.getPayment(reference).catch(() => null));
+    if (known) health.notified(reference);
+  };
   app.route(basePath, widgetScriptRoutes());
   app.route(
     basePath,
@@ -207,7 +227,10 @@ export function createApp(deps: AppDeps): PixApp {
       clientOf,
       // After the write, not awaited: the answer does not wait for the partner.
       // A notification's words are evidence only when the intake is authenticated (a secret path or the partner's addresses).
-      received: (id, raw, event) => void processor.process(id, raw, { event, authenticated: intakeAuthenticated }),
+      received: (id, raw, event) => {
+        void noteArrival(event.reference);
+        void processor.process(id, raw, { event, authenticated: intakeAuthenticated });
+      },
       limitPerSource: limiter(limits ? (limits.webhook ?? perMinute(DEFAULTS.webhookIntake.perSourcePerMinute)) : undefined, clientOf, now),
     }),
   );

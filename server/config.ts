@@ -29,6 +29,20 @@ export const DEFAULTS = {
   staleAfterMs: 2000,
   /** How often a payment with open streams is asked about. */
   watchIntervalMs: 2000,
+  /**
+   * Partner reads follow the webhooks' health (domain/webhook-health.ts): while the partner's
+   * notifications arrive on time, a pending payment is asked about at most every `trustedMs`
+   * (PIX_WEBHOOK_READ_INTERVAL_MS); when they stop or lag, and near a payment's expiry, every
+   * staleAfterMs / watchIntervalMs as above.
+   */
+  partnerReads: {
+    trustedMs: 10_000,
+    recentMs: 10 * 60_000,
+    graceMs: 10_000,
+    lateMs: 5000,
+    evidence: 3,
+    nearExpiryMs: 60_000,
+  },
   /** Payments a client may ask for per minute (a third at once). */
   rateLimitCreatePerMinute: 30,
   /** Status reads and stream opens per client per minute (a third at once). */
@@ -262,6 +276,8 @@ export interface AppSettings {
   watchIntervalMs?: number | undefined;
   /** A stored, unfinished status younger than this is served without asking the partner. */
   staleAfterMs?: number | undefined;
+  /** While the partner's notifications arrive on time, how fresh a pending status must be instead (and how often a watched one is polled). */
+  webhookReadIntervalMs?: number | undefined;
   /** Payments a checkout may issue after its first one expires. */
   renewals?: number | undefined;
   /** Let the browser choose the amount, within these bounds (`POST /payments`); default off. */
@@ -298,6 +314,7 @@ export interface ProxyConfig extends AppSettings {
   streams: boolean;
   staleAfterMs: number;
   watchIntervalMs: number;
+  webhookReadIntervalMs: number;
   webhooks: { secretPath: string | undefined; sourceIps: string[] };
   merchantWebhook: { url: string; secret: string } | undefined;
   reconcile: Pick<ReconcileSettings, 'tickMs' | 'everyMs' | 'nearMs'>;
@@ -477,6 +494,7 @@ export function proxyConfig(env: Record<string, string | undefined> = loadEnv())
     streams: bool('PIX_STREAMS', DEFAULTS.streams),
     staleAfterMs: int('PIX_STALE_AFTER_MS', DEFAULTS.staleAfterMs, 0, 60_000),
     watchIntervalMs: int('PIX_WATCH_INTERVAL_MS', DEFAULTS.watchIntervalMs, 250, 60_000),
+    webhookReadIntervalMs: int('PIX_WEBHOOK_READ_INTERVAL_MS', DEFAULTS.partnerReads.trustedMs, 250, 60_000),
     webhooks: { secretPath, sourceIps },
     merchantWebhook: merchantUrl && merchantSecret ? { url: merchantUrl, secret: merchantSecret } : undefined,
     reconcile: {

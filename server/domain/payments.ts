@@ -20,6 +20,7 @@ import { logBrCodeWarnings } from './brcode-warnings.ts';
 import { DomainError } from './errors.ts';
 import { paymentOutcome, type Outcomes } from './outcomes.ts';
 import type { StatusNumbering } from './status-numbering.ts';
+import type { WebhookHealth } from './webhook-health.ts';
 
 export interface PaymentServiceOptions {
   store: Store;
@@ -35,6 +36,8 @@ export interface PaymentServiceOptions {
   outcomes: Outcomes;
   /** What the partner's status codes mean, and whether that can be trusted yet. */
   numbering: StatusNumbering;
+  /** Whether the partner's notifications arrive on time: then pending payments are asked about less often. */
+  health?: WebhookHealth;
 }
 
 /** What a payment is issued with; customer data comes from the merchant's server only. */
@@ -52,7 +55,12 @@ interface Watch {
   listeners: Set<Listener>;
   timer: ReturnType<typeof setTimeout> | undefined;
   last: PaymentStatus | null;
+  /** The payment's expiry: near it, it is polled at the fallback pace whatever the webhooks' health. */
+  expiresAt: number;
 }
+
+/** Who learned a status: a read of our own (a browser's, a poll, the reconciler), or a notification's confirmation. */
+type Source = 'read' | 'notification';
 
 export class PaymentService {
   private readonly refreshing = new Map<string, Promise<PaymentRecord>>();
@@ -180,7 +188,10 @@ export class PaymentService {
    */
   readJson(reference: string): Promise<string> | string {
     const stored = this.options.store.peekPayment?.(reference);
-    if (stored && (stored.final || this.options.now() - stored.updatedAt < this.staleAfterMs)) return this.viewJson(stored);
+    if (stored) {
+      const now = this.options.now();
+      if (stored.final || now - stored.updatedAt < this.freshFor(stored.expiresAt, now)) return this.viewJson(stored);
+    }
     return this.record(reference).then((record) => this.viewJson(record));
   }
 
@@ -204,11 +215,32 @@ export class PaymentService {
    * `maxAgeMs`; `forced` (before a new code is issued) asks even when another instance is polling it.
    * Only payments this proxy issued are served: others are not found.
    */
-  async record(reference: string, maxAgeMs = this.staleAfterMs, forced = false): Promise<PaymentRecord> {
+  async record(reference: string, maxAgeMs?: number, forced = false): Promise<PaymentRecord> {
     const stored = await this.options.store.getPayment(reference);
     if (!stored) throw new DomainError('not_found', 'No such payment.');
-    if (stored.final || this.options.now() - stored.updatedAt < maxAgeMs) return stored;
+    const now = this.options.now();
+    if (stored.final || now - stored.updatedAt < (maxAgeMs ?? this.freshFor(stored.expiresAt, now))) return stored;
     return this.refresh(stored, forced);
+  }
+
+  /**
+   * How fresh a pending payment's stored status must be to be served: the staleness window, or
+   * while the partner's notifications arrive on time and away from its expiry, the longer trusted one.
+   */
+  private freshFor(expiresAt: number, now: number): number {
+    const health = this.options.health;
+    return health?.trusted(expiresAt, now) ? Math.max(this.staleAfterMs, health.trustedMs) : this.staleAfterMs;
+  }
+
+  /** How often a watched payment is polled: as freshFor, from the watch interval. */
+  private intervalFor(expiresAt: number, now: number): number {
+    const health = this.options.health;
+    return health?.trusted(expiresAt, now) ? Math.max(this.watchIntervalMs, health.trustedMs) : this.watchIntervalMs;
+  }
+
+  /** The webhooks' health changed: watches take the new pace now (from the fallback's sooner polls, at once). */
+  repace(): void {
+    for (const [reference, watch] of this.watches) this.schedule(reference, watch);
   }
 
   /**
@@ -218,18 +250,20 @@ export class PaymentService {
    * lapse between them, and another instance takes over within two intervals of its holder dying);
    * the others answer what the store has and hear the result (PaymentService.heard).
    */
-  private refresh(stored: PaymentRecord, forced = false): Promise<PaymentRecord> {
+  private refresh(stored: PaymentRecord, forced = false, source: Source = 'read'): Promise<PaymentRecord> {
     const { reference } = stored;
     const asking = this.refreshing.get(reference);
     if (asking) return asking;
     const cluster = this.options.store.cluster;
-    if (forced || !cluster) return this.ask(stored);
+    if (forced || !cluster) return this.ask(stored, source);
     // Concurrent reads share one lease decision as they share one call: one lease write per refresh.
     let deciding = this.deciding.get(reference);
     if (!deciding) {
       deciding = cluster
-        .lease(pollLease(reference), 2 * this.watchIntervalMs)
-        .then(async (held) => (held ? (this.refreshing.get(reference) ?? this.ask(stored)) : ((await this.options.store.getPayment(reference)) ?? stored)))
+        .lease(pollLease(reference), 2 * this.intervalFor(stored.expiresAt, this.options.now()))
+        .then(async (held) =>
+          held ? (this.refreshing.get(reference) ?? this.ask(stored, source)) : ((await this.options.store.getPayment(reference)) ?? stored),
+        )
         .finally(() => this.deciding.delete(reference));
       this.deciding.set(reference, deciding);
     }
@@ -237,12 +271,12 @@ export class PaymentService {
   }
 
   /** Asks the partner, once for all concurrent callers, and stores what it says. */
-  private ask(stored: PaymentRecord): Promise<PaymentRecord> {
+  private ask(stored: PaymentRecord, source: Source): Promise<PaymentRecord> {
     const { reference } = stored;
     const pending = (async () => {
       const upstream = await this.partner.getPayment(reference);
       if (stored.favoured == null && upstream.favoured !== null) await this.rememberFavoured(reference, upstream.favoured);
-      return (await this.applyRead(stored, upstream.status, null)) ?? stored;
+      return (await this.applyRead(stored, upstream.status, null, source)) ?? stored;
     })().finally(() => this.refreshing.delete(reference));
     this.refreshing.set(reference, pending);
     return pending;
@@ -257,10 +291,12 @@ export class PaymentService {
     const stored = await this.options.store.getPayment(reference);
     if (!stored) return null;
     if (stored.final) return stored;
-    if (explicit === null) return this.refresh(stored, !shared);
+    // The reconciler's (shared) ask is a read of our own; the others confirm a notification.
+    const source: Source = shared ? 'read' : 'notification';
+    if (explicit === null) return this.refresh(stored, !shared, source);
     // A notification's words are checked against the partner's own answer (never trusted alone).
     const upstream = await this.partner.getPayment(reference);
-    return (await this.applyRead(stored, upstream.status, explicit)) ?? stored;
+    return (await this.applyRead(stored, upstream.status, explicit, source)) ?? stored;
   }
 
   /**
@@ -268,7 +304,12 @@ export class PaymentService {
    * a code decides only under a verified numbering; an authenticated notification's explicit outcome
    * only where the code cannot, and when the partner no longer reports the payment pending.
    */
-  private async applyRead(stored: PaymentRecord, status: PartnerStatus | null, explicit: 'approved' | 'canceled' | null): Promise<PaymentRecord | null> {
+  private async applyRead(
+    stored: PaymentRecord,
+    status: PartnerStatus | null,
+    explicit: 'approved' | 'canceled' | null,
+    source: Source,
+  ): Promise<PaymentRecord | null> {
     const { numbering } = this.options;
     await numbering.load();
     let meaning = numbering.meaning(status);
@@ -286,7 +327,7 @@ export class PaymentService {
       return this.options.store.getPayment(stored.reference);
     }
     // Re-read inside: a final status stored meanwhile (a webhook) wins over what this call saw.
-    return this.applyStatus(stored.reference, PARTNER_STATUS[meaning]);
+    return this.applyStatus(stored.reference, PARTNER_STATUS[meaning], source);
   }
 
   /**
@@ -294,11 +335,13 @@ export class PaymentService {
    * partner's code already translated), never downgrading a final one. When it makes the
    * payment final, open streams get it at once and its outcome is published. Answers the stored record.
    */
-  async applyStatus(reference: string, partnerStatus: number): Promise<PaymentRecord | null> {
+  async applyStatus(reference: string, partnerStatus: number, source?: Source): Promise<PaymentRecord | null> {
     const final = isFinalPartnerStatus(partnerStatus);
     const change = await this.options.store.updatePaymentStatus(reference, partnerStatus, final, this.options.now(), paymentOutcome);
     const record = await this.options.store.getPayment(reference);
     if (change.changed && record?.final) {
+      // Our own read found the outcome: its notification is now expected (or late, or missing).
+      if (source === 'read') this.options.health?.foundByRead(reference);
       this.push(record);
       this.options.outcomes.published(change.outcome);
     }
@@ -344,12 +387,13 @@ export class PaymentService {
    * is final or the returned function is called. Rejects when the first read fails.
    */
   async watch(reference: string, listener: Listener): Promise<() => void> {
-    const first = await this.read(reference);
+    const record = await this.record(reference);
+    const first = this.view(record);
     listener(first);
     if (isFinalStatus(first.status)) return () => {};
     let watch = this.watches.get(reference);
     if (!watch) {
-      watch = { listeners: new Set(), timer: undefined, last: first.status };
+      watch = { listeners: new Set(), timer: undefined, last: first.status, expiresAt: record.expiresAt };
       this.watches.set(reference, watch);
       this.schedule(reference, watch);
     }
@@ -384,7 +428,8 @@ export class PaymentService {
   }
 
   private schedule(reference: string, watch: Watch): void {
-    watch.timer = setTimeout(() => void this.poll(reference, watch), this.watchIntervalMs);
+    clearTimeout(watch.timer);
+    watch.timer = setTimeout(() => void this.poll(reference, watch), this.intervalFor(watch.expiresAt, this.options.now()));
     watch.timer.unref?.();
   }
 
@@ -393,7 +438,7 @@ export class PaymentService {
     let view: PaymentView;
     try {
       // Fresh as of half an interval: a browser's read that just refreshed it counts.
-      view = this.view(await this.record(reference, this.watchIntervalMs / 2));
+      view = this.view(await this.record(reference, this.intervalFor(watch.expiresAt, this.options.now()) / 2));
     } catch (error) {
       // A failed poll changes nothing the browser sees; the next one may succeed.
       this.options.log.warn({ reference, err: { message: error instanceof Error ? error.message : String(error) } }, 'watching a payment failed');

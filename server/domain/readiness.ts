@@ -8,6 +8,7 @@ import type { PartnerClient, PartnerLogEntry } from '../partner/client.ts';
 import { PartnerError } from '../partner/errors.ts';
 import type { Store } from '../store/store.ts';
 import type { NumberingState, StatusNumbering } from './status-numbering.ts';
+import type { ReadsReport, WebhookHealth } from './webhook-health.ts';
 
 /**
  * Remembers how the last call to the partner went, fed by the client's `log` option: readiness
@@ -45,6 +46,8 @@ export interface ReadinessReport {
   };
   /** What is not wrong enough to refuse traffic, but an operator should fix. */
   warnings?: string[];
+  /** How often pending payments are asked about now, and why (domain/webhook-health.ts). */
+  reads?: ReadsReport;
 }
 
 export function readinessCheck(deps: {
@@ -56,6 +59,8 @@ export function readinessCheck(deps: {
   warnings?: readonly string[] | undefined;
   /** Whether the partner's status codes mean what PIX_STATUS_CODES says: a mismatch is named. */
   numbering?: StatusNumbering;
+  /** The webhooks' health, which sets the pace of partner reads. */
+  reads?: WebhookHealth;
 }): () => Promise<ReadinessReport> {
   const now = deps.now ?? Date.now;
   const cacheMs = deps.cacheMs ?? DEFAULTS.readinessCacheMs;
@@ -92,9 +97,10 @@ export function readinessCheck(deps: {
     if (changes.store_changes === 'reconnecting')
       list.push("not hearing other instances' changes now: this instance's streams learn of them at their next poll");
     const warnings = list.length > 0 ? { warnings: list } : {};
+    const reads = deps.reads ? { reads: deps.reads.report() } : {};
     const codes = numbering ? { status_codes: numbering.state } : {};
     const database = { database: deps.store.kind, ...changes };
-    if (store === 'failed') return { ready: false, checks: { store, ...database, partner: 'not_checked', ...codes }, ...warnings };
+    if (store === 'failed') return { ready: false, checks: { store, ...database, partner: 'not_checked', ...codes }, ...reads, ...warnings };
     const partner = await deps.partner
       .getTenant()
       .then(() => (deps.upstream?.healthy() === false ? probe() : true))
@@ -102,7 +108,7 @@ export function readinessCheck(deps: {
         (ok) => (ok ? ('ok' as const) : ('failed' as const)),
         () => 'failed' as const,
       );
-    return { ready: store === 'ok' && partner === 'ok', checks: { store, ...database, partner, ...codes }, ...warnings };
+    return { ready: store === 'ok' && partner === 'ok', checks: { store, ...database, partner, ...codes }, ...reads, ...warnings };
   }
 
   return () => {

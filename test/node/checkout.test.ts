@@ -332,7 +332,8 @@ describe('renewal after expiry', () => {
     const checkout = await newCheckout();
     const first = PaymentView.parse((await payFor(stack, checkout.checkout_id)).json);
     await fetch(`${stack.url}/sandbox/_sandbox/payments/${first.reference}/pay`, { method: 'POST' });
-    stack.sandbox.state.clock.advance(DEFAULTS.staleAfterMs);
+    // Past any freshness window (the trusted one while notifications arrive): the read asks the partner.
+    stack.sandbox.state.clock.advance(DEFAULTS.partnerReads.trustedMs);
     const view = CheckoutView.parse((await merchant(stack, 'GET', `/checkouts/${checkout.checkout_id}`)).json);
     assert.equal(view.status, 'paid');
     stack.sandbox.state.clock.advance(2 * HOUR);
@@ -425,7 +426,8 @@ describe('confirming a checkout (merchant server)', () => {
     assert.equal(pending.status, 'pending');
     assert.equal(pending.payment?.reference, payment.reference);
     await fetch(`${stack.url}/sandbox/_sandbox/payments/${payment.reference}/pay`, { method: 'POST' });
-    stack.sandbox.state.clock.advance(DEFAULTS.staleAfterMs);
+    // Past any freshness window (the trusted one while notifications arrive): the read asks the partner.
+    stack.sandbox.state.clock.advance(DEFAULTS.partnerReads.trustedMs);
     assert.equal(CheckoutView.parse((await get()).json).status, 'paid');
   });
 
@@ -613,7 +615,9 @@ describe('health, readiness and shutdown', () => {
     const ready = await fetch(`${stack.url}/ready`);
     assert.equal(ready.status, 200);
     // Payments were created before: the status codes are verified by their first one.
-    assert.deepEqual(await ready.json(), { status: 'ready', checks: { store: 'ok', database: 'sqlite', partner: 'ok', status_codes: 'verified' } });
+    const body = (await ready.json()) as { status: string; checks: unknown; reads: { mode: string } };
+    assert.deepEqual([body.status, body.checks], ['ready', { store: 'ok', database: 'sqlite', partner: 'ok', status_codes: 'verified' }]);
+    assert.ok(['webhooks', 'polling'].includes(body.reads.mode), `the pace of partner reads is shown: ${JSON.stringify(body.reads)}`);
   });
 
   test('closing ends open status streams and finishes', async () => {

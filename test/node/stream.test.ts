@@ -9,7 +9,8 @@ import { DEFAULTS } from '../../server/config.ts';
 
 let stack: DevStack;
 before(async () => {
-  stack = await startDevStack({ watchIntervalMs: 50 });
+  // Pollers at 50 ms whatever the webhooks' health (domain/webhook-health.ts is tested on its own).
+  stack = await startDevStack({ watchIntervalMs: 50, webhookReadIntervalMs: 50 });
 });
 after(async () => {
   await stack.close();
