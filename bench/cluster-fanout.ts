@@ -29,6 +29,7 @@ import { startSandbox, type RunningSandbox } from '../server/sandbox/server.ts';
 import { CHANGES_CHANNEL } from '../server/store/postgres/postgres-store.ts';
 import { DEFAULT_ACCOUNT } from '../server/sandbox/state.ts';
 import { startPostgres, type RunningPostgres } from '../test/support/postgres.ts';
+import { freePort } from '../test/support/ports.ts';
 
 const payments = Number(process.env.BENCH_PAYMENTS ?? 200);
 const streams = Number(process.env.BENCH_STREAMS ?? 1000);
@@ -97,14 +98,6 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 }
 
 // --- Pieces ------------------------------------------------------------------------------------------
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 interface Instance {
   name: string;

@@ -28,7 +28,6 @@ import { PARTNER_STATUS } from '../../server/partner/wire.ts';
 import { startSandbox, type RunningSandbox } from '../../server/sandbox/server.ts';
 import { DEFAULT_ACCOUNT } from '../../server/sandbox/state.ts';
 import {
-  freePort,
   killAll,
   proxyInstance,
   sandboxControl,
@@ -43,6 +42,7 @@ import {
   type StatusWatch,
 } from '../support/cluster-harness.ts';
 import { startPostgres, type RunningPostgres } from '../support/postgres.ts';
+import { freePort } from '../support/ports.ts';
 
 const CHECKOUTS = 300;
 /** Payments watched by a status stream, spread over the three instances. */

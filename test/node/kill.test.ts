@@ -20,6 +20,7 @@ import { DEFAULT_ACCOUNT } from '../../server/sandbox/state.ts';
 import { verifyWebhookSignature } from '../../server/domain/signature.ts';
 import { DB_FILE_NAME } from '../../server/store/sqlite/sqlite-store.ts';
 import { createPartnerClient } from '../../server/partner/client.ts';
+import { freePort } from '../support/ports.ts';
 
 const OUTCOMES = 500;
 const SECRET = 'kill-test-merchant-secret-0123456789abcdef';
@@ -32,14 +33,6 @@ let child: ChildProcess | null = null;
 const unique = new Set<string>();
 let duplicates = 0;
 let badSignatures = 0;
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
-  const { port } = s.address() as AddressInfo;
-  await new Promise((resolve) => s.close(resolve));
-  return port;
-}
 
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'pix-kill-'));

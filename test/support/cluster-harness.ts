@@ -14,14 +14,6 @@ import { verifyWebhookSignature } from '../../server/domain/signature.ts';
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
 /** Waits for `check`, looking every `everyMs`; false when `ms` passed first (a guard, not a timing). */
 export async function until(check: () => boolean | Promise<boolean>, ms: number, everyMs = 250): Promise<boolean> {
   const deadline = Date.now() + ms;
