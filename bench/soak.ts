@@ -9,7 +9,8 @@
  * Three processes, so that RSS and handles are the proxy's alone: the sandbox (the partner, with 10%
  * of its calls slowed by 300 ms and 3% answered 503, sending its webhooks to the proxy), the proxy in
  * production-like settings (credentials, the sandbox's CA file, its webhook URL registered), and
- * this one, the traffic: every 100 ms a payment created, five reads, one stream opened and dropped
+ * this one, the traffic: SOAK_POLLERS (100) pages each polling an open payment every second, and
+ * every 100 ms a payment created, five reads, one stream opened and dropped
  * after 50-500 ms (often mid-read), two notifications (a copy of a real one, one for a reference
  * nobody issued); and each payment settled at the partner 30 s after its creation (paid, or one in
  * four canceled), as customers do, so the set of open payments reaches a steady size.
@@ -22,6 +23,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 
 const minutes = Number(process.env.SOAK_MINUTES ?? 10);
+const pollerCount = Number(process.env.SOAK_POLLERS ?? 100);
 
 type Sample = { partnerCalls: number; partnerReads: number; rssMb: number; handles: number; reads: string };
 type Settle = { reference: string; outcome: 'pay' | 'cancel' };
@@ -111,7 +113,7 @@ if (process.argv[2] === '--sandbox') {
   const json = { 'content-type': 'application/json' };
   const references: string[] = [];
   const open: { reference: string; at: number }[] = [];
-  const counts = { creates: 0, reads: 0, streams: 0, notifications: 0, settled: 0, failures: 0 };
+  const counts = { creates: 0, reads: 0, streams: 0, notifications: 0, settled: 0, failures: 0, polls: 0 };
   const attempt = async (work: () => Promise<unknown>) => {
     try {
       await work();
@@ -170,10 +172,30 @@ if (process.argv[2] === '--sandbox') {
     await Promise.all(work);
   }
 
-  console.log(`soak: ${minutes} min of mixed traffic on loopback, ${process.version}; the sandbox, the proxy and the traffic in three processes`);
   console.log(
-    'minute | partner calls (payment reads) | reads mode | proxy RSS MB | open handles | open payments | creates reads streams notifications settled failures (this minute)',
+    `soak: ${minutes} min of mixed traffic on loopback and ${pollerCount} pages polling an open payment every second, ${process.version}; the sandbox, the proxy and the traffic in three processes`,
   );
+  console.log(
+    'minute | partner calls (payment reads) | reads mode | proxy RSS MB | open handles | open payments | creates reads streams notifications settled failures polls (this minute)',
+  );
+  // Customers' pages without streams: each poller follows one open payment, reading it every second
+  // (as the widget polls), then takes another when it is settled.
+  let soaking = true;
+  const poller = async () => {
+    while (soaking) {
+      const followed = open[Math.floor(Math.random() * open.length)];
+      if (!followed) {
+        await sleep(100);
+        continue;
+      }
+      while (soaking && open.includes(followed)) {
+        await attempt(async () => void (await (await fetch(`${apiUrl}/payments/${followed.reference}`)).text(), counts.polls++));
+        await sleep(1000);
+      }
+    }
+  };
+  const pollers = Array.from({ length: pollerCount }, poller);
+
   const started = performance.now();
   for (let minute = 1; minute <= minutes; minute++) {
     const before = { ...counts };
@@ -190,6 +212,8 @@ if (process.argv[2] === '--sandbox') {
       `${String(minute).padStart(6)} | ${calls.padStart(29)} | ${sample.reads.padStart(10)} | ${String(sample.rssMb).padStart(12)} | ${String(sample.handles).padStart(12)} | ${String(open.length).padStart(13)} | ${delta}`,
     );
   }
+  soaking = false;
+  await Promise.all(pollers);
   for (const child of [proxy, sandbox]) {
     const exited = new Promise((resolve) => child.once('exit', resolve));
     child.send('stop');
