@@ -27,6 +27,23 @@ export interface PaymentRoutesDeps {
 
 const NO_STORE = { 'cache-control': 'no-store' } as const;
 
+/**
+ * A view's SSE frame (`event`, `data`, `retry`), serialized and encoded once: every stream of a
+ * payment is handed the same view object on a change, so 5,000 streams share one JSON.stringify and
+ * one encoding, and each writes the same bytes.
+ */
+const frames = new WeakMap<PaymentView, Uint8Array>();
+const encoder = new TextEncoder();
+function frameOf(view: PaymentView): Uint8Array {
+  let frame = frames.get(view);
+  if (!frame) {
+    // The JSON is one line (no newline in JSON.stringify's output), so it is one `data:` field.
+    frame = encoder.encode(`event: ${STATUS_STREAM.event}\ndata: ${JSON.stringify(view)}\nretry: ${STATUS_STREAM.retryMs}\n\n`);
+    frames.set(view, frame);
+  }
+  return frame;
+}
+
 export function paymentRoutes({ payments, streams, openAmount, limitCreate, limitStatus, cors, sameOrigin }: PaymentRoutesDeps): Hono {
   const routes = new Hono();
   // The browser calls these: CORS on every method, preflights included.
@@ -101,7 +118,7 @@ export function paymentRoutes({ payments, streams, openAmount, limitCreate, limi
         while (open) {
           const view = queue.shift();
           if (view) {
-            await stream.writeSSE({ event: STATUS_STREAM.event, data: JSON.stringify(view), retry: STATUS_STREAM.retryMs });
+            await stream.write(frameOf(view));
             if (isFinalStatus(view.status)) break;
             continue;
           }
