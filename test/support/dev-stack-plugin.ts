@@ -15,12 +15,18 @@ interface PermissionPage {
   browserContext(): { overridePermissions(origin: string, permissions: string[]): Promise<void> };
 }
 
+/**
+ * Reads go to the sandbox every time, whatever the webhooks' health (which would otherwise serve a
+ * pending status for 10 s once notifications arrive): a test that pays and then checks must see it.
+ */
+const ALWAYS_ASK = { staleAfterMs: 0, webhookReadIntervalMs: 0 } as const;
+
 /** Extra stacks, each started on first use: `nostream` refuses the status stream; `renewals` allows one renewal per checkout. */
 type Which = 'nostream' | 'renewals';
 const EXTRA: Record<Which, DevStackOptions> = {
   // `streams: false` makes the proxy answer the events path with 404 (server/dev.ts).
-  nostream: { streams: false, staleAfterMs: 0 },
-  renewals: { renewals: 1, staleAfterMs: 0 },
+  nostream: { streams: false, ...ALWAYS_ASK },
+  renewals: { renewals: 1, ...ALWAYS_ASK },
 };
 
 export function devStackPlugin() {
@@ -30,8 +36,7 @@ export function devStackPlugin() {
   return {
     name: 'pix-dev-stack',
     async serverStart() {
-      // Reads go to the sandbox every time: a test that pays and then checks must see the payment.
-      stack = await startDevStack({ staleAfterMs: 0 });
+      stack = await startDevStack(ALWAYS_ASK);
     },
     async serverStop() {
       await stack?.close();
