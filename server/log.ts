@@ -36,7 +36,10 @@ export function createLogger(options: LoggerOptions = {}): Logger {
       redact: { paths: REDACT_PATHS, censor: '[redacted]' },
       timestamp: pino.stdTimeFunctions.isoTime,
     },
-    options.destination,
+    // stdout written asynchronously (sonic-boom): a line per request must not cost a blocking write
+    // each; lines that pile up while one write is in flight go out together. pino flushes what is
+    // left synchronously when the process exits.
+    options.destination ?? pino.destination({ dest: 1, sync: false }),
   );
 }
 
