@@ -1,16 +1,42 @@
 /**
  * `npm run bench:size`: builds the script-tag bundle and prints its size raw, gzip and brotli, next
- * to the budget (issue "Performance": at most 18 KB gzip, everything included). A figure to read, not a test.
+ * to the budget (issue "Performance": at most 18 KB gzip, everything included), then where the bytes
+ * are: each module's share of the minified bundle, as the bundler rendered it, and that text gzipped
+ * alone (an upper bound: gzip shares a window across modules, so the parts add up to more than the
+ * whole). A figure to read, not a test.
  */
-import { build } from 'vite';
+import { gzipSync } from 'node:zlib';
+import { build, type Plugin } from 'vite';
 import { BUNDLE_BUDGET_GZIP as BUDGET_GZIP, bundleSizes } from '../vite.config.ts';
 
-await build({ logLevel: 'warn' });
+const modules: { id: string; minified: number; gzip: number }[] = [];
+/** Reads each module's rendered code from the output chunk (rollup's and rolldown's bundle info). */
+const moduleSizes: Plugin = {
+  name: 'module-sizes',
+  generateBundle(_options, bundle) {
+    for (const chunk of Object.values(bundle)) {
+      if (chunk.type !== 'chunk') continue;
+      for (const [id, info] of Object.entries(chunk.modules)) {
+        const code = info.code ?? '';
+        modules.push({ id, minified: info.renderedLength, gzip: gzipSync(code, { level: 9 }).length });
+      }
+    }
+  },
+};
+
+await build({ logLevel: 'warn', plugins: [moduleSizes] });
 const file = 'dist/pix-checkout.js';
 const { minified, gzip, brotli } = bundleSizes(file);
 const kb = (n: number) => `${(n / 1024).toFixed(1)} KB`;
+const name = (id: string) => id.replace(`${process.cwd()}/`, '').replace(/^.*node_modules\//, '');
 
 console.log(`${file}
   minified  ${kb(minified)}
   gzip -9   ${kb(gzip)}   (budget ${kb(BUDGET_GZIP)}: ${gzip <= BUDGET_GZIP ? 'within' : `over by ${kb(gzip - BUDGET_GZIP)}`})
-  brotli    ${kb(brotli)}`);
+  brotli    ${kb(brotli)}
+per module (rendered into the bundle, largest first; gzip: the module alone):
+${modules
+  .filter((m) => m.minified > 0)
+  .sort((a, b) => b.minified - a.minified)
+  .map((m) => `  ${kb(m.minified).padStart(8)} min  ${kb(m.gzip).padStart(8)} gz  ${name(m.id)}`)
+  .join('\n')}`);

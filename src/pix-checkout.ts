@@ -32,6 +32,15 @@ const PHONE_QUERY = '(max-width: 40rem), (pointer: coarse)';
 const MORE_TIME_AT_S = 120;
 
 /**
+ * The first-QR phases (request sent, payment answered, QR encoded) as Performance marks, once per
+ * page: bench/widget-timing.ts reads them to show where connected -> QR painted goes. Only the first
+ * of each counts, so a renewal or a second widget does not move the figure.
+ */
+function markOnce(name: string): void {
+  if (performance.getEntriesByName(name, 'mark').length === 0) performance.mark(name);
+}
+
+/**
  * A Pix payment: the QR code drawn locally, the copy-and-paste code with a copy button, a countdown to
  * the code's expiry and the live status, until the payment is paid, expired or canceled.
  *
@@ -281,6 +290,7 @@ export class PixCheckout extends LitElement {
     const id = this.checkout;
     const saved = renew || id != null ? null : this.loadSaved(key);
     let renewals = renew ? this.renewalsUsed + 1 : (saved?.renewals ?? 0);
+    markOnce('pix-checkout:request');
     try {
       let payment: PaymentView | null = null;
       let resumed = false;
@@ -302,6 +312,7 @@ export class PixCheckout extends LitElement {
       }
       payment ??= await client.createPayment({ value: this.amount!, description: this.description }, creating.signal);
       if (creating.signal.aborted) return;
+      markOnce('pix-checkout:payment');
       this.show(payment, resumed, renewals);
     } catch (error) {
       if (creating.signal.aborted) return;
@@ -438,14 +449,23 @@ export class PixCheckout extends LitElement {
 
   /** The code's check, once per code. */
   private codeFor(brcode: string): NonNullable<PixCheckout['code']> {
-    if (this.code?.brcode !== brcode) this.code = { brcode, check: checkBrCode(brcode) };
+    if (this.code?.brcode !== brcode) {
+      markOnce('pix-checkout:check');
+      this.code = { brcode, check: checkBrCode(brcode) };
+      markOnce('pix-checkout:checked');
+    }
     return this.code;
   }
 
   /** The QR path for the current code, computed once per code; null when the code fails the BR Code check. */
   private qrFor(brcode: string): QrPath | null {
     const code = this.codeFor(brcode);
-    return (code.path ??= code.check.ok ? qrPath(brcode) : null);
+    if (code.path === undefined && code.check.ok) {
+      markOnce('pix-checkout:encode');
+      code.path = qrPath(brcode);
+      markOnce('pix-checkout:encoded');
+    }
+    return (code.path ??= null);
   }
 
   /**
@@ -487,6 +507,14 @@ export class PixCheckout extends LitElement {
       this.timeAnnouncement = `${this.t.timeLeft(...splitSeconds(seconds!))} ${this.t.moreTimeOffer}`;
     }
     this.paidSeen = this.screen === 'paid' ? this.paidSeen || this.env().clock.now() : 0;
+  }
+
+  protected override firstUpdated(): void {
+    markOnce('pix-checkout:rendered');
+    // The payment's request is already on the wire (willUpdate started it): build the currency
+    // formatter now, while we wait. Its first construction loads the locale's data (tens of ms on a
+    // phone-class CPU) and otherwise lands between the answer and the QR on screen.
+    this.formatValue(0);
   }
 
   protected override updated(): void {
