@@ -4,7 +4,7 @@
  * process so its RSS is its own; the clients are raw sockets in this one.
  * `npm run bench:sse` (BENCH_CLIENTS, default 5000; BENCH_STORE=postgres keeps the store in a
  * throwaway Postgres started by the proxy's process, instead of SQLite). Needs `ulimit -n` above
- * twice the clients.
+ * twice the clients. BENCH_PROFILE=dir writes a CPU profile of the proxy's process there.
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { execSync } from 'node:child_process';
@@ -55,7 +55,10 @@ if (process.argv[2] === '--server') {
     console.error(`ulimit -n is ${limit}; ${clients} clients need about ${clients * 2 + 100} (run \`ulimit -n 65536\` first)`);
     process.exit(1);
   }
-  const child: ChildProcess = fork(fileURLToPath(import.meta.url), ['--server'], { execArgv: ['--import', 'tsx', '--expose-gc'] });
+  const profileDir = process.env.BENCH_PROFILE;
+  const child: ChildProcess = fork(fileURLToPath(import.meta.url), ['--server'], {
+    execArgv: ['--import', 'tsx', '--expose-gc', ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [])],
+  });
   const next = <T>() => new Promise<T>((resolve) => child.once('message', (m) => resolve(m as T)));
   const ask = <T>(message: string) => {
     const answer = next<T>();

@@ -20,17 +20,18 @@ import { TransferService } from './domain/transfers.ts';
 import { WebhookHealth } from './domain/webhook-health.ts';
 import { WebhookProcessor } from './domain/webhook-processor.ts';
 import { requireApiKey } from './http/api-key.ts';
-import { browserCors, originCheck, sameOriginOrAllowed } from './http/cors.ts';
+import { browserCors, corsHeaders, originCheck, sameOriginOrAllowed } from './http/cors.ts';
+import { fastStatusRead, type FastPath } from './http/fast-read.ts';
 import { respondError } from './http/errors.ts';
-import { clientAddress, limiter } from './http/rate-limit.ts';
-import { requestLog } from './http/request-log.ts';
+import { TokenBuckets, addressOf, bucketLimiter, clientAddress, limiter } from './http/rate-limit.ts';
+import { requestLines, requestLog } from './http/request-log.ts';
 import { SECURITY_HEADERS, collectHeaders } from './http/response-headers.ts';
 import { createLogger, type Logger } from './log.ts';
 import { DEFAULT_STATUS_CODES } from './partner/status-codes.ts';
 import type { PartnerClient } from './partner/client.ts';
 import { checkoutRoutes } from './routes/checkouts.ts';
 import { HEALTH_PATHS, healthRoutes } from './routes/health.ts';
-import { paymentRoutes } from './routes/payments.ts';
+import { STATUS_READ_HEADERS, paymentRoutes } from './routes/payments.ts';
 import { payoutRoutes } from './routes/payouts.ts';
 import { maskWebhookSecret, webhookRoutes } from './routes/webhooks.ts';
 import { widgetScriptRoutes } from './routes/widget-script.ts';
@@ -78,6 +79,11 @@ export interface PixRuntime {
   start(): void;
   /** Stops them and waits for work in flight (before closing the store). */
   stop(): Promise<void>;
+  /**
+   * The fresh status reads answered on node:http before the app (http/fast-read.ts): give it to
+   * `nodeListener(app.fetch, app.pix.fastPath)`. Only an optimisation: the app answers the same.
+   */
+  fastPath: FastPath;
 }
 
 export type PixApp = Hono & { pix: PixRuntime };
@@ -150,7 +156,15 @@ export function createApp(deps: AppDeps): PixApp {
     ? new MerchantNotifier({ now, ...deps.merchantWebhook, store, log: logger.child({ component: 'merchant-webhook' }) })
     : null;
   if (notifier) outcomes.onRecorded(() => notifier.wake());
-  checkouts = new CheckoutService({ store, payments, payouts, renewals: deps.renewals ?? DEFAULTS.renewals, defaultCallback: deps.defaultCallback, now });
+  checkouts = new CheckoutService({
+    store,
+    payments,
+    payouts,
+    renewals: deps.renewals ?? DEFAULTS.renewals,
+    defaultCallback: deps.defaultCallback,
+    now,
+    log: logger.child({ component: 'checkouts' }),
+  });
 
   let started = false;
   const runtime: PixRuntime = {
@@ -163,6 +177,8 @@ export function createApp(deps: AppDeps): PixApp {
     processor,
     reconciler,
     notifier,
+    // Set below, once the rules it shares with the routes are built.
+    fastPath: () => false,
     start() {
       if (started) return;
       started = true;
@@ -185,7 +201,8 @@ export function createApp(deps: AppDeps): PixApp {
 
   // HTTP: what every request passes through, then each room's routes.
   const app = new Hono();
-  app.use('*', requestLog(logger, maskWebhookSecret));
+  const lines = requestLines(logger, maskWebhookSecret);
+  app.use('*', requestLog(lines));
   // Strict headers on the proxy's own answers, gathered per request in one precomputed object.
   const strict = collectHeaders(SECURITY_HEADERS);
   for (const path of [`${basePath}/*`, HEALTH_PATHS.health, HEALTH_PATHS.ready]) app.use(path, strict);
@@ -197,9 +214,21 @@ export function createApp(deps: AppDeps): PixApp {
     deps.rateLimits === undefined
       ? { create: perMinute(DEFAULTS.rateLimitCreatePerMinute), status: perMinute(DEFAULTS.rateLimitStatusPerMinute) }
       : deps.rateLimits;
-  const clientOf = clientAddress(deps.trustedProxies ?? DEFAULTS.trustedProxies);
+  const trustedProxies = deps.trustedProxies ?? DEFAULTS.trustedProxies;
+  const clientOf = clientAddress(trustedProxies);
   const limitCreate = limiter(limits ? limits.create : undefined, clientOf, now);
-  const limitStatus = limiter(limits ? limits.status : undefined, clientOf, now);
+  // The status reads' buckets, shared by the route's limiter and the fast path.
+  const statusBuckets = limits ? new TokenBuckets(limits.status, now) : undefined;
+  const limitStatus = bucketLimiter(statusBuckets, clientOf);
+  runtime.fastPath = fastStatusRead({
+    basePath,
+    freshJson: (reference) => payments.freshJson(reference),
+    buckets: statusBuckets,
+    clientOf: addressOf(trustedProxies),
+    corsFor: corsHeaders(allowed),
+    routeHeaders: STATUS_READ_HEADERS,
+    lines,
+  });
 
   app.route('/', healthRoutes(readinessCheck({ store, partner, upstream: deps.upstream, warnings: deps.warnings, numbering, reads: health })));
   /** A notification reached the intake: about a payment we issued, it tells the webhooks' health. */

@@ -143,7 +143,7 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
   };
   proxy.app.route('/sandbox', running.publicApp);
   mount?.(proxy.app);
-  server.on('request', nodeListener(proxy.app.fetch));
+  server.on('request', nodeListener(proxy.app.fetch, proxy.app.pix.fastPath));
   running.setPublicUrl(`${url}/sandbox`);
 
   const webhookUrl = `${url}${config.basePath ?? '/api'}${WEBHOOK_PATH}${config.webhooks.secretPath ? `/${config.webhooks.secretPath}` : ''}`;

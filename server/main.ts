@@ -32,7 +32,7 @@ export async function startProxy(config: ProxyConfig, logger: Logger = createLog
   }
 
   const proxy = await createProxy(config, logger);
-  const server: Server = createNodeServer(nodeListener(proxy.app.fetch));
+  const server: Server = createNodeServer(nodeListener(proxy.app.fetch, proxy.app.pix.fastPath));
   try {
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);

@@ -187,12 +187,18 @@ export class PaymentService {
    * filled in per read. A fresh, final or missing record answers without an extra await.
    */
   readJson(reference: string): Promise<string> | string {
+    return this.freshJson(reference) ?? this.record(reference).then((record) => this.viewJson(record));
+  }
+
+  /**
+   * The view's JSON when it can be answered at once: the store holds the payment in memory and its
+   * status is final or fresh. Otherwise undefined, having started nothing.
+   */
+  freshJson(reference: string): string | undefined {
     const stored = this.options.store.peekPayment?.(reference);
-    if (stored) {
-      const now = this.options.now();
-      if (stored.final || now - stored.updatedAt < this.freshFor(stored.expiresAt, now)) return this.viewJson(stored);
-    }
-    return this.record(reference).then((record) => this.viewJson(record));
+    if (!stored) return undefined;
+    const now = this.options.now();
+    return stored.final || now - stored.updatedAt < this.freshFor(stored.expiresAt, now) ? this.viewJson(stored) : undefined;
   }
 
   /** `JSON.stringify(this.view(p))`, from the record's cached serialization. */

@@ -24,12 +24,19 @@ const VARY_ORIGIN: Readonly<Record<string, string>> = Object.freeze({ vary: 'Ori
  */
 export function browserCors(allowed: OriginCheck): MiddlewareHandler {
   const preflight = cors({ origin: (origin) => (allowed(origin) ? origin : null), allowMethods: ['GET', 'POST'], allowHeaders: ['content-type'], maxAge: 600 });
+  const headersFor = corsHeaders(allowed);
   return (c, next) => {
     if (c.req.method === 'OPTIONS') return preflight(c, next);
-    const origin = requestHeader(c, 'origin');
-    const headers = origin && allowed(origin) ? { 'access-control-allow-origin': origin, vary: 'Origin' } : VARY_ORIGIN;
-    return addHeaders(c, headers, next);
+    return addHeaders(c, headersFor(requestHeader(c, 'origin')), next);
   };
+}
+
+/**
+ * The CORS headers of an answer other than a preflight, for a request from `origin`: the app's
+ * middleware above and the status read's fast path (http/fast-read.ts) both add these.
+ */
+export function corsHeaders(allowed: OriginCheck): (origin: string | undefined) => Readonly<Record<string, string>> {
+  return (origin) => (origin && allowed(origin) ? { 'access-control-allow-origin': origin, vary: 'Origin' } : VARY_ORIGIN);
 }
 
 /**

@@ -56,30 +56,45 @@ export class TokenBuckets {
 /**
  * The client's address. Behind `trustedProxies` reverse proxies, the address the nearest of them
  * saw is read from X-Forwarded-For (counting from the right, as each proxy appends); otherwise the
- * socket's peer, since a client can write any X-Forwarded-For it likes.
+ * socket's peer, since a client can write any X-Forwarded-For it likes. From the header's value and
+ * the socket's address, for the app and for the status read's fast path (http/fast-read.ts) alike.
  */
-export function clientAddress(trustedProxies: number): (c: Context) => string {
-  return (c) => {
+export function addressOf(trustedProxies: number): (forwardedFor: string | undefined, peer: string | undefined) => string {
+  return (forwardedFor, peer) => {
     if (trustedProxies > 0) {
-      const hops = (c.req.header('x-forwarded-for') ?? '')
+      const hops = (forwardedFor ?? '')
         .split(',')
         .map((s) => s.trim())
         .filter(Boolean);
       const address = hops[hops.length - trustedProxies];
       if (address) return address;
     }
+    return peer ?? 'unknown';
+  };
+}
+
+/** The client's address of a request in the app (see addressOf). */
+export function clientAddress(trustedProxies: number): (c: Context) => string {
+  const address = addressOf(trustedProxies);
+  return (c) => {
+    let peer: string | undefined;
     try {
-      return getConnInfo(c).remote.address ?? 'unknown';
+      peer = getConnInfo(c).remote.address;
     } catch {
       // Mounted where no Node socket is exposed (app.request, another adapter): one shared bucket.
-      return 'unknown';
     }
+    return address(trustedProxies > 0 ? c.req.header('x-forwarded-for') : undefined, peer);
   };
 }
 
 /** The middleware for one limit, or one that lets everything through when there is none. */
 export function limiter(limit: RateLimit | undefined, clientOf: (c: Context) => string, now: () => number): MiddlewareHandler {
-  return limit ? rateLimit(new TokenBuckets(limit, now), clientOf) : (_c, next) => next();
+  return bucketLimiter(limit ? new TokenBuckets(limit, now) : undefined, clientOf);
+}
+
+/** The middleware over `buckets` (shared with the fast path), or one that lets everything through. */
+export function bucketLimiter(buckets: TokenBuckets | undefined, clientOf: (c: Context) => string): MiddlewareHandler {
+  return buckets ? rateLimit(buckets, clientOf) : (_c, next) => next();
 }
 
 export function rateLimit(buckets: TokenBuckets, clientOf: (c: Context) => string): MiddlewareHandler {

@@ -7,21 +7,34 @@ import { randomUUID } from 'node:crypto';
 import type { MiddlewareHandler } from 'hono';
 import type { Logger } from '../log.ts';
 
-/** `maskPath` hides what a path may carry that a log must not (the webhook's secret segment). */
-export function requestLog(logger: Logger, maskPath: (path: string) => string = (path) => path): MiddlewareHandler {
-  const prefix = randomUUID().slice(0, 8);
-  let sequence = 0;
+/** The middleware: one line per request answered by the app. */
+export function requestLog(lines: RequestLines): MiddlewareHandler {
   return async (c, next) => {
     const started = performance.now();
-    const reqId = `${prefix}-${(++sequence).toString(36)}`;
+    const reqId = lines.nextId();
     c.set('reqId', reqId);
     await next();
-    const status = c.res.status;
-    const level = status >= 500 ? 'error' : 'info';
-    if (!logger.isLevelEnabled(level)) return;
-    logger[level](
-      { req_id: reqId, method: c.req.method, path: maskPath(c.req.path), status, ms: Math.round((performance.now() - started) * 10) / 10 },
-      'request',
-    );
+    lines.write(reqId, c.req.method, c.req.path, c.res.status, started);
+  };
+}
+
+/** The request ids and the request's line, for the middleware above and the status read's fast path. */
+export interface RequestLines {
+  nextId(): string;
+  /** Logs the answered request: `started` is its performance.now() on arrival; `path` without the query. */
+  write(reqId: string, method: string, path: string, status: number, started: number): void;
+}
+
+/** `maskPath` hides what a path may carry that a log must not (the webhook's secret segment). */
+export function requestLines(logger: Logger, maskPath: (path: string) => string = (path) => path): RequestLines {
+  const prefix = randomUUID().slice(0, 8);
+  let sequence = 0;
+  return {
+    nextId: () => `${prefix}-${(++sequence).toString(36)}`,
+    write(reqId, method, path, status, started) {
+      const level = status >= 500 ? 'error' : 'info';
+      if (!logger.isLevelEnabled(level)) return;
+      logger[level]({ req_id: reqId, method, path: maskPath(path), status, ms: Math.round((performance.now() - started) * 10) / 10 }, 'request');
+    },
   };
 }

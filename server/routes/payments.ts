@@ -25,7 +25,8 @@ export interface PaymentRoutesDeps {
   sameOrigin: MiddlewareHandler;
 }
 
-const NO_STORE = { 'cache-control': 'no-store' } as const;
+/** The status read's own headers (beside the security set and CORS), for the route and the fast path. */
+export const STATUS_READ_HEADERS = Object.freeze({ 'cache-control': 'no-store' } as const);
 
 /**
  * A view's SSE frame (`event`, `data`, `retry`), serialized and encoded once: every stream of a
@@ -71,7 +72,7 @@ export function paymentRoutes({ payments, streams, openAmount, limitCreate, limi
   // Response with plain-object headers, and no await when the stored record is fresh or final.
   routes.get(API_PATHS.payment, limitStatus, (c): Response | Promise<Response> => {
     const json = payments.readJson(referenceOf(c));
-    return typeof json === 'string' ? jsonResponse(c, json, 200, NO_STORE) : json.then((text) => jsonResponse(c, text, 200, NO_STORE));
+    return typeof json === 'string' ? jsonResponse(c, json, 200, STATUS_READ_HEADERS) : json.then((text) => jsonResponse(c, text, 200, STATUS_READ_HEADERS));
   });
 
   routes.get(API_PATHS.paymentEvents, limitStatus, async (c) => {

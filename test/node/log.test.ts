@@ -4,6 +4,7 @@
  * written as given.
  */
 import assert from 'node:assert/strict';
+import { execFile, spawn } from 'node:child_process';
 import { describe, test } from 'node:test';
 import { createLogger, redactSecrets } from '../../server/log.ts';
 
@@ -44,6 +45,10 @@ describe('log redaction', () => {
     assert.equal(line.apiKey, '[redacted]', JSON.stringify(line));
     assert.deepEqual(line.nested, { cookie: '[redacted]' }, JSON.stringify(line));
     assert.equal(line.component, 'x', JSON.stringify(line));
+    // A child's child keeps its parent's bindings and has its own redacted.
+    logger.child({ component: 'y' }).child({ req_id: 'r-1', token: 't-9' }).info('nested');
+    const nested = lines[1]!;
+    assert.deepEqual([nested.component, nested.req_id, nested.token], ['y', 'r-1', '[redacted]'], JSON.stringify(nested));
   });
 
   test("the caller's object is not changed, and an Error stays an Error with its message", () => {
@@ -59,7 +64,7 @@ describe('log redaction', () => {
     assert.equal(err.message, 'upstream refused', JSON.stringify(err));
     assert.equal(err.type, 'Error', JSON.stringify(err));
     assert.deepEqual(err.details, { authorization: '[redacted]' }, JSON.stringify(err));
-    assert.equal(error.details.authorization, 'Bearer zzz', "the thrown error keeps its value");
+    assert.equal(error.details.authorization, 'Bearer zzz', 'the thrown error keeps its value');
   });
 
   test('an object without secrets is returned as it is, with no copy', () => {
@@ -67,5 +72,56 @@ describe('log redaction', () => {
     assert.equal(redactSecrets(line), line, 'same object');
     const nested = { a: { b: { c: { d: { token: 'below the searched depth' } } } } };
     assert.equal(redactSecrets(nested), nested, 'four levels down is past the search: same object');
+  });
+});
+
+describe('stdout', () => {
+  /** Runs `body` in a child process with `createLogger` in scope, and returns its stdout. */
+  function child(body: string): Promise<string> {
+    const script = `import { createLogger } from ${JSON.stringify(new URL('../../server/log.ts', import.meta.url).href)};\n${body}`;
+    return new Promise((resolve, reject) => {
+      execFile(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { timeout: 20_000 }, (error, stdout, stderr) =>
+        error ? reject(new Error(`${error.message}\n${stderr}`)) : resolve(stdout),
+      );
+    });
+  }
+
+  test('lines are written in order, several apps sharing stdout, and what is pending is written when the process exits at once', async () => {
+    const out = await child(`
+      const a = createLogger(), b = createLogger();
+      for (let i = 0; i < 500; i++) (i % 2 ? a : b).info({ i }, 'line');
+      process.exit(0);
+    `);
+    const lines = out
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { i: number });
+    assert.deepEqual(
+      lines.map((line) => line.i),
+      Array.from({ length: 500 }, (_, i) => i),
+      `all 500 lines, in order (got ${lines.length})`,
+    );
+  });
+
+  test('a line is written while the process goes on, without waiting for more lines or for the exit', async () => {
+    // The child logs one line and then waits for this test to say it saw it: a line held until exit would never be seen.
+    const script = `import { createLogger } from ${JSON.stringify(new URL('../../server/log.ts', import.meta.url).href)};
+      createLogger().info('first');
+      process.stdin.once('data', () => process.exit(0));`;
+    const proc = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['pipe', 'pipe', 'inherit'] });
+    let out = '';
+    const seen = await new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => resolve(false), 10_000);
+      proc.stdout.on('data', (chunk: Buffer) => {
+        out += chunk.toString();
+        if (out.includes('"msg":"first"')) {
+          clearTimeout(timer);
+          resolve(true);
+        }
+      });
+    });
+    proc.stdin.write('go\n');
+    await new Promise((resolve) => proc.once('exit', resolve));
+    assert.equal(seen, true, `the line reached stdout while the process was running: ${JSON.stringify(out)}`);
   });
 });
