@@ -10,6 +10,7 @@ import { DomainError } from './errors.ts';
 import type { PaymentService } from './payments.ts';
 import type { PayoutService } from './payouts.ts';
 import type { CheckoutRecord, Store } from '../store/store.ts';
+import type { Logger } from '../log.ts';
 
 export interface CheckoutServiceOptions {
   store: Store;
@@ -21,6 +22,7 @@ export interface CheckoutServiceOptions {
   /** Where the hosted checkout sends the payer when the checkout names no callback. */
   defaultCallback?: string | undefined;
   now: () => number;
+  log?: Logger;
 }
 
 /** 18 random bytes: 144 bits, 24 URL-safe characters. */
@@ -60,6 +62,20 @@ export class CheckoutService {
           order_id: 'already has a checkout with another value',
         },
       );
+    }
+    // Asked to issue the first payment now: the page's first call then reads it from the store. A
+    // checkout that already has one (the same order again) keeps it. The checkout exists either way:
+    // if the partner cannot issue it now, the page's first call tries again (the view says `open`).
+    if (input.issue_payment === true && !checkout.paymentReference) {
+      try {
+        await this.payment(checkout.id);
+      } catch (error) {
+        this.options.log?.warn(
+          { checkout_id: checkout.id, error: error instanceof DomainError || error instanceof PartnerError ? error.kind : 'internal' },
+          "a checkout's first payment could not be issued at creation: the page's first call will issue it",
+        );
+      }
+      return { checkout: await this.view((await this.options.store.getCheckout(checkout.id)) ?? checkout), created };
     }
     return { checkout: await this.view(checkout), created };
   }

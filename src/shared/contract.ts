@@ -148,6 +148,12 @@ export const CreateCheckoutRequest = /* @__PURE__ */ z
     name: z.optional(CustomerName),
     document: z.optional(CustomerDocument),
     callback: z.optional(CallbackUrl),
+    /**
+     * Issue the checkout's first payment now, before answering: the customer's page then gets it
+     * from the proxy's store with no wait on the partner (while its stored status is fresh). Its
+     * expiry runs from now. Default false: issued on the page's first call.
+     */
+    issue_payment: z.optional(z.boolean()),
   })
   .check(pairingCheck);
 export type CreateCheckoutRequest = z.infer<typeof CreateCheckoutRequest>;

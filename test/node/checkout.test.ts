@@ -579,6 +579,83 @@ describe('restart with data kept', () => {
   });
 });
 
+describe('issue_payment: the first payment issued when the checkout is created', () => {
+  /** Counts the partner calls the app makes while `body` runs. */
+  async function partnerCalls<T>(body: () => Promise<T>): Promise<{ result: T; creates: number; reads: number }> {
+    const partner = stack.partner;
+    const saved = {
+      createPayment: Object.getOwnPropertyDescriptor(partner, 'createPayment')!,
+      getPayment: Object.getOwnPropertyDescriptor(partner, 'getPayment')!,
+    };
+    const createPayment = partner.createPayment.bind(partner);
+    const getPayment = partner.getPayment.bind(partner);
+    let creates = 0;
+    let reads = 0;
+    partner.createPayment = (...args) => (creates++, createPayment(...args));
+    partner.getPayment = (...args) => (reads++, getPayment(...args));
+    try {
+      return { result: await body(), creates, reads };
+    } finally {
+      Object.defineProperties(partner, saved);
+    }
+  }
+
+  test("201 pending with its payment; the page's first call answers that payment from the store, asking the partner nothing", async () => {
+    const created = await partnerCalls(() => newCheckout(stack, { issue_payment: true }));
+    assert.equal(created.creates, 1, 'one payment created upstream at creation');
+    const checkout = created.result;
+    assert.equal(checkout.status, 'pending', JSON.stringify(checkout));
+    assert.ok(checkout.payment, 'the view carries the payment');
+    assert.equal(checkout.payment.value, 49.9, 'its value');
+
+    const first = await partnerCalls(() => payFor(stack, checkout.checkout_id));
+    assert.equal(first.result.res.status, 200, 'the current payment, not a new one');
+    const payment = PaymentView.parse(first.result.json);
+    assert.equal(payment.reference, checkout.payment.reference, 'the same payment');
+    assert.equal(payment.renewable, true, 'renewable as any first payment');
+    assert.deepEqual([first.creates, first.reads], [0, 0], 'no partner call for the first QR');
+    assert.equal(Date.parse(payment.expires_at) - Date.parse(checkout.payment.created_at), DEFAULTS.expirationSeconds * 1000, 'its expiry runs from creation');
+  });
+
+  test('the same order again keeps its payment; without the option nothing is issued until the page asks', async () => {
+    const order = newOrder();
+    const first = await merchant(stack, 'POST', '/checkouts', { value: 30, order_id: order, issue_payment: true });
+    const again = await partnerCalls(() => merchant(stack, 'POST', '/checkouts', { value: 30, order_id: order, issue_payment: true }));
+    assert.equal(again.result.res.status, 200, JSON.stringify(again.result.json));
+    assert.equal(again.creates, 0, 'no second payment');
+    assert.equal(CheckoutView.parse(again.result.json).payment?.reference, CheckoutView.parse(first.json).payment?.reference, 'the same payment');
+
+    const plain = await partnerCalls(() => newCheckout(stack, { issue_payment: false }));
+    assert.equal(plain.result.status, 'open', 'issue_payment false: open');
+    assert.equal(plain.creates, 0, 'nothing issued');
+    expectError(await merchant(stack, 'POST', '/checkouts', { value: 30, order_id: newOrder(), issue_payment: 'yes' }), 400, 'invalid_request');
+  });
+
+  test("the partner failing at creation: the checkout is still created, open, and the page's first call issues the payment", async () => {
+    const fault = stack.sandbox.state.faults.add({
+      kind: 'server_error',
+      rate: 1,
+      path_prefix: PARTNER_PATHS.createPayment,
+      latency_ms: null,
+      // A 503 to a create is a refusal (nothing was created), so it is not issued again at once.
+      status: 503,
+      times: 1,
+    });
+    const linesBefore = logLines.length;
+    const checkout = await newCheckout(stack, { issue_payment: true });
+    assert.equal(stack.sandbox.state.faults.list().includes(fault), false, 'the fault struck');
+    assert.equal(checkout.status, 'open', JSON.stringify(checkout));
+    assert.equal(checkout.payment, undefined, 'no payment yet');
+    assert.ok(
+      logLines.slice(linesBefore).some((line) => line.includes('could not be issued at creation') && line.includes(checkout.checkout_id)),
+      'a warning names the checkout',
+    );
+    const { res, json } = await payFor(stack, checkout.checkout_id);
+    assert.equal(res.status, 201, JSON.stringify(json));
+    assert.equal(PaymentView.parse(json).status, 'pending', 'issued on the first call');
+  });
+});
+
 describe('a payment whose creation has an unknown outcome', () => {
   test('the checkout issues another at once: the customer never saw the first code', async () => {
     const fault = stack.sandbox.state.faults.add({
