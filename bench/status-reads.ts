@@ -12,12 +12,12 @@
  * and the bare server next to it, idle while the other is measured), and the load generator runs in
  * this process, on its own core. Both are measured the same way, one after the other.
  */
-import { execFileSync, fork, type ChildProcess } from 'node:child_process';
-import { availableParallelism } from 'node:os';
+import { fork, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
+import { pinApart } from './pin.ts';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
 const roundCount = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -87,15 +87,6 @@ if (process.argv[2] === '--server') {
   process.on('disconnect', () => void stack.close().finally(() => void postgres?.stop().finally(() => process.exit(1))));
   process.send!({ bareUrl, statusUrl } satisfies FromServer);
 } else {
-  /** Sets every thread of `pid` to run on `cpu` only (taskset, util-linux); false where that is not possible. */
-  const pin = (pid: number, cpu: number) => {
-    try {
-      execFileSync('taskset', ['--all-tasks', '--cpu-list', '-p', String(cpu), String(pid)], { stdio: 'ignore' });
-      return true;
-    } catch {
-      return false;
-    }
-  };
   const profileDir = process.env.BENCH_PROFILE;
   const execArgv = ['--import', 'tsx', ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [])];
   const child: ChildProcess = fork(fileURLToPath(import.meta.url), ['--server'], { execArgv, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
@@ -106,10 +97,8 @@ if (process.argv[2] === '--server') {
     return answer;
   };
   const { bareUrl, statusUrl } = (await next()) as { bareUrl: string; statusUrl: string };
-  // One core each, when there are two (BENCH_PIN=0 leaves it to the scheduler): the load generator's
-  // threads on CPU 0, the servers' threads on CPU 1. Unpinned, the two processes and their helper
-  // threads share both cores as the scheduler decides, and the same run varied twofold.
-  const pinned = process.env.BENCH_PIN !== '0' && availableParallelism() >= 2 && pin(process.pid, 0) && pin(child.pid!, 1);
+  // A core each: see bench/pin.ts.
+  const pinned = pinApart(child.pid!);
 
   async function run(url: string) {
     const result = await autocannon({ url, connections, duration: seconds, pipelining: 1 });

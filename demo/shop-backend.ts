@@ -400,7 +400,9 @@ export function createShop(options: ShopOptions): Shop {
     const id = String(nextOrder++);
     let checkout: CheckoutView;
     try {
-      checkout = await proxy().checkouts.create({ value: reais(totalCents), order_id: id, description: `${STORE_NAME} pedido ${id}` });
+      // The customer is at the payment step: the first payment is issued now, so the page's first
+      // call reads it from the proxy's store (issue_payment, docs/proxy.md).
+      checkout = await proxy().checkouts.create({ value: reais(totalCents), order_id: id, description: `${STORE_NAME} pedido ${id}`, issue_payment: true });
     } catch (error) {
       if (unreachable(error)) return fail(c, 503, 'upstream_unavailable', 'The payment service is unavailable; try again.');
       return fail(c, 502, 'upstream_refused', 'The payment service did not accept the order; try again.');

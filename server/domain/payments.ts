@@ -354,6 +354,11 @@ export class PaymentService {
     return record;
   }
 
+  /** How many listeners watch this payment now (its open streams on this instance). */
+  watching(reference: string): number {
+    return this.watches.get(reference)?.listeners.size ?? 0;
+  }
+
   /** Gives watchers of this payment its final view now, instead of at their next poll. */
   private push(record: PaymentRecord): void {
     const watch = this.watches.get(record.reference);

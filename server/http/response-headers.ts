@@ -10,7 +10,9 @@
  * some other way (c.json, errors, 404s, preflights, streams); `jsonResponse()` builds an answer
  * with the bag already in it, which the collector then leaves alone.
  */
+import type { ServerResponse } from 'node:http';
 import type { Context, MiddlewareHandler } from 'hono';
+import { X_ALREADY_SENT } from '@hono/node-server/utils/response/constants';
 
 const BAG = 'responseHeaders';
 
@@ -115,3 +117,24 @@ export const SECURITY_HEADERS: Readonly<Record<string, string>> = Object.freeze(
   'x-permitted-cross-domain-policies': 'none',
   'x-xss-protection': '0',
 });
+
+/** The request's header bag (security headers, CORS) as it stands, for an answer written by hand. */
+export function headerBag(c: Context): Readonly<Record<string, string>> {
+  return c.get(BAG) ?? {};
+}
+
+/** Node's response for this request when served by @hono/node-server, for an answer written to it directly. */
+export function nodeResponse(c: Context): ServerResponse | undefined {
+  const outgoing = (c.env as { outgoing?: ServerResponse } | undefined)?.outgoing;
+  return outgoing && typeof outgoing.writeHead === 'function' ? outgoing : undefined;
+}
+
+/**
+ * What a handler that wrote Node's response itself returns: @hono/node-server then writes nothing.
+ * One per request, already complete, so no middleware writes headers onto a shared object.
+ */
+export function alreadySent(): Response {
+  const res = new Response(null, { headers: { [X_ALREADY_SENT]: 'true' } });
+  complete.add(res);
+  return res;
+}

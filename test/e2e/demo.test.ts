@@ -418,7 +418,9 @@ describe("the shop's backend", () => {
     assert.equal(checkout.body.order_id, body.order_id);
 
     assert.equal(checkout.body.value, body.total);
-    assert.equal(checkout.body.status, 'open');
+    // Issued with the order (issue_payment): the page's first call reads it from the store.
+    assert.equal(checkout.body.status, 'pending');
+    assert.equal(checkout.body.payment.value, body.total);
   });
 
   test('an order is read only by the client that placed it (its session cookie)', async () => {

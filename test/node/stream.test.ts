@@ -6,6 +6,7 @@ import { STATUS_STREAM } from '../../src/shared/wire.ts';
 import { ErrorBody } from '../../src/shared/errors.ts';
 import { startDevStack, type DevStack } from '../../server/dev-stack.ts';
 import { DEFAULTS } from '../../server/config.ts';
+import { waitFor } from '../support/checks.ts';
 
 let stack: DevStack;
 before(async () => {
@@ -124,6 +125,50 @@ describe('live status stream', () => {
       for (const ctl of controllers) ctl.abort();
     } finally {
       stack.partner.getPayment = original;
+    }
+  });
+});
+
+describe('written to Node directly, and through web streams where there is no Node response', () => {
+  test('the same status, headers and events; the stream ends after the final one; a client leaving releases the watch', async () => {
+    const origin = 'https://shop.example';
+    const served = await startDevStack({ watchIntervalMs: 50, webhookReadIntervalMs: 50, allowedOrigins: [origin] });
+    try {
+      const payment = await createPayment(served);
+      const path = `/api/payments/${payment.reference}/events`;
+      // Over the socket: written to Node's response. In process (app.request): hono's streamSSE.
+      const direct = await fetch(`${served.url}${path}`, { headers: { origin } });
+      const general = await served.app.request(path, { headers: { origin } });
+      const headers = (res: Response) =>
+        Object.fromEntries([...res.headers].filter(([name]) => !['date', 'transfer-encoding', 'connection', 'keep-alive'].includes(name)));
+      assert.equal(direct.status, general.status, 'status');
+      assert.deepEqual(headers(direct), headers(general), 'headers');
+      assert.equal(direct.headers.get('access-control-allow-origin'), origin, 'CORS');
+      assert.equal(direct.headers.get('x-content-type-options'), 'nosniff', 'security headers');
+      assert.equal(direct.headers.get('cache-control'), 'no-cache', 'cache-control');
+
+      const a = events(direct);
+      const b = events(general);
+      const strip = (data: string) => ({ ...(JSON.parse(data) as Record<string, unknown>), server_time: 'T' });
+      const [a1, b1] = [(await a.next()).value!, (await b.next()).value!];
+      assert.deepEqual([a1.event, a1.retry, strip(a1.data)], [b1.event, b1.retry, strip(b1.data)], 'the first event');
+      served.sandbox.state.pay(served.sandbox.state.payments.get(payment.reference)!);
+      const [a2, b2] = [(await a.next()).value!, (await b.next()).value!];
+      assert.equal(JSON.parse(a2.data).status, 'paid', 'paid, directly');
+      assert.deepEqual([a2.event, strip(a2.data)], [b2.event, strip(b2.data)], 'the paid event');
+      assert.equal((await a.next()).done, true, 'the direct stream ended');
+      assert.equal((await b.next()).done, true, 'the web stream ended');
+
+      // A client that leaves a pending payment's stream: its watch is released (no poller left).
+      const other = await createPayment(served);
+      const controller = new AbortController();
+      const leaving = await fetch(`${served.url}/api/payments/${other.reference}/events`, { signal: controller.signal });
+      await events(leaving).next();
+      assert.equal(served.app.pix.payments.watching(other.reference), 1, 'watched while open');
+      controller.abort();
+      await waitFor('the watch released after the client left', () => served.app.pix.payments.watching(other.reference) === 0, 5000);
+    } finally {
+      await served.close();
     }
   });
 });
