@@ -67,7 +67,10 @@ export function minifyCssTemplates(): Plugin {
   };
 }
 
-/** The script-tag build: one ES module with lit and our QR encoder (src/qr-encoder.ts) inside, fully minified. */
+/**
+ * The script-tag build: one ES module with lit and our QR encoder (src/qr-encoder.ts) inside, fully
+ * minified, and a small module per language besides pt-BR, loaded only by pages that speak it.
+ */
 export default defineConfig({
   plugins: [minifyCssTemplates(), sizeBudget('dist/pix-checkout.js')],
   build: {
@@ -85,8 +88,10 @@ export default defineConfig({
       fileName: () => 'pix-checkout.js',
     },
     rolldownOptions: {
-      // Library mode keeps whitespace and comments unless told otherwise.
-      output: { minify: true, comments: false },
+      // Library mode keeps whitespace and comments unless told otherwise. The languages loaded on
+      // demand (src/locales/index.ts) are files beside the script, under fixed names the proxy serves
+      // (server/routes/widget-script.ts): pix-checkout.en.js, pix-checkout.es.js.
+      output: { minify: true, comments: false, chunkFileNames: 'pix-checkout.[name].js' },
     },
   },
 });

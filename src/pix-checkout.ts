@@ -5,7 +5,7 @@ import { CountdownController, announcementSlot, formatTimeLeft, splitSeconds } f
 import { defaultEnvironment, type PixEnvironment } from './controllers/environment.ts';
 import { StatusController, type Connection } from './controllers/status.ts';
 import { PixCanceledEvent, PixCopyEvent, PixCreatedEvent, PixErrorEvent, PixExpiredEvent, PixPaidEvent, PixStatusChangeEvent } from './events.ts';
-import { localeFor, type Translation } from './locales/index.ts';
+import { loadLocale, localeFor, ptBR, type Translation } from './locales/index.ts';
 import { qrPath, type QrPath } from './qr.ts';
 import { checkBrCode, type BrCodeCheck } from './shared/brcode.ts';
 import type { PaymentView } from './shared/contract.ts';
@@ -153,7 +153,11 @@ export class PixCheckout extends LitElement {
   declare protected connection: Connection;
   declare protected phoneScreen: boolean;
 
-  protected t: Translation = localeFor(undefined);
+  protected t: Translation = ptBR;
+  /** The page's language is on screen: false while its texts load (src/locales/index.ts). */
+  private fluent = true;
+  /** Settles once the page's language is on screen; a payment or an error waits for it. */
+  private speaking: Promise<void> = Promise.resolve();
   private renewalsUsed = 0;
   private startedKey: string | null = null;
   private creating: AbortController | null = null;
@@ -313,8 +317,13 @@ export class PixCheckout extends LitElement {
       payment ??= await client.createPayment({ value: this.amount!, description: this.description }, creating.signal);
       if (creating.signal.aborted) return;
       markOnce('pix-checkout:payment');
+      // Shown in the page's language, whose texts loaded beside the request.
+      await this.speaking;
+      if (creating.signal.aborted) return;
       this.show(payment, resumed, renewals);
     } catch (error) {
+      if (creating.signal.aborted) return;
+      await this.speaking;
       if (creating.signal.aborted) return;
       // Checkout mode: the last code expired and the proxy will issue no other. Not an error screen:
       // the expired one, without the button.
@@ -485,8 +494,31 @@ export class PixCheckout extends LitElement {
     return 0 < seconds && seconds <= MORE_TIME_AT_S && (this.checkout != null ? this.payment!.renewable === true : this.renewalsLeft() > 0);
   }
 
+  /**
+   * The texts for `locale`, merged under the page's `texts`. pt-BR is at hand; English and Spanish
+   * are loaded the first time (a chunk each), meanwhile the loading screen shows no text and the
+   * payment waits for them (`speaking`): the request is already on the wire, so they load beside it.
+   */
+  private applyLocale(): void {
+    const tag = this.locale;
+    const base = localeFor(tag);
+    this.fluent = base !== undefined;
+    if (base) {
+      this.t = { ...base, ...this.texts };
+      this.speaking = Promise.resolve();
+      return;
+    }
+    this.speaking = loadLocale(tag).then((translation) => {
+      // The locale changed meanwhile: its own load decides.
+      if (this.locale !== tag) return;
+      this.t = { ...translation, ...this.texts };
+      this.fluent = true;
+      this.requestUpdate();
+    });
+  }
+
   protected override willUpdate(changed: PropertyValues<this>): void {
-    if (changed.has('locale') || changed.has('texts')) this.t = { ...localeFor(this.locale), ...this.texts };
+    if (changed.has('locale') || changed.has('texts')) this.applyLocale();
     // A new endpoint, checkout, amount or description (the last two in open-amount mode) is a new checkout.
     const key = this.resumeKey();
     if (key && key !== this.startedKey && this.isConnected) void this.start();
@@ -565,7 +597,8 @@ export class PixCheckout extends LitElement {
 
   private renderScreen(screen: PixScreen) {
     const t = this.t;
-    if (screen === 'loading') return html`<p part="status" tabindex="-1" class="loading">${t.loading}</p>`;
+    // No text until the page's language is at hand: never a flash of another.
+    if (screen === 'loading') return html`<p part="status" tabindex="-1" class="loading">${this.fluent ? t.loading : nothing}</p>`;
     if (screen === 'error') {
       return html`<p part="status" tabindex="-1" role="alert">${t.error}</p>
         <button part="retry-button" @click=${() => void this.start()}>${t.retry}</button>`;

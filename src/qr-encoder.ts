@@ -53,16 +53,21 @@ function bch(data: number, poly: number, degree: number): number {
   return (data << degree) | rem;
 }
 
-const MASKS: ((i: number, j: number) => boolean)[] = [
-  (i, j) => (i + j) % 2 === 0,
-  (i) => i % 2 === 0,
-  (_i, j) => j % 3 === 0,
-  (i, j) => (i + j) % 3 === 0,
-  (i, j) => (Math.floor(i / 2) + Math.floor(j / 3)) % 2 === 0,
-  (i, j) => ((i * j) % 2) + ((i * j) % 3) === 0,
-  (i, j) => (((i * j) % 2) + ((i * j) % 3)) % 2 === 0,
-  (i, j) => (((i * j) % 3) + ((i + j) % 2)) % 2 === 0,
-];
+/** The eight mask conditions at (row i, column j), as bits 0 to 7 of one number. */
+const maskBits = (i: number, j: number): number => {
+  const p = i * j;
+  const q = (p % 2) + (p % 3);
+  return (
+    +((i + j) % 2 === 0) |
+    (+(i % 2 === 0) << 1) |
+    (+(j % 3 === 0) << 2) |
+    (+((i + j) % 3 === 0) << 3) |
+    (+((Math.floor(i / 2) + Math.floor(j / 3)) % 2 === 0) << 4) |
+    (+(q === 0) << 5) |
+    (+(q % 2 === 0) << 6) |
+    (+(((p % 3) + ((i + j) % 2)) % 2 === 0) << 7)
+  );
+};
 
 /**
  * The mask penalty, rule for rule as `qrcode` scores it (so both pick the same mask): N1 runs of 5+
@@ -72,28 +77,43 @@ const MASKS: ((i: number, j: number) => boolean)[] = [
 function penalty(m: Uint8Array, n: number): number {
   let points = 0;
   let dark = 0;
-  for (let a = 0; a < n; a++) {
-    for (let t = 0; t < 2; t++) {
-      let run = 0;
-      let last = -1;
-      let bits = 0;
-      for (let b = 0; b < n; b++) {
-        const v = t ? m[b * n + a]! : m[a * n + b]!;
-        if (v === last) run++;
-        else {
-          if (run >= 5) points += run - 2;
-          last = v;
-          run = 1;
-        }
-        bits = ((bits << 1) & 0x7ff) | v;
-        if (b >= 10 && (bits === 0x5d0 || bits === 0x05d)) points += 40;
-        if (!t) {
-          dark += v;
-          if (a && b && v === m[(a - 1) * n + b] && v === m[a * n + b - 1] && v === m[(a - 1) * n + b - 1]) points += 3;
-        }
+  // Rows (N1, N3), with N2's blocks and N4's dark count.
+  for (let a = 0, row = 0; a < n; a++, row += n) {
+    let run = 0;
+    let last = -1;
+    let bits = 0;
+    for (let b = 0; b < n; b++) {
+      const v = m[row + b]!;
+      if (v === last) run++;
+      else {
+        if (run >= 5) points += run - 2;
+        last = v;
+        run = 1;
       }
-      if (run >= 5) points += run - 2;
+      bits = ((bits << 1) & 0x7ff) | v;
+      if (b >= 10 && (bits === 0x5d0 || bits === 0x05d)) points += 40;
+      dark += v;
+      if (a && b && v === m[row - n + b] && v === m[row + b - 1] && v === m[row - n + b - 1]) points += 3;
     }
+    if (run >= 5) points += run - 2;
+  }
+  // Columns (N1, N3).
+  for (let a = 0; a < n; a++) {
+    let run = 0;
+    let last = -1;
+    let bits = 0;
+    for (let b = 0, at = a; b < n; b++, at += n) {
+      const v = m[at]!;
+      if (v === last) run++;
+      else {
+        if (run >= 5) points += run - 2;
+        last = v;
+        run = 1;
+      }
+      bits = ((bits << 1) & 0x7ff) | v;
+      if (b >= 10 && (bits === 0x5d0 || bits === 0x05d)) points += 40;
+    }
+    if (run >= 5) points += run - 2;
   }
   return points + Math.abs(Math.ceil((dark * 100) / (n * n) / 5) - 10) * 10;
 }
@@ -220,22 +240,35 @@ export function encodeQr(text: string): QrMatrix {
     }
   }
 
-  const applyMask = (mask: number) => {
-    for (let r = 0; r < n; r++) for (let c = 0; c < n; c++) if (!fixed[r * n + c] && MASKS[mask]!(r, c)) m[r * n + c]! ^= 1;
+  // Each mask scored on a copy: the data modules (not the function patterns) flipped where the
+  // mask's condition holds. The eight conditions of a module are computed once, as bits.
+  const cells: number[] = [];
+  const conditions: number[] = [];
+  for (let r = 0, at = 0; r < n; r++) {
+    for (let c = 0; c < n; c++, at++) {
+      if (!fixed[at]) {
+        cells.push(at);
+        conditions.push(maskBits(r, c));
+      }
+    }
+  }
+  const masked = new Uint8Array(n * n);
+  const applyMask = (to: Uint8Array, mask: number) => {
+    for (let i = 0; i < cells.length; i++) to[cells[i]!]! ^= (conditions[i]! >> mask) & 1;
   };
   let best = 0;
   let lowest = Infinity;
   for (let mask = 0; mask < 8; mask++) {
     format(mask);
-    applyMask(mask);
-    const points = penalty(m, n);
-    applyMask(mask);
+    masked.set(m);
+    applyMask(masked, mask);
+    const points = penalty(masked, n);
     if (points < lowest) {
       lowest = points;
       best = mask;
     }
   }
-  applyMask(best);
+  applyMask(m, best);
   format(best);
   return { size: n, get: (row, col) => m[row * n + col] === 1 };
 }

@@ -1,6 +1,7 @@
 /**
- * `GET {basePath}/pix-checkout.js`: the widget's single-file build, served by the proxy itself, so a
- * merchant's page needs one tag and trusts one origin (the proxy's) for both the script and the API.
+ * `GET {basePath}/pix-checkout.js`: the widget's script-tag build, served by the proxy itself, so a
+ * merchant's page needs one tag and trusts one origin (the proxy's) for both the script and the API;
+ * beside it `pix-checkout.en.js` and `pix-checkout.es.js`, the languages the script loads on demand.
  * Public and the same for everyone: any origin may load it (a module script is a CORS request).
  */
 import { createHash } from 'node:crypto';
@@ -11,13 +12,15 @@ import { errorBody } from '../../src/shared/errors.ts';
 import { allowOnly } from '../http/method-not-allowed.ts';
 
 export const WIDGET_SCRIPT_PATH = '/pix-checkout.js';
+/**
+ * The languages the widget loads on demand, files beside the script (vite.config.ts names them):
+ * the script imports `./pix-checkout.en.js` relative to its own URL, so they are served beside it.
+ */
+export const WIDGET_LOCALE_PATHS = ['/pix-checkout.en.js', '/pix-checkout.es.js'] as const;
 
 /** dist/ beside lib/ when compiled (the installed package), beside server/ in this repository. */
-const CANDIDATES = [
-  fileURLToPath(
-    new URL(/\/lib\/server\/routes\/[^/]+$/.test(import.meta.url) ? '../../../dist/pix-checkout.js' : '../../dist/pix-checkout.js', import.meta.url),
-  ),
-];
+const DIST = fileURLToPath(new URL(/\/lib\/server\/routes\/[^/]+$/.test(import.meta.url) ? '../../../dist/' : '../../dist/', import.meta.url));
+const CANDIDATES = [`${DIST}pix-checkout.js`];
 
 interface Loaded {
   path: string;
@@ -62,10 +65,15 @@ export function widgetScript(candidates: readonly string[] = CANDIDATES): Handle
   };
 }
 
-/** The script's route, under the API's base path. */
+/** The script's route and its languages', under the API's base path. */
 export function widgetScriptRoutes(candidates?: readonly string[]): Hono {
   const routes = new Hono();
   routes.get(WIDGET_SCRIPT_PATH, widgetScript(candidates));
   allowOnly(routes, WIDGET_SCRIPT_PATH, 'GET');
+  for (const path of WIDGET_LOCALE_PATHS) {
+    // Beside the script, wherever it was found.
+    routes.get(path, widgetScript((candidates ?? CANDIDATES).map((file) => file.replace(/pix-checkout\.js$/, path.slice(1)))));
+    allowOnly(routes, path, 'GET');
+  }
   return routes;
 }

@@ -1,6 +1,8 @@
-import { spoken, type Translation } from './translation.ts';
+import type { Spoken, Translation } from './translation.ts';
 
-export const en: Translation = {
+/** Built with the bundle's `spoken` (src/locales/index.ts loads this module on demand). */
+
+export const en = (spoken: Spoken): Translation => ({
   tag: 'en',
   loading: 'Generating the Pix code…',
   scanHint: "Scan the QR code with your bank's app",
@@ -45,4 +47,4 @@ export const en: Translation = {
       ],
       'and',
     )} left to pay.`,
-};
+});

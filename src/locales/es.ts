@@ -1,6 +1,8 @@
-import { spoken, type Translation } from './translation.ts';
+import type { Spoken, Translation } from './translation.ts';
 
-export const es: Translation = {
+/** Built with the bundle's `spoken` (src/locales/index.ts loads this module on demand). */
+
+export const es = (spoken: Spoken): Translation => ({
   tag: 'es',
   loading: 'Generando el código Pix…',
   scanHint: 'Escanea el código QR con la app de tu banco',
@@ -45,4 +47,4 @@ export const es: Translation = {
       ],
       'y',
     )} para pagar.`,
-};
+});

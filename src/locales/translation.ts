@@ -56,6 +56,9 @@ export interface Translation {
   timeLeft: (hours: number, minutes: number, seconds: number) => string;
 }
 
+/** `spoken`'s type: the languages loaded on demand are handed it, so their chunks import nothing. */
+export type Spoken = typeof spoken;
+
 /** Joins the non-zero parts of a spoken duration, e.g. "1 hora e 5 minutos". */
 export function spoken(parts: [number, string, string][], and: string): string {
   const words = parts.filter(([n]) => n > 0).map(([n, one, many]) => `${n} ${n === 1 ? one : many}`);

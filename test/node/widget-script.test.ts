@@ -1,7 +1,7 @@
 /**
  * The proxy serves the widget's script-tag build at {basePath}/pix-checkout.js: the bytes of
  * dist/pix-checkout.js, loadable from any page (CORS), revalidated by ETag, and a clear 404 when the
- * file is not built.
+ * file is not built; the languages it loads on demand beside it.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
@@ -56,6 +56,24 @@ describe('the widget script served by the proxy', () => {
     const second = await app.request('/s.js');
     assert.equal(await second.text(), 'export const a = 22;');
     assert.notEqual(second.headers.get('etag'), first.headers.get('etag'));
+  });
+
+  test('the languages loaded on demand are served beside it, the same way; the script names them as it imports them', async () => {
+    const script = await (await fetch(`${stack.apiUrl}/pix-checkout.js`)).text();
+    for (const language of ['en', 'es']) {
+      const file = `pix-checkout.${language}.js`;
+      assert.ok(script.includes(`./${file}`), `the script imports ./${file}, relative to its own URL`);
+      const res = await fetch(`${stack.apiUrl}/${file}`, { headers: { origin: 'https://elsewhere.example' } });
+      assert.equal(res.status, 200, `${file} must be built (npm run build)`);
+      assert.equal(res.headers.get('content-type'), 'text/javascript; charset=utf-8', file);
+      assert.equal(res.headers.get('access-control-allow-origin'), '*', file);
+      assert.equal(res.headers.get('cross-origin-resource-policy'), 'cross-origin', file);
+      const text = await res.text();
+      assert.equal(text, readFileSync(new URL(`../../dist/${file}`, import.meta.url), 'utf8'), file);
+      // A chunk of its own: it imports nothing (a second round trip before the texts).
+      assert.ok(!/\bimport\b|\bfrom\s*["']/.test(text), `${file} imports nothing`);
+    }
+    assert.equal((await fetch(`${stack.apiUrl}/pix-checkout.fr.js`)).status, 404, 'no other file');
   });
 
   test('other methods get 405', async () => {

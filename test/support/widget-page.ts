@@ -28,13 +28,18 @@ const page = (body: string) => `<!doctype html><html lang="pt-BR"><head><meta ch
 
 export function mountWidgetPages(app: Hono): void {
   app.get('/dist/*', serveStatic({ root: './' }));
-  // Timing: one widget, created on load; `?stream=0` forces polling.
+  // Timing: one widget, created on load; `?stream=0` forces polling; `?checkout=co_…` shows that
+  // checkout's payment (checkout mode) instead of asking for a new open-amount one; `?locale=en`.
   app.get('/bench', (c) =>
     c.html(
       page(`<script type="module">
   const el = document.createElement('pix-checkout');
-  if (new URLSearchParams(location.search).get('stream') === '0') el.environment = { EventSource: null };
-  el.endpoint = '/api'; el.amount = 12.34;
+  const params = new URLSearchParams(location.search);
+  if (params.get('stream') === '0') el.environment = { EventSource: null };
+  el.endpoint = '/api';
+  el.id = 'widget';
+  if (params.get('locale')) el.locale = params.get('locale');
+  if (params.get('checkout')) el.checkout = params.get('checkout'); else el.amount = 12.34;
   el.addEventListener('pix-created', (e) => { window.reference = e.detail.payment.reference; });
   el.addEventListener('pix-paid', () => { window.paidAt = Date.now(); });
   sessionStorage.clear();
