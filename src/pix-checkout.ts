@@ -6,6 +6,7 @@ import { defaultEnvironment, type PixEnvironment } from './controllers/environme
 import { StatusController, type Connection } from './controllers/status.ts';
 import { PixCanceledEvent, PixCopyEvent, PixCreatedEvent, PixErrorEvent, PixExpiredEvent, PixPaidEvent, PixStatusChangeEvent } from './events.ts';
 import { loadLocale, localeFor, ptBR, type Translation } from './locales/index.ts';
+import { formatBrl } from './money.ts';
 import { qrPath, type QrPath } from './qr.ts';
 import { checkBrCode, type BrCodeCheck } from './shared/brcode.ts';
 import type { PaymentView } from './shared/contract.ts';
@@ -451,6 +452,8 @@ export class PixCheckout extends LitElement {
   }
 
   private formatValue(value: number): string {
+    const own = formatBrl(value, this.t.tag);
+    if (own !== null) return own;
     if (this.money?.[0] !== this.t.tag)
       this.money = [this.t.tag, new Intl.NumberFormat(this.t.tag, { style: 'currency', currency: 'BRL', currencyDisplay: 'narrowSymbol' })];
     return this.money[1].format(value);
@@ -543,9 +546,9 @@ export class PixCheckout extends LitElement {
 
   protected override firstUpdated(): void {
     markOnce('pix-checkout:rendered');
-    // The payment's request is already on the wire (willUpdate started it): build the currency
-    // formatter now, while we wait. Its first construction loads the locale's data (tens of ms on a
-    // phone-class CPU) and otherwise lands between the answer and the QR on screen.
+    // The payment's request is already on the wire (willUpdate started it): a page's own currency
+    // tag needs Intl, whose first formatter loads the locale's data (tens of ms on a phone-class
+    // CPU): built now, while we wait, not between the answer and the QR (src/money.ts covers ours).
     this.formatValue(0);
   }
 
