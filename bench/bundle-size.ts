@@ -9,7 +9,7 @@ import { gzipSync } from 'node:zlib';
 import { build, type Plugin } from 'vite';
 import { BUNDLE_BUDGET_GZIP as BUDGET_GZIP, bundleSizes } from '../vite.config.ts';
 
-const modules: { id: string; minified: number; gzip: number }[] = [];
+const modules: { id: string; file: string; minified: number; gzip: number }[] = [];
 /** Reads each module's rendered code from the output chunk (rollup's and rolldown's bundle info). */
 const moduleSizes: Plugin = {
   name: 'module-sizes',
@@ -18,7 +18,7 @@ const moduleSizes: Plugin = {
       if (chunk.type !== 'chunk') continue;
       for (const [id, info] of Object.entries(chunk.modules)) {
         const code = info.code ?? '';
-        modules.push({ id, minified: info.renderedLength, gzip: gzipSync(code, { level: 9 }).length });
+        modules.push({ id, file: chunk.fileName, minified: info.renderedLength, gzip: gzipSync(code, { level: 9 }).length });
       }
     }
   },
@@ -30,13 +30,23 @@ const { minified, gzip, brotli } = bundleSizes(file);
 const kb = (n: number) => `${(n / 1024).toFixed(1)} KB`;
 const name = (id: string) => id.replace(`${process.cwd()}/`, '').replace(/^.*node_modules\//, '');
 
+// The languages loaded on demand (src/locales/index.ts), files beside the script.
+const languages = ['en', 'es'].map((language) => ({ language, ...bundleSizes(`dist/pix-checkout.${language}.js`) }));
+
 console.log(`${file}
   minified  ${kb(minified)}
   gzip -9   ${kb(gzip)}   (budget ${kb(BUDGET_GZIP)}: ${gzip <= BUDGET_GZIP ? 'within' : `over by ${kb(gzip - BUDGET_GZIP)}`})
   brotli    ${kb(brotli)}
+a page in pt-BR loads that file alone; one in another language loads its texts beside it:
+${languages
+  .map(
+    (l) =>
+      `  dist/pix-checkout.${l.language}.js  ${kb(l.minified)} min, ${kb(l.gzip)} gzip -9: an ${l.language} page ${kb(gzip + l.gzip)} gzip in two files (${kb(brotli + l.brotli)} brotli)`,
+  )
+  .join('\n')}
 per module (rendered into the bundle, largest first; gzip: the module alone):
 ${modules
   .filter((m) => m.minified > 0)
   .sort((a, b) => b.minified - a.minified)
-  .map((m) => `  ${kb(m.minified).padStart(8)} min  ${kb(m.gzip).padStart(8)} gz  ${name(m.id)}`)
+  .map((m) => `  ${kb(m.minified).padStart(8)} min  ${kb(m.gzip).padStart(8)} gz  ${name(m.id)}${m.file === 'pix-checkout.js' ? '' : `  (in ${m.file})`}`)
   .join('\n')}`);
