@@ -2,8 +2,8 @@
  * Status reads served from the store, under autocannon on loopback, next to a bare node:http server
  * answering the same bytes (the proxy's headers and JSON) in the same run. Prints requests per second, p99 and the ratio
  * for each round, and their median, min and max.
- * `npm run bench:status` (BENCH_ROUNDS, default 3, each measuring the bare server then the proxy for
- * BENCH_SECONDS, default 5; BENCH_CONNECTIONS, default 100; BENCH_PROFILE=dir
+ * `npm run bench:status` (BENCH_ROUNDS, default 5, each measuring the bare server then the proxy for
+ * BENCH_SECONDS, default 4; BENCH_CONNECTIONS, default 100; BENCH_PROFILE=dir
  * writes a CPU profile of the server process there, `node --cpu-prof`; BENCH_STORE=postgres keeps the
  * store in a throwaway Postgres started by the server process, instead of SQLite; BENCH_LOG_LEVEL,
  * default info as in production, with the proxy's log lines going to /dev/null; BENCH_BARE=minimal
@@ -20,8 +20,8 @@ import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { pinApart } from './pin.ts';
 
-const seconds = Number(process.env.BENCH_SECONDS ?? 5);
-const roundCount = Number(process.env.BENCH_ROUNDS ?? 3);
+const seconds = Number(process.env.BENCH_SECONDS ?? 4);
+const roundCount = Number(process.env.BENCH_ROUNDS ?? 5);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 100);
 const storeKind = process.env.BENCH_STORE ?? 'sqlite';
 if (storeKind !== 'sqlite' && storeKind !== 'postgres') {
