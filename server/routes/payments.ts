@@ -56,6 +56,22 @@ function frameOf(view: PaymentView): Uint8Array {
   return frame;
 }
 
+/**
+ * The same frame as one chunk of HTTP/1.1's chunked coding (size line, bytes, CRLF), framed once per
+ * view: the bytes Node's `write(frame)` puts on the socket for a chunked answer, in one buffer that
+ * every stream of the payment writes to its socket as is.
+ */
+const chunks = new WeakMap<PaymentView, Buffer>();
+function chunkOf(view: PaymentView): Buffer {
+  let chunk = chunks.get(view);
+  if (!chunk) {
+    const frame = frameOf(view);
+    chunk = Buffer.concat([Buffer.from(`${frame.byteLength.toString(16)}\r\n`, 'latin1'), frame, Buffer.from('\r\n', 'latin1')]);
+    chunks.set(view, chunk);
+  }
+  return chunk;
+}
+
 export function paymentRoutes({ payments, streams, openAmount, limitCreate, limitStatus, cors, sameOrigin }: PaymentRoutesDeps): Hono {
   const routes = new Hono();
   // The browser calls these: CORS on every method, preflights included.
@@ -127,13 +143,13 @@ export function paymentRoutes({ payments, streams, openAmount, limitCreate, limi
      * Writes the queued views to `write` until a final one (written `last`: the stream ends with it),
      * a shutdown or the client leaving.
      */
-    const pump = async (write: (bytes: Uint8Array | string, last?: boolean) => Promise<unknown> | undefined) => {
+    const pump = async (write: (bytes: Uint8Array | string, last?: boolean, view?: PaymentView) => Promise<unknown> | undefined) => {
       try {
         while (open) {
           const view = queue.shift();
           if (view) {
             const last = isFinalStatus(view.status);
-            await write(frameOf(view), last);
+            await write(frameOf(view), last, view);
             if (last) break;
             continue;
           }
@@ -162,8 +178,20 @@ export function paymentRoutes({ payments, streams, openAmount, limitCreate, limi
       outgoing.writeHead(200, { ...SSE_HEADERS, ...headerBag(c) });
       outgoing.flushHeaders();
       outgoing.once('close', release);
-      // The final frame and the end of the answer in one write.
-      const write = (bytes: Uint8Array | string, last?: boolean) => {
+      const socket = outgoing.socket;
+      const write = (bytes: Uint8Array | string, last?: boolean, view?: PaymentView) => {
+        // A status frame of a chunked answer goes to the socket as the chunk framed once for every
+        // stream (chunkOf): one buffer and one system call, where Node's write frames it in three
+        // pieces and corks the socket, twice the time for 5,000 streams told of one change
+        // (bench:sse). Only while nothing of this answer waits in the response (its head is on the
+        // socket; no earlier answer on the connection holds it back), so the bytes keep their order.
+        // The answer's end (the last chunk) is written after, when the pump returns, off the path
+        // of the frames of every other stream of the payment.
+        if (view && outgoing.chunkedEncoding && outgoing.writableLength === 0 && socket && socket.writable) {
+          if (socket.write(chunkOf(view)) || last) return;
+          return new Promise((resolve) => socket.once('drain', resolve));
+        }
+        // The final frame and the end of the answer in one write.
         if (last) return void outgoing.end(bytes);
         return outgoing.write(bytes) ? undefined : new Promise((resolve) => outgoing.once('drain', resolve));
       };

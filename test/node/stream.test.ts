@@ -1,5 +1,6 @@
 /** The live status stream (Server-Sent Events) over a real socket, against the sandbox. */
 import assert from 'node:assert/strict';
+import { connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { PaymentView } from '../../src/shared/contract.ts';
 import { STATUS_STREAM } from '../../src/shared/wire.ts';
@@ -170,6 +171,85 @@ describe('written to Node directly, and through web streams where there is no No
     } finally {
       await served.close();
     }
+  });
+});
+
+/**
+ * Reads HTTP/1.1 answers off a raw socket, strictly: a status line, headers, and a body in chunked
+ * coding (hex size, CRLF, bytes, CRLF, ... a zero-size chunk) or of a Content-Length. Anything else
+ * throws.
+ */
+function parseAnswers(wire: Buffer): { status: number; headers: Record<string, string>; body: string }[] {
+  const answers: { status: number; headers: Record<string, string>; body: string }[] = [];
+  let at = 0;
+  const line = () => {
+    const end = wire.indexOf('\r\n', at, 'latin1');
+    if (end < 0) throw new Error(`no CRLF after byte ${at}`);
+    const text = wire.subarray(at, end).toString('latin1');
+    at = end + 2;
+    return text;
+  };
+  while (at < wire.length) {
+    const status = /^HTTP\/1\.1 (\d{3}) /.exec(line());
+    if (!status) throw new Error(`no status line at byte ${at}`);
+    const headers: Record<string, string> = {};
+    for (let header = line(); header !== ''; header = line()) {
+      const colon = header.indexOf(':');
+      headers[header.slice(0, colon).toLowerCase()] = header.slice(colon + 1).trim();
+    }
+    if (headers['content-length'] !== undefined) {
+      const length = Number(headers['content-length']);
+      answers.push({ status: Number(status[1]), headers, body: wire.subarray(at, at + length).toString('utf8') });
+      at += length;
+      continue;
+    }
+    assert.equal(headers['transfer-encoding'], 'chunked', 'a chunked answer');
+    const parts: Buffer[] = [];
+    for (;;) {
+      const sizeLine = line();
+      if (!/^[0-9a-f]+$/.test(sizeLine)) throw new Error(`bad chunk size ${JSON.stringify(sizeLine)}`);
+      const size = parseInt(sizeLine, 16);
+      if (size === 0) {
+        if (line() !== '') throw new Error('no CRLF after the last chunk');
+        break;
+      }
+      parts.push(wire.subarray(at, at + size));
+      at += size;
+      if (wire.subarray(at, at + 2).toString('latin1') !== '\r\n') throw new Error(`no CRLF after a chunk of ${size}`);
+      at += 2;
+    }
+    answers.push({ status: Number(status[1]), headers, body: Buffer.concat(parts).toString('utf8') });
+  }
+  return answers;
+}
+
+describe('on the wire', () => {
+  test('two streams pipelined on one connection: each a well-formed chunked answer, in order, whether its frames went to the socket as one chunk or through the response', async () => {
+    const payment = await createPayment();
+    const url = new URL(`${stack.apiUrl}/payments/${payment.reference}/events`);
+    const socket = connect(Number(url.port), url.hostname);
+    const received: Buffer[] = [];
+    socket.on('data', (data: Buffer) => received.push(data));
+    const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+    await new Promise<void>((resolve) => socket.once('connect', resolve));
+    // The second answer waits in its response behind the first (Node answers a connection's requests
+    // in order): its frames take the response's own path. A third request closes the connection.
+    const get = (path: string, close = false) => `GET ${path} HTTP/1.1\r\nHost: ${url.host}\r\n${close ? 'Connection: close\r\n' : ''}\r\n`;
+    socket.write(get(url.pathname) + get(url.pathname) + get(`${url.pathname.slice(0, -'/events'.length)}`, true));
+    await waitFor('the first stream open', () => Buffer.concat(received).includes('"pending"'), 5000);
+    stack.sandbox.state.pay(stack.sandbox.state.payments.get(payment.reference)!);
+    await closed;
+
+    const [first, second, read] = parseAnswers(Buffer.concat(received));
+    for (const [name, answer] of [['first', first], ['second', second]] as const) {
+      assert.equal(answer?.status, 200, `${name} stream's status`);
+      const statuses = [...answer!.body.matchAll(/^data: (.*)$/gm)].map((m) => (JSON.parse(m[1]!) as PaymentView).status);
+      assert.deepEqual(statuses.at(-1), 'paid', `${name} stream ends on paid`);
+      assert.ok(statuses.every((s) => s === 'pending' || s === 'paid'), `${name} stream's statuses: ${statuses.join(', ')}`);
+    }
+    assert.equal(read?.status, 200, 'the read after them');
+    // Node runs a pipelined request's handler on arrival and holds its answer: read before the payment was paid.
+    assert.equal(PaymentView.parse(JSON.parse(read!.body)).reference, payment.reference);
   });
 });
 
