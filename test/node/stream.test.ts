@@ -241,15 +241,21 @@ describe('on the wire', () => {
     await closed;
 
     const [first, second, read] = parseAnswers(Buffer.concat(received));
-    for (const [name, answer] of [['first', first], ['second', second]] as const) {
+    for (const [name, answer] of [
+      ['first', first],
+      ['second', second],
+    ] as const) {
       assert.equal(answer?.status, 200, `${name} stream's status`);
-      const statuses = [...answer!.body.matchAll(/^data: (.*)$/gm)].map((m) => (JSON.parse(m[1]!) as PaymentView).status);
+      const statuses = [...answer.body.matchAll(/^data: (.*)$/gm)].map((m) => (JSON.parse(m[1]!) as PaymentView).status);
       assert.deepEqual(statuses.at(-1), 'paid', `${name} stream ends on paid`);
-      assert.ok(statuses.every((s) => s === 'pending' || s === 'paid'), `${name} stream's statuses: ${statuses.join(', ')}`);
+      assert.ok(
+        statuses.every((s) => s === 'pending' || s === 'paid'),
+        `${name} stream's statuses: ${statuses.join(', ')}`,
+      );
     }
     assert.equal(read?.status, 200, 'the read after them');
     // Node runs a pipelined request's handler on arrival and holds its answer: read before the payment was paid.
-    assert.equal(PaymentView.parse(JSON.parse(read!.body)).reference, payment.reference);
+    assert.equal(PaymentView.parse(JSON.parse(read.body)).reference, payment.reference);
   });
 });
 
