@@ -140,16 +140,16 @@ export function paymentRoutes({ payments, streams, openAmount, limitCreate, limi
     gone.addEventListener('abort', release, { once: true });
 
     /**
-     * Writes the queued views to `write` until a final one (written `last`: the stream ends with it),
-     * a shutdown or the client leaving.
+     * Hands the queued views (and keep-alive comments, as text) to `write` until a final one
+     * (written `last`: the stream ends with it), a shutdown or the client leaving.
      */
-    const pump = async (write: (bytes: Uint8Array | string, last?: boolean, view?: PaymentView) => Promise<unknown> | undefined) => {
+    const pump = async (write: (frame: PaymentView | string, last?: boolean) => Promise<unknown> | undefined) => {
       try {
         while (open) {
           const view = queue.shift();
           if (view) {
             const last = isFinalStatus(view.status);
-            await write(frameOf(view), last, view);
+            await write(view, last);
             if (last) break;
             continue;
           }
@@ -179,7 +179,7 @@ export function paymentRoutes({ payments, streams, openAmount, limitCreate, limi
       outgoing.flushHeaders();
       outgoing.once('close', release);
       const socket = outgoing.socket;
-      const write = (bytes: Uint8Array | string, last?: boolean, view?: PaymentView) => {
+      const write = (frame: PaymentView | string, last?: boolean) => {
         // A status frame of a chunked answer goes to the socket as the chunk framed once for every
         // stream (chunkOf): one buffer and one system call, where Node's write frames it in three
         // pieces and corks the socket, twice the time for 5,000 streams told of one change
@@ -187,10 +187,11 @@ export function paymentRoutes({ payments, streams, openAmount, limitCreate, limi
         // socket; no earlier answer on the connection holds it back), so the bytes keep their order.
         // The answer's end (the last chunk) is written after, when the pump returns, off the path
         // of the frames of every other stream of the payment.
-        if (view && outgoing.chunkedEncoding && outgoing.writableLength === 0 && socket && socket.writable) {
-          if (socket.write(chunkOf(view)) || last) return;
+        if (typeof frame !== 'string' && outgoing.chunkedEncoding && outgoing.writableLength === 0 && socket && socket.writable) {
+          if (socket.write(chunkOf(frame)) || last) return;
           return new Promise((resolve) => socket.once('drain', resolve));
         }
+        const bytes = typeof frame === 'string' ? frame : frameOf(frame);
         // The final frame and the end of the answer in one write.
         if (last) return void outgoing.end(bytes);
         return outgoing.write(bytes) ? undefined : new Promise((resolve) => outgoing.once('drain', resolve));
@@ -203,7 +204,7 @@ export function paymentRoutes({ payments, streams, openAmount, limitCreate, limi
     for (const [name, value] of Object.entries(SSE_HEADERS)) c.header(name, value);
     return streamSSE(c, (stream) => {
       stream.onAbort(release);
-      return pump((bytes) => stream.write(bytes));
+      return pump((frame) => stream.write(typeof frame === 'string' ? frame : frameOf(frame)));
     });
   });
 
