@@ -121,6 +121,7 @@ export function createApp(deps: AppDeps): PixApp {
   });
   repace = () => payments.repace();
   const transfers = new TransferService({ store, partner, outcomes, now, numbering, log: logger.child({ component: 'transfers' }) });
+  const intakeAuthenticated = Boolean(deps.webhooks?.secretPath) || (deps.webhooks?.sourceIps?.length ?? 0) > 0;
   const processor = new WebhookProcessor({
     store,
     payments,
@@ -129,6 +130,7 @@ export function createApp(deps: AppDeps): PixApp {
     log: logger.child({ component: 'webhooks' }),
     concurrency: DEFAULTS.webhookIntake.concurrency,
     confirmIntervalMs: DEFAULTS.webhookIntake.confirmIntervalMs,
+    intakeAuthenticated,
   });
   // The checkout service and the payouts read each other lazily: a refund asks the checkout's status first, a checkout lists its refunds.
   let checkouts: CheckoutService | undefined;
@@ -244,7 +246,6 @@ export function createApp(deps: AppDeps): PixApp {
   const apiKey = requireApiKey(deps.apiKey);
   app.route(basePath, checkoutRoutes({ checkouts, requireApiKey: apiKey, limitCreate, cors, sameOrigin }));
   app.route(basePath, payoutRoutes({ payouts, requireApiKey: apiKey }));
-  const intakeAuthenticated = Boolean(deps.webhooks?.secretPath) || (deps.webhooks?.sourceIps?.length ?? 0) > 0;
   app.route(
     basePath,
     webhookRoutes({

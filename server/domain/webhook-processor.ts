@@ -8,7 +8,8 @@
  * Notifications about one reference share the partner's answer: one confirmation at a time per
  * reference, at most one every `confirmIntervalMs`, and each confirmation settles every notification
  * of that reference received before it started. A flood of copies (or spoofs) of one notification
- * costs the partner one call every couple of seconds, not one call each.
+ * costs the partner one call every couple of seconds, not one call each; on an open intake, a flood
+ * of references the store does not know costs it nothing, and takes no place in the queue.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../log.ts';
@@ -27,6 +28,12 @@ export interface ProcessorDeps {
   concurrency: number;
   /** One reference is confirmed at most this often (real time). */
   confirmIntervalMs: number;
+  /**
+   * Whether only the partner can reach the intake (a secret path or source addresses). When it is
+   * open, anyone can name any reference: only the payments and transfers the store knows are
+   * confirmed, and the others are settled `unknown_reference` without asking the partner.
+   */
+  intakeAuthenticated: boolean;
 }
 
 /** What processing made of an event (stored as `webhook_events.result`). */
@@ -78,6 +85,22 @@ export class WebhookProcessor {
     const event = received?.event ?? parseEvent(rawBody);
     const authenticated = received?.authenticated ?? false;
     if (!event) return this.settle([id], 'invalid');
+    // Decided before it takes a group or a slot: a flood of made-up references never delays real ones.
+    if (!this.deps.intakeAuthenticated) {
+      let known: boolean;
+      try {
+        known = await this.known(event.reference);
+      } catch (error) {
+        // The store could not say: left unprocessed, taken up again by the next pass.
+        this.deps.log.warn(
+          { webhook_event: id, err: { message: error instanceof Error ? error.message : String(error) } },
+          'webhook not processed yet; will retry',
+        );
+        return;
+      }
+      if (!known) return this.settle([id], 'unknown_reference');
+      if (this.closed) return;
+    }
     const key = `${event.kind ?? 'any'}:${event.reference}`;
     let group = this.groups.get(key);
     if (!group) {
@@ -175,6 +198,12 @@ export class WebhookProcessor {
       this.running--;
       this.waiting.shift()?.();
     }
+  }
+
+  /** Whether the store knows the reference, as a payment this proxy issued or a transfer it follows. */
+  private async known(reference: string): Promise<boolean> {
+    const { store } = this.deps;
+    return (store.peekPayment?.(reference) ?? (await store.getPayment(reference))) !== null || (await store.transfers.get(reference)) !== null;
   }
 
   /**

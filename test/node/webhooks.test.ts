@@ -200,13 +200,26 @@ describe('webhooks from the partner, and what the proxy does with them', () => {
     assert.equal(receiver.duplicates, duplicatesBefore);
   });
 
-  test('a transfer the proxy learns of by webhook is confirmed, tracked and passed on', async () => {
-    const transfer = await stack.partner.transferToKey({ value: 7.5, pix_key: 'ana@cliente.example' });
-    await control('POST', '/clock/advance', { seconds: 10 });
-    await waitFor('the transfer final', async () => (await stack.store.transfers.get(transfer.externalReference))?.final === true);
-    assert.equal((await stack.store.transfers.get(transfer.externalReference))!.partnerStatus, 2);
+  test('a transfer the proxy sent is confirmed by webhook and passed on; one it does not know is not asked about (open intake)', async () => {
+    const sent = await stack.pix.payouts.transfer({ value: 7.5, pix_key: 'ana@cliente.example' }, 'open-intake-transfer');
+    const reference = sent.transfer.partner_reference!;
+    // Sent by someone else (the partner's panel): through an open intake, anyone could name it.
+    const stranger = await stack.partner.transferToKey({ value: 3.25, pix_key: 'ana@cliente.example' });
+    const checked: string[] = [];
+    const checkTransfer = stack.partner.checkTransfer;
+    stack.partner.checkTransfer = (ref) => (checked.push(ref), checkTransfer(ref));
+    try {
+      await control('POST', '/clock/advance', { seconds: 10 });
+      await waitFor('the transfer final', async () => (await stack.store.transfers.get(reference))?.final === true);
+      assert.equal((await stack.store.transfers.get(reference))!.partnerStatus, 2);
+      await waitFor('the stranger settled', () => eventRows(stranger.externalReference).includes('unknown_reference'));
+    } finally {
+      stack.partner.checkTransfer = checkTransfer;
+    }
+    assert.equal(checked.includes(stranger.externalReference), false, 'the partner was asked about a transfer the proxy does not know');
+    assert.equal(await stack.store.transfers.get(stranger.externalReference), null);
     await stack.pix.notifier!.runOnce();
-    assert.ok([...receiver.events.values()].some((e) => e.type === 'transfer.approved' && e.data.reference === transfer.externalReference));
+    assert.ok([...receiver.events.values()].some((e) => e.type === 'transfer.approved' && e.data.reference === reference));
   });
 
   test('notifications it cannot use are kept and acknowledged (a 4xx would lose them), applied to nothing, listed for the operator', async () => {
