@@ -206,7 +206,7 @@ describe('webhooks from the partner, and what the proxy does with them', () => {
     // Sent by someone else (the partner's panel): through an open intake, anyone could name it.
     const stranger = await stack.partner.transferToKey({ value: 3.25, pix_key: 'ana@cliente.example' });
     const checked: string[] = [];
-    const checkTransfer = stack.partner.checkTransfer;
+    const checkTransfer = stack.partner.checkTransfer.bind(stack.partner);
     stack.partner.checkTransfer = (ref) => (checked.push(ref), checkTransfer(ref));
     try {
       await control('POST', '/clock/advance', { seconds: 10 });
