@@ -241,7 +241,17 @@ export function createApp(deps: AppDeps): PixApp {
   app.route(basePath, widgetScriptRoutes());
   app.route(
     basePath,
-    paymentRoutes({ payments, streams: deps.streams ?? DEFAULTS.streams, openAmount: deps.openAmount ?? false, limitCreate, limitStatus, cors, sameOrigin }),
+    paymentRoutes({
+      payments,
+      streams: deps.streams ?? DEFAULTS.streams,
+      streamCaps: { perClient: deps.streamsPerClient ?? DEFAULTS.streamsPerClient, perPayment: deps.streamsPerPayment ?? DEFAULTS.streamsPerPayment },
+      clientOf,
+      openAmount: deps.openAmount ?? false,
+      limitCreate,
+      limitStatus,
+      cors,
+      sameOrigin,
+    }),
   );
   const apiKey = requireApiKey(deps.apiKey);
   app.route(basePath, checkoutRoutes({ checkouts, requireApiKey: apiKey, limitCreate, cors, sameOrigin }));

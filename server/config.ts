@@ -25,6 +25,13 @@ export const DEFAULTS = {
   renewals: 3,
   /** Serve live status streams (Server-Sent Events). */
   streams: true,
+  /**
+   * Status streams open at once on one instance: from one client address (a page holds one per open
+   * tab; an office or a carrier's NAT shares an address), and of one payment. Past either, 429
+   * `too_many_streams` and the widget polls. 0: no cap.
+   */
+  streamsPerClient: 20,
+  streamsPerPayment: 200,
   /** A stored unfinished status younger than this is served without asking the partner. */
   staleAfterMs: 2000,
   /** How often a payment with open streams is asked about. */
@@ -272,6 +279,9 @@ export interface AppSettings {
   publicUrl?: string | undefined;
   /** Serve live status streams (Server-Sent Events). */
   streams?: boolean | undefined;
+  /** Status streams open at once per client address, and per payment (one instance's); 0: no cap. */
+  streamsPerClient?: number | undefined;
+  streamsPerPayment?: number | undefined;
   /** How often a watched payment is asked about upstream. */
   watchIntervalMs?: number | undefined;
   /** A stored, unfinished status younger than this is served without asking the partner. */
@@ -312,6 +322,8 @@ export interface ProxyConfig extends AppSettings {
   rateLimits: { create: RateLimit; status: RateLimit; webhook: RateLimit } | false;
   trustedProxies: number;
   streams: boolean;
+  streamsPerClient: number;
+  streamsPerPayment: number;
   staleAfterMs: number;
   watchIntervalMs: number;
   webhookReadIntervalMs: number;
@@ -492,6 +504,8 @@ export function proxyConfig(env: Record<string, string | undefined> = loadEnv())
         : (false as const),
     trustedProxies: int('PIX_TRUSTED_PROXIES', DEFAULTS.trustedProxies, 0, 10),
     streams: bool('PIX_STREAMS', DEFAULTS.streams),
+    streamsPerClient: int('PIX_STREAMS_PER_CLIENT', DEFAULTS.streamsPerClient, 0, 1_000_000),
+    streamsPerPayment: int('PIX_STREAMS_PER_PAYMENT', DEFAULTS.streamsPerPayment, 0, 1_000_000),
     staleAfterMs: int('PIX_STALE_AFTER_MS', DEFAULTS.staleAfterMs, 0, 60_000),
     watchIntervalMs: int('PIX_WATCH_INTERVAL_MS', DEFAULTS.watchIntervalMs, 250, 60_000),
     webhookReadIntervalMs: int('PIX_WEBHOOK_READ_INTERVAL_MS', DEFAULTS.partnerReads.trustedMs, 250, 60_000),

@@ -15,6 +15,8 @@ export const ERROR_CODES = [
   'unauthorized',
   'forbidden',
   'rate_limited',
+  /** Too many live status streams open from one address, or of one payment: poll instead. */
+  'too_many_streams',
   /** The request contradicts what exists (an order id already used with another value). */
   'conflict',
   /** An Idempotency-Key sent again with a different request (payouts.ts). */
