@@ -181,14 +181,23 @@ function objectsOf(root: Json): Place[] {
     const next: typeof level = [];
     for (const { value, parent } of level) {
       if (visited >= WALK.maxNodes) return places;
+      // Children past the node count are never visited: not queued either.
+      const room = () => visited + next.length < WALK.maxNodes;
       if (Array.isArray(value)) {
         visited++;
-        for (const item of value) if (typeof item === 'object' && item !== null) next.push({ value: item, parent });
+        for (const item of value) {
+          if (!room()) break;
+          if (typeof item === 'object' && item !== null) next.push({ value: item, parent });
+        }
       } else if (isObject(value)) {
         visited++;
         const place = { node: value, parent };
         places.push(place);
-        for (const child of Object.values(value)) if (typeof child === 'object' && child !== null) next.push({ value: child, parent: place });
+        for (const key in value) {
+          if (!room()) break;
+          const child = value[key];
+          if (typeof child === 'object' && child !== null) next.push({ value: child, parent: place });
+        }
       }
     }
     level = next;
