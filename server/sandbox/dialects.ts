@@ -13,7 +13,8 @@
  * - `numbered`: statuses 0 pending, 1 approved, 2 canceled (a canceled 2 is the default's approved);
  *   the token as a top-level `accessToken` with no lifetime; `{tenant: {id, name}}`; no `message`, no
  *   `created_at` and no `favoured` in the create (its codes flat, no `pix_deposit`); times in milliseconds at +00:00; PATCH 200 `{}`; errors
- *   `{errors: [{field, message}], reason}` or `{detail, reason?}`; webhooks in camelCase words.
+ *   `{errors: [{field, message}], reason}` or `{detail, reason?}`; webhooks in camelCase words, the
+ *   new format's transaction under `payload`.
  *
  * A dialect is an object of knobs (SandboxDialect): app.ts, control.ts, public.ts, webhooks.ts and
  * transport.ts hand it neutral views (canonical status names, epoch milliseconds, numbers) and send
@@ -351,11 +352,12 @@ const numberedDialect: SandboxDialect = {
     const transaction = { externalReference: t.externalReference, status: webhookStatus(event, numberedForm.statusCodes), value: t.value };
     const type = event.kind === 'payment' ? 'deposit' : 'withdrawal';
     if (format === 'old') return { type, ...transaction };
+    // The transaction under a wrapper the proxy never names (`payload`): it reads the whole body.
     return {
       event_id: event.id,
       event_type: `${type}.${event.outcome === 'approved' ? 'paid' : 'cancelled'}`,
       occurred_at: millisUtcTimestamp(event.occurredAt),
-      transaction,
+      payload: { transaction },
     };
   },
 };

@@ -415,9 +415,9 @@ describe('numbered: 0 pending, 1 approved, 2 canceled; top-level token and tenan
     }
   });
 
-  test('webhooks: old `{type: deposit|withdrawal, externalReference, status, value}`, new `{event_id, event_type, occurred_at, transaction}`', async () => {
+  test('webhooks: old `{type: deposit|withdrawal, externalReference, status, value}`, new `{event_id, event_type, occurred_at, payload: {transaction}}`', async () => {
     const r = await receiver();
-    const referenceOf = (body: any) => body.externalReference ?? body.transaction?.externalReference;
+    const referenceOf = (body: any) => body.externalReference ?? body.payload?.transaction?.externalReference;
     await c.api('PATCH', PARTNER_PATHS.notificationUrl, { notification_url: r.url });
     const canceled = (await c.api('POST', PARTNER_PATHS.createPayment, createBody)).json.data.external_reference;
     await c.control('POST', `/payments/${canceled}/cancel`);
@@ -443,14 +443,22 @@ describe('numbered: 0 pending, 1 approved, 2 canceled; top-level token and tenan
       event_id: paymentEvent.event_id,
       event_type: 'deposit.paid',
       occurred_at: STAMP.numbered,
-      transaction: { externalReference: paid, status: CODES.approved, value: 10.5 },
+      payload: { transaction: { externalReference: paid, status: CODES.approved, value: 10.5 } },
+    });
+    // Read through the wrapper, as any other.
+    assert.deepEqual(readNotification(paymentEvent), {
+      reference: paid,
+      kind: 'payment',
+      outcome: 'approved',
+      status: { code: CODES.approved, word: null },
+      eventId: paymentEvent.event_id,
     });
     const transferEvent = await received(r, transfer, referenceOf);
     assert.deepEqual(transferEvent, {
       event_id: transferEvent.event_id,
       event_type: 'withdrawal.cancelled',
       occurred_at: new Date(NOW + BANK_SECONDS * 1000).toISOString().replace('Z', '+00:00'),
-      transaction: { externalReference: transfer, status: CODES.canceled, value: 12 },
+      payload: { transaction: { externalReference: transfer, status: CODES.canceled, value: 12 } },
     });
   });
 });
