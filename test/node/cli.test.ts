@@ -261,6 +261,7 @@ describe('cli: webhook received', () => {
     const id = await store.webhookEvents.add('{"external_reference":"not-ours"}', Date.UTC(2030, 0, 2));
     await store.webhookEvents.markProcessed(id, Date.UTC(2030, 0, 2), 'unknown_reference');
     await store.webhookEvents.add('{"external_reference":"waiting"}', Date.UTC(2030, 0, 3));
+    await store.webhookEvents.addRejected('[{"external_reference":"a"},{"external_reference":"b"}]', Date.UTC(2030, 0, 4), 'ambiguous');
     await store.close();
     const all = await cli(['webhook', 'received', '--json'], { PIX_DATA_DIR: dataDir });
     assert.equal(all.code, 0, all.err);
@@ -268,12 +269,14 @@ describe('cli: webhook received', () => {
     assert.deepEqual(
       rows.map((r) => [r.result, r.body]),
       [
+        ['ambiguous', '[{"external_reference":"a"},{"external_reference":"b"}]'],
         ['unknown_reference', '{"external_reference":"not-ours"}'],
         ['unreadable', '{"type": "payment", '],
       ],
     );
     const unreadable = await cli(['webhook', 'received', '--unreadable'], { PIX_DATA_DIR: dataDir });
     assert.match(unreadable.out, /#1 {2}2030-01-01T00:00:00.000Z {2}unreadable\n {2}\{"type": "payment", /);
+    assert.match(unreadable.out, /ambiguous\n {2}\[\{"external_reference":"a"\}/);
     assert.equal(unreadable.out.includes('not-ours'), false);
   });
 });
