@@ -164,6 +164,8 @@ export function createApp(deps: AppDeps): PixApp {
     defaultCallback: deps.defaultCallback,
     now,
     log: logger.child({ component: 'checkouts' }),
+    outcomes,
+    refundOverpayments: deps.refundOverpayments ?? DEFAULTS.refundOverpayments,
   });
 
   let started = false;
