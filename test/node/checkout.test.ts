@@ -284,7 +284,7 @@ describe('renewal after expiry', () => {
       assert.equal((await payFor(local, checkout.checkout_id)).res.status, 201);
       assert.equal(local.pix.numbering.report().state, 'mismatch');
       local.sandbox.state.clock.advance(HOUR);
-      expectError(await payFor(local, checkout.checkout_id), 503, 'not_ready');
+      expectError(await payFor(local, checkout.checkout_id), 503, 'status_unverified');
       assert.equal(local.sandbox.state.payments.size, 1, 'no second payment created upstream');
     } finally {
       await local.close();
