@@ -131,7 +131,7 @@ export class CheckoutService {
     let renewalsUsed = checkout.renewalsUsed;
     const renewable = (used: number) => used < renewals && payments.statusCodesTrusted();
     if (checkout.paymentReference) {
-      const current = payments.view(await payments.record(checkout.paymentReference));
+      const current = payments.view(await this.currentRecord(checkout.paymentReference, renew));
       if (current.status === 'paid') return { payment: current, created: false };
       // An earlier code recorded paid (its late payment, heard by a webhook here or on another
       // instance) is the answer: never a pending code beside a paid checkout.
@@ -188,6 +188,21 @@ export class CheckoutService {
     if (!winner.paymentReference) throw new DomainError('not_found', 'No such checkout.');
     const current = payments.view(await payments.record(winner.paymentReference));
     return { payment: { ...current, renewable: renewable(winner.renewalsUsed) }, created: false };
+  }
+
+  /**
+   * The checkout's current payment, refreshed. When the partner cannot be asked and the code is due
+   * for replacement (expired, or `renew`), the stored record: the check before a new code then
+   * answers (status_unverified), not the failed read.
+   */
+  private async currentRecord(reference: string, renew: boolean): Promise<PaymentRecord> {
+    try {
+      return await this.options.payments.record(reference);
+    } catch (error) {
+      const stored = error instanceof PartnerError ? await this.options.store.getPayment(reference) : null;
+      if (!stored || stored.final || (!renew && this.options.now() < stored.expiresAt)) throw error;
+      return stored;
+    }
   }
 
   /**
