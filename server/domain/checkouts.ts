@@ -300,7 +300,9 @@ export class CheckoutService {
     // makes it: a checkout is paid if any of its codes was (a late payment of an expired one), and
     // never shown pending beside a paid code.
     const codes = await store.checkoutPayments(checkout.id);
-    const records = await Promise.all(codes.map((p) => (p.final || p.reference === checkout.paymentReference ? p : payments.record(p.reference))));
+    const records = await Promise.all(
+      codes.map((p) => (p.final || p.reference === checkout.paymentReference ? Promise.resolve(p) : payments.record(p.reference))),
+    );
     const paid = records.filter(isPaid);
     if (payment.status !== 'paid' && paid.length > 0) payment = payments.view(paid[0]!);
     const extraCents = overpaidCents(checkout.valueCents, paid);

@@ -353,11 +353,13 @@ describe('renewal after expiry', () => {
 function secondInstance(on: DevStack, alter: (real: PartnerClient) => Partial<PartnerClient>) {
   const base = proxyConfig({});
   const counts = { createPayment: 0 };
-  const partner: PartnerClient = { ...on.partner, ...alter(on.partner) };
-  const createPayment = partner.createPayment;
-  partner.createPayment = (input) => {
-    counts.createPayment++;
-    return createPayment(input);
+  const altered: PartnerClient = { ...on.partner, ...alter(on.partner) };
+  const partner: PartnerClient = {
+    ...altered,
+    createPayment: (input) => {
+      counts.createPayment++;
+      return altered.createPayment(input);
+    },
   };
   const app = createApp({
     partner,
@@ -373,9 +375,15 @@ function secondInstance(on: DevStack, alter: (real: PartnerClient) => Partial<Pa
 describe('a new code only when every earlier code is confirmed unpaid', () => {
   const unreadable = (operation: string) => new PartnerError('unavailable', `${operation}: the answer could not be read`, { operation });
   const cases: [string, (real: PartnerClient, reference: string) => PartnerClient['getPayment']][] = [
-    ['a status code the numbering does not know', (real, reference) => async (r) => ({ ...(await real.getPayment(r)), ...(r === reference ? { status: { code: 7, word: null } } : {}) })],
+    [
+      'a status code the numbering does not know',
+      (real, reference) => async (r) => ({ ...(await real.getPayment(r)), ...(r === reference ? { status: { code: 7, word: null } } : {}) }),
+    ],
     ['no status at all', (real, reference) => async (r) => ({ ...(await real.getPayment(r)), ...(r === reference ? { status: null } : {}) })],
-    ['an unreadable answer (the partner down)', (real, reference) => async (r) => (r === reference ? Promise.reject(unreadable('getPayment')) : real.getPayment(r))],
+    [
+      'an unreadable answer (the partner down)',
+      (real, reference) => async (r) => (r === reference ? Promise.reject(unreadable('getPayment')) : real.getPayment(r)),
+    ],
   ];
   for (const [label, getPayment] of cases) {
     test(`the expired code reads as ${label}: 503 status_unverified, and no payment is created`, async () => {
@@ -476,7 +484,11 @@ describe('a checkout paid twice', () => {
   for (const refundOverpayments of [false, true]) {
     test(`the expired code paid after a renewal: the checkout says overpaid, the merchant is told once${refundOverpayments ? ' (PIX_REFUND_OVERPAYMENTS: no payer key, reported)' : ''}`, async () => {
       const lines: string[] = [];
-      const local = await startDevStack({ renewals: 1, refundOverpayments, logger: createLogger({ level: 'warn', destination: { write: (line: string) => void lines.push(line) } }) });
+      const local = await startDevStack({
+        renewals: 1,
+        refundOverpayments,
+        logger: createLogger({ level: 'warn', destination: { write: (line: string) => void lines.push(line) } }),
+      });
       try {
         const checkout = await newCheckout(local);
         const first = PaymentView.parse((await payFor(local, checkout.checkout_id)).json);

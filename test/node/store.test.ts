@@ -320,7 +320,12 @@ for (const kind of kinds) {
       );
       // A canceled code does not stop a renewal.
       await a.createCheckout(checkout({ id: 'co_CCCCCCCCCCCCCCCCCCCCCCCC', orderId: 'order-c' }));
-      await a.attachPayment('co_CCCCCCCCCCCCCCCCCCCCCCCC', payment({ reference: 'c1', transactionId: 'tx-c1', checkoutId: 'co_CCCCCCCCCCCCCCCCCCCCCCCC' }), 0, null);
+      await a.attachPayment(
+        'co_CCCCCCCCCCCCCCCCCCCCCCCC',
+        payment({ reference: 'c1', transactionId: 'tx-c1', checkoutId: 'co_CCCCCCCCCCCCCCCCCCCCCCCC' }),
+        0,
+        null,
+      );
       await b.updatePaymentStatus('c1', CANCELED, true, 2_000, paymentOutcome);
       const next = payment({ reference: 'c2', transactionId: 'tx-c2', checkoutId: 'co_CCCCCCCCCCCCCCCCCCCCCCCC' });
       assert.equal(await a.attachPayment('co_CCCCCCCCCCCCCCCCCCCCCCCC', next, 1, 'c1', APPROVED), true);
@@ -331,7 +336,10 @@ for (const kind of kinds) {
       await store.createCheckout(checkout());
       await store.attachPayment(checkout().id, payment({ checkoutId: checkout().id }), 0, null);
       const first = await store.flagAmountMismatch('ref1', 5_000, 3_000, amountMismatchOutcome);
-      assert.deepEqual([first.changed, first.outcome?.type, first.outcome?.data.reported_value, first.outcome?.data.order_id], [true, 'payment.amount_mismatch', 50, checkout().orderId]);
+      assert.deepEqual(
+        [first.changed, first.outcome?.type, first.outcome?.data.reported_value, first.outcome?.data.order_id],
+        [true, 'payment.amount_mismatch', 50, checkout().orderId],
+      );
       assert.equal((await store.getPayment('ref1'))?.reportedValueCents, 5_000);
       // The same value again changes nothing; another one is recorded, its event already told (one id per payment).
       assert.deepEqual(await store.flagAmountMismatch('ref1', 5_000, 4_000, amountMismatchOutcome), { changed: false, outcome: null });
@@ -341,7 +349,10 @@ for (const kind of kinds) {
         ['payment.amount_mismatch'],
       );
       const again = await kind.reopen(store);
-      assert.deepEqual([(await again.getPayment('ref1'))?.reportedValueCents, (await again.checkoutPayments(checkout().id))[0]?.reportedValueCents], [6_000, 6_000]);
+      assert.deepEqual(
+        [(await again.getPayment('ref1'))?.reportedValueCents, (await again.checkoutPayments(checkout().id))[0]?.reportedValueCents],
+        [6_000, 6_000],
+      );
       // A final payment is never flagged.
       await store.updatePaymentStatus('ref1', CANCELED, true, 5_000, paymentOutcome);
       assert.equal((await store.flagAmountMismatch('ref1', 7_000, 6_000, amountMismatchOutcome)).changed, false);

@@ -141,9 +141,7 @@ function openedStore(db: Database.Database, cacheSize: number, claimMs: number):
       `UPDATE checkouts SET payment_reference = ?1, renewals_used = ?2 WHERE id = ?3 AND payment_reference IS ?4
          AND NOT EXISTS (SELECT 1 FROM payments WHERE checkout_id = ?3 AND final = 1 AND partner_status = ?5)`,
     ),
-    flagAmount: db.prepare(
-      'UPDATE payments SET reported_value_cents = ? WHERE reference = ? AND final = 0 AND reported_value_cents IS NOT ?',
-    ),
+    flagAmount: db.prepare('UPDATE payments SET reported_value_cents = ? WHERE reference = ? AND final = 0 AND reported_value_cents IS NOT ?'),
     loadToken: db.prepare('SELECT token FROM partner_tokens WHERE key = ?'),
     saveToken: db.prepare(
       'INSERT INTO partner_tokens (key, token, saved_at) VALUES (?, ?, ?) ON CONFLICT(key) DO UPDATE SET token = excluded.token, saved_at = excluded.saved_at',
