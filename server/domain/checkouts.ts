@@ -291,9 +291,10 @@ export class CheckoutService {
       order_id: checkout.orderId,
       value: checkout.valueCents / 100,
       renewals_left: Math.max(0, this.options.renewals - checkout.renewalsUsed),
-      ...(this.options.payouts ? { refunds: await this.options.payouts.refundsOf(checkout.id) } : {}),
     };
-    if (!checkout.paymentReference) return { ...base, status: 'open' };
+    // Listed last: an overpayment's refund, started below, is among them.
+    const refunds = async () => (this.options.payouts ? { refunds: await this.options.payouts.refundsOf(checkout.id) } : {});
+    if (!checkout.paymentReference) return { ...base, ...(await refunds()), status: 'open' };
     const { payments, store } = this.options;
     let payment = await payments.read(checkout.paymentReference);
     // Every code of the checkout (read after the current one's refresh), each as fresh as a read
@@ -306,10 +307,19 @@ export class CheckoutService {
     const paid = records.filter(isPaid);
     if (payment.status !== 'paid' && paid.length > 0) payment = payments.view(paid[0]!);
     const extraCents = overpaidCents(checkout.valueCents, paid);
-    if (extraCents > 0) await this.tellOverpaid(checkout, paid);
+    if (extraCents > 0) {
+      await this.tellOverpaid(checkout, paid).catch((error: unknown) => {
+        // Told at the next read: the view still says overpaid.
+        this.options.log?.warn(
+          { checkout_id: checkout.id, err: { message: error instanceof Error ? error.message : String(error) } },
+          "a checkout's overpayment could not be told now",
+        );
+      });
+    }
     const mismatched = records.find((p) => p.reportedValueCents != null);
     return {
       ...base,
+      ...(await refunds()),
       status: payment.status,
       payment,
       ...(extraCents > 0 ? { overpaid: { value: extraCents / 100, references: paid.map((p) => p.reference) } } : {}),

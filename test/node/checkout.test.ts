@@ -10,13 +10,14 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { CheckoutId, CheckoutView, PaymentView } from '../../src/shared/contract.ts';
 import { ErrorBody } from '../../src/shared/errors.ts';
-import { createApp } from '../../server/app.ts';
+import { createApp, type AppDeps } from '../../server/app.ts';
 import { startDevStack, type DevStack } from '../../server/dev-stack.ts';
 import { createLogger } from '../../server/log.ts';
 import { DEFAULTS, proxyConfig } from '../../server/config.ts';
 import { tokenStoreKey, type PartnerClient } from '../../server/partner/client.ts';
 import { PartnerError } from '../../server/partner/errors.ts';
-import { PARTNER_PATHS } from '../../server/partner/wire.ts';
+import { PARTNER_PATHS, PARTNER_STATUS } from '../../server/partner/wire.ts';
+import { paymentOutcome } from '../../server/domain/outcomes.ts';
 import { startSandbox } from '../../server/sandbox/server.ts';
 import { DEFAULT_ACCOUNT } from '../../server/sandbox/state.ts';
 import { SANDBOX_DIALECTS } from '../../server/sandbox/dialects.ts';
@@ -350,7 +351,7 @@ describe('renewal after expiry', () => {
  * status numbering), whose partner client a test alters: faults and races only; every call it does
  * not alter goes to the real sandbox over HTTPS.
  */
-function secondInstance(on: DevStack, alter: (real: PartnerClient) => Partial<PartnerClient>) {
+function secondInstance(on: DevStack, alter: (real: PartnerClient) => Partial<PartnerClient>, settings: Partial<AppDeps> = {}) {
   const base = proxyConfig({});
   const counts = { createPayment: 0 };
   const altered: PartnerClient = { ...on.partner, ...alter(on.partner) };
@@ -368,6 +369,7 @@ function secondInstance(on: DevStack, alter: (real: PartnerClient) => Partial<Pa
     logger: createLogger({ level: 'silent' }),
     rateLimits: false,
     partnerScope: tokenStoreKey(base.partner.baseUrl, base.partner.credentials?.email),
+    ...settings,
   });
   return { app, counts };
 }
@@ -526,6 +528,42 @@ describe('a checkout paid twice', () => {
       }
     });
   }
+});
+
+describe('an overpayment refunded to its payer (PIX_REFUND_OVERPAYMENTS)', () => {
+  test('with the payer key known (a partner whose records name it): the extra is refunded once, labelled overpayment, and told with its transfer', async () => {
+    const checkout = await newCheckout();
+    const first = PaymentView.parse((await payFor(stack, checkout.checkout_id)).json);
+    stack.sandbox.state.clock.advance(HOUR);
+    const second = PaymentView.parse((await payFor(stack, checkout.checkout_id)).json);
+    // Both codes recorded paid, here with no event published (as another instance's webhooks would).
+    for (const reference of [first.reference, second.reference]) {
+      assert.equal(
+        (await stack.store.updatePaymentStatus(reference, PARTNER_STATUS.approved, true, stack.sandbox.state.clock.now(), paymentOutcome)).changed,
+        true,
+      );
+    }
+    const other = secondInstance(stack, () => ({}), { refundOverpayments: true, payerKeyOf: () => 'ana@cliente.example', apiKey: stack.apiKey });
+    const read = async () => {
+      const res = await other.app.request(`/api/checkouts/${checkout.checkout_id}`, { headers: { authorization: `Bearer ${stack.apiKey}` } });
+      assert.equal(res.status, 200);
+      return CheckoutView.parse(await res.json());
+    };
+    const view = await read();
+    assert.deepEqual([view.status, view.overpaid], ['paid', { value: 49.9, references: [first.reference, second.reference] }]);
+    assert.equal(view.refunds?.length, 1);
+    assert.deepEqual([view.refunds[0]!.value, view.refunds[0]!.reference, view.refunds[0]!.pix_key === 'ana@cliente.example'], [49.9, 'overpayment', false]);
+    const again = await read();
+    assert.deepEqual(
+      again.refunds?.map((r) => r.transfer_id),
+      [view.refunds[0]!.transfer_id],
+      'refunded once',
+    );
+    const rows = (await stack.store.outbox.list()).filter((e) => e.type === 'checkout.overpaid' && e.reference === second.reference);
+    assert.equal(rows.length, 1);
+    const event = JSON.parse(rows[0]!.body) as { data: Record<string, unknown> };
+    assert.deepEqual([event.data.refund, event.data.transfer_id], ['sent', view.refunds[0]!.transfer_id]);
+  });
 });
 
 describe('"need more time?": a new code before the current one expires', () => {
