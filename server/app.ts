@@ -35,7 +35,7 @@ import { STATUS_READ_HEADERS, paymentRoutes } from './routes/payments.ts';
 import { payoutRoutes } from './routes/payouts.ts';
 import { maskWebhookSecret, webhookRoutes } from './routes/webhooks.ts';
 import { widgetScriptRoutes } from './routes/widget-script.ts';
-import type { Store } from './store/store.ts';
+import type { PaymentRecord, Store } from './store/store.ts';
 
 export { SECURITY_HEADERS } from './http/response-headers.ts';
 
@@ -58,6 +58,11 @@ export interface AppDeps extends AppSettings {
   warnings?: readonly string[];
   /** The partner service and account (tokenStoreKey), under which the status numbering's verdict is kept. */
   partnerScope?: string;
+  /**
+   * The payer's Pix key of a paid payment, for a partner whose records name it (the spec's do not):
+   * with `refundOverpayments`, a checkout's extra payment is refunded to it. Default: none known.
+   */
+  payerKeyOf?: (payment: PaymentRecord) => string | null;
 }
 
 /** What runs beside the routes: outcomes, the reconciler, the merchant's deliveries. */
@@ -166,6 +171,9 @@ export function createApp(deps: AppDeps): PixApp {
     defaultCallback: deps.defaultCallback,
     now,
     log: logger.child({ component: 'checkouts' }),
+    outcomes,
+    refundOverpayments: deps.refundOverpayments ?? DEFAULTS.refundOverpayments,
+    payerKeyOf: deps.payerKeyOf,
   });
 
   let started = false;

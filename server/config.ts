@@ -23,6 +23,8 @@ export const DEFAULTS = {
   expirationSeconds: LIMITS.defaultExpirationSeconds,
   /** New payments a checkout may issue after its first one expires. */
   renewals: 3,
+  /** Refund a checkout's extra payment to its payer automatically, when the payer's key is known (PIX_REFUND_OVERPAYMENTS). */
+  refundOverpayments: false,
   /** Serve live status streams (Server-Sent Events). */
   streams: true,
   /**
@@ -290,6 +292,8 @@ export interface AppSettings {
   webhookReadIntervalMs?: number | undefined;
   /** Payments a checkout may issue after its first one expires. */
   renewals?: number | undefined;
+  /** Refund a checkout's extra payment to its payer when the payer's key is known; otherwise it is reported. Default false. */
+  refundOverpayments?: boolean | undefined;
   /** Let the browser choose the amount, within these bounds (`POST /payments`); default off. */
   openAmount?: { min: number; max: number } | false | undefined;
   /** Where the hosted checkout sends the payer after paying, when a checkout names none (https). */
@@ -317,6 +321,7 @@ export interface ProxyConfig extends AppSettings {
   allowedOrigins: string[];
   openAmount: { min: number; max: number } | false;
   renewals: number;
+  refundOverpayments: boolean;
   expirationSeconds: number;
   defaultCallback: string | undefined;
   rateLimits: { create: RateLimit; status: RateLimit; webhook: RateLimit } | false;
@@ -491,6 +496,7 @@ export function proxyConfig(env: Record<string, string | undefined> = loadEnv())
     allowedOrigins,
     openAmount: openAmountOn ? { min, max } : (false as const),
     renewals: int('PIX_RENEWALS', DEFAULTS.renewals, 0, 100),
+    refundOverpayments: bool('PIX_REFUND_OVERPAYMENTS', DEFAULTS.refundOverpayments),
     expirationSeconds: int('PIX_EXPIRATION_SECONDS', DEFAULTS.expirationSeconds, 60, 7 * 24 * 3600),
     defaultCallback: callback || undefined,
     publicUrl,

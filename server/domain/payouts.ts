@@ -108,8 +108,11 @@ export class PayoutService {
     return this.start(this.record(input, idempotencyKey, null, requestHash('transfer', null, input)), input.customer_document ?? null);
   }
 
-  /** A refund of a paid checkout to the customer's key: a new transfer, never more than was paid in all. */
-  async refund(checkoutId: string, input: CreateRefundRequest, idempotencyKey: string): Promise<{ transfer: TransferView; created: boolean }> {
+  /**
+   * A refund of a paid checkout to the customer's key: a new transfer, never more than was paid in
+   * all. `label` is its reference (the proxy's own refunds: `overpayment`).
+   */
+  async refund(checkoutId: string, input: CreateRefundRequest, idempotencyKey: string, label?: string): Promise<{ transfer: TransferView; created: boolean }> {
     const checkout = await this.options.store.getCheckout(checkoutId);
     if (!checkout) throw new DomainError('not_found', 'No such checkout.');
     // A payment the partner has been paid but the proxy has not heard of yet counts: ask before
@@ -120,7 +123,7 @@ export class PayoutService {
         "a refund weighed the checkout's payments as stored: the partner could not be asked",
       );
     });
-    const record = this.record({ ...input, value: input.value ?? 0 }, idempotencyKey, checkoutId, requestHash('refund', checkoutId, input));
+    const record = this.record({ ...input, value: input.value ?? 0, reference: label }, idempotencyKey, checkoutId, requestHash('refund', checkoutId, input));
     return this.start(record, input.customer_document ?? null);
   }
 

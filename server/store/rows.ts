@@ -107,6 +107,7 @@ export interface PaymentRow {
   updated_at: number;
   final: number | boolean;
   favoured: string | null;
+  reported_value_cents?: number | null;
 }
 
 export interface CheckoutRow {
@@ -137,6 +138,7 @@ export const toPayment = (r: PaymentRow): PaymentRecord => ({
   updatedAt: r.updated_at,
   final: r.final === 1 || r.final === true,
   favoured: r.favoured,
+  reportedValueCents: r.reported_value_cents ?? null,
 });
 
 export const toCheckout = (r: CheckoutRow): CheckoutRecord => ({

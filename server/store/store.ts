@@ -30,6 +30,11 @@ export interface PaymentRecord {
   final: boolean;
   /** Who is being paid (the partner's `favoured`, spec 2.1), once read; null until then. */
   favoured?: string | null;
+  /**
+   * The value the partner reported for it, in cents, when that differed from `valueCents` (an amount
+   * mismatch: never shown paid); null or absent when no difference was seen.
+   */
+  reportedValueCents?: number | null;
 }
 
 /** An order the merchant's server wants paid; the amount is fixed here, never by the browser. */
@@ -208,11 +213,25 @@ export interface Store {
   checkoutPayments(checkoutId: string): Promise<PaymentRecord[]>;
   /**
    * Stores a newly issued payment and, in the same transaction, makes it the checkout's current one
-   * if the current one is still `expected` (what the issuer read; null: none yet). False when another
-   * issuer (another instance) got there first: the payment is kept, in the checkout's list, never
-   * shown, and the caller serves the checkout's current one instead.
+   * if the current one is still `expected` (what the issuer read; null: none yet) and no payment of
+   * the checkout is recorded paid (final with `paidStatus`; the domain always gives it). False when another issuer (another
+   * instance) got there first, or a payment of the checkout was recorded paid meanwhile (another
+   * instance's webhook): the payment is kept, in the checkout's list, never shown, and the caller
+   * serves the checkout's current (or paid) one instead.
    */
-  attachPayment(checkoutId: string, payment: PaymentRecord, renewalsUsed: number, expected: string | null): Promise<boolean>;
+  attachPayment(checkoutId: string, payment: PaymentRecord, renewalsUsed: number, expected: string | null, paidStatus?: number): Promise<boolean>;
+  /**
+   * Records that the partner reported another value for a payment not yet final (`reportedCents`) and,
+   * in the same transaction, `outcomeOf(the updated record, its checkout's order id)` in the outbox
+   * (its id is stable: told once). `changed` false when that value was already recorded (or the
+   * payment is final or unknown).
+   */
+  flagAmountMismatch(reference: string, reportedCents: number, at: number, outcomeOf: PaymentOutcomeOf): Promise<StatusChange>;
+  /**
+   * Puts a checkout's event (`checkout.overpaid`) in the outbox unless one with its id is there: true
+   * when it was added now (the event is new), false when it was told already.
+   */
+  addCheckoutEvent(event: OutcomeEvent, reference: string, at: number): Promise<boolean>;
 
   /** The partner's access token, kept across restarts. */
   readonly tokens: TokenStore;

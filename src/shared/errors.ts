@@ -31,6 +31,11 @@ export const ERROR_CODES = [
   'open_amount_disabled',
   /** The server is up but cannot serve yet (store closed, partner unreachable). */
   'not_ready',
+  /**
+   * A checkout's earlier code cannot be confirmed unpaid right now (the partner is down, or its
+   * answer decides nothing), so no new code is issued: it may have been paid. Try again later.
+   */
+  'status_unverified',
   /** The proxy's database cannot serve (damaged, unwritable, full): the operator must act. */
   'store_unavailable',
   'upstream_refused',

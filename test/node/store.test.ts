@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { after, afterEach, before, describe, test as nodeTest } from 'node:test';
 import Database from 'libsql';
 import pg from 'pg';
-import { paymentOutcome, refusalOutcome, transferOutcome } from '../../server/domain/outcomes.ts';
+import { amountMismatchOutcome, overpaidOutcome, paymentOutcome, refusalOutcome, transferOutcome } from '../../server/domain/outcomes.ts';
 import { PARTNER_STATUS } from '../../server/partner/wire.ts';
 import { openStore, type StoreOptions } from '../../server/store/open.ts';
 import { DB_FILE_NAME } from '../../server/store/sqlite/sqlite-store.ts';
@@ -301,6 +301,84 @@ for (const kind of kinds) {
       );
       assert.equal(await store.attachPayment(checkout().id, renewal(5), 2, 'ref2'), true);
       assert.deepEqual([(await store.getCheckout(checkout().id))?.paymentReference, (await store.getCheckout(checkout().id))?.renewalsUsed], ['ref5', 2]);
+    });
+
+    test('a renewal is not made current once a payment of the checkout is recorded paid (by another instance): it is kept, never current', async () => {
+      const a = await kind.open();
+      const b = await kind.reopen(a);
+      await a.createCheckout(checkout());
+      await a.attachPayment(checkout().id, payment({ checkoutId: checkout().id }), 0, null, APPROVED);
+      // The issuer (A) checked ref1 unpaid; another instance (B) records it paid before A attaches.
+      assert.equal((await b.updatePaymentStatus('ref1', APPROVED, true, 2_000, paymentOutcome)).changed, true);
+      const renewal = payment({ reference: 'ref2', transactionId: 'tx-2', createdAt: 2_000, checkoutId: checkout().id });
+      assert.equal(await a.attachPayment(checkout().id, renewal, 1, 'ref1', APPROVED), false);
+      const stored = await a.getCheckout(checkout().id);
+      assert.deepEqual([stored?.paymentReference, stored?.renewalsUsed], ['ref1', 0]);
+      assert.deepEqual(
+        (await a.checkoutPayments(checkout().id)).map((p) => p.reference),
+        ['ref1', 'ref2'],
+      );
+      // A canceled code does not stop a renewal.
+      await a.createCheckout(checkout({ id: 'co_CCCCCCCCCCCCCCCCCCCCCCCC', orderId: 'order-c' }));
+      await a.attachPayment(
+        'co_CCCCCCCCCCCCCCCCCCCCCCCC',
+        payment({ reference: 'c1', transactionId: 'tx-c1', checkoutId: 'co_CCCCCCCCCCCCCCCCCCCCCCCC' }),
+        0,
+        null,
+      );
+      await b.updatePaymentStatus('c1', CANCELED, true, 2_000, paymentOutcome);
+      const next = payment({ reference: 'c2', transactionId: 'tx-c2', checkoutId: 'co_CCCCCCCCCCCCCCCCCCCCCCCC' });
+      assert.equal(await a.attachPayment('co_CCCCCCCCCCCCCCCCCCCCCCCC', next, 1, 'c1', APPROVED), true);
+    });
+
+    test('an amount mismatch is recorded on a payment not final, with its event in the outbox once', async () => {
+      const store = await kind.open();
+      await store.createCheckout(checkout());
+      await store.attachPayment(checkout().id, payment({ checkoutId: checkout().id }), 0, null);
+      const first = await store.flagAmountMismatch('ref1', 5_000, 3_000, amountMismatchOutcome);
+      assert.deepEqual(
+        [first.changed, first.outcome?.type, first.outcome?.data.reported_value, first.outcome?.data.order_id],
+        [true, 'payment.amount_mismatch', 50, checkout().orderId],
+      );
+      assert.equal((await store.getPayment('ref1'))?.reportedValueCents, 5_000);
+      // The same value again changes nothing; another one is recorded, its event already told (one id per payment).
+      assert.deepEqual(await store.flagAmountMismatch('ref1', 5_000, 4_000, amountMismatchOutcome), { changed: false, outcome: null });
+      assert.equal((await store.flagAmountMismatch('ref1', 6_000, 4_000, amountMismatchOutcome)).changed, true);
+      assert.deepEqual(
+        (await store.outbox.list()).map((e) => e.type),
+        ['payment.amount_mismatch'],
+      );
+      const again = await kind.reopen(store);
+      assert.deepEqual(
+        [(await again.getPayment('ref1'))?.reportedValueCents, (await again.checkoutPayments(checkout().id))[0]?.reportedValueCents],
+        [6_000, 6_000],
+      );
+      // A final payment is never flagged.
+      await store.updatePaymentStatus('ref1', CANCELED, true, 5_000, paymentOutcome);
+      assert.equal((await store.flagAmountMismatch('ref1', 7_000, 6_000, amountMismatchOutcome)).changed, false);
+    });
+
+    test("a checkout's event is added to the outbox once per id", async () => {
+      const store = await kind.open();
+      await store.createCheckout(checkout());
+      const paid = [payment({ checkoutId: checkout().id }), payment({ reference: 'ref2', transactionId: 'tx-2', checkoutId: checkout().id })];
+      const event = overpaidOutcome(checkout(), paid, 'off', 3_000);
+      assert.equal(await store.addCheckoutEvent(event, 'ref2', 3_000), true);
+      assert.equal(await store.addCheckoutEvent(overpaidOutcome(checkout(), paid, 'off', 4_000), 'ref2', 4_000), false);
+      const rows = await store.outbox.list();
+      assert.deepEqual(
+        rows.map((e) => [e.type, e.reference, e.eventId]),
+        [['checkout.overpaid', 'ref2', event.id]],
+      );
+      assert.deepEqual(JSON.parse(rows[0]!.body).data, {
+        reference: 'ref2',
+        status: 'overpaid',
+        value: 49.9,
+        checkout_id: checkout().id,
+        order_id: checkout().orderId,
+        references: ['ref1', 'ref2'],
+        refund: 'off',
+      });
     });
 
     test('two store objects attaching at once to a checkout with nothing attached: exactly one is made current', async () => {
@@ -697,7 +775,7 @@ describe('SQLite store: its file', () => {
     const versions = (db.prepare('SELECT version FROM migrations').all() as { version: number }[]).map((r) => r.version);
     const tables = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as { name: string }[]).map((r) => r.name);
     db.close();
-    assert.deepEqual(versions, [1, 2, 3, 4, 5]);
+    assert.deepEqual(versions, [1, 2, 3, 4, 5, 6]);
     for (const table of ['checkouts', 'payments', 'partner_tokens', 'webhook_events', 'transfers', 'outbox', 'delivery_attempts', 'payouts']) {
       assert.ok(tables.includes(table), `a ${table} table`);
     }
@@ -721,7 +799,7 @@ describe('Postgres store: its database', () => {
     await store.close();
     await (await postgresKind.reopen(store)).close();
     const versions = (await sql<{ version: number }>(store, 'SELECT version FROM migrations ORDER BY version')).map((r) => r.version);
-    assert.deepEqual(versions, [1]);
+    assert.deepEqual(versions, [1, 2]);
     const tables = (await sql<{ name: string }>(store, "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = 'public'")).map(
       (r) => r.name,
     );

@@ -120,6 +120,8 @@ export const MIGRATIONS: readonly string[] = [
      expires_at BIGINT NOT NULL
    );
    CREATE INDEX leases_holder ON leases(holder);`,
+  // The value the partner reported for a payment when it differed from ours (an amount mismatch).
+  `ALTER TABLE payments ADD COLUMN reported_value_cents INTEGER;`,
 ];
 
 /** Brings the schema up to date, once across every instance starting now; refuses a database newer than this code. */

@@ -392,19 +392,47 @@ function opened(pool: pg.Pool, options: PostgresStoreOptions, where: string): { 
     async checkoutPayments(checkoutId) {
       return (await query<PaymentRow>('SELECT * FROM payments WHERE checkout_id = $1 ORDER BY created_at, seq', [checkoutId])).rows.map(toPayment);
     },
-    async attachPayment(checkoutId, payment, renewalsUsed, expected) {
+    async attachPayment(checkoutId, payment, renewalsUsed, expected, paidStatus) {
       const attached = await tx(async (q) => {
         await insertPayment(q, payment);
         // Compare-and-set: under READ COMMITTED a second issuer waits for the first's row lock, then
-        // finds the current payment changed and sets nothing.
+        // finds the current payment changed and sets nothing. Nor while a payment of the checkout is
+        // recorded paid (a late payment of the old code, recorded by another instance, wins).
         const { rowCount } = await q(
-          'UPDATE checkouts SET payment_reference = $1, renewals_used = $2 WHERE id = $3 AND payment_reference IS NOT DISTINCT FROM $4',
-          [payment.reference, renewalsUsed, checkoutId, expected],
+          `UPDATE checkouts SET payment_reference = $1, renewals_used = $2 WHERE id = $3 AND payment_reference IS NOT DISTINCT FROM $4
+             AND NOT EXISTS (SELECT 1 FROM payments WHERE checkout_id = $3 AND final AND partner_status = $5)`,
+          [payment.reference, renewalsUsed, checkoutId, expected, paidStatus ?? null],
         );
         return rowCount === 1;
       });
       cache.remember({ ...payment });
       return attached;
+    },
+    async flagAmountMismatch(reference, reportedCents, at, outcomeOf) {
+      const result = await tx(async (q) => {
+        const row = (
+          await q<PaymentRow>(
+            'UPDATE payments SET reported_value_cents = $2 WHERE reference = $1 AND NOT final AND reported_value_cents IS DISTINCT FROM $2 RETURNING *',
+            [reference, reportedCents],
+          )
+        ).rows[0];
+        if (!row) return { row: null, outcome: null };
+        await announce(q, reference);
+        const orderId = row.checkout_id
+          ? ((await q<{ order_id: string }>('SELECT order_id FROM checkouts WHERE id = $1', [row.checkout_id])).rows[0]?.order_id ?? null)
+          : null;
+        return { row, outcome: await addToOutbox(q, outcomeOf(toPayment(row), orderId), reference, at) };
+      });
+      if (!result.row) return { changed: false, outcome: null };
+      cache.remember(toPayment(result.row));
+      return { changed: true, outcome: result.outcome };
+    },
+    async addCheckoutEvent(event, reference, at) {
+      const { rowCount } = await query(
+        'INSERT INTO outbox (event_id, type, reference, body, created_at, next_attempt_at) VALUES ($1, $2, $3, $4, $5, $5) ON CONFLICT (event_id) DO NOTHING',
+        [event.id, event.type, reference, JSON.stringify(event), at],
+      );
+      return rowCount === 1;
     },
     tokens,
     webhookEvents: {

@@ -111,6 +111,8 @@ export const MIGRATIONS: readonly string[] = [
   // instances share the work; here one process holds them all).
   `ALTER TABLE webhook_events ADD COLUMN claimed_by TEXT;
    ALTER TABLE webhook_events ADD COLUMN claimed_until INTEGER;`,
+  // The value the partner reported for a payment when it differed from ours (an amount mismatch).
+  `ALTER TABLE payments ADD COLUMN reported_value_cents INTEGER;`,
 ];
 
 /** Brings the schema up to date; refuses a database newer than this code. */

@@ -135,7 +135,13 @@ function openedStore(db: Database.Database, cacheSize: number, claimMs: number):
     ),
     getCheckout: db.prepare('SELECT * FROM checkouts WHERE id = ?'),
     getCheckoutByOrder: db.prepare('SELECT * FROM checkouts WHERE order_id = ?'),
-    setCheckoutPayment: db.prepare('UPDATE checkouts SET payment_reference = ?, renewals_used = ? WHERE id = ? AND payment_reference IS ?'),
+    // Compare-and-set: only while the current payment is the one the issuer read and none of the
+    // checkout's payments is recorded paid (a late payment of the old code wins over a new code).
+    setCheckoutPayment: db.prepare(
+      `UPDATE checkouts SET payment_reference = ?1, renewals_used = ?2 WHERE id = ?3 AND payment_reference IS ?4
+         AND NOT EXISTS (SELECT 1 FROM payments WHERE checkout_id = ?3 AND final = 1 AND partner_status = ?5)`,
+    ),
+    flagAmount: db.prepare('UPDATE payments SET reported_value_cents = ? WHERE reference = ? AND final = 0 AND reported_value_cents IS NOT ?'),
     loadToken: db.prepare('SELECT token FROM partner_tokens WHERE key = ?'),
     saveToken: db.prepare(
       'INSERT INTO partner_tokens (key, token, saved_at) VALUES (?, ?, ?) ON CONFLICT(key) DO UPDATE SET token = excluded.token, saved_at = excluded.saved_at',
@@ -209,9 +215,9 @@ function openedStore(db: Database.Database, cacheSize: number, claimMs: number):
     pingOutbox: db.prepare('SELECT id, state FROM outbox ORDER BY id DESC LIMIT 20'),
   };
 
-  const attach = db.transaction((checkoutId: string, payment: PaymentRecord, renewalsUsed: number, expected: string | null) => {
+  const attach = db.transaction((checkoutId: string, payment: PaymentRecord, renewalsUsed: number, expected: string | null, paidStatus: number | null) => {
     sql.insertPayment.run(fromPayment(payment));
-    return sql.setCheckoutPayment.run(payment.reference, renewalsUsed, checkoutId, expected).changes === 1;
+    return sql.setCheckoutPayment.run(payment.reference, renewalsUsed, checkoutId, expected, paidStatus).changes === 1;
   });
 
   const addToOutbox = (event: OutcomeEvent | null, reference: string, at: number): OutcomeEvent | null => {
@@ -227,6 +233,12 @@ function openedStore(db: Database.Database, cacheSize: number, claimMs: number):
       return { changed: true, outcome: addToOutbox(outcomeOf(toPayment(row), row.order_id), reference, updatedAt) };
     },
   );
+  // The reported value and its event, in one transaction.
+  const flagAmount = db.transaction((reference: string, reportedCents: number, at: number, outcomeOf: PaymentOutcomeOf): StatusChange => {
+    if (sql.flagAmount.run(reportedCents, reference, reportedCents).changes !== 1) return { changed: false, outcome: null };
+    const row = sql.paymentOrder.get(reference) as PaymentRow & { order_id: string | null };
+    return { changed: true, outcome: addToOutbox(outcomeOf(toPayment(row), row.order_id), reference, at) };
+  });
   /** A final transfer's outcome, with the payout it belongs to (if the proxy started it), which takes the outcome too. */
   const transferOutcome = (reference: string, at: number, outcomeOf: TransferOutcomeOf): OutcomeEvent | null => {
     const payout = sql.payoutByReference.get(reference) as (PayoutRow & { order_id: string | null }) | undefined;
@@ -368,10 +380,19 @@ function openedStore(db: Database.Database, cacheSize: number, claimMs: number):
     async checkoutPayments(checkoutId) {
       return (sql.checkoutPayments.all(checkoutId) as PaymentRow[]).map(toPayment);
     },
-    async attachPayment(checkoutId, payment, renewalsUsed, expected) {
-      const attached = attach.immediate(checkoutId, payment, renewalsUsed, expected);
+    async attachPayment(checkoutId, payment, renewalsUsed, expected, paidStatus) {
+      const attached = attach.immediate(checkoutId, payment, renewalsUsed, expected, paidStatus ?? null);
       cache.remember({ ...payment });
       return attached;
+    },
+    async flagAmountMismatch(reference, reportedCents, at, outcomeOf) {
+      const change = flagAmount.immediate(reference, reportedCents, at, outcomeOf);
+      const cached = cache.get(reference);
+      if (change.changed && cached) cache.remember({ ...cached, reportedValueCents: reportedCents });
+      return change;
+    },
+    async addCheckoutEvent(event, reference, at) {
+      return sql.insertOutbox.run(event.id, event.type, reference, JSON.stringify(event), at, at).changes === 1;
     },
     tokens,
     webhookEvents: {
