@@ -496,6 +496,40 @@ for (const kind of kinds) {
       assert.equal(outbox.length, 10);
       assert.equal(new Set(outbox.map((e) => e.reference)).size, 10);
     });
+    test('a write through another store object on the same database (a command line beside the proxy) is read here, though the record was cached', async () => {
+      const proxy = await kind.open();
+      const cli = await kind.reopen(proxy, { cacheSize: 0 });
+      await proxy.insertPayment(payment({ reference: 'seen-1', transactionId: 'tx-seen-1' }));
+      assert.equal((await proxy.getPayment('seen-1'))?.final, false);
+      assert.equal(proxy.peekPayment?.('seen-1')?.final, false, 'cached');
+      assert.equal((await cli.updatePaymentStatus('seen-1', APPROVED, true, 2_000, paymentOutcome)).changed, true);
+      // SQLite sees it at once (the file's data_version moved); a Postgres instance once the change is heard.
+      const read =
+        kind.name === 'SQLite'
+          ? await proxy.getPayment('seen-1')
+          : await waitFor("the other instance's write heard", async () => ((await proxy.getPayment('seen-1'))?.final ? proxy.getPayment('seen-1') : undefined));
+      assert.deepEqual([read?.partnerStatus, read?.updatedAt], [APPROVED, 2_000]);
+      assert.equal(proxy.peekPayment?.('seen-1')?.final ?? true, true, 'the fast path never answers the old record');
+      // An update that changes no status (who is being paid) is seen too.
+      await cli.setPaymentFavoured('seen-1', 'Loja Exemplo');
+      if (kind.name === 'SQLite') assert.equal((await proxy.getPayment('seen-1'))?.favoured, 'Loja Exemplo');
+    });
+
+    if (kind.name === 'SQLite') {
+      test('a write by another connection to the file (another process) evicts the cached record at the next read', async () => {
+        const proxy = await kind.open();
+        await proxy.insertPayment(payment({ reference: 'seen-2', transactionId: 'tx-seen-2' }));
+        assert.equal((await proxy.getPayment('seen-2'))?.partnerStatus, PENDING);
+        const other = new Database(join(locationOf(proxy).dataDir, DB_FILE_NAME));
+        try {
+          other.prepare('UPDATE payments SET partner_status = ?, final = 1, updated_at = 5000 WHERE reference = ?').run(CANCELED, 'seen-2');
+        } finally {
+          other.close();
+        }
+        assert.equal(proxy.peekPayment?.('seen-2'), undefined, 'evicted');
+        assert.deepEqual([(await proxy.getPayment('seen-2'))?.partnerStatus, (await proxy.getPayment('seen-2'))?.final], [CANCELED, true]);
+      });
+    }
   });
 
   describe(`${kind.name} store: payouts`, () => {

@@ -118,6 +118,20 @@ export function openSqliteStore({ dataDir, cacheSize = 10_000, claimMs = 30_000 
 
 function openedStore(db: Database.Database, cacheSize: number, claimMs: number): Store {
   const cache = new RecordCache(cacheSize);
+  // Another connection to this file (a command line run beside the proxy, another store object)
+  // may change a cached record: SQLite's data_version moves when one commits, never for this
+  // connection's own writes. One pragma per cached read (a few microseconds); any change evicts all,
+  // as a Postgres instance forgets whatever another one announces.
+  const dataVersion = cacheSize > 0 ? db.prepare('PRAGMA data_version').raw(true) : null;
+  let seenVersion = dataVersion ? (dataVersion.get() as [number])[0] : 0;
+  const noticeOtherWriters = (): void => {
+    if (!dataVersion) return;
+    const version = (dataVersion.get() as [number])[0];
+    if (version !== seenVersion) {
+      seenVersion = version;
+      cache.clear();
+    }
+  };
 
   const sql = {
     insertPayment: db.prepare(
@@ -324,15 +338,18 @@ function openedStore(db: Database.Database, cacheSize: number, claimMs: number):
       cache.remember({ ...payment });
     },
     peekPayment(reference) {
+      noticeOtherWriters();
       return cache.get(reference);
     },
     async getPayment(reference) {
+      noticeOtherWriters();
       const cached = cache.get(reference);
       if (cached) return cached;
       const row = sql.getPayment.get(reference) as PaymentRow | undefined;
       return row ? cache.remember(toPayment(row)) : null;
     },
     async updatePaymentStatus(reference, partnerStatus, final, updatedAt, outcomeOf) {
+      noticeOtherWriters();
       const change = updatePayment(reference, partnerStatus, final, updatedAt, outcomeOf);
       const cached = cache.get(reference);
       // Records are never mutated in place: a reader holding the old one keeps a consistent copy.
@@ -340,11 +357,13 @@ function openedStore(db: Database.Database, cacheSize: number, claimMs: number):
       return change;
     },
     async setPaymentFavoured(reference, favoured) {
+      noticeOtherWriters();
       sql.setFavoured.run(favoured, reference);
       const cached = cache.get(reference);
       if (cached) cache.remember({ ...cached, favoured });
     },
     async nonFinalPayments(limit) {
+      noticeOtherWriters();
       return (sql.nonFinalPayments.all(limit) as PaymentRow[]).map((row) => cache.get(row.reference) ?? toPayment(row)).filter((p) => !p.final);
     },
     async createCheckout(checkout) {
