@@ -465,6 +465,70 @@ for (const kind of kinds) {
       }
     });
 
+    test('deliveries: a claim that ran out and was taken by another is not renewed, released nor failed by its first holder; a delivery is never undone', async () => {
+      const a = await kind.open({ claimMs: 10_000 });
+      const b = await kind.reopen(a, { claimMs: 10_000 });
+      const [d1, d2] = await dueDeliveries(a, 2, 1_000);
+      assert.ok(d1 !== undefined && d2 !== undefined, 'two deliveries');
+      const [byA] = await a.outbox.claimDue(1_000, 1);
+      assert.ok(byA?.claim, 'a claim names its token');
+      // Renewed right before it is sent: held for the claim time from then.
+      assert.equal(await a.outbox.renew(d1, byA.claim, 5_000), true);
+      assert.equal((await a.outbox.get(d1))?.nextAttemptAt, 15_000);
+      assert.deepEqual(ids(await b.outbox.claimDue(14_999, 1)), [d2]);
+      // The first holder's claim runs out: another worker takes it.
+      const [byB] = await b.outbox.claimDue(15_000, 10);
+      assert.equal(byB?.id, d1);
+      assert.notEqual(byB.claim, byA.claim);
+      assert.equal(await a.outbox.renew(d1, byA.claim, 15_001), false, 'no longer held');
+      assert.equal(await a.outbox.renew(d1, byB.claim!, 15_001), true, 'held by the second claim (whichever store object renews it)');
+      // A release under the old claim leaves the new holder's claim alone.
+      await a.outbox.release([d1], 15_002, byA.claim);
+      assert.equal((await a.outbox.get(d1))?.nextAttemptAt, 25_001);
+      assert.equal(
+        await b.outbox.recordAttempt(
+          d1,
+          { at: 16_000, status: 204, error: null, durationMs: 5 },
+          { state: 'delivered', nextAttemptAt: 16_000, lastError: null, deliveredAt: 16_000 },
+          byB.claim,
+        ),
+        true,
+      );
+      // The first holder's late failure, with its claim or with none, never undoes the delivery; the attempt is kept.
+      for (const claim of [byA.claim, null]) {
+        assert.equal(
+          await a.outbox.recordAttempt(
+            d1,
+            { at: 17_000, status: 500, error: 'HTTP 500', durationMs: 30_000 },
+            { state: 'pending', nextAttemptAt: 27_000, lastError: 'HTTP 500', deliveredAt: null },
+            claim,
+          ),
+          false,
+        );
+      }
+      const delivered = await a.outbox.get(d1);
+      assert.deepEqual([delivered?.state, delivered?.deliveredAt, delivered?.lastError, delivered?.attempts], ['delivered', 16_000, null, 1]);
+      assert.deepEqual(
+        (await a.outbox.attempts(d1)).map((x) => x.status),
+        [204, 500, 500],
+      );
+      // A failure under a claim that ran out, while the other holder has not answered yet, is not recorded on the row either.
+      const [again] = await a.outbox.claimDue(30_000, 10);
+      assert.equal(again?.id, d2);
+      const [taken] = await b.outbox.claimDue(40_000, 10);
+      assert.equal(taken?.id, d2);
+      assert.equal(
+        await a.outbox.recordAttempt(
+          d2,
+          { at: 41_000, status: null, error: 'timeout', durationMs: 10_000 },
+          { state: 'failed', nextAttemptAt: 41_000, lastError: 'timeout', deliveredAt: null },
+          again.claim,
+        ),
+        false,
+      );
+      assert.deepEqual([(await a.outbox.get(d2))?.state, (await a.outbox.get(d2))?.nextAttemptAt], ['pending', 50_000]);
+    });
+
     test('two store objects making one payment final at once: one change, one outcome, one delivery', async () => {
       const a = await kind.open();
       const b = await kind.reopen(a);
@@ -731,7 +795,7 @@ describe('SQLite store: its file', () => {
     const versions = (db.prepare('SELECT version FROM migrations').all() as { version: number }[]).map((r) => r.version);
     const tables = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as { name: string }[]).map((r) => r.name);
     db.close();
-    assert.deepEqual(versions, [1, 2, 3, 4, 5]);
+    assert.deepEqual(versions, [1, 2, 3, 4, 5, 6]);
     for (const table of ['checkouts', 'payments', 'partner_tokens', 'webhook_events', 'transfers', 'outbox', 'delivery_attempts', 'payouts']) {
       assert.ok(tables.includes(table), `a ${table} table`);
     }
@@ -755,7 +819,7 @@ describe('Postgres store: its database', () => {
     await store.close();
     await (await postgresKind.reopen(store)).close();
     const versions = (await sql<{ version: number }>(store, 'SELECT version FROM migrations ORDER BY version')).map((r) => r.version);
-    assert.deepEqual(versions, [1]);
+    assert.deepEqual(versions, [1, 2]);
     const tables = (await sql<{ name: string }>(store, "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = 'public'")).map(
       (r) => r.name,
     );

@@ -373,6 +373,28 @@ function opened(pool: pg.Pool, options: PostgresStoreOptions, where: string): { 
     async nonFinalPayments(limit) {
       return (await query<PaymentRow>('SELECT * FROM payments WHERE NOT final ORDER BY created_at LIMIT $1', [limit])).rows.map(toPayment);
     },
+    async duePayments(now, limit, schedule) {
+      // Reconciler.dueAt in SQL: the last read, plus the interval the payment's place in time asks for.
+      const { rows } = await query<PaymentRow>(
+        `SELECT * FROM (
+           SELECT p.*, GREATEST(p.updated_at, COALESCE(p.checked_at, 0)) + CASE
+               WHEN p.expires_at + $2::bigint < $1::bigint THEN $3::bigint
+               WHEN abs($1::bigint - p.expires_at) <= $4::bigint OR abs($1::bigint - (p.expires_at + $5::bigint)) <= $4::bigint THEN LEAST($6::bigint, $7::bigint)
+               ELSE $7::bigint END AS due_at
+           FROM payments p WHERE NOT p.final) due
+         WHERE due_at <= $1::bigint ORDER BY due_at, created_at, reference LIMIT $8`,
+        [now, schedule.parkAfterMs, schedule.parkedEveryMs, schedule.nearWindowMs, schedule.cancelAfterMs, schedule.nearMs, schedule.everyMs, limit],
+      );
+      return rows.map(toPayment);
+    },
+    async markPaymentsChecked(references, at) {
+      if (references.length === 0) return;
+      await query('UPDATE payments SET checked_at = $1 WHERE reference = ANY($2) AND NOT final', [at, [...references]]);
+    },
+    async countOpenPaymentsExpiredBefore(expiredBefore) {
+      const { rows } = await query<{ n: number }>('SELECT count(*) AS n FROM payments WHERE NOT final AND expires_at < $1', [expiredBefore]);
+      return rows[0]!.n;
+    },
     async createCheckout(checkout) {
       const inserted = (
         await query<CheckoutRow>(
@@ -629,21 +651,34 @@ function opened(pool: pg.Pool, options: PostgresStoreOptions, where: string): { 
     outbox: {
       async claimDue(now, limit) {
         const { rows } = await query<OutboxRow>(
-          `UPDATE outbox o SET next_attempt_at = $1::bigint + $2::bigint
+          `UPDATE outbox o SET next_attempt_at = $1::bigint + $2::bigint, claim = $4
            FROM (SELECT id FROM outbox WHERE state = 'pending' AND next_attempt_at <= $1
                  ORDER BY next_attempt_at, id LIMIT $3 FOR UPDATE SKIP LOCKED) pick
            WHERE o.id = pick.id
            RETURNING o.*`,
-          [now, claimMs, limit],
+          [now, claimMs, limit, randomBytes(12).toString('base64url')],
         );
         return rows.map(toOutbox).sort((a, b) => a.id - b.id);
       },
-      async release(ids, now) {
-        if (ids.length === 0) return;
-        await query(`UPDATE outbox SET next_attempt_at = $1 WHERE id = ANY($2) AND state = 'pending'`, [now, [...ids]]);
+      async renew(id, claim, now) {
+        const { rowCount } = await query(`UPDATE outbox SET next_attempt_at = $1::bigint + $2::bigint WHERE id = $3 AND claim = $4 AND state = 'pending'`, [
+          now,
+          claimMs,
+          id,
+          claim,
+        ]);
+        return rowCount === 1;
       },
-      async recordAttempt(id, a, n) {
-        await tx(async (q) => {
+      async release(ids, now, claim = null) {
+        if (ids.length === 0) return;
+        await query(`UPDATE outbox SET next_attempt_at = $1, claim = NULL WHERE id = ANY($2) AND state = 'pending' AND ($3::text IS NULL OR claim = $3)`, [
+          now,
+          [...ids],
+          claim,
+        ]);
+      },
+      async recordAttempt(id, a, n, claim = null) {
+        return tx(async (q) => {
           await q('INSERT INTO delivery_attempts (delivery_id, at, status, error, duration_ms) VALUES ($1, $2, $3, $4, $5)', [
             id,
             a.at,
@@ -651,13 +686,13 @@ function opened(pool: pg.Pool, options: PostgresStoreOptions, where: string): { 
             a.error,
             a.durationMs,
           ]);
-          await q('UPDATE outbox SET attempts = attempts + 1, state = $1, next_attempt_at = $2, last_error = $3, delivered_at = $4 WHERE id = $5', [
-            n.state,
-            n.nextAttemptAt,
-            n.lastError,
-            n.deliveredAt,
-            id,
-          ]);
+          // Never undoes a delivery; a failure only under the claim it was sent with, when one is named.
+          const { rowCount } = await q(
+            `UPDATE outbox SET attempts = attempts + 1, state = $1, next_attempt_at = $2, last_error = $3, delivered_at = $4, claim = NULL
+             WHERE id = $5 AND state <> 'delivered' AND ($1 = 'delivered' OR $6::text IS NULL OR claim = $6)`,
+            [n.state, n.nextAttemptAt, n.lastError, n.deliveredAt, id, claim],
+          );
+          return rowCount === 1;
         });
       },
       async list(filter = {}) {

@@ -4,6 +4,7 @@
  * kept by numbered migrations. Synchronous calls behind the async interface: each is a few
  * microseconds on one local file, cheaper than a thread hop. Suits one proxy instance.
  */
+import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'libsql';
@@ -74,6 +75,9 @@ export interface SqliteStoreOptions {
  * left are this process's own after a restart, and taken up at once.
  */
 const HOLDER = 'local';
+
+/** A delivery claim's token: each claim its own, so a worker whose claim ran out knows it lost it. */
+const newClaim = (): string => randomBytes(12).toString('base64url');
 
 /** SQLite's answer in words an operator can act on; any other error is passed on as it is. */
 function storeError(error: unknown, file: string): Error {
@@ -165,6 +169,18 @@ function openedStore(db: Database.Database, cacheSize: number, claimMs: number):
     addRejectedEvent: db.prepare('INSERT INTO webhook_events (raw_body, received_at, processed_at, result) VALUES (?, ?, ?, ?)'),
     markEvent: db.prepare('UPDATE webhook_events SET processed_at = ?, result = ? WHERE id = ?'),
     nonFinalPayments: db.prepare('SELECT * FROM payments WHERE final = 0 ORDER BY created_at LIMIT ?'),
+    // Reconciler.dueAt in SQL: the last read, plus the interval the payment's place in time asks for.
+    duePayments: db.prepare(
+      `SELECT * FROM (
+         SELECT p.*, max(p.updated_at, COALESCE(p.checked_at, 0)) + CASE
+             WHEN p.expires_at + @parkAfterMs < @now THEN @parkedEveryMs
+             WHEN abs(@now - p.expires_at) <= @nearWindowMs OR abs(@now - (p.expires_at + @cancelAfterMs)) <= @nearWindowMs THEN min(@nearMs, @everyMs)
+             ELSE @everyMs END AS due_at
+         FROM payments p WHERE p.final = 0)
+       WHERE due_at <= @now ORDER BY due_at, created_at, reference LIMIT @limit`,
+    ),
+    markChecked: db.prepare('UPDATE payments SET checked_at = ? WHERE reference = ? AND final = 0'),
+    countExpiredOpen: db.prepare('SELECT count(*) AS n FROM payments WHERE final = 0 AND expires_at < ?'),
     paymentOrder: db.prepare('SELECT p.*, c.order_id AS order_id FROM payments p LEFT JOIN checkouts c ON c.id = p.checkout_id WHERE p.reference = ?'),
     insertOutbox: db.prepare(
       `INSERT INTO outbox (event_id, type, reference, body, created_at, next_attempt_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(event_id) DO NOTHING`,
@@ -200,16 +216,21 @@ function openedStore(db: Database.Database, cacheSize: number, claimMs: number):
     staleSending: db.prepare(`SELECT * FROM payouts WHERE state = 'sending' AND created_at < ? ORDER BY seq`),
     // The claim puts the next attempt off by the claim time; recording the attempt sets the real one.
     claimOutbox: db.prepare(
-      `UPDATE outbox SET next_attempt_at = ?1 + ?2 WHERE id IN (
+      `UPDATE outbox SET next_attempt_at = ?1 + ?2, claim = ?4 WHERE id IN (
          SELECT id FROM outbox WHERE state = 'pending' AND next_attempt_at <= ?1 ORDER BY next_attempt_at, id LIMIT ?3)
        RETURNING *`,
     ),
-    releaseOutbox: db.prepare(`UPDATE outbox SET next_attempt_at = ? WHERE id = ? AND state = 'pending'`),
+    renewOutbox: db.prepare(`UPDATE outbox SET next_attempt_at = ?1 + ?2 WHERE id = ?3 AND claim = ?4 AND state = 'pending'`),
+    releaseOutbox: db.prepare(`UPDATE outbox SET next_attempt_at = ?1, claim = NULL WHERE id = ?2 AND state = 'pending' AND (?3 IS NULL OR claim = ?3)`),
     getOutbox: db.prepare('SELECT * FROM outbox WHERE id = ?'),
     listOutbox: db.prepare('SELECT * FROM outbox ORDER BY id LIMIT ?'),
     listOutboxByState: db.prepare('SELECT * FROM outbox WHERE state = ? ORDER BY id LIMIT ?'),
     addAttempt: db.prepare('INSERT INTO delivery_attempts (delivery_id, at, status, error, duration_ms) VALUES (?, ?, ?, ?, ?)'),
-    updateOutbox: db.prepare('UPDATE outbox SET attempts = attempts + 1, state = ?, next_attempt_at = ?, last_error = ?, delivered_at = ? WHERE id = ?'),
+    // Never undoes a delivery; a failure only under the claim it was sent with, when one is named.
+    updateOutbox: db.prepare(
+      `UPDATE outbox SET attempts = attempts + 1, state = ?1, next_attempt_at = ?2, last_error = ?3, delivered_at = ?4, claim = NULL
+       WHERE id = ?5 AND state <> 'delivered' AND (?1 = 'delivered' OR ?6 IS NULL OR claim = ?6)`,
+    ),
     attemptsOf: db.prepare('SELECT * FROM delivery_attempts WHERE delivery_id = ? ORDER BY id'),
     // A replay opens a new retry window: created_at is when the current delivery window started.
     replayOne: db.prepare(`UPDATE outbox SET state = 'pending', next_attempt_at = ?1, created_at = ?1 WHERE id = ?2`),
@@ -223,6 +244,9 @@ function openedStore(db: Database.Database, cacheSize: number, claimMs: number):
     pingOutbox: db.prepare('SELECT id, state FROM outbox ORDER BY id DESC LIMIT 20'),
   };
 
+  const markChecked = db.transaction((references: readonly string[], at: number) => {
+    for (const reference of references) sql.markChecked.run(at, reference);
+  });
   const attach = db.transaction((checkoutId: string, payment: PaymentRecord, renewalsUsed: number, expected: string | null) => {
     sql.insertPayment.run(fromPayment(payment));
     return sql.setCheckoutPayment.run(payment.reference, renewalsUsed, checkoutId, expected).changes === 1;
@@ -319,9 +343,10 @@ function openedStore(db: Database.Database, cacheSize: number, claimMs: number):
       id: number,
       a: { at: number; status: number | null; error: string | null; durationMs: number },
       n: Pick<OutboxEntry, 'state' | 'nextAttemptAt' | 'lastError' | 'deliveredAt'>,
-    ) => {
+      claim: string | null,
+    ): boolean => {
       sql.addAttempt.run(id, a.at, a.status, a.error, a.durationMs);
-      sql.updateOutbox.run(n.state, n.nextAttemptAt, n.lastError, n.deliveredAt, id);
+      return sql.updateOutbox.run(n.state, n.nextAttemptAt, n.lastError, n.deliveredAt, id, claim).changes === 1;
     },
   );
 
@@ -365,6 +390,15 @@ function openedStore(db: Database.Database, cacheSize: number, claimMs: number):
     async nonFinalPayments(limit) {
       noticeOtherWriters();
       return (sql.nonFinalPayments.all(limit) as PaymentRow[]).map((row) => cache.get(row.reference) ?? toPayment(row)).filter((p) => !p.final);
+    },
+    async duePayments(now, limit, schedule) {
+      return (sql.duePayments.all({ ...schedule, now, limit }) as PaymentRow[]).map(toPayment);
+    },
+    async markPaymentsChecked(references, at) {
+      markChecked(references, at);
+    },
+    async countOpenPaymentsExpiredBefore(expiredBefore) {
+      return (sql.countExpiredOpen.get(expiredBefore) as { n: number }).n;
     },
     async createCheckout(checkout) {
       const { changes } = sql.insertCheckout.run({
@@ -502,13 +536,16 @@ function openedStore(db: Database.Database, cacheSize: number, claimMs: number):
     outbox: {
       async claimDue(now, limit) {
         // RETURNING's order is not the query's: oldest first again, by id (ids grow with time).
-        return (sql.claimOutbox.all(now, claimMs, limit) as OutboxRow[]).map(toOutbox).sort((a, b) => a.id - b.id);
+        return (sql.claimOutbox.all(now, claimMs, limit, newClaim()) as OutboxRow[]).map(toOutbox).sort((a, b) => a.id - b.id);
       },
-      async release(ids, now) {
-        for (const id of ids) sql.releaseOutbox.run(now, id);
+      async renew(id, claim, now) {
+        return sql.renewOutbox.run(now, claimMs, id, claim).changes === 1;
       },
-      async recordAttempt(id, attempt, next) {
-        recordAttempt(id, attempt, next);
+      async release(ids, now, claim = null) {
+        for (const id of ids) sql.releaseOutbox.run(now, id, claim);
+      },
+      async recordAttempt(id, attempt, next, claim = null) {
+        return recordAttempt(id, attempt, next, claim);
       },
       async list(filter = {}) {
         const limit = filter.limit ?? 1000;
