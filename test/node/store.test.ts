@@ -250,6 +250,41 @@ for (const kind of kinds) {
       );
     });
 
+    test("the reconciler's due payments: by due time from the last read (a check counts), near expiry sooner, parked ones hourly; counted when parked", async () => {
+      const store = await kind.open();
+      const schedule = { everyMs: 60_000, nearMs: 10_000, nearWindowMs: 300_000, cancelAfterMs: 3_600_000, parkAfterMs: 4_500_000, parkedEveryMs: 3_600_000 };
+      const now = 10_000_000;
+      const open = (reference: string, createdAt: number, expiresAt: number, updatedAt: number) =>
+        store.insertPayment(payment({ reference, transactionId: `tx-${reference}`, createdAt, expiresAt, updatedAt }));
+      await open('read-recently', 1_000, 9_000_000, 9_900_000); // due at 9,960,000
+      await open('checked-recently', 2_000, 9_000_000, 9_000_000); // checked below: due at 10,010,000
+      await open('near-expiry', 3_000, now + 100_000, 9_985_000); // near: due at 9,995,000
+      await open('parked-checked', 500, 1_000_000, 1_000_000); // parked, checked at 8,000,000: due at 11,600,000
+      await open('parked-due', 600, 1_000_000, 1_000_000); // parked, checked at 6,000,000: due at 9,600,000
+      await open('newest-never-checked', 4_000, 9_000_000, 9_000_000); // due at 9,060,000
+      await open('final', 100, 1_000_000, 1_000_000);
+      await store.updatePaymentStatus('final', CANCELED, true, 1_000_000, paymentOutcome);
+      await store.markPaymentsChecked(['checked-recently'], 9_950_000);
+      await store.markPaymentsChecked(['parked-checked'], 8_000_000);
+      await store.markPaymentsChecked(['parked-due', 'final'], 6_000_000);
+      // A check is not a confirmed status: the record's updatedAt stays.
+      assert.equal((await store.getPayment('checked-recently'))?.updatedAt, 9_000_000);
+      assert.deepEqual(
+        (await store.duePayments(now, 10, schedule)).map((p) => p.reference),
+        ['newest-never-checked', 'parked-due', 'read-recently', 'near-expiry'],
+      );
+      assert.deepEqual(
+        (await store.duePayments(now, 2, schedule)).map((p) => p.reference),
+        ['newest-never-checked', 'parked-due'],
+      );
+      assert.deepEqual(
+        (await store.duePayments(now + 10_000, 10, schedule)).map((p) => p.reference),
+        ['newest-never-checked', 'parked-due', 'read-recently', 'near-expiry', 'checked-recently'],
+      );
+      assert.equal(await store.countOpenPaymentsExpiredBefore(now - schedule.parkAfterMs), 2);
+      assert.equal(await store.countOpenPaymentsExpiredBefore(1_000_000), 0);
+    });
+
     test("a checkout's payments, oldest first; attach is atomic", async () => {
       const store = await kind.open();
       await store.createCheckout(checkout());
