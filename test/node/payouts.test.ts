@@ -222,6 +222,29 @@ describe('payouts: POST /transfers', () => {
   });
 });
 
+describe('the partner tells the outcome before the create answers', () => {
+  test('the merchant event of a refund names the transfer, its checkout and order (linked by our transaction_id)', async () => {
+    const checkoutId = await paidCheckout(7);
+    const order = CheckoutView.parse((await api('GET', `/checkouts/${checkoutId}`)).json).order_id;
+    const path = '/api/v3.1/wallet/partner/pix-key/transfer';
+    // The partner acts at once but its answer is held: meanwhile the bank approves and the notification comes.
+    await stackControl(stack, 'POST', '/faults', { kind: 'late_answer', rate: 1, path_prefix: path, latency_ms: 1_500, times: 1 });
+    const known = new Set(stack.sandbox.state.transfers.keys());
+    const creating = post(`/checkouts/${checkoutId}/refunds`, { value: 2, pix_key: ANA.email });
+    const reference = await waitFor('the partner to create the transfer', () => [...stack.sandbox.state.transfers.keys()].find((k) => !known.has(k)));
+    await stackControl(stack, 'POST', `/transfers/${encodeURIComponent(reference)}/approve`);
+    const told = await waitFor('the outcome delivered', () => events('transfer.approved').find((e) => e.data.reference === reference));
+    const created = view(await creating, 201);
+    assert.equal(created.partner_reference, reference);
+    assert.deepEqual(
+      [told.data.transfer_id, told.data.transfer_reference, told.data.checkout_id, told.data.order_id],
+      [created.transfer_id, null, checkoutId, order],
+    );
+    assert.equal(view(await api('GET', `/transfers/${created.transfer_id}`), 200).status, 'approved');
+    assert.equal(events('transfer.approved').filter((e) => e.data.reference === reference).length, 1, 'told once');
+  });
+});
+
 describe('an answer lost: unknown, never sent again', () => {
   test('an accepted transfer whose answer cannot be read: 201 unknown; the same key answers it again without a second call', async () => {
     await stackControl(stack, 'POST', '/faults', { kind: 'malformed_json', rate: 1, path_prefix: '/api/v3.1/wallet/partner/pix-key/transfer', times: 1 });

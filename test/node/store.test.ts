@@ -677,6 +677,70 @@ for (const kind of kinds) {
       assert.equal((await store.outbox.list()).length, 1);
     });
 
+    test("its webhook before its answer, the partner's record naming our transaction_id: the event names the payout, its checkout and order; the payout takes the outcome and its reference", async () => {
+      const store = await kind.open();
+      const checkoutId = await paidCheckout(store, 4990);
+      await store.payouts.create(payout({ checkoutId, valueCents: 1000 }), APPROVED);
+      // The notification is handled first: the transfer, read from the partner, carries the transaction_id we sent.
+      await store.transfers.track({ ...transfer('pref-tx', 2_400), transactionId: 'ptx-1' });
+      const change = await store.transfers.updateStatus('pref-tx', APPROVED, true, 2_500, transferOutcome);
+      const linked = {
+        transfer_id: 'tr_AAAAAAAAAAAAAAAAAAAAAAAA',
+        transfer_reference: 'seller-1',
+        checkout_id: checkoutId,
+        order_id: `order-${checkoutId}`,
+      };
+      const named = (data: Record<string, unknown> | undefined) =>
+        data && { transfer_id: data.transfer_id, transfer_reference: data.transfer_reference, checkout_id: data.checkout_id, order_id: data.order_id };
+      assert.deepEqual(named(change.outcome?.data), linked);
+      const early = await store.payouts.get('tr_AAAAAAAAAAAAAAAAAAAAAAAA');
+      assert.deepEqual([early?.state, early?.reference, early?.customerDocument], ['approved', 'pref-tx', null]);
+      // The create's answer at last: nothing changes, nothing is written twice.
+      const sent = await store.payouts.markSent('tr_AAAAAAAAAAAAAAAAAAAAAAAA', transfer('pref-tx', 3_000), transferOutcome);
+      assert.equal(sent.payout.state, 'approved');
+      const rows = (await store.outbox.list()).filter((e) => e.type === 'transfer.approved');
+      assert.equal(rows.length, 1);
+      assert.deepEqual(named(JSON.parse(rows[0]!.body).data), linked);
+      // A payout whose answer was lost (unknown) takes its transfer's outcome the same way.
+      await store.payouts.create(payout({ id: 'tr_CCCCCCCCCCCCCCCCCCCCCCCC', idempotencyKey: 'key-3', transactionId: 'ptx-3' }), APPROVED);
+      await store.payouts.markUnknown('tr_CCCCCCCCCCCCCCCCCCCCCCCC', 2_600);
+      await store.transfers.track({ ...transfer('pref-lost', 2_700), transactionId: 'ptx-3' });
+      const lost = await store.transfers.updateStatus('pref-lost', CANCELED, true, 2_800, transferOutcome);
+      assert.equal(lost.outcome?.data.transfer_id, 'tr_CCCCCCCCCCCCCCCCCCCCCCCC');
+      const settled = await store.payouts.get('tr_CCCCCCCCCCCCCCCCCCCCCCCC');
+      assert.deepEqual([settled?.state, settled?.reference], ['canceled', 'pref-lost']);
+    });
+
+    test("its webhook before its answer, the partner's record naming no transaction_id: the event not delivered yet is written again naming the payout; a delivered one is left", async () => {
+      const store = await kind.open();
+      const checkoutId = await paidCheckout(store, 4990);
+      await store.payouts.create(payout({ checkoutId }), APPROVED);
+      await store.transfers.track(transfer('pref-late', 2_400));
+      const told = await store.transfers.updateStatus('pref-late', APPROVED, true, 2_500, transferOutcome);
+      assert.equal(told.outcome?.data.transfer_id, undefined, 'nothing links it yet');
+      const sent = await store.payouts.markSent('tr_AAAAAAAAAAAAAAAAAAAAAAAA', transfer('pref-late', 3_000), transferOutcome);
+      assert.equal(sent.payout.state, 'approved');
+      const [row] = (await store.outbox.list()).filter((e) => e.type === 'transfer.approved');
+      const data = JSON.parse(row!.body).data;
+      assert.deepEqual(
+        [data.transfer_id, data.transfer_reference, data.checkout_id, data.order_id, row!.eventId],
+        ['tr_AAAAAAAAAAAAAAAAAAAAAAAA', 'seller-1', checkoutId, `order-${checkoutId}`, told.outcome?.id],
+      );
+      // Delivered before the answer came: what the merchant received stays what it was.
+      await store.payouts.create(payout({ id: 'tr_DDDDDDDDDDDDDDDDDDDDDDDD', idempotencyKey: 'key-4', transactionId: 'ptx-4' }), APPROVED);
+      await store.transfers.track(transfer('pref-delivered', 2_400));
+      const first = await store.transfers.updateStatus('pref-delivered', CANCELED, true, 2_500, transferOutcome);
+      const delivered = (await store.outbox.list()).find((e) => e.eventId === first.outcome?.id)!;
+      await store.outbox.recordAttempt(
+        delivered.id,
+        { at: 2_600, status: 204, error: null, durationMs: 3 },
+        { state: 'delivered', nextAttemptAt: 2_600, lastError: null, deliveredAt: 2_600 },
+      );
+      await store.payouts.markSent('tr_DDDDDDDDDDDDDDDDDDDDDDDD', transfer('pref-delivered', 3_000), transferOutcome);
+      assert.equal((await store.outbox.get(delivered.id))?.body, delivered.body);
+      assert.equal((await store.payouts.get('tr_DDDDDDDDDDDDDDDDDDDDDDDD'))?.state, 'canceled');
+    });
+
     test('refused: the reason, the event in the outbox with the order of a refund, in one step; unknown and discard', async () => {
       const store = await kind.open();
       await paidCheckout(store, 4990);

@@ -242,42 +242,64 @@ function opened(pool: pg.Pool, options: PostgresStoreOptions, where: string): { 
     listening: () => listening,
   };
 
-  const addToOutbox = async (q: Query, event: OutcomeEvent | null, reference: string, at: number): Promise<OutcomeEvent | null> => {
+  /** Writes an outcome event once; `restate`: an event already written is written again as given (more fully told) while it is not delivered. */
+  const addToOutbox = async (q: Query, event: OutcomeEvent | null, reference: string, at: number, restate = false): Promise<OutcomeEvent | null> => {
     if (event) {
-      await q(
+      const body = JSON.stringify(event);
+      const { rowCount } = await q(
         'INSERT INTO outbox (event_id, type, reference, body, created_at, next_attempt_at) VALUES ($1, $2, $3, $4, $5, $5) ON CONFLICT (event_id) DO NOTHING',
-        [event.id, event.type, reference, JSON.stringify(event), at],
+        [event.id, event.type, reference, body, at],
       );
+      if (rowCount === 0 && restate) await q(`UPDATE outbox SET body = $1 WHERE event_id = $2 AND state <> 'delivered' AND body <> $1`, [body, event.id]);
     }
     return event;
   };
-  /** A final transfer's outcome, with the payout it belongs to (if the proxy started it), which takes the outcome too. */
-  const transferOutcome = async (q: Query, reference: string, at: number, outcomeOf: TransferOutcomeOf): Promise<OutcomeEvent | null> => {
+  /**
+   * A final transfer's outcome, with the payout it belongs to (if the proxy started it: by the
+   * partner's reference, or, before its create's answer gave it one, by our transaction_id), which
+   * takes the outcome too. `restate`: as addToOutbox's (the payout was just linked).
+   */
+  const transferOutcome = async (q: Query, reference: string, at: number, outcomeOf: TransferOutcomeOf, restate = false): Promise<OutcomeEvent | null> => {
+    const transfer = toTransfer((await q<TransferRow>('SELECT * FROM transfers WHERE reference = $1', [reference])).rows[0]!);
     const payout = (
       await q<PayoutRow & { order_id: string | null }>(
-        'SELECT p.*, c.order_id AS order_id FROM payouts p LEFT JOIN checkouts c ON c.id = p.checkout_id WHERE p.reference = $1',
-        [reference],
+        `SELECT p.*, c.order_id AS order_id FROM payouts p LEFT JOIN checkouts c ON c.id = p.checkout_id
+         WHERE p.reference = $1 OR ($2::text IS NOT NULL AND p.transaction_id = $2 AND p.reference IS NULL) ORDER BY p.reference IS NULL LIMIT 1`,
+        [reference, transfer.transactionId ?? null],
       )
     ).rows[0];
     const link: PayoutLink | null = payout
       ? { transferId: payout.id, merchantReference: payout.merchant_reference, checkoutId: payout.checkout_id, orderId: payout.order_id }
       : null;
-    const transfer = (await q<TransferRow>('SELECT * FROM transfers WHERE reference = $1', [reference])).rows[0]!;
-    const outcome = await addToOutbox(q, outcomeOf(toTransfer(transfer), link), reference, at);
+    const outcome = await addToOutbox(q, outcomeOf(transfer, link), reference, at, restate);
     const state = outcome?.data.status;
     if (payout && (state === 'approved' || state === 'canceled')) {
-      await q(`UPDATE payouts SET state = $1, updated_at = $2 WHERE id = $3 AND state IN ('sending', 'pending')`, [state, at, payout.id]);
+      // Whatever its answer did (a lost one: `unknown`); its reference, when the outcome came first.
+      await q(
+        `UPDATE payouts SET state = $1, updated_at = $2, reference = COALESCE(reference, $4), customer_document = NULL
+         WHERE id = $3 AND state IN ('sending', 'pending', 'unknown')`,
+        [state, at, payout.id, reference],
+      );
     }
     return outcome;
   };
+  // Known transfers keep what they have; a transaction_id read later is added.
   const trackTransfer = (
     q: Query,
-    t: { reference: string; partnerStatus: number; final: boolean; valueCents: number | null; createdAt: number; updatedAt: number },
+    t: {
+      reference: string;
+      partnerStatus: number;
+      final: boolean;
+      valueCents: number | null;
+      createdAt: number;
+      updatedAt: number;
+      transactionId?: string | null | undefined;
+    },
   ) =>
     q(
-      `INSERT INTO transfers (reference, partner_status, final, value_cents, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6)
-       ON CONFLICT (reference) DO NOTHING`,
-      [t.reference, t.partnerStatus, t.final, t.valueCents, t.createdAt, t.updatedAt],
+      `INSERT INTO transfers (reference, partner_status, final, value_cents, created_at, updated_at, transaction_id) VALUES ($1, $2, $3, $4, $5, $6, $7)
+       ON CONFLICT (reference) DO UPDATE SET transaction_id = EXCLUDED.transaction_id WHERE transfers.transaction_id IS NULL AND EXCLUDED.transaction_id IS NOT NULL`,
+      [t.reference, t.partnerStatus, t.final, t.valueCents, t.createdAt, t.updatedAt, t.transactionId ?? null],
     );
   const payoutById = async (q: Query, id: string) => (await q<PayoutRow>('SELECT * FROM payouts WHERE id = $1', [id])).rows[0];
   const insertPayment = (q: Query, p: Parameters<Store['insertPayment']>[0]) =>
@@ -582,11 +604,13 @@ function opened(pool: pg.Pool, options: PostgresStoreOptions, where: string): { 
             at,
             id,
           ]);
-          await trackTransfer(q, { ...transfer, updatedAt: at });
+          const transactionId = (await payoutById(q, id))?.transaction_id ?? transfer.transactionId ?? null;
+          await trackTransfer(q, { ...transfer, updatedAt: at, transactionId });
           // Locked: a webhook making it final now (another transaction) is waited for and seen.
           const followed = (await q<TransferRow>('SELECT * FROM transfers WHERE reference = $1 FOR UPDATE', [reference])).rows[0]!;
-          // Its webhook came before its answer: the outcome is already known (its event, if written, is not written twice).
-          const outcome = followed.final ? await transferOutcome(q, reference, at, outcomeOf) : null;
+          // Its webhook came before its answer: the outcome is already known (its event is not written twice, but
+          // written again naming this payout when it was written without it and is not delivered yet).
+          const outcome = followed.final ? await transferOutcome(q, reference, at, outcomeOf, true) : null;
           return { payout: toPayout((await payoutById(q, id))!), outcome };
         });
       },

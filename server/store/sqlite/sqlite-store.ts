@@ -185,9 +185,13 @@ function openedStore(db: Database.Database, cacheSize: number, claimMs: number):
     insertOutbox: db.prepare(
       `INSERT INTO outbox (event_id, type, reference, body, created_at, next_attempt_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(event_id) DO NOTHING`,
     ),
+    // The same event, told more fully (the payout it belongs to, learned after it was written): while it is not delivered.
+    restateOutbox: db.prepare(`UPDATE outbox SET body = ? WHERE event_id = ? AND state <> 'delivered' AND body <> ?`),
+    // Known transfers keep what they have; a transaction_id read later is added.
     trackTransfer: db.prepare(
-      `INSERT INTO transfers (reference, partner_status, final, value_cents, created_at, updated_at) VALUES (@reference, @partner_status, @final, @value_cents, @created_at, @updated_at)
-       ON CONFLICT(reference) DO NOTHING`,
+      `INSERT INTO transfers (reference, partner_status, final, value_cents, created_at, updated_at, transaction_id)
+       VALUES (@reference, @partner_status, @final, @value_cents, @created_at, @updated_at, @transaction_id)
+       ON CONFLICT(reference) DO UPDATE SET transaction_id = excluded.transaction_id WHERE transfers.transaction_id IS NULL AND excluded.transaction_id IS NOT NULL`,
     ),
     getTransfer: db.prepare('SELECT * FROM transfers WHERE reference = ?'),
     updateTransfer: db.prepare('UPDATE transfers SET partner_status = ?, final = ?, updated_at = ? WHERE reference = ? AND final = 0'),
@@ -199,12 +203,20 @@ function openedStore(db: Database.Database, cacheSize: number, claimMs: number):
     ),
     getPayout: db.prepare('SELECT * FROM payouts WHERE id = ?'),
     payoutByKey: db.prepare('SELECT * FROM payouts WHERE idempotency_key = ?'),
-    payoutByReference: db.prepare('SELECT p.*, c.order_id AS order_id FROM payouts p LEFT JOIN checkouts c ON c.id = p.checkout_id WHERE p.reference = ?'),
+    // By the partner's reference, or, before its create's answer gave it one, by our transaction_id.
+    payoutOfTransfer: db.prepare(
+      `SELECT p.*, c.order_id AS order_id FROM payouts p LEFT JOIN checkouts c ON c.id = p.checkout_id
+       WHERE p.reference = ?1 OR (?2 IS NOT NULL AND p.transaction_id = ?2 AND p.reference IS NULL) ORDER BY p.reference IS NULL LIMIT 1`,
+    ),
     paidCents: db.prepare('SELECT COALESCE(SUM(value_cents), 0) AS cents FROM payments WHERE checkout_id = ? AND final = 1 AND partner_status = ?'),
     // Every refund that took, or may have taken, money: all but those refused and canceled.
     refundedCents: db.prepare(`SELECT COALESCE(SUM(value_cents), 0) AS cents FROM payouts WHERE checkout_id = ? AND state NOT IN ('refused', 'canceled')`),
     sentPayout: db.prepare(`UPDATE payouts SET state = 'pending', reference = ?, customer_document = NULL, updated_at = ? WHERE id = ? AND state = 'sending'`),
-    payoutOutcome: db.prepare(`UPDATE payouts SET state = ?, updated_at = ? WHERE id = ? AND state IN ('sending', 'pending')`),
+    // Its transfer's outcome, whatever its answer did (a lost one: `unknown`); its reference, when the outcome came first.
+    payoutOutcome: db.prepare(
+      `UPDATE payouts SET state = ?1, updated_at = ?2, reference = COALESCE(reference, ?4), customer_document = NULL
+       WHERE id = ?3 AND state IN ('sending', 'pending', 'unknown')`,
+    ),
     refusedPayout: db.prepare(
       `UPDATE payouts SET state = 'refused', reason = ?, reason_message = ?, customer_document = NULL, updated_at = ? WHERE id = ? AND state = 'sending'`,
     ),
@@ -252,8 +264,10 @@ function openedStore(db: Database.Database, cacheSize: number, claimMs: number):
     return sql.setCheckoutPayment.run(payment.reference, renewalsUsed, checkoutId, expected).changes === 1;
   });
 
-  const addToOutbox = (event: OutcomeEvent | null, reference: string, at: number): OutcomeEvent | null => {
-    if (event) sql.insertOutbox.run(event.id, event.type, reference, JSON.stringify(event), at, at);
+  const addToOutbox = (event: OutcomeEvent | null, reference: string, at: number, restate = false): OutcomeEvent | null => {
+    if (!event) return event;
+    const body = JSON.stringify(event);
+    if (sql.insertOutbox.run(event.id, event.type, reference, body, at, at).changes === 0 && restate) sql.restateOutbox.run(body, event.id, body);
     return event;
   };
   // A final status and its outcome event, in one transaction: the event cannot be lost between them.
@@ -265,15 +279,20 @@ function openedStore(db: Database.Database, cacheSize: number, claimMs: number):
       return { changed: true, outcome: addToOutbox(outcomeOf(toPayment(row), row.order_id), reference, updatedAt) };
     },
   );
-  /** A final transfer's outcome, with the payout it belongs to (if the proxy started it), which takes the outcome too. */
-  const transferOutcome = (reference: string, at: number, outcomeOf: TransferOutcomeOf): OutcomeEvent | null => {
-    const payout = sql.payoutByReference.get(reference) as (PayoutRow & { order_id: string | null }) | undefined;
+  /**
+   * A final transfer's outcome, with the payout it belongs to (if the proxy started it), which takes
+   * the outcome too. `restate`: the payout was just linked (its answer came after the outcome), so an
+   * event written without it is written again, naming it, unless it was delivered already.
+   */
+  const transferOutcome = (reference: string, at: number, outcomeOf: TransferOutcomeOf, restate = false): OutcomeEvent | null => {
+    const transfer = toTransfer(sql.getTransfer.get(reference) as TransferRow);
+    const payout = sql.payoutOfTransfer.get(reference, transfer.transactionId ?? null) as (PayoutRow & { order_id: string | null }) | undefined;
     const link: PayoutLink | null = payout
       ? { transferId: payout.id, merchantReference: payout.merchant_reference, checkoutId: payout.checkout_id, orderId: payout.order_id }
       : null;
-    const outcome = addToOutbox(outcomeOf(toTransfer(sql.getTransfer.get(reference) as TransferRow), link), reference, at);
+    const outcome = addToOutbox(outcomeOf(transfer, link), reference, at, restate);
     const state = outcome?.data.status;
-    if (payout && (state === 'approved' || state === 'canceled')) sql.payoutOutcome.run(state, at, payout.id);
+    if (payout && (state === 'approved' || state === 'canceled')) sql.payoutOutcome.run(state, at, payout.id, reference);
     return outcome;
   };
   const updateTransfer = db.transaction(
@@ -324,10 +343,12 @@ function openedStore(db: Database.Database, cacheSize: number, claimMs: number):
       value_cents: transfer.valueCents,
       created_at: transfer.createdAt,
       updated_at: at,
+      transaction_id: (sql.getPayout.get(id) as PayoutRow | undefined)?.transaction_id ?? transfer.transactionId ?? null,
     });
     const followed = sql.getTransfer.get(reference) as TransferRow;
-    // Its webhook came before its answer: the outcome is already known (its event, if written, is not written twice).
-    const outcome = followed.final === 1 ? transferOutcome(reference, at, outcomeOf) : null;
+    // Its webhook came before its answer: the outcome is already known (its event is not written twice, but
+    // written again naming this payout when it was written without it and is not delivered yet).
+    const outcome = followed.final === 1 ? transferOutcome(reference, at, outcomeOf, true) : null;
     return { payout: toPayout(sql.getPayout.get(id) as PayoutRow), outcome };
   });
   const markRefused = db.transaction((id: string, reason: string, message: string | null, at: number, outcomeOf: RefusalOutcomeOf) => {
@@ -472,6 +493,7 @@ function openedStore(db: Database.Database, cacheSize: number, claimMs: number):
           value_cents: transfer.valueCents,
           created_at: transfer.createdAt,
           updated_at: transfer.updatedAt,
+          transaction_id: transfer.transactionId ?? null,
         });
         return toTransfer(sql.getTransfer.get(transfer.reference) as TransferRow);
       },
