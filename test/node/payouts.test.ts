@@ -277,6 +277,42 @@ describe('an answer lost: unknown, never sent again', () => {
     assert.equal(lost.status, 'unknown');
   });
 
+  const TRANSFER_PATH = '/api/v3.1/wallet/partner/pix-key/transfer';
+  const FIREWALL_PAGE = '<html><head><title>400 Bad Request</title></head><body><h1>Bad Request</h1><p>Request blocked.</p></body></html>';
+  for (const [label, status, body] of [
+    ['a 409', 409, null],
+    ['a 423', 423, null],
+    ["a firewall's 400 with an HTML page", 400, FIREWALL_PAGE],
+    ['a 404', 404, null],
+    ['a 429', 429, null],
+    ['a bare 403', 403, '{"message":"Forbidden."}'],
+  ] as const) {
+    test(`${label} to the create, no refusal named: 201 unknown, never sent again, the operator told its transaction_id`, async () => {
+      stack.sandbox.state.faults.add({ kind: 'server_error', rate: 1, path_prefix: TRANSFER_PATH, latency_ms: null, status, body, times: 1 });
+      const key = randomUUID();
+      const lost = view(await post('/transfers', { value: 4.5, pix_key: ANA.email }, key), 201);
+      assert.deepEqual([lost.status, lost.reason], ['unknown', 'answer_lost']);
+      const before = stack.sandbox.state.transfers.size;
+      const again = view(await post('/transfers', { value: 4.5, pix_key: ANA.email }, key), 200);
+      assert.deepEqual([again.transfer_id, again.status], [lost.transfer_id, 'unknown']);
+      assert.equal(stack.sandbox.state.transfers.size, before, 'not sent again');
+      const line = logLines.find((l) => l.includes(lost.transfer_id) && l.includes('"level":50'));
+      assert.ok(line?.includes(lost.transaction_id) && line.includes(`"status":${status}`), `an error line naming its transaction_id: ${line}`);
+    });
+  }
+
+  for (const [label, status, body, reason] of [
+    ['a 403 whose message names the KYC', 403, '{"message":"The customer KYC is not approved."}', 'refused'],
+    ['a 422 naming the fields at fault', 422, '{"errors":{"pix_key":["pix_key is not a valid key"]}}', 'refused'],
+    ['a 400 giving a documented reason', 400, '{"message":"No.","code":"bank_refused"}', 'bank_refused'],
+  ] as const) {
+    test(`${label}: a refusal the partner states, refused (nothing moved)`, async () => {
+      stack.sandbox.state.faults.add({ kind: 'server_error', rate: 1, path_prefix: TRANSFER_PATH, latency_ms: null, status, body, times: 1 });
+      const refused = view(await post('/transfers', { value: 4.75, pix_key: ANA.email }), 201);
+      assert.deepEqual([refused.status, refused.reason], ['refused', reason]);
+    });
+  }
+
   test('a payout cut off mid-call by a crash becomes unknown at the next reconciler pass', async () => {
     const id = newTransferId();
     const long = Date.now() - 60 * 60_000;
