@@ -4,7 +4,8 @@
  *  2. asks the partner about every payment that is not final and is due: every `everyMs`, every
  *     `nearMs` within `nearWindowMs` of its expiry and of its
  *     automatic cancellation (1 h after expiry), until a final status is known;
- *  3. asks about every transfer it follows that is not final, every `everyMs`.
+ *  3. asks about every transfer it follows that is not final, every `everyMs` from its last read (checked
+ *     or updated), the longest overdue first.
  * "Due" is measured from the record's last read (its last confirmed status, or its last check: every
  * read records one, even a read whose meaning is not known, so an undecidable payment does not hold
  * its place at the head of the line), which lives in the store, so a restart neither loses nor
@@ -157,8 +158,9 @@ export class Reconciler {
     const at = now();
     await this.countParked(at);
     const duePayments = await store.duePayments(at, batch, this.schedule);
-    const dueTransfers = (await store.transfers.nonFinal(batch)).filter((t) => t.updatedAt + this.everyMs <= at);
+    const dueTransfers = await store.transfers.due(at, batch, this.everyMs);
     const checked: string[] = [];
+    const checkedTransfers: string[] = [];
     const tasks: (() => Promise<boolean>)[] = [
       // Shared with the other instances: a payment another one is asking about now is left to it.
       // Read or not (the partner failed), it goes to the back of the line: the next read is a full interval away.
@@ -169,7 +171,13 @@ export class Reconciler {
           checked.push(p.reference);
         }
       }),
-      ...dueTransfers.map((t) => async () => ((await this.mayConfirm(`transfer:${t.reference}`)) ? ((await transfers.confirm(t.reference)) ?? false) : false)),
+      ...dueTransfers.map((t) => async () => {
+        try {
+          return (await this.mayConfirm(`transfer:${t.reference}`)) ? ((await transfers.confirm(t.reference)) ?? false) : false;
+        } finally {
+          checkedTransfers.push(t.reference);
+        }
+      }),
     ];
     let next = 0;
     const worker = async () => {
@@ -186,6 +194,7 @@ export class Reconciler {
     };
     await Promise.all(Array.from({ length: Math.min(this.concurrency, tasks.length) }, worker));
     await store.markPaymentsChecked(checked, now());
+    await store.transfers.markChecked(checkedTransfers, now());
     if (report.checked > 0) log.info(report, 'reconciler pass');
     return report;
   }

@@ -281,6 +281,10 @@ export interface Store {
     /** As updatePaymentStatus: never downgrades; a final status writes `outcomeOf(record)` to the outbox in the same transaction. */
     updateStatus(reference: string, partnerStatus: number, final: boolean, updatedAt: number, outcomeOf: TransferOutcomeOf): Promise<StatusChange>;
     nonFinal(limit: number): Promise<TransferRecord[]>;
+    /** The reconciler's work list: transfers not final last read (updated or checked) `everyMs` or more before `now`, the longest overdue first. */
+    due(now: number, limit: number, everyMs: number): Promise<TransferRecord[]>;
+    /** Records that these transfers were read at `at`, whatever the read meant. */
+    markChecked(references: readonly string[], at: number): Promise<void>;
   };
 
   /** Payouts and refunds the proxy starts (domain/payouts.ts). */

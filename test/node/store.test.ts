@@ -285,6 +285,29 @@ for (const kind of kinds) {
       assert.equal(await store.countOpenPaymentsExpiredBefore(1_000_000), 0);
     });
 
+    test("the reconciler's due transfers: by due time from the last read, a check counting, the longest overdue first", async () => {
+      const store = await kind.open();
+      await store.transfers.track({ ...transfer('t-old-checked', 1_000), createdAt: 1_000 });
+      await store.transfers.track({ ...transfer('t-newer', 50_000), createdAt: 50_000 });
+      await store.transfers.track({ ...transfer('t-old', 2_000), createdAt: 2_000 });
+      await store.transfers.track({ ...transfer('t-final', 500), createdAt: 500 });
+      await store.transfers.updateStatus('t-final', APPROVED, true, 600, transferOutcome);
+      await store.transfers.markChecked(['t-old-checked', 't-final'], 100_000);
+      assert.equal((await store.transfers.get('t-old-checked'))?.updatedAt, 1_000, 'a check is not an update');
+      assert.deepEqual(
+        (await store.transfers.due(120_000, 10, 60_000)).map((t) => t.reference),
+        ['t-old', 't-newer'],
+      );
+      assert.deepEqual(
+        (await store.transfers.due(120_000, 1, 60_000)).map((t) => t.reference),
+        ['t-old'],
+      );
+      assert.deepEqual(
+        (await store.transfers.due(160_000, 10, 60_000)).map((t) => t.reference),
+        ['t-old', 't-newer', 't-old-checked'],
+      );
+    });
+
     test("a checkout's payments, oldest first; attach is atomic", async () => {
       const store = await kind.open();
       await store.createCheckout(checkout());

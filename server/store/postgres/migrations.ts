@@ -120,9 +120,10 @@ export const MIGRATIONS: readonly string[] = [
      expires_at BIGINT NOT NULL
    );
    CREATE INDEX leases_holder ON leases(holder);`,
-  // As SQLite's: when the reconciler last read a payment; a transfer's transaction_id; a delivery's claim.
+  // As SQLite's: when the reconciler last read a payment or a transfer; a transfer's transaction_id; a delivery's claim.
   `ALTER TABLE payments ADD COLUMN checked_at BIGINT;
    ALTER TABLE transfers ADD COLUMN transaction_id TEXT;
+   ALTER TABLE transfers ADD COLUMN checked_at BIGINT;
    ALTER TABLE outbox ADD COLUMN claim TEXT;`,
 ];
 

@@ -534,6 +534,18 @@ function opened(pool: pg.Pool, options: PostgresStoreOptions, where: string): { 
       async nonFinal(limit) {
         return (await query<TransferRow>('SELECT * FROM transfers WHERE NOT final ORDER BY created_at LIMIT $1', [limit])).rows.map(toTransfer);
       },
+      async due(now, limit, everyMs) {
+        const { rows } = await query<TransferRow>(
+          `SELECT * FROM (SELECT t.*, GREATEST(t.updated_at, COALESCE(t.checked_at, 0)) + $3::bigint AS due_at FROM transfers t WHERE NOT t.final) due
+           WHERE due_at <= $1::bigint ORDER BY due_at, created_at, reference LIMIT $2`,
+          [now, limit, everyMs],
+        );
+        return rows.map(toTransfer);
+      },
+      async markChecked(references, at) {
+        if (references.length === 0) return;
+        await query('UPDATE transfers SET checked_at = $1 WHERE reference = ANY($2) AND NOT final', [at, [...references]]);
+      },
     },
     payouts: {
       async create(payout, paidStatus) {

@@ -111,11 +111,12 @@ export const MIGRATIONS: readonly string[] = [
   // instances share the work; here one process holds them all).
   `ALTER TABLE webhook_events ADD COLUMN claimed_by TEXT;
    ALTER TABLE webhook_events ADD COLUMN claimed_until INTEGER;`,
-  // When the reconciler last read a payment, whatever the read meant (a status it could not decide
+  // When the reconciler last read a payment or a transfer, whatever the read meant (a status it could not decide
   // leaves updated_at as it was); the partner's transaction_id of a transfer, which links a transfer
   // told before its create's answer to our payout; the claim a delivery is held under.
   `ALTER TABLE payments ADD COLUMN checked_at INTEGER;
    ALTER TABLE transfers ADD COLUMN transaction_id TEXT;
+   ALTER TABLE transfers ADD COLUMN checked_at INTEGER;
    ALTER TABLE outbox ADD COLUMN claim TEXT;`,
 ];
 

@@ -196,6 +196,11 @@ function openedStore(db: Database.Database, cacheSize: number, claimMs: number):
     getTransfer: db.prepare('SELECT * FROM transfers WHERE reference = ?'),
     updateTransfer: db.prepare('UPDATE transfers SET partner_status = ?, final = ?, updated_at = ? WHERE reference = ? AND final = 0'),
     nonFinalTransfers: db.prepare('SELECT * FROM transfers WHERE final = 0 ORDER BY created_at LIMIT ?'),
+    dueTransfers: db.prepare(
+      `SELECT * FROM (SELECT t.*, max(t.updated_at, COALESCE(t.checked_at, 0)) + ?3 AS due_at FROM transfers t WHERE t.final = 0)
+       WHERE due_at <= ?1 ORDER BY due_at, created_at, reference LIMIT ?2`,
+    ),
+    markTransferChecked: db.prepare('UPDATE transfers SET checked_at = ? WHERE reference = ? AND final = 0'),
     insertPayout: db.prepare(
       `INSERT INTO payouts (id, idempotency_key, request_hash, kind, checkout_id, value_cents, pix_key, pix_key_type, customer_document, merchant_reference, transaction_id, state, reference, reason, reason_message, created_at, updated_at)
        VALUES (@id, @idempotency_key, @request_hash, @kind, @checkout_id, @value_cents, @pix_key, @pix_key_type, @customer_document, @merchant_reference, @transaction_id, @state, NULL, NULL, NULL, @created_at, @updated_at)
@@ -258,6 +263,9 @@ function openedStore(db: Database.Database, cacheSize: number, claimMs: number):
 
   const markChecked = db.transaction((references: readonly string[], at: number) => {
     for (const reference of references) sql.markChecked.run(at, reference);
+  });
+  const markTransfersChecked = db.transaction((references: readonly string[], at: number) => {
+    for (const reference of references) sql.markTransferChecked.run(at, reference);
   });
   const attach = db.transaction((checkoutId: string, payment: PaymentRecord, renewalsUsed: number, expected: string | null) => {
     sql.insertPayment.run(fromPayment(payment));
@@ -506,6 +514,12 @@ function openedStore(db: Database.Database, cacheSize: number, claimMs: number):
       },
       async nonFinal(limit) {
         return (sql.nonFinalTransfers.all(limit) as TransferRow[]).map(toTransfer);
+      },
+      async due(now, limit, everyMs) {
+        return (sql.dueTransfers.all(now, limit, everyMs) as TransferRow[]).map(toTransfer);
+      },
+      async markChecked(references, at) {
+        markTransfersChecked(references, at);
       },
     },
     payouts: {
