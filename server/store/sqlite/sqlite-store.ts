@@ -6,7 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import Database from 'libsql';
 import { migrate } from './migrations.ts';
 import type { TokenStore } from '../../partner/token-store.ts';
@@ -117,19 +117,85 @@ export function openSqliteStore({ dataDir, cacheSize = 10_000, claimMs = 30_000 
     db.close();
     throw storeError(error, file);
   }
-  return guarded(openedStore(db, cacheSize, claimMs), (error) => storeError(error, file));
+  const writes = file === ':memory:' ? { count: 0 } : sharedWrites(resolve(file));
+  return guarded(countingWrites(openedStore(db, cacheSize, claimMs, writes), writes), (error) => storeError(error, file));
 }
 
-function openedStore(db: Database.Database, cacheSize: number, claimMs: number): Store {
+/**
+ * Writes made through the store objects of this process, per database file: another store object on
+ * the same file then checks for them at its next read, at once. Writes by other processes are looked
+ * for at most every OTHER_PROCESS_CHECK_MS.
+ */
+const processWrites = new Map<string, { count: number }>();
+function sharedWrites(file: string): { count: number } {
+  let writes = processWrites.get(file);
+  if (!writes) processWrites.set(file, (writes = { count: 0 }));
+  return writes;
+}
+
+/** How stale a cached record may be after another process (a command line) changed it: a millisecond. */
+const OTHER_PROCESS_CHECK_MS = 1;
+
+/** The store's methods that only read: every other call counts as a write for the other store objects on the file. */
+const READS = new Set([
+  'getPayment',
+  'peekPayment',
+  'nonFinalPayments',
+  'duePayments',
+  'countOpenPaymentsExpiredBefore',
+  'getCheckout',
+  'checkoutPayments',
+  'unprocessed',
+  'countUnprocessed',
+  'listByResult',
+  'get',
+  'nonFinal',
+  'due',
+  'list',
+  'ofCheckout',
+  'attempts',
+  'load',
+  'ping',
+]);
+
+/** The store, counting each call that may write in `writes` (the calls run synchronously: the write is done when it returns). */
+function countingWrites<T extends object>(target: T, writes: { count: number }): T {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(target)) {
+    if (typeof value === 'function') {
+      const method = value as (...args: unknown[]) => unknown;
+      out[key] = READS.has(key)
+        ? method.bind(target)
+        : (...args: unknown[]) => {
+            try {
+              return method.apply(target, args);
+            } finally {
+              writes.count++;
+            }
+          };
+    } else out[key] = value !== null && typeof value === 'object' && !Array.isArray(value) ? countingWrites(value, writes) : value;
+  }
+  return out as T;
+}
+
+function openedStore(db: Database.Database, cacheSize: number, claimMs: number, writes: { count: number }): Store {
   const cache = new RecordCache(cacheSize);
   // Another connection to this file (a command line run beside the proxy, another store object)
   // may change a cached record: SQLite's data_version moves when one commits, never for this
-  // connection's own writes. One pragma per cached read (a few microseconds); any change evicts all,
-  // as a Postgres instance forgets whatever another one announces.
+  // connection's own writes; any change evicts all, as a Postgres instance forgets whatever another
+  // one announces. The pragma costs a few microseconds, as much as the hot status read itself: it is
+  // asked after a write through any store object of this process on the file, and otherwise at most
+  // every OTHER_PROCESS_CHECK_MS.
   const dataVersion = cacheSize > 0 ? db.prepare('PRAGMA data_version').raw(true) : null;
   let seenVersion = dataVersion ? (dataVersion.get() as [number])[0] : 0;
+  let seenWrites = writes.count;
+  let checkedAt = performance.now();
   const noticeOtherWriters = (): void => {
     if (!dataVersion) return;
+    const now = performance.now();
+    if (writes.count === seenWrites && now - checkedAt < OTHER_PROCESS_CHECK_MS) return;
+    seenWrites = writes.count;
+    checkedAt = now;
     const version = (dataVersion.get() as [number])[0];
     if (version !== seenVersion) {
       seenVersion = version;
