@@ -327,12 +327,6 @@ function openedStore(db: Database.Database, cacheSize: number, claimMs: number, 
     pingOutbox: db.prepare('SELECT id, state FROM outbox ORDER BY id DESC LIMIT 20'),
   };
 
-  const markChecked = db.transaction((references: readonly string[], at: number) => {
-    for (const reference of references) sql.markChecked.run(at, reference);
-  });
-  const markTransfersChecked = db.transaction((references: readonly string[], at: number) => {
-    for (const reference of references) sql.markTransferChecked.run(at, reference);
-  });
   const attach = db.transaction((checkoutId: string, payment: PaymentRecord, renewalsUsed: number, expected: string | null) => {
     sql.insertPayment.run(fromPayment(payment));
     return sql.setCheckoutPayment.run(payment.reference, renewalsUsed, checkoutId, expected).changes === 1;
@@ -444,6 +438,14 @@ function openedStore(db: Database.Database, cacheSize: number, claimMs: number, 
       return sql.updateOutbox.run(n.state, n.nextAttemptAt, n.lastError, n.deliveredAt, id, claim).changes === 1;
     },
   );
+
+  // The reconciler's reads, recorded in one transaction per pass.
+  const markChecked = db.transaction((references: readonly string[], at: number) => {
+    for (const reference of references) sql.markChecked.run(at, reference);
+  });
+  const markTransfersChecked = db.transaction((references: readonly string[], at: number) => {
+    for (const reference of references) sql.markTransferChecked.run(at, reference);
+  });
 
   const tokens: TokenStore = {
     load: async (key) => (sql.loadToken.get(key) as { token: string } | undefined)?.token ?? null,
