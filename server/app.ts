@@ -240,7 +240,20 @@ export function createApp(deps: AppDeps): PixApp {
     lines,
   });
 
-  app.route('/', healthRoutes(readinessCheck({ store, partner, upstream: deps.upstream, warnings: deps.warnings, numbering, reads: health })));
+  app.route(
+    '/',
+    healthRoutes(
+      readinessCheck({
+        store,
+        partner,
+        upstream: deps.upstream,
+        warnings: deps.warnings,
+        numbering,
+        reads: health,
+        parkedWarning: () => reconciler.parkedWarning(),
+      }),
+    ),
+  );
   /** A notification reached the intake: about a payment we issued, it tells the webhooks' health. */
   const noteArrival = async (reference: string) => {
     const known = store.peekPayment?.(reference) ?? (await store.getPayment(reference).catch(() => null));

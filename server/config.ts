@@ -95,6 +95,13 @@ export const DEFAULTS = {
     concurrency: 8,
     /** Records looked at per pass at most. */
     batch: 5000,
+    /**
+     * A payment still open this long after its automatic cancellation (an hour after expiry) cannot
+     * be decided from what the partner answers: it is parked, read again only every `parkedEveryMs`,
+     * and reported (/ready, the log).
+     */
+    parkAfterCancelMs: 15 * 60_000,
+    parkedEveryMs: 3_600_000,
   },
   /** The merchant webhook's delivery and retry policy (domain/merchant-notify.ts). */
   merchantWebhook: {

@@ -20,7 +20,7 @@ import { formatReais } from '../../src/shared/limits.ts';
 import { TRANSFER_REFUSALS, maskPixKey, type TransferList, type TransferStatus, type TransferView } from '../../src/shared/payouts.ts';
 import { detectPixKeyType, type PixKeyType } from '../../src/shared/pix-keys.ts';
 import type { Logger } from '../log.ts';
-import type { PartnerClient } from '../partner/client.ts';
+import { isStatedTransferRefusal, type PartnerClient } from '../partner/client.ts';
 import { PartnerError } from '../partner/errors.ts';
 import { PARTNER_STATUS } from '../partner/wire.ts';
 import type { PayoutRecord, PayoutState, Store } from '../store/store.ts';
@@ -227,24 +227,29 @@ export class PayoutService {
           : await partner.transferToKey({ value, pix_key: payout.pixKey, transaction_id: payout.transactionId });
     } catch (error) {
       const context = { transfer_id: payout.id, transaction_id: payout.transactionId };
-      if (error instanceof PartnerError && error.kind === 'refused') {
+      // Only a refusal the partner states (invalid data, KYC, the bank) says no money moved.
+      if (error instanceof PartnerError && isStatedTransferRefusal(error)) {
         const reason = (TRANSFER_REFUSALS as readonly string[]).includes(error.details.reason ?? '') ? error.details.reason! : 'refused';
         const refused = await store.payouts.markRefused(payout.id, reason, error.details.upstreamMessage ?? null, now(), refusalOutcome);
         log.info({ ...context, reason }, 'the partner refused a transfer');
         outcomes.published(refused.outcome);
         return refused.payout;
       }
-      const surelyNotSent = error instanceof PartnerError && !error.details.outcomeUnknown && error.kind !== 'outcome_unknown';
+      // Any other answer of the service (a 409, 423, 404, a firewall's 400...) says nothing of what it did.
+      const answered = error instanceof PartnerError && (error.kind === 'refused' || error.kind === 'not_found');
+      const surelyNotSent = error instanceof PartnerError && !answered && !error.details.outcomeUnknown && error.kind !== 'outcome_unknown';
       if (surelyNotSent) {
         // Nothing reached the partner: forget it, so the same key may try again.
         await store.payouts.discard(payout.id);
-        // A 404 on a create names no transfer of the merchant's: the service is not what it should be.
-        if (error.kind === 'not_found') throw new PartnerError('unavailable', error.message, error.details);
         throw error;
       }
       // It may have been carried out: never sent again.
       log.error(
-        { ...context, err: { message: error instanceof Error ? error.message : String(error) } },
+        {
+          ...context,
+          ...(error instanceof PartnerError && error.details.status !== undefined ? { status: error.details.status } : {}),
+          err: { message: error instanceof Error ? error.message : String(error) },
+        },
         "a transfer's answer was lost: its outcome is unknown; check with the partner by its transaction_id before sending it again",
       );
       return store.payouts.markUnknown(payout.id, now());

@@ -61,6 +61,8 @@ export function readinessCheck(deps: {
   numbering?: StatusNumbering;
   /** The webhooks' health, which sets the pace of partner reads. */
   reads?: WebhookHealth;
+  /** The reconciler's word on payments parked long past their cancellation (Reconciler.parkedWarning), if any. */
+  parkedWarning?: () => string | null;
 }): () => Promise<ReadinessReport> {
   const now = deps.now ?? Date.now;
   const cacheMs = deps.cacheMs ?? DEFAULTS.readinessCacheMs;
@@ -96,6 +98,8 @@ export function readinessCheck(deps: {
     // Not a reason to refuse traffic either: its streams still poll, and reads still come from the shared store.
     if (changes.store_changes === 'reconnecting')
       list.push("not hearing other instances' changes now: this instance's streams learn of them at their next poll");
+    const parked = deps.parkedWarning?.();
+    if (parked) list.push(parked);
     const warnings = list.length > 0 ? { warnings: list } : {};
     const reads = deps.reads ? { reads: deps.reads.report() } : {};
     const codes = numbering ? { status_codes: numbering.state } : {};

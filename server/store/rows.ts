@@ -11,6 +11,7 @@ export interface TransferRow {
   value_cents: number | null;
   created_at: number;
   updated_at: number;
+  transaction_id?: string | null;
 }
 
 export interface PayoutRow {
@@ -67,6 +68,7 @@ export interface OutboxRow {
   next_attempt_at: number;
   delivered_at: number | null;
   last_error: string | null;
+  claim?: string | null;
 }
 
 export const toTransfer = (r: TransferRow): TransferRecord => ({
@@ -76,6 +78,7 @@ export const toTransfer = (r: TransferRow): TransferRecord => ({
   valueCents: r.value_cents,
   createdAt: r.created_at,
   updatedAt: r.updated_at,
+  transactionId: r.transaction_id ?? null,
 });
 
 export const toOutbox = (r: OutboxRow): OutboxEntry => ({
@@ -90,6 +93,7 @@ export const toOutbox = (r: OutboxRow): OutboxEntry => ({
   nextAttemptAt: r.next_attempt_at,
   deliveredAt: r.delivered_at,
   lastError: r.last_error,
+  claim: r.claim ?? null,
 });
 
 export interface PaymentRow {

@@ -72,6 +72,12 @@ export interface TransferRecord {
   valueCents: number | null;
   createdAt: number;
   updatedAt: number;
+  /**
+   * The `transaction_id` the partner's record of it carries, when read: ours, sent with the create,
+   * for a payout this proxy started. It links the transfer to its payout when the partner tells its
+   * outcome before the create's answer gave the payout its reference.
+   */
+  transactionId?: string | null;
 }
 
 /**
@@ -134,6 +140,8 @@ export interface OutboxEntry {
   nextAttemptAt: number;
   deliveredAt: number | null;
   lastError: string | null;
+  /** The claim it was answered under (claimDue): renew, recordAttempt and release hold to it. */
+  claim?: string | null;
 }
 
 export interface DeliveryAttemptRecord {
@@ -152,6 +160,21 @@ export type PaymentOutcomeOf = (payment: PaymentRecord, orderId: string | null) 
 export type TransferOutcomeOf = (transfer: TransferRecord, payout: PayoutLink | null) => OutcomeEvent | null;
 /** The event of a payout refused up front. */
 export type RefusalOutcomeOf = (payout: PayoutRecord, orderId: string | null) => OutcomeEvent;
+
+/**
+ * When a payment not final is read again (Reconciler.dueAt), from its last read: `parkedEveryMs` once
+ * it expired more than `parkAfterMs` ago (its cancellation is long past and still undecided), else
+ * `nearMs` within `nearWindowMs` of its expiry or of its cancellation (`cancelAfterMs` after expiry),
+ * else `everyMs`.
+ */
+export interface ReadSchedule {
+  everyMs: number;
+  nearMs: number;
+  nearWindowMs: number;
+  cancelAfterMs: number;
+  parkAfterMs: number;
+  parkedEveryMs: number;
+}
 
 /** What a status update did: whether the record changed, and the outcome event it recorded, if any. */
 export interface StatusChange {
@@ -203,8 +226,18 @@ export interface Store {
   updatePaymentStatus(reference: string, partnerStatus: number, final: boolean, updatedAt: number, outcomeOf: PaymentOutcomeOf): Promise<StatusChange>;
   /** Records who is being paid, read after the create when its answer did not say. */
   setPaymentFavoured(reference: string, favoured: string): Promise<void>;
-  /** Payments not final yet, oldest first (the reconciler's work list). */
+  /** Payments not final yet, oldest first. */
   nonFinalPayments(limit: number): Promise<PaymentRecord[]>;
+  /**
+   * The reconciler's work list: payments not final whose next read is due at `now` under `schedule`
+   * (domain/reconciler.ts, Reconciler.dueAt: the same rule), the longest overdue first. A payment's
+   * last read is its last confirmed status or its last check (markPaymentsChecked), the later one.
+   */
+  duePayments(now: number, limit: number, schedule: ReadSchedule): Promise<PaymentRecord[]>;
+  /** Records that these payments were read at `at`, whatever the read meant (an undecided status included). */
+  markPaymentsChecked(references: readonly string[], at: number): Promise<void>;
+  /** How many payments are not final though they expired before `expiredBefore` (the parked ones). */
+  countOpenPaymentsExpiredBefore(expiredBefore: number): Promise<number>;
 
   /** Inserts the checkout unless its order id exists; answers the stored one either way. */
   createCheckout(checkout: CheckoutRecord): Promise<{ checkout: CheckoutRecord; created: boolean }>;
@@ -267,6 +300,10 @@ export interface Store {
     /** As updatePaymentStatus: never downgrades; a final status writes `outcomeOf(record)` to the outbox in the same transaction. */
     updateStatus(reference: string, partnerStatus: number, final: boolean, updatedAt: number, outcomeOf: TransferOutcomeOf): Promise<StatusChange>;
     nonFinal(limit: number): Promise<TransferRecord[]>;
+    /** The reconciler's work list: transfers not final last read (updated or checked) `everyMs` or more before `now`, the longest overdue first. */
+    due(now: number, limit: number, everyMs: number): Promise<TransferRecord[]>;
+    /** Records that these transfers were read at `at`, whatever the read meant. */
+    markChecked(references: readonly string[], at: number): Promise<void>;
   };
 
   /** Payouts and refunds the proxy starts (domain/payouts.ts). */
@@ -315,17 +352,30 @@ export interface Store {
      * Claims pending deliveries whose next attempt is due, oldest first: each is moved out of every
      * worker's sight for the store's claim time (its next attempt is put off), so two workers (two
      * instances) never send it at once, and a worker that dies leaves it due again when that runs out.
-     * `recordAttempt` or `release` ends the claim.
+     * `recordAttempt` or `release` ends the claim. Each entry carries its claim (`claim`): a claim
+     * that ran out before its entry was sent may be another worker's by then.
      */
     claimDue(now: number, limit: number): Promise<OutboxEntry[]>;
-    /** Claimed but not attempted (shutdown): due again at `now`. */
-    release(ids: readonly number[], now: number): Promise<void>;
-    /** Records one attempt and what comes next, in one transaction. */
+    /**
+     * Renews the claim for the store's claim time from `now`, right before the entry is sent: false
+     * when it is no longer held (it ran out and another worker claimed it, or it was delivered):
+     * then it is not sent.
+     */
+    renew(id: number, claim: string, now: number): Promise<boolean>;
+    /** Claimed but not attempted (shutdown): due again at `now`; with `claim`, only entries still held under it. */
+    release(ids: readonly number[], now: number, claim?: string | null): Promise<void>;
+    /**
+     * Records one attempt and what comes next, in one transaction. A delivery is never undone: a
+     * delivered entry keeps its state whatever is recorded after; with `claim`, a failure is recorded
+     * on the entry only while that claim is held (another worker's claim decides it otherwise). The
+     * attempt itself is always kept. Answers whether the entry took `next`.
+     */
     recordAttempt(
       id: number,
       attempt: { at: number; status: number | null; error: string | null; durationMs: number },
       next: Pick<OutboxEntry, 'state' | 'nextAttemptAt' | 'lastError' | 'deliveredAt'>,
-    ): Promise<void>;
+      claim?: string | null,
+    ): Promise<boolean>;
     list(filter?: { state?: OutboxEntry['state']; limit?: number }): Promise<OutboxEntry[]>;
     get(id: number): Promise<OutboxEntry | null>;
     attempts(id: number): Promise<DeliveryAttemptRecord[]>;

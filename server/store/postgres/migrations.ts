@@ -122,6 +122,11 @@ export const MIGRATIONS: readonly string[] = [
    CREATE INDEX leases_holder ON leases(holder);`,
   // The value the partner reported for a payment when it differed from ours (an amount mismatch).
   `ALTER TABLE payments ADD COLUMN reported_value_cents INTEGER;`,
+  // As SQLite's: when the reconciler last read a payment or a transfer; a transfer's transaction_id; a delivery's claim.
+  `ALTER TABLE payments ADD COLUMN checked_at BIGINT;
+   ALTER TABLE transfers ADD COLUMN transaction_id TEXT;
+   ALTER TABLE transfers ADD COLUMN checked_at BIGINT;
+   ALTER TABLE outbox ADD COLUMN claim TEXT;`,
 ];
 
 /** Brings the schema up to date, once across every instance starting now; refuses a database newer than this code. */

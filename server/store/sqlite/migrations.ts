@@ -113,6 +113,13 @@ export const MIGRATIONS: readonly string[] = [
    ALTER TABLE webhook_events ADD COLUMN claimed_until INTEGER;`,
   // The value the partner reported for a payment when it differed from ours (an amount mismatch).
   `ALTER TABLE payments ADD COLUMN reported_value_cents INTEGER;`,
+  // When the reconciler last read a payment or a transfer, whatever the read meant (a status it could not decide
+  // leaves updated_at as it was); the partner's transaction_id of a transfer, which links a transfer
+  // told before its create's answer to our payout; the claim a delivery is held under.
+  `ALTER TABLE payments ADD COLUMN checked_at INTEGER;
+   ALTER TABLE transfers ADD COLUMN transaction_id TEXT;
+   ALTER TABLE transfers ADD COLUMN checked_at INTEGER;
+   ALTER TABLE outbox ADD COLUMN claim TEXT;`,
 ];
 
 /** Brings the schema up to date; refuses a database newer than this code. */
