@@ -9,6 +9,7 @@ import { Hono } from 'hono';
 import { errorBody } from '../src/shared/errors.ts';
 import { DEFAULTS, perMinute, type AppSettings } from './config.ts';
 import { CheckoutService } from './domain/checkouts.ts';
+import { DisputeService } from './domain/disputes.ts';
 import { MerchantNotifier } from './domain/merchant-notify.ts';
 import { Outcomes, type OutcomeEvent } from './domain/outcomes.ts';
 import { PaymentService } from './domain/payments.ts';
@@ -72,6 +73,8 @@ export interface PixRuntime {
   numbering: StatusNumbering;
   /** Whether the partner's notifications arrive on time, which sets how often pending payments are asked about. */
   reads: WebhookHealth;
+  /** Final payments an authenticated notification contradicts (domain/disputes.ts). */
+  disputes: DisputeService;
   processor: WebhookProcessor;
   reconciler: Reconciler;
   notifier: MerchantNotifier | null;
@@ -121,6 +124,7 @@ export function createApp(deps: AppDeps): PixApp {
   });
   repace = () => payments.repace();
   const transfers = new TransferService({ store, partner, outcomes, now, numbering, log: logger.child({ component: 'transfers' }) });
+  const disputes = new DisputeService({ store, now, outcomes, log: logger.child({ component: 'disputes' }) });
   const processor = new WebhookProcessor({
     store,
     payments,
@@ -129,6 +133,8 @@ export function createApp(deps: AppDeps): PixApp {
     log: logger.child({ component: 'webhooks' }),
     concurrency: DEFAULTS.webhookIntake.concurrency,
     confirmIntervalMs: DEFAULTS.webhookIntake.confirmIntervalMs,
+    numbering,
+    disputes,
   });
   // The checkout service and the payouts read each other lazily: a refund asks the checkout's status first, a checkout lists its refunds.
   let checkouts: CheckoutService | undefined;
@@ -141,6 +147,7 @@ export function createApp(deps: AppDeps): PixApp {
     now,
     log: logger.child({ component: 'payouts' }),
     refreshCheckout: (id) => checkouts!.get(id),
+    disputes,
   });
   const reconciler = new Reconciler({
     ...deps.reconcile,
@@ -160,6 +167,7 @@ export function createApp(deps: AppDeps): PixApp {
     store,
     payments,
     payouts,
+    disputes,
     renewals: deps.renewals ?? DEFAULTS.renewals,
     defaultCallback: deps.defaultCallback,
     now,
@@ -174,6 +182,7 @@ export function createApp(deps: AppDeps): PixApp {
     payouts,
     numbering,
     reads: health,
+    disputes,
     processor,
     reconciler,
     notifier,
@@ -230,7 +239,7 @@ export function createApp(deps: AppDeps): PixApp {
     lines,
   });
 
-  app.route('/', healthRoutes(readinessCheck({ store, partner, upstream: deps.upstream, warnings: deps.warnings, numbering, reads: health })));
+  app.route('/', healthRoutes(readinessCheck({ store, partner, upstream: deps.upstream, warnings: deps.warnings, numbering, reads: health, disputes })));
   /** A notification reached the intake: about a payment we issued, it tells the webhooks' health. */
   const noteArrival = async (reference: string) => {
     const known = store.peekPayment?.(reference) ?? (await store.getPayment(reference).catch(() => null));

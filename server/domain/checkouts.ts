@@ -6,6 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import type { CheckoutView, CreateCheckoutRequest, PaymentView } from '../../src/shared/contract.ts';
 import { PartnerError } from '../partner/errors.ts';
+import type { DisputeService } from './disputes.ts';
 import { DomainError } from './errors.ts';
 import type { PaymentService } from './payments.ts';
 import type { PayoutService } from './payouts.ts';
@@ -17,6 +18,8 @@ export interface CheckoutServiceOptions {
   payments: PaymentService;
   /** Lists a checkout's refunds in its view. */
   payouts?: PayoutService;
+  /** Says `disputed: true` in its view while one of its payments is disputed. */
+  disputes?: DisputeService;
   /** Payments that may be issued after a checkout's first one expires. */
   renewals: number;
   /** Where the hosted checkout sends the payer when the checkout names no callback. */
@@ -173,6 +176,7 @@ export class CheckoutService {
       value: checkout.valueCents / 100,
       renewals_left: Math.max(0, this.options.renewals - checkout.renewalsUsed),
       ...(this.options.payouts ? { refunds: await this.options.payouts.refundsOf(checkout.id) } : {}),
+      ...((await this.options.disputes?.disputed(checkout.id)) ? { disputed: true } : {}),
     };
     if (!checkout.paymentReference) return { ...base, status: 'open' };
     let payment = await this.options.payments.read(checkout.paymentReference);

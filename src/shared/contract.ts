@@ -177,6 +177,8 @@ export const CheckoutView = /* @__PURE__ */ z.object({
   renewals_left: z.number(),
   /** Its refunds, oldest first (payouts.ts). */
   refunds: z.optional(z.array(TransferView)),
+  /** True while an authenticated notification contradicts a final status of its payments and no operator has resolved it: refunds wait. */
+  disputed: z.optional(z.boolean()),
 });
 export type CheckoutView = z.infer<typeof CheckoutView>;
 
@@ -202,7 +204,7 @@ export const OpenPaymentRequest = /* @__PURE__ */ z.strictObject({
 export type OpenPaymentRequest = z.infer<typeof OpenPaymentRequest>;
 
 /** What the proxy tells the merchant's backend of each final outcome (its signed webhook, `onOutcome`). */
-export const OUTCOME_TYPES = ['payment.paid', 'payment.canceled', 'transfer.approved', 'transfer.canceled', 'transfer.refused'] as const;
+export const OUTCOME_TYPES = ['payment.paid', 'payment.canceled', 'transfer.approved', 'transfer.canceled', 'transfer.refused', 'payment.disputed'] as const;
 export type OutcomeType = (typeof OUTCOME_TYPES)[number];
 
 /**
@@ -217,7 +219,7 @@ export const OutcomeEvent = /* @__PURE__ */ z.object({
   created_at: z.string(),
   data: z.object({
     reference: z.string(),
-    status: z.enum(['paid', 'canceled', 'approved', 'refused']),
+    status: z.enum(['paid', 'canceled', 'approved', 'refused', 'disputed']),
     /** Reais. */
     value: z.nullable(z.number()),
     /** The paid checkout; for a refund, the refunded one. */
@@ -227,6 +229,12 @@ export const OutcomeEvent = /* @__PURE__ */ z.object({
     transfer_id: z.optional(z.nullable(z.string())),
     transfer_reference: z.optional(z.nullable(z.string())),
     reason: z.optional(z.string()),
+    /**
+     * `payment.disputed`: the final status the proxy recorded, and what an authenticated notification
+     * of the partner said since. The recorded status stands; refunds of the checkout wait for an operator.
+     */
+    recorded_status: z.optional(z.enum(['paid', 'canceled'])),
+    notified_status: z.optional(z.enum(['paid', 'canceled'])),
   }),
 });
 export type OutcomeEvent = z.infer<typeof OutcomeEvent>;
