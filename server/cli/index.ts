@@ -75,7 +75,7 @@ The proxy's store (PIX_DATA_DIR):
   deliveries list [--failed] the merchant webhook's deliveries
   deliveries replay <id>|--all send a delivery again (--all: every failed one)
   disputes [list]            payments an authenticated notification contradicts (refunds wait)
-  disputes resolve <ref> --note n  close one, once checked with the partner
+  disputes resolve <ref>     close one, once checked with the partner (--note "what you found")
 
 Options for every command:
   --json                     print JSON (snake_case, the proxy API's field names) instead of a table
