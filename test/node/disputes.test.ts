@@ -194,3 +194,43 @@ describe('explicit outcomes are never consumed and lost', () => {
     }
   });
 });
+
+describe('explicit outcomes the partner contradicts', () => {
+  let own: DevStack;
+  const lines: { level: number; msg: string; reference?: string }[] = [];
+  before(async () => {
+    // Its own stack: the contradiction makes the numbering a mismatch for the rest of its run.
+    own = await startDevStack({
+      sandbox,
+      background: false,
+      registerWebhook: false,
+      webhooks: { secretPath: SECRET_PATH },
+      logger: createLogger({ level: 'warn', destination: { write: (line: string) => void lines.push(JSON.parse(line) as (typeof lines)[number]) } }),
+    });
+  });
+  after(() => own.close());
+
+  test('"canceled" kept while pending, then the partner\'s verified code says paid: settled `contradicted`, logged at error, nothing applied', async () => {
+    const { reference } = (await (
+      await fetch(`${own.apiUrl}/payments`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"value":3}' })
+    ).json()) as { reference: string };
+    assert.equal(own.pix.numbering.report().state, 'verified', 'its new payment verified the numbering');
+    const sent = await fetch(own.webhookUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ event: 'payment.canceled', external_reference: reference }),
+    });
+    assert.equal(sent.status, 202);
+    const rows = async () =>
+      (await own.store.webhookEvents.listByResult(['waiting', 'contradicted'], 100)).filter((e) => e.rawBody.includes(reference)).map((e) => e.result);
+    await waitFor('kept', async () => (await rows()).includes('waiting'));
+    // The partner has it paid (no notification of its own reaches this stack): the next try finds the contradiction.
+    assert.equal(sandbox.state.pay(sandbox.state.payments.get(reference)!).ok, true);
+    await waitFor('contradicted', async () => (await rows()).includes('contradicted'), 15_000);
+    assert.equal((await own.store.getPayment(reference))?.final, false, 'neither the words nor the code decided');
+    assert.ok(
+      lines.some((l) => l.level >= 50 && l.reference === reference && /contradicted/.test(l.msg)),
+      'an error line names it',
+    );
+  });
+});
