@@ -330,8 +330,10 @@ export class WebhookProcessor {
     if (stored) {
       group.openUntil = stored.expiresAt + LIMITS.cancelAfterExpirationSeconds * 1000 + this.retry.retryMarginMs;
       if (stored.final) return this.finalPayment(group, ids);
-      // Another instance may have verified the numbering a moment ago: heard now, not at the next reload.
-      if (numbering?.report().state === 'unverified') await numbering.reload();
+      // Another instance sharing the store may have reached a verdict on the numbering a moment ago
+      // (verified it, or proven it wrong): heard now, before deciding, not at the next reload (issue 30).
+      if (numbering && (numbering.report().state === 'unverified' || (this.deps.store.cluster && numbering.report().state !== 'mismatch')))
+        await numbering.reload();
       const before = numbering?.report().state;
       // Confirmed with the partner; the body's status is never used alone.
       const record = await this.deps.payments.confirm(reference, outcome);
