@@ -18,7 +18,9 @@ try {
     const times = await firstPayment(sandbox, await postgres.createDatabase());
     const ok = times.streamMs !== null && times.streamMs < 2000 && times.merchantMs !== null && times.merchantMs < 2000;
     if (ok) within++;
-    console.log(`run ${String(run).padStart(2)}: stream at B ${fmt(times.streamMs).padStart(8)}, merchant ${fmt(times.merchantMs).padStart(8)}${ok ? '' : '  LATE'}`);
+    console.log(
+      `run ${String(run).padStart(2)}: stream at B ${fmt(times.streamMs).padStart(8)}, merchant ${fmt(times.merchantMs).padStart(8)}${ok ? '' : '  LATE'}`,
+    );
   }
   console.log(`${within} of ${runs} first payments reached the stream and the merchant within 2 s`);
 } finally {

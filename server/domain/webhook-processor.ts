@@ -181,9 +181,7 @@ export class WebhookProcessor {
     if (this.closed) return;
     // Those no other instance is processing (each instance processes what its intake received).
     const events = await this.deps.store.webhookEvents.claimUnprocessed(limit, this.deps.now());
-    await Promise.all(
-      events.map((e) => this.process(e.id, e.rawBody, e.authenticated ? { event: parseEvent(e.rawBody), authenticated: true } : undefined)),
-    );
+    await Promise.all(events.map((e) => this.process(e.id, e.rawBody, e.authenticated ? { event: parseEvent(e.rawBody), authenticated: true } : undefined)));
   }
 
   /** Resolves when nothing is in flight. */
@@ -256,8 +254,7 @@ export class WebhookProcessor {
     const delay = Math.min(firstRetryMs * 2 ** (group.attempts - 1), maxRetryMs);
     const at = now();
     const reference = group.event.reference;
-    const over =
-      group.explicit === null ? group.attempts > plainRetries : at + delay > (group.openUntil ?? (group.firstAt ?? at) + pendingRetentionMs);
+    const over = group.explicit === null ? group.attempts > plainRetries : at + delay > (group.openUntil ?? (group.firstAt ?? at) + pendingRetentionMs);
     if (over) {
       if (group.explicit !== null)
         log.error(

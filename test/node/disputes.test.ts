@@ -165,7 +165,10 @@ describe('explicit outcomes are never consumed and lost', () => {
       assert.equal((await notify(reference, 'payment.approved')).status, 202);
       await waitFor('kept', async () => (await results(reference)).includes('waiting'));
       assert.equal((await stack.store.getPayment(reference))?.final, false);
-      assert.ok((await stack.store.webhookEvents.unprocessed(1000)).some((e) => e.rawBody.includes(reference)), 'unprocessed');
+      assert.ok(
+        (await stack.store.webhookEvents.unprocessed(1000)).some((e) => e.rawBody.includes(reference)),
+        'unprocessed',
+      );
       await stackControl(stack, 'POST', `/payments/${encodeURIComponent(reference)}/pay`);
       // Not the reconciler (not running here): the kept notification's next try.
       await waitFor('applied', async () => (await results(reference)).includes('applied'), 15_000);

@@ -817,7 +817,18 @@ describe('Postgres store: its database', () => {
     const tables = (await sql<{ name: string }>(store, "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = 'public'")).map(
       (r) => r.name,
     );
-    for (const table of ['checkouts', 'payments', 'partner_tokens', 'webhook_events', 'transfers', 'outbox', 'delivery_attempts', 'payouts', 'leases', 'disputes']) {
+    for (const table of [
+      'checkouts',
+      'payments',
+      'partner_tokens',
+      'webhook_events',
+      'transfers',
+      'outbox',
+      'delivery_attempts',
+      'payouts',
+      'leases',
+      'disputes',
+    ]) {
       assert.ok(tables.includes(table), `a ${table} table`);
     }
   });

@@ -194,7 +194,10 @@ describe('webhooks from the partner, and what the proxy does with them', () => {
     assert.equal((await postWebhook(JSON.stringify({ ...lie, external_reference: pending }))).status, 202);
     await waitFor('the lie processed', processed(pending, 1));
     assert.deepEqual(eventRows(pending), ['waiting']);
-    assert.ok((await stack.store.webhookEvents.unprocessed(1000)).some((e) => e.rawBody.includes(pending)), 'still unprocessed');
+    assert.ok(
+      (await stack.store.webhookEvents.unprocessed(1000)).some((e) => e.rawBody.includes(pending)),
+      'still unprocessed',
+    );
     assert.equal((await stored(pending))!.final, false);
 
     await stack.pix.notifier!.runOnce();

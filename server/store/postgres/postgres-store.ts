@@ -513,9 +513,9 @@ function opened(pool: pg.Pool, options: PostgresStoreOptions, where: string): { 
         return (await query<DisputeRow>('SELECT * FROM disputes WHERE resolved_at IS NULL ORDER BY opened_at, id LIMIT $1', [limit])).rows.map(toDispute);
       },
       async openOfCheckout(checkoutId) {
-        return (
-          await query<DisputeRow>('SELECT * FROM disputes WHERE checkout_id = $1 AND resolved_at IS NULL ORDER BY opened_at, id', [checkoutId])
-        ).rows.map(toDispute);
+        return (await query<DisputeRow>('SELECT * FROM disputes WHERE checkout_id = $1 AND resolved_at IS NULL ORDER BY opened_at, id', [checkoutId])).rows.map(
+          toDispute,
+        );
       },
       async resolve(reference, note, at) {
         const row = (

@@ -417,15 +417,13 @@ function openedStore(db: Database.Database, cacheSize: number, claimMs: number):
           authenticated: number;
         }[];
         return rows
-          .map(
-            (r): WebhookEventRecord => ({
-              id: r.id,
-              rawBody: r.raw_body,
-              receivedAt: r.received_at,
-              processedAt: r.processed_at,
-              ...(r.authenticated === 1 ? { authenticated: true } : {}),
-            }),
-          )
+          .map((r): WebhookEventRecord => ({
+            id: r.id,
+            rawBody: r.raw_body,
+            receivedAt: r.received_at,
+            processedAt: r.processed_at,
+            ...(r.authenticated === 1 ? { authenticated: true } : {}),
+          }))
           .sort((a, b) => a.receivedAt - b.receivedAt || a.id - b.id);
       },
       async addRejected(rawBody, receivedAt, result) {
