@@ -33,7 +33,7 @@ export interface RetrySettings {
   maxRetryMs: number;
   /** Tries again of a notification without authenticated words. */
   plainRetries: number;
-  /** Authenticated words are tried until the payment's automatic cancellation plus this. */
+  /** Authenticated words are tried until this long before the payment's automatic cancellation. */
   retryMarginMs: number;
   /** ...and, for a transfer, this long after the first try. */
   pendingRetentionMs: number;
@@ -77,7 +77,7 @@ interface Group {
   deferred: Set<number>;
   timer: ReturnType<typeof setTimeout> | undefined;
   attempts: number;
-  /** When the first confirmation started (the proxy's clock), and until when the payment may still change. */
+  /** When the first confirmation started (the proxy's clock), and until when a payment's words are tried again. */
   firstAt: number | null;
   openUntil: number | null;
   /** Waiting for the next confirmation, and that confirmation's end. */
@@ -325,7 +325,9 @@ export class WebhookProcessor {
     // A payment this proxy issued is a payment, whatever kind the notification seems to name.
     const stored = await this.deps.store.getPayment(reference);
     if (stored) {
-      group.openUntil = stored.expiresAt + LIMITS.cancelAfterExpirationSeconds * 1000 + this.retry.retryMarginMs;
+      // Words are tried again only while a final code can only be the payment's own outcome: before
+      // its automatic cancellation (less a margin for clock skew), never against that cancellation.
+      group.openUntil = stored.expiresAt + LIMITS.cancelAfterExpirationSeconds * 1000 - this.retry.retryMarginMs;
       if (stored.final) return this.finalPayment(group, ids);
       // Another instance sharing the store may have reached a verdict on the numbering a moment ago
       // (verified it, or proven it wrong): heard now, before deciding, not at the next reload (issue 30).
