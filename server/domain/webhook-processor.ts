@@ -265,7 +265,14 @@ export class WebhookProcessor {
       group.attempts = 0;
       return this.settle(ids, 'not_confirmed');
     }
-    for (const id of ids) {
+    // The events with authenticated words wait, each (their words must survive a restart); of copies
+    // without them one is enough to carry the reference's next try, and the others are settled by
+    // the confirmation they shared (a flood of copies keeps one row waiting, not one each).
+    const trusted = ids.filter((id) => group.trusted.has(id));
+    const carriers = trusted.length > 0 ? trusted : [Math.min(...ids)];
+    const covered = ids.filter((id) => !carriers.includes(id));
+    if (covered.length > 0) await this.settle(covered, 'not_confirmed');
+    for (const id of carriers) {
       group.deferred.add(id);
       try {
         await store.webhookEvents.keep(id, at + delay, group.trusted.has(id));
@@ -274,7 +281,7 @@ export class WebhookProcessor {
         log.warn({ webhook_event: id, err: { message: (error as Error).message } }, 'could not keep a webhook to confirm again');
       }
     }
-    log.info({ reference, webhook_events: ids, retry_in_ms: delay, attempts: group.attempts }, 'webhook not applied yet; confirming again soon');
+    log.info({ reference, webhook_events: carriers, retry_in_ms: delay, attempts: group.attempts }, 'webhook not applied yet; confirming again soon');
     clearTimeout(group.timer);
     group.timer = setTimeout(() => {
       group.timer = undefined;
