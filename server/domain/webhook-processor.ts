@@ -123,9 +123,9 @@ export class WebhookProcessor {
 
   /**
    * Processes one stored event, with the others of its reference; resolves when the confirmation that
-   * covers it has ended (settled, or failed and left for the next pass). `received`: the intake's
-   * reading of a notification it just stored, and whether the intake is authenticated; a stored event
-   * taken up again (drain) is read anew and its words never count.
+   * covers it has ended (settled, or kept to be confirmed again). `received`: the intake's reading of
+   * a notification it just stored, and whether the intake is authenticated; a stored event taken up
+   * again (drain) is read anew, and its words count only when it was kept as authenticated.
    */
   async process(id: number, rawBody: string, received?: { event: PartnerNotification | null; authenticated: boolean }): Promise<void> {
     if (this.closed) return;
