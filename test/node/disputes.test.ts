@@ -178,6 +178,29 @@ describe('explicit outcomes are never consumed and lost', () => {
     }
   });
 
+  test('"approved" while the partner is down is kept and confirmed again once it answers', async () => {
+    const { reference } = await checkoutWith(null);
+    // Its own notification is lost; the partner has it paid, then stops answering reads.
+    await stackControl(stack, 'POST', '/faults', { kind: 'drop_webhook', rate: 1 });
+    await stackControl(stack, 'POST', `/payments/${encodeURIComponent(reference)}/pay`);
+    const down = await stackControl(stack, 'POST', '/faults', {
+      kind: 'server_error',
+      rate: 1,
+      path_prefix: '/api/v2/wallet/partner/transactions/',
+      status: 503,
+    });
+    try {
+      assert.equal((await notify(reference, 'payment.approved')).status, 202);
+      await waitFor('kept', async () => (await results(reference)).includes('waiting'));
+      assert.equal((await stack.store.getPayment(reference))?.final, false);
+      await stackControl(stack, 'DELETE', `/faults/${down.fault.id}`);
+      await waitFor('applied', async () => (await results(reference)).includes('applied'), 15_000);
+      assert.equal((await stack.store.getPayment(reference))?.partnerStatus, PARTNER_STATUS.approved);
+    } finally {
+      await stackControl(stack, 'DELETE', '/faults');
+    }
+  });
+
   test('a kept one survives a restart: the next start takes it up, as authenticated, and applies it', async () => {
     const { reference } = await checkoutWith(null);
     const fault = await stackControl(stack, 'POST', '/faults', { kind: 'drop_webhook', rate: 1 });
