@@ -9,6 +9,7 @@ import { Hono } from 'hono';
 import { errorBody } from '../src/shared/errors.ts';
 import { DEFAULTS, perMinute, type AppSettings } from './config.ts';
 import { CheckoutService } from './domain/checkouts.ts';
+import { DisputeService } from './domain/disputes.ts';
 import { MerchantNotifier } from './domain/merchant-notify.ts';
 import { Outcomes, type OutcomeEvent } from './domain/outcomes.ts';
 import { PaymentService } from './domain/payments.ts';
@@ -77,6 +78,8 @@ export interface PixRuntime {
   numbering: StatusNumbering;
   /** Whether the partner's notifications arrive on time, which sets how often pending payments are asked about. */
   reads: WebhookHealth;
+  /** Final payments an authenticated notification contradicts (domain/disputes.ts). */
+  disputes: DisputeService;
   processor: WebhookProcessor;
   reconciler: Reconciler;
   notifier: MerchantNotifier | null;
@@ -127,6 +130,7 @@ export function createApp(deps: AppDeps): PixApp {
   repace = () => payments.repace();
   const transfers = new TransferService({ store, partner, outcomes, now, numbering, log: logger.child({ component: 'transfers' }) });
   const intakeAuthenticated = Boolean(deps.webhooks?.secretPath) || (deps.webhooks?.sourceIps?.length ?? 0) > 0;
+  const disputes = new DisputeService({ store, now, outcomes, log: logger.child({ component: 'disputes' }) });
   const processor = new WebhookProcessor({
     store,
     payments,
@@ -136,6 +140,8 @@ export function createApp(deps: AppDeps): PixApp {
     concurrency: DEFAULTS.webhookIntake.concurrency,
     confirmIntervalMs: DEFAULTS.webhookIntake.confirmIntervalMs,
     intakeAuthenticated,
+    numbering,
+    disputes,
   });
   // The checkout service and the payouts read each other lazily: a refund asks the checkout's status first, a checkout lists its refunds.
   let checkouts: CheckoutService | undefined;
@@ -148,6 +154,7 @@ export function createApp(deps: AppDeps): PixApp {
     now,
     log: logger.child({ component: 'payouts' }),
     refreshCheckout: (id) => checkouts!.get(id),
+    disputes,
   });
   const reconciler = new Reconciler({
     ...deps.reconcile,
@@ -167,6 +174,7 @@ export function createApp(deps: AppDeps): PixApp {
     store,
     payments,
     payouts,
+    disputes,
     renewals: deps.renewals ?? DEFAULTS.renewals,
     defaultCallback: deps.defaultCallback,
     now,
@@ -184,6 +192,7 @@ export function createApp(deps: AppDeps): PixApp {
     payouts,
     numbering,
     reads: health,
+    disputes,
     processor,
     reconciler,
     notifier,
@@ -251,6 +260,7 @@ export function createApp(deps: AppDeps): PixApp {
         numbering,
         reads: health,
         parkedWarning: () => reconciler.parkedWarning(),
+        disputes,
       }),
     ),
   );

@@ -75,6 +75,17 @@ export const DEFAULTS = {
     /** A notification the partner has not confirmed in this long is marked `expired` (the reconciler still follows the payment). */
     pendingRetentionMs: 24 * 3_600_000,
     /**
+     * A confirmation that could not be applied yet (the partner still says pending, its code's meaning
+     * is not known yet, it is down) is tried again after `firstRetryMs`, doubling up to `maxRetryMs`:
+     * an authenticated notification's words while the payment is open (until `retryMarginMs` before
+     * its automatic cancellation: after it, a final code may be that cancellation, and stale words
+     * must not read it), a notification without them `plainRetries` times.
+     */
+    firstRetryMs: 1000,
+    maxRetryMs: 30_000,
+    plainRetries: 8,
+    retryMarginMs: 5 * 60_000,
+    /**
      * Unreadable notifications are kept whole, this many an hour; past it (a flood from an open
      * intake) only their first `auditBytes`, so anyone able to post cannot fill the disk.
      */

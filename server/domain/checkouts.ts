@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import type { CheckoutView, CreateCheckoutRequest, PaymentView } from '../../src/shared/contract.ts';
 import { PartnerError } from '../partner/errors.ts';
 import { PARTNER_STATUS } from '../partner/wire.ts';
+import type { DisputeService } from './disputes.ts';
 import { DomainError } from './errors.ts';
 import { overpaidCents, overpaidOutcome, type OverpaymentRefund, type Outcomes } from './outcomes.ts';
 import type { PaymentService } from './payments.ts';
@@ -19,6 +20,8 @@ export interface CheckoutServiceOptions {
   payments: PaymentService;
   /** Lists a checkout's refunds in its view. */
   payouts?: PayoutService;
+  /** Says `disputed: true` in its view while one of its payments is disputed. */
+  disputes?: DisputeService;
   /** Payments that may be issued after a checkout's first one expires. */
   renewals: number;
   /** Where the hosted checkout sends the payer when the checkout names no callback. */
@@ -291,6 +294,7 @@ export class CheckoutService {
       order_id: checkout.orderId,
       value: checkout.valueCents / 100,
       renewals_left: Math.max(0, this.options.renewals - checkout.renewalsUsed),
+      ...((await this.options.disputes?.disputed(checkout.id)) ? { disputed: true } : {}),
     };
     // Listed last: an overpayment's refund, started below, is among them.
     const refunds = async () => (this.options.payouts ? { refunds: await this.options.payouts.refundsOf(checkout.id) } : {});

@@ -11,7 +11,7 @@ import { EventEmitter } from 'node:events';
 import type { OutcomeEvent, OutcomeType } from '../../src/shared/contract.ts';
 import type { Logger } from '../log.ts';
 import { PARTNER_STATUS } from '../partner/wire.ts';
-import type { PaymentRecord, PayoutLink, PayoutRecord, TransferRecord } from '../store/store.ts';
+import type { DisputeRecord, PaymentRecord, PayoutLink, PayoutRecord, TransferRecord } from '../store/store.ts';
 
 export type OutcomeKind = 'payment' | 'transfer';
 export type { OutcomeEvent, OutcomeType } from '../../src/shared/contract.ts';
@@ -151,6 +151,31 @@ export function refusalOutcome(payout: PayoutRecord, orderId: string | null): Ou
       transfer_id: payout.id,
       transfer_reference: payout.merchantReference,
       reason: payout.reason ?? 'refused',
+    },
+  };
+}
+
+/**
+ * The event of a dispute just opened: a final payment an authenticated notification contradicts. Its
+ * id is derived from the payment and the dispute's ordinal among the payment's disputes, so the same
+ * dispute is one event however often the notification comes (and a later one, after an operator
+ * resolved the first, is another).
+ */
+export function disputeOutcome(dispute: DisputeRecord, payment: PaymentRecord, orderId: string | null, ordinal: number): OutcomeEvent {
+  const type = 'payment.disputed';
+  const recorded = payment.partnerStatus === PARTNER_STATUS.approved ? 'paid' : 'canceled';
+  return {
+    id: outcomeEventId(type, `${payment.reference}#${ordinal}`),
+    type,
+    created_at: new Date(dispute.openedAt).toISOString(),
+    data: {
+      reference: payment.reference,
+      status: 'disputed',
+      value: payment.valueCents / 100,
+      checkout_id: payment.checkoutId,
+      order_id: orderId,
+      recorded_status: recorded,
+      notified_status: dispute.notified === 'approved' ? 'paid' : 'canceled',
     },
   };
 }

@@ -24,6 +24,7 @@ import { isStatedTransferRefusal, type PartnerClient } from '../partner/client.t
 import { PartnerError } from '../partner/errors.ts';
 import { PARTNER_STATUS } from '../partner/wire.ts';
 import type { PayoutRecord, PayoutState, Store } from '../store/store.ts';
+import type { DisputeService } from './disputes.ts';
 import { DomainError } from './errors.ts';
 import { refusalOutcome, transferOutcome, type Outcomes } from './outcomes.ts';
 import type { StatusNumbering } from './status-numbering.ts';
@@ -41,6 +42,8 @@ export interface PayoutServiceOptions {
   refreshCheckout: (checkoutId: string) => Promise<unknown>;
   /** A payout still `sending` this long after it was stored was cut off mid-call (a crash): its outcome is unknown. Default 5 minutes. */
   sendingTimeoutMs?: number;
+  /** A checkout with an open dispute is not refunded until an operator resolves it. */
+  disputes?: DisputeService;
 }
 
 /** `tr_` and 24 URL-safe characters (144 random bits). */
@@ -123,7 +126,14 @@ export class PayoutService {
         "a refund weighed the checkout's payments as stored: the partner could not be asked",
       );
     });
-    const record = this.record({ ...input, value: input.value ?? 0, reference: label }, idempotencyKey, checkoutId, requestHash('refund', checkoutId, input));
+    // What was paid is in dispute (an authenticated notification contradicts a final status): an operator decides first.
+    if (await this.options.disputes?.disputed(checkoutId)) {
+      throw new DomainError(
+        'disputed',
+        "This checkout's payment is disputed: the partner's notification contradicts its final status. Refunds wait until an operator resolves it (pix-checkout disputes).",
+      );
+    }
+        const record = this.record({ ...input, value: input.value ?? 0, reference: label }, idempotencyKey, checkoutId, requestHash('refund', checkoutId, input));
     return this.start(record, input.customer_document ?? null);
   }
 

@@ -7,6 +7,7 @@ import { DEFAULTS } from '../config.ts';
 import type { PartnerClient, PartnerLogEntry } from '../partner/client.ts';
 import { PartnerError } from '../partner/errors.ts';
 import type { Store } from '../store/store.ts';
+import type { DisputeService } from './disputes.ts';
 import type { NumberingState, StatusNumbering } from './status-numbering.ts';
 import type { ReadsReport, WebhookHealth } from './webhook-health.ts';
 
@@ -63,6 +64,8 @@ export function readinessCheck(deps: {
   reads?: WebhookHealth;
   /** The reconciler's word on payments parked long past their cancellation (Reconciler.parkedWarning), if any. */
   parkedWarning?: () => string | null;
+  /** Open disputes are named (not a reason to refuse traffic: an operator resolves them). */
+  disputes?: DisputeService;
 }): () => Promise<ReadinessReport> {
   const now = deps.now ?? Date.now;
   const cacheMs = deps.cacheMs ?? DEFAULTS.readinessCacheMs;
@@ -100,6 +103,16 @@ export function readinessCheck(deps: {
       list.push("not hearing other instances' changes now: this instance's streams learn of them at their next poll");
     const parked = deps.parkedWarning?.();
     if (parked) list.push(parked);
+    if (store === 'ok' && deps.disputes) {
+      const open = await deps.disputes.open(6).catch(() => []);
+      if (open.length > 0) {
+        const named = open.slice(0, 5).map((d) => d.reference);
+        list.push(
+          `${open.length > 5 ? 'more than 5 payments are' : open.length === 1 ? '1 payment is' : `${open.length} payments are`} disputed (${named.join(', ')}${open.length > 5 ? ', ...' : ''}): ` +
+            'an authenticated notification contradicts a final status; their checkouts are not refunded until resolved (pix-checkout disputes)',
+        );
+      }
+    }
     const warnings = list.length > 0 ? { warnings: list } : {};
     const reads = deps.reads ? { reads: deps.reads.report() } : {};
     const codes = numbering ? { status_codes: numbering.state } : {};

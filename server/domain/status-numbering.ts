@@ -104,6 +104,19 @@ export class StatusNumbering {
     return this.loaded;
   }
 
+  /**
+   * Reads the kept verdicts now, not at the next RELOAD_MS: a read whose meaning is unknown here may
+   * be known already to another instance (issue 30). Concurrent calls share one read.
+   */
+  reload(): Promise<void> {
+    if (!this.reloading) {
+      if (this.state !== 'mismatch') this.loaded = null;
+      this.reloading = this.load().finally(() => (this.reloading = null));
+    }
+    return this.reloading;
+  }
+  private reloading: Promise<void> | null = null;
+
   report(): NumberingReport {
     return { state: this.state, configured: formatStatusCodes(this.codes), ...(this.problem ? { problem: this.problem } : {}) };
   }

@@ -42,6 +42,7 @@ const DOMAIN_STATUS: Record<DomainErrorKind, [ContentfulStatusCode, ErrorCode]> 
   not_paid: [409, 'checkout_not_paid'],
   refund_exceeds: [409, 'refund_exceeds_paid'],
   idempotency_conflict: [409, 'idempotency_key_reused'],
+  disputed: [409, 'disputed'],
 };
 
 export function respondError(c: Context, error: unknown, log: Logger): Response {

@@ -2,7 +2,7 @@
  * The rows both stores keep, under the same column names, and the records made of them: one mapping
  * for SQLite and Postgres (a flag is 0/1 in one, a boolean in the other).
  */
-import type { CheckoutRecord, OutboxEntry, PaymentRecord, PayoutRecord, PayoutState, TransferRecord } from './store.ts';
+import type { CheckoutRecord, DisputeRecord, OutboxEntry, PaymentRecord, PayoutRecord, PayoutState, TransferRecord } from './store.ts';
 
 export interface TransferRow {
   reference: string;
@@ -156,4 +156,28 @@ export const toCheckout = (r: CheckoutRow): CheckoutRecord => ({
   paymentReference: r.payment_reference,
   renewalsUsed: r.renewals_used,
   createdAt: r.created_at,
+});
+
+export interface DisputeRow {
+  id: number;
+  reference: string;
+  checkout_id: string | null;
+  recorded_status: number;
+  notified: DisputeRecord['notified'];
+  webhook_event_id: number | null;
+  opened_at: number;
+  resolved_at: number | null;
+  resolution: string | null;
+}
+
+export const toDispute = (r: DisputeRow): DisputeRecord => ({
+  id: r.id,
+  reference: r.reference,
+  checkoutId: r.checkout_id,
+  recordedStatus: r.recorded_status,
+  notified: r.notified,
+  webhookEventId: r.webhook_event_id,
+  openedAt: r.opened_at,
+  resolvedAt: r.resolved_at,
+  resolution: r.resolution,
 });

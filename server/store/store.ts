@@ -62,6 +62,29 @@ export interface WebhookEventRecord {
   processedAt: number | null;
   /** What processing made of it (applied, duplicate, unknown_reference, invalid_json...). */
   result?: string | null;
+  /** It came through an authenticated intake (secret path, listed source) and was kept to be confirmed again: its words count. */
+  authenticated?: boolean;
+}
+
+/**
+ * A final payment that an authenticated notification contradicts (it says canceled for a paid one, or
+ * approved for a canceled one). The final status never changes; the dispute stands beside it, open
+ * until an operator resolves it (`pix-checkout disputes resolve`). At most one open per payment.
+ */
+export interface DisputeRecord {
+  id: number;
+  /** The disputed payment. */
+  reference: string;
+  checkoutId: string | null;
+  /** The final status recorded (PARTNER_STATUS.approved or canceled). */
+  recordedStatus: number;
+  /** What the notification said. */
+  notified: 'approved' | 'canceled';
+  /** The stored notification that said it. */
+  webhookEventId: number | null;
+  openedAt: number;
+  resolvedAt: number | null;
+  resolution: string | null;
 }
 
 /** A transfer the proxy follows (it does not create them; the partner's webhooks tell it of them). */
@@ -158,6 +181,8 @@ export interface DeliveryAttemptRecord {
  */
 export type PaymentOutcomeOf = (payment: PaymentRecord, orderId: string | null) => OutcomeEvent | null;
 export type TransferOutcomeOf = (transfer: TransferRecord, payout: PayoutLink | null) => OutcomeEvent | null;
+/** The event of a dispute just opened (`ordinal`: the how-many-th dispute of its payment, 1 first). */
+export type DisputeOutcomeOf = (dispute: DisputeRecord, payment: PaymentRecord, orderId: string | null, ordinal: number) => OutcomeEvent;
 /** The event of a payout refused up front. */
 export type RefusalOutcomeOf = (payout: PayoutRecord, orderId: string | null) => OutcomeEvent;
 
@@ -290,6 +315,31 @@ export interface Store {
     listByResult(results: readonly string[], limit: number): Promise<WebhookEventRecord[]>;
     /** Marks those received before `receivedBefore` and never confirmed as processed, `expired`; answers how many. */
     expireUnprocessed(receivedBefore: number, at: number): Promise<number>;
+    /**
+     * Keeps an unprocessed one waiting to be confirmed again at `retryAt` (result `waiting`): claimed
+     * by this instance until then plus the claim time, so no other instance takes it meanwhile, and
+     * after a crash it is taken up again. `authenticated` (never unset once set): its words count then too.
+     */
+    keep(id: number, retryAt: number, authenticated: boolean): Promise<void>;
+  };
+
+  /** Final payments an authenticated notification contradicts, and their resolution by an operator. */
+  readonly disputes: {
+    /**
+     * Opens a dispute of a final payment unless one of it is open; when opened, `outcomeOf` goes to the
+     * outbox in the same transaction (so the event is written once per dispute). Null when the payment
+     * is unknown or not final.
+     */
+    open(
+      input: { reference: string; notified: 'approved' | 'canceled'; webhookEventId: number | null; at: number },
+      outcomeOf: DisputeOutcomeOf,
+    ): Promise<{ dispute: DisputeRecord; opened: boolean; outcome: OutcomeEvent | null } | null>;
+    /** Open ones, oldest first. */
+    listOpen(limit: number): Promise<DisputeRecord[]>;
+    /** The open ones of a checkout's payments. */
+    openOfCheckout(checkoutId: string): Promise<DisputeRecord[]>;
+    /** Closes the open dispute of a payment with the operator's note; null when none is open. */
+    resolve(reference: string, note: string, at: number): Promise<DisputeRecord | null>;
   };
 
   /** Transfers the proxy learned of (a webhook, the CLI), so the reconciler can follow them. */

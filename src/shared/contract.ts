@@ -188,6 +188,8 @@ export const CheckoutView = /* @__PURE__ */ z.object({
    * paid (docs/webhooks.md, `payment.amount_mismatch`); an operator settles it with the partner.
    */
   amount_mismatch: z.optional(z.object({ reference: z.string(), value: z.number(), reported_value: z.number() })),
+  /** True while an authenticated notification contradicts a final status of its payments and no operator has resolved it: refunds wait. */
+  disputed: z.optional(z.boolean()),
 });
 export type CheckoutView = z.infer<typeof CheckoutView>;
 
@@ -223,6 +225,8 @@ export const OUTCOME_TYPES = [
   'payment.amount_mismatch',
   /** A checkout paid more than once: `value` is the extra, `references` the paid payments, `refund` what the proxy did about it. */
   'checkout.overpaid',
+  /** An authenticated notification contradicts a final payment (`recorded_status`, `notified_status`): refunds wait for an operator. */
+  'payment.disputed',
 ] as const;
 export type OutcomeType = (typeof OUTCOME_TYPES)[number];
 
@@ -238,7 +242,7 @@ export const OutcomeEvent = /* @__PURE__ */ z.object({
   created_at: z.string(),
   data: z.object({
     reference: z.string(),
-    status: z.enum(['paid', 'canceled', 'approved', 'refused', 'amount_mismatch', 'overpaid']),
+    status: z.enum(['paid', 'canceled', 'approved', 'refused', 'amount_mismatch', 'overpaid', 'disputed']),
     /** Reais. */
     value: z.nullable(z.number()),
     /** The paid checkout; for a refund, the refunded one. */
@@ -258,6 +262,12 @@ export const OutcomeEvent = /* @__PURE__ */ z.object({
      * but the partner names no payer key: the merchant must).
      */
     refund: z.optional(z.string()),
+    /**
+     * `payment.disputed`: the final status the proxy recorded, and what an authenticated notification
+     * of the partner said since. The recorded status stands; refunds of the checkout wait for an operator.
+     */
+    recorded_status: z.optional(z.enum(['paid', 'canceled'])),
+    notified_status: z.optional(z.enum(['paid', 'canceled'])),
   }),
 });
 export type OutcomeEvent = z.infer<typeof OutcomeEvent>;

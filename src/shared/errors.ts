@@ -25,6 +25,8 @@ export const ERROR_CODES = [
   'checkout_not_paid',
   /** A refund that would take the refunds past what the checkout was paid. */
   'refund_exceeds_paid',
+  /** A refund of a checkout whose payment is disputed (a final status an authenticated notification contradicts), until an operator resolves it. */
+  'disputed',
   /** A checkout's payment expired and no more renewals are allowed. */
   'renewals_exhausted',
   /** Open-amount payments are off on this server: use a checkout. */

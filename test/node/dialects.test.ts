@@ -671,13 +671,14 @@ for (const dialect of DIALECT_NAMES) {
         const drop = await p.control('POST', '/faults', { kind: 'drop_webhook', rate: 1 });
         const body = { data: { externalReference: reference }, event: 'PAYMENT_PAID' };
         try {
-          // Before the payment: kept and confirmed with the partner, who says pending; not applied.
+          // Before the payment: kept and confirmed with the partner, who says pending; not applied,
+          // and kept (`waiting`) to be confirmed again.
           const early = await p.notify(body);
           assert.ok(early.status >= 200 && early.status <= 299, String(early.status));
           await waitFor('the early one processed', processed(p, reference));
           assert.deepEqual(
             p.events(reference).map((e) => e.result),
-            ['not_confirmed'],
+            ['waiting'],
           );
           assert.equal(await p.status(reference), 'pending');
 
@@ -685,11 +686,12 @@ for (const dialect of DIALECT_NAMES) {
           const answer = await p.notify(body);
           assert.ok(answer.status >= 200 && answer.status <= 299, String(answer.status));
           await waitFor('the payment final', final(reference));
-          await waitFor('the second one processed', processed(p, reference, 2));
+          await waitFor('the second one processed', () => p.events(reference).filter((e) => e.result === 'applied').length === 2);
           assert.equal(await p.status(reference), 'paid');
+          // The kept one is settled by the confirmation that applied the second.
           assert.deepEqual(
             p.events(reference).map((e) => e.result),
-            ['not_confirmed', 'applied'],
+            ['applied', 'applied'],
           );
         } finally {
           await p.control('DELETE', `/faults/${drop.fault.id}`);
@@ -750,9 +752,9 @@ describe('a wrong status numbering (numbered’s 0/1/2 read with the default 1/2
   test('a payment canceled at the sandbox (2, "approved" under the setting) is never shown paid: webhook, stale read, confirm, reconciler', async () => {
     const reference = await p.create(5);
     await p.control('POST', `/payments/${reference}/cancel`);
-    // The sandbox's old-format notification carries the bare code 2, no words.
+    // The sandbox's old-format notification carries the bare code 2, no words: kept to be confirmed again.
     await waitFor('the notification processed', processed(p, reference));
-    assert.equal(p.events(reference)[0]!.result, 'not_confirmed');
+    assert.equal(p.events(reference)[0]!.result, 'waiting');
     await neverPaid(p, reference);
     await p.control('POST', '/clock/advance', { seconds: STALE_MS / 1000 + 1 });
     await neverPaid(p, reference);
@@ -781,7 +783,7 @@ describe('a wrong status numbering (numbered’s 0/1/2 read with the default 1/2
     await p.stack.pix.reconciler.runOnce();
     assert.equal((await p.notify({ transaction: { externalReference: reference }, event_type: 'deposit.paid' })).status, 202);
     await waitFor('the notification processed', processed(p, reference));
-    assert.equal(p.events(reference)[0]!.result, 'not_confirmed');
+    assert.equal(p.events(reference)[0]!.result, 'waiting');
     await neverPaid(p, reference);
     assert.equal((await p.stack.store.getPayment(reference))?.final, false);
   });

@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startDevStack, startSandbox, type DevStack, type RunningSandbox } from '../../server/dev-stack.ts';
+import { firstPayment } from '../support/first-payment.ts';
 import { startPostgres, type RunningPostgres } from '../support/postgres.ts';
 
 let postgres: RunningPostgres;
@@ -232,6 +233,16 @@ describe('two instances over one Postgres', () => {
       10_000,
     );
     assert.equal(b.pix.numbering.meaning({ code: 2, word: null }), null, 'a code decides nothing on B now');
+  });
+
+  test("issue 30: the first payment of a new database, verified at B and notified at A within the same second, reaches B's stream within a second and the merchant within 2 s", async () => {
+    // A has just read the shared verdicts (none yet) when B's new payment verifies the numbering:
+    // A's confirmation reads the verdict again at once instead of dropping the outcome.
+    for (let run = 1; run <= 3; run++) {
+      const times = await firstPayment(sandbox, await postgres.createDatabase());
+      assert.ok(times.streamMs !== null && times.streamMs < 1000, `run ${run}: B's stream said paid after ${times.streamMs} ms`);
+      assert.ok(times.merchantMs !== null && times.merchantMs < 2000, `run ${run}: the merchant was told after ${times.merchantMs} ms`);
+    }
   });
 
   test('a database that cannot be used is a sentence to act on, naming the host, never the password', async () => {

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { after, afterEach, before, describe, test as nodeTest } from 'node:test';
 import Database from 'libsql';
 import pg from 'pg';
-import { amountMismatchOutcome, overpaidOutcome, paymentOutcome, refusalOutcome, transferOutcome } from '../../server/domain/outcomes.ts';
+import { amountMismatchOutcome, disputeOutcome, overpaidOutcome, paymentOutcome, refusalOutcome, transferOutcome } from '../../server/domain/outcomes.ts';
 import { PARTNER_STATUS } from '../../server/partner/wire.ts';
 import { openStore, type StoreOptions } from '../../server/store/open.ts';
 import { DB_FILE_NAME } from '../../server/store/sqlite/sqlite-store.ts';
@@ -525,6 +525,98 @@ for (const kind of kinds) {
       });
     }
 
+    test('a notification kept to be confirmed again: unprocessed, `waiting`, held until its retry plus the claim time, its authentication remembered', async () => {
+      const a = await kind.open({ claimMs: 10_000 });
+      const kept = await a.webhookEvents.add('{"n":1}', 1_000);
+      const plain = await a.webhookEvents.add('{"n":2}', 1_000);
+      await a.webhookEvents.keep(kept, 30_000, true);
+      await a.webhookEvents.keep(plain, 30_000, false);
+      // Kept again without words: it stays authenticated.
+      await a.webhookEvents.keep(kept, 31_000, false);
+      assert.deepEqual(ids(await a.webhookEvents.unprocessed(10)), [kept, plain]);
+      assert.equal(await a.webhookEvents.countUnprocessed(), 2);
+      assert.deepEqual(ids(await a.webhookEvents.listByResult(['waiting'], 10)).sort(), [kept, plain].sort());
+      // Taken up again (a restart: drain): its words still count.
+      const again = await (await kind.reopen(a, { claimMs: 10_000 })).webhookEvents.claimUnprocessed(10, 2_000);
+      if (kind.name === 'SQLite') {
+        assert.deepEqual(
+          again.map((e) => [e.id, e.authenticated ?? false]),
+          [
+            [kept, true],
+            [plain, false],
+          ],
+        );
+      } else {
+        // Another instance: not while this one holds it (until the retry plus the claim time).
+        assert.deepEqual(again, []);
+        const b = await kind.reopen(a, { claimMs: 10_000 });
+        assert.deepEqual(await b.webhookEvents.claimUnprocessed(10, 39_999), []);
+        assert.deepEqual(
+          (await b.webhookEvents.claimUnprocessed(10, 41_000)).map((e) => [e.id, e.authenticated ?? false]),
+          [
+            [kept, true],
+            [plain, false],
+          ],
+        );
+      }
+      // Settled: never kept again.
+      await a.webhookEvents.markProcessed(kept, 50_000, 'applied');
+      await a.webhookEvents.keep(kept, 60_000, true);
+      assert.deepEqual(ids(await a.webhookEvents.unprocessed(10)), [plain]);
+    });
+
+    test('disputes: only of a final payment, one open at a time, its event written once with it; resolved, the next one is another event', async () => {
+      const store = await kind.open();
+      const id = await paidCheckout(store, 2_000);
+      const reference = `pay-${id}`;
+      await store.insertPayment(payment({ reference: 'open-one', transactionId: 'tx-open' }));
+      const input = { reference, notified: 'canceled' as const, webhookEventId: 7, at: 5_000 };
+      assert.equal(await store.disputes.open({ ...input, reference: 'open-one' }, disputeOutcome), null, 'not final: no dispute');
+      assert.equal(await store.disputes.open({ ...input, reference: 'nobody' }, disputeOutcome), null, 'unknown: no dispute');
+
+      const first = await store.disputes.open(input, disputeOutcome);
+      assert.ok(first?.opened && first.outcome, 'opened, with its event');
+      assert.deepEqual(
+        [first.dispute.reference, first.dispute.checkoutId, first.dispute.recordedStatus, first.dispute.notified, first.dispute.webhookEventId],
+        [reference, id, APPROVED, 'canceled', 7],
+      );
+      const again = await store.disputes.open({ ...input, at: 6_000, webhookEventId: 8 }, disputeOutcome);
+      assert.deepEqual([again?.opened, again?.outcome, again?.dispute.id], [false, null, first.dispute.id]);
+      const written = () => store.outbox.list().then((rows) => rows.filter((e) => e.type === 'payment.disputed'));
+      assert.deepEqual(
+        (await written()).map((e) => [e.eventId, e.reference]),
+        [[first.outcome.id, reference]],
+      );
+      assert.deepEqual(ids(await store.disputes.listOpen(10)), [first.dispute.id]);
+      assert.deepEqual(ids(await store.disputes.openOfCheckout(id)), [first.dispute.id]);
+      assert.deepEqual(await store.disputes.openOfCheckout('co_other'), []);
+      // The final status is untouched.
+      assert.deepEqual([(await store.getPayment(reference))?.partnerStatus, (await store.getPayment(reference))?.final], [APPROVED, true]);
+
+      const resolved = await store.disputes.resolve(reference, 'checked with the partner', 9_000);
+      assert.deepEqual([resolved?.resolvedAt, resolved?.resolution], [9_000, 'checked with the partner']);
+      assert.equal(await store.disputes.resolve(reference, 'again', 9_500), null, 'nothing open');
+      assert.deepEqual(await store.disputes.listOpen(10), []);
+      assert.deepEqual(await store.disputes.openOfCheckout(id), []);
+
+      const second = await store.disputes.open({ ...input, at: 10_000 }, disputeOutcome);
+      assert.ok(second?.opened && second.outcome, 'a new dispute');
+      assert.notEqual(second.outcome.id, first.outcome.id, 'another event');
+      assert.equal((await written()).length, 2);
+    });
+
+    test('disputes opened at once by two store objects: one dispute, one event', async () => {
+      const a = await kind.open();
+      const b = await kind.reopen(a);
+      await warm(a, b);
+      const id = await paidCheckout(a, 2_000);
+      const input = { reference: `pay-${id}`, notified: 'canceled' as const, webhookEventId: null, at: 5_000 };
+      const results = await Promise.all([a, b, a, b].map((store) => store.disputes.open(input, disputeOutcome)));
+      assert.equal(results.filter((r) => r?.opened).length, 1);
+      assert.equal(new Set(results.map((r) => r?.dispute.id)).size, 1);
+      assert.equal((await a.outbox.list()).filter((e) => e.type === 'payment.disputed').length, 1);
+    });
+
     test('deliveries: a claim answers the due ones oldest first and puts them off for claimMs; release makes them due again; an attempt sets the next one', async () => {
       const store = await kind.open({ claimMs: 10_000 });
       const [d1, d2, d3] = await dueDeliveries(store, 3, 2_000);
@@ -997,8 +1089,8 @@ describe('SQLite store: its file', () => {
     const versions = (db.prepare('SELECT version FROM migrations').all() as { version: number }[]).map((r) => r.version);
     const tables = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as { name: string }[]).map((r) => r.name);
     db.close();
-    assert.deepEqual(versions, [1, 2, 3, 4, 5, 6, 7]);
-    for (const table of ['checkouts', 'payments', 'partner_tokens', 'webhook_events', 'transfers', 'outbox', 'delivery_attempts', 'payouts']) {
+    assert.deepEqual(versions, [1, 2, 3, 4, 5, 6, 7, 8]);
+    for (const table of ['checkouts', 'payments', 'partner_tokens', 'webhook_events', 'transfers', 'outbox', 'delivery_attempts', 'payouts', 'disputes']) {
       assert.ok(tables.includes(table), `a ${table} table`);
     }
   });
@@ -1021,11 +1113,22 @@ describe('Postgres store: its database', () => {
     await store.close();
     await (await postgresKind.reopen(store)).close();
     const versions = (await sql<{ version: number }>(store, 'SELECT version FROM migrations ORDER BY version')).map((r) => r.version);
-    assert.deepEqual(versions, [1, 2, 3]);
+    assert.deepEqual(versions, [1, 2, 3, 4]);
     const tables = (await sql<{ name: string }>(store, "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = 'public'")).map(
       (r) => r.name,
     );
-    for (const table of ['checkouts', 'payments', 'partner_tokens', 'webhook_events', 'transfers', 'outbox', 'delivery_attempts', 'payouts', 'leases']) {
+    for (const table of [
+      'checkouts',
+      'payments',
+      'partner_tokens',
+      'webhook_events',
+      'transfers',
+      'outbox',
+      'delivery_attempts',
+      'payouts',
+      'leases',
+      'disputes',
+    ]) {
       assert.ok(tables.includes(table), `a ${table} table`);
     }
   });

@@ -188,11 +188,16 @@ describe('webhooks from the partner, and what the proxy does with them', () => {
     assert.equal((await postWebhook(JSON.stringify(lie))).status, 202);
     await waitFor('the lie processed', processed(canceled[0]!, 2));
     assert.equal((await stored(canceled[0]!))!.partnerStatus, 3);
-    // ...and "approved" for a payment still pending is not believed: the partner says pending.
+    // ...and "approved" for a payment still pending is not believed: the partner says pending. The
+    // notification is kept (unprocessed, `waiting`) and confirmed again soon, not consumed.
     const pending = await create(5);
     assert.equal((await postWebhook(JSON.stringify({ ...lie, external_reference: pending }))).status, 202);
     await waitFor('the lie processed', processed(pending, 1));
-    assert.deepEqual(eventRows(pending), ['not_confirmed']);
+    assert.deepEqual(eventRows(pending), ['waiting']);
+    assert.ok(
+      (await stack.store.webhookEvents.unprocessed(1000)).some((e) => e.rawBody.includes(pending)),
+      'still unprocessed',
+    );
     assert.equal((await stored(pending))!.final, false);
 
     await stack.pix.notifier!.runOnce();

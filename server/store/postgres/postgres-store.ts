@@ -22,11 +22,13 @@ import { guarded } from '../guard.ts';
 import { RecordCache } from '../record-cache.ts';
 import {
   toCheckout,
+  toDispute,
   toOutbox,
   toPayment,
   toPayout,
   toTransfer,
   type CheckoutRow,
+  type DisputeRow,
   type OutboxRow,
   type PaymentRow,
   type PayoutRow,
@@ -323,12 +325,20 @@ function opened(pool: pg.Pool, options: PostgresStoreOptions, where: string): { 
         p.favoured ?? null,
       ],
     );
-  const eventRecord = (r: { id: number; raw_body: string; received_at: number; processed_at: number | null; result?: string | null }): WebhookEventRecord => ({
+  const eventRecord = (r: {
+    id: number;
+    raw_body: string;
+    received_at: number;
+    processed_at: number | null;
+    result?: string | null;
+    authenticated?: boolean;
+  }): WebhookEventRecord => ({
     id: r.id,
     rawBody: r.raw_body,
     receivedAt: r.received_at,
     processedAt: r.processed_at,
     ...(r.result !== undefined ? { result: r.result } : {}),
+    ...(r.authenticated ? { authenticated: true } : {}),
   });
 
   const tokens: TokenStore = {
@@ -511,7 +521,7 @@ function opened(pool: pg.Pool, options: PostgresStoreOptions, where: string): { 
                  WHERE processed_at IS NULL AND (claimed_by IS NULL OR claimed_by = $1 OR claimed_until <= $2)
                  ORDER BY received_at, id LIMIT $4 FOR UPDATE SKIP LOCKED) pick
            WHERE w.id = pick.id
-           RETURNING w.id, w.raw_body, w.received_at, w.processed_at`,
+           RETURNING w.id, w.raw_body, w.received_at, w.processed_at, w.authenticated`,
           [instanceId, now, claimMs, limit],
         );
         return rows.map(eventRecord).sort((a, b) => a.receivedAt - b.receivedAt || a.id - b.id);
@@ -536,6 +546,58 @@ function opened(pool: pg.Pool, options: PostgresStoreOptions, where: string): { 
           receivedBefore,
         ]);
         return rowCount ?? 0;
+      },
+      async keep(id, retryAt, authenticated) {
+        await query(
+          `UPDATE webhook_events SET result = 'waiting', authenticated = authenticated OR $2, claimed_by = $3, claimed_until = $4::bigint + $5::bigint
+           WHERE id = $1 AND processed_at IS NULL`,
+          [id, authenticated, instanceId, retryAt, claimMs],
+        );
+      },
+    },
+    disputes: {
+      async open(input, outcomeOf) {
+        return tx(async (q) => {
+          // The payment's row lock: disputes of one payment (from any instance) are opened one at a time.
+          const row = (
+            await q<PaymentRow & { order_id: string | null }>(
+              'SELECT p.*, c.order_id AS order_id FROM payments p LEFT JOIN checkouts c ON c.id = p.checkout_id WHERE p.reference = $1 FOR UPDATE OF p',
+              [input.reference],
+            )
+          ).rows[0];
+          if (!row || !row.final) return null;
+          const existing = (await q<DisputeRow>('SELECT * FROM disputes WHERE reference = $1 AND resolved_at IS NULL', [input.reference])).rows[0];
+          if (existing) return { dispute: toDispute(existing), opened: false, outcome: null };
+          const inserted = (
+            await q<DisputeRow>(
+              'INSERT INTO disputes (reference, checkout_id, recorded_status, notified, webhook_event_id, opened_at) VALUES ($1, $2, $3, $4, $5, $6) RETURNING *',
+              [input.reference, row.checkout_id, row.partner_status, input.notified, input.webhookEventId, input.at],
+            )
+          ).rows[0]!;
+          const ordinal = (await q<{ n: number }>('SELECT count(*) AS n FROM disputes WHERE reference = $1', [input.reference])).rows[0]!.n;
+          const dispute = toDispute(inserted);
+          const outcome = outcomeOf(dispute, toPayment(row), row.order_id, ordinal);
+          await addToOutbox(q, outcome, input.reference, input.at);
+          return { dispute, opened: true, outcome };
+        });
+      },
+      async listOpen(limit) {
+        return (await query<DisputeRow>('SELECT * FROM disputes WHERE resolved_at IS NULL ORDER BY opened_at, id LIMIT $1', [limit])).rows.map(toDispute);
+      },
+      async openOfCheckout(checkoutId) {
+        return (await query<DisputeRow>('SELECT * FROM disputes WHERE checkout_id = $1 AND resolved_at IS NULL ORDER BY opened_at, id', [checkoutId])).rows.map(
+          toDispute,
+        );
+      },
+      async resolve(reference, note, at) {
+        const row = (
+          await query<DisputeRow>('UPDATE disputes SET resolved_at = $1, resolution = $2 WHERE reference = $3 AND resolved_at IS NULL RETURNING *', [
+            at,
+            note,
+            reference,
+          ])
+        ).rows[0];
+        return row ? toDispute(row) : null;
       },
     },
     transfers: {

@@ -120,6 +120,22 @@ export const MIGRATIONS: readonly string[] = [
    ALTER TABLE transfers ADD COLUMN transaction_id TEXT;
    ALTER TABLE transfers ADD COLUMN checked_at INTEGER;
    ALTER TABLE outbox ADD COLUMN claim TEXT;`,
+  // Notifications kept to be confirmed again remember whether their words count (an authenticated
+  // intake); disputes: final payments an authenticated notification contradicts, one open per payment.
+  `ALTER TABLE webhook_events ADD COLUMN authenticated INTEGER NOT NULL DEFAULT 0;
+   CREATE TABLE disputes (
+     id INTEGER PRIMARY KEY AUTOINCREMENT,
+     reference TEXT NOT NULL REFERENCES payments(reference),
+     checkout_id TEXT,
+     recorded_status INTEGER NOT NULL,
+     notified TEXT NOT NULL,
+     webhook_event_id INTEGER,
+     opened_at INTEGER NOT NULL,
+     resolved_at INTEGER,
+     resolution TEXT
+   );
+   CREATE UNIQUE INDEX disputes_open ON disputes(reference) WHERE resolved_at IS NULL;
+   CREATE INDEX disputes_checkout ON disputes(checkout_id) WHERE resolved_at IS NULL;`,
 ];
 
 /** Brings the schema up to date; refuses a database newer than this code. */

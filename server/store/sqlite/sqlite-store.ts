@@ -13,6 +13,7 @@ import type { TokenStore } from '../../partner/token-store.ts';
 import type { OutcomeEvent } from '../../../src/shared/contract.ts';
 import type {
   DeliveryAttemptRecord,
+  DisputeOutcomeOf,
   OutboxEntry,
   PaymentOutcomeOf,
   PaymentRecord,
@@ -30,11 +31,13 @@ import { guarded } from '../guard.ts';
 import { RecordCache } from '../record-cache.ts';
 import {
   toCheckout,
+  toDispute,
   toOutbox,
   toPayment,
   toPayout,
   toTransfer,
   type CheckoutRow,
+  type DisputeRow,
   type OutboxRow,
   type PaymentRow,
   type PayoutRow,
@@ -236,8 +239,19 @@ function openedStore(db: Database.Database, cacheSize: number, claimMs: number, 
       `UPDATE webhook_events SET claimed_by = ?1, claimed_until = ?2 + ?3 WHERE id IN (
          SELECT id FROM webhook_events WHERE processed_at IS NULL AND (claimed_by IS NULL OR claimed_by = ?1 OR claimed_until <= ?2)
          ORDER BY received_at, id LIMIT ?4)
-       RETURNING id, raw_body, received_at, processed_at`,
+       RETURNING id, raw_body, received_at, processed_at, authenticated`,
     ),
+    keepEvent: db.prepare(
+      `UPDATE webhook_events SET result = 'waiting', authenticated = MAX(authenticated, ?), claimed_by = ?, claimed_until = ? WHERE id = ? AND processed_at IS NULL`,
+    ),
+    openDisputeOf: db.prepare('SELECT * FROM disputes WHERE reference = ? AND resolved_at IS NULL'),
+    insertDispute: db.prepare(
+      'INSERT INTO disputes (reference, checkout_id, recorded_status, notified, webhook_event_id, opened_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING *',
+    ),
+    disputesOf: db.prepare('SELECT count(*) AS n FROM disputes WHERE reference = ?'),
+    openDisputes: db.prepare('SELECT * FROM disputes WHERE resolved_at IS NULL ORDER BY opened_at, id LIMIT ?'),
+    openDisputesOfCheckout: db.prepare('SELECT * FROM disputes WHERE checkout_id = ? AND resolved_at IS NULL ORDER BY opened_at, id'),
+    resolveDispute: db.prepare('UPDATE disputes SET resolved_at = ?, resolution = ? WHERE reference = ? AND resolved_at IS NULL RETURNING *'),
     addRejectedEvent: db.prepare('INSERT INTO webhook_events (raw_body, received_at, processed_at, result) VALUES (?, ?, ?, ?)'),
     markEvent: db.prepare('UPDATE webhook_events SET processed_at = ?, result = ? WHERE id = ?'),
     nonFinalPayments: db.prepare('SELECT * FROM payments WHERE final = 0 ORDER BY created_at LIMIT ?'),
@@ -439,6 +453,22 @@ function openedStore(db: Database.Database, cacheSize: number, claimMs: number, 
     addToOutbox(outcome, row.id, at);
     return { payout: toPayout(row), outcome };
   });
+  // The dispute and its event, in one transaction: one open dispute per payment, one event per dispute.
+  const openDispute = db.transaction(
+    (input: { reference: string; notified: 'approved' | 'canceled'; webhookEventId: number | null; at: number }, outcomeOf: DisputeOutcomeOf) => {
+      const row = sql.paymentOrder.get(input.reference) as (PaymentRow & { order_id: string | null }) | undefined;
+      if (!row || row.final !== 1) return null;
+      const existing = sql.openDisputeOf.get(input.reference) as DisputeRow | undefined;
+      if (existing) return { dispute: toDispute(existing), opened: false, outcome: null };
+      const dispute = toDispute(
+        sql.insertDispute.get(input.reference, row.checkout_id, row.partner_status, input.notified, input.webhookEventId, input.at) as DisputeRow,
+      );
+      const ordinal = (sql.disputesOf.get(input.reference) as { n: number }).n;
+      const outcome = outcomeOf(dispute, toPayment(row), row.order_id, ordinal);
+      addToOutbox(outcome, input.reference, input.at);
+      return { dispute, opened: true, outcome };
+    },
+  );
   const recordAttempt = db.transaction(
     (
       id: number,
@@ -550,9 +580,21 @@ function openedStore(db: Database.Database, cacheSize: number, claimMs: number, 
         return Number(sql.addEvent.run(rawBody, receivedAt, HOLDER, receivedAt + claimMs).lastInsertRowid);
       },
       async claimUnprocessed(limit, now) {
-        const rows = sql.claimEvents.all(HOLDER, now, claimMs, limit) as { id: number; raw_body: string; received_at: number; processed_at: number | null }[];
+        const rows = sql.claimEvents.all(HOLDER, now, claimMs, limit) as {
+          id: number;
+          raw_body: string;
+          received_at: number;
+          processed_at: number | null;
+          authenticated: number;
+        }[];
         return rows
-          .map((r): WebhookEventRecord => ({ id: r.id, rawBody: r.raw_body, receivedAt: r.received_at, processedAt: r.processed_at }))
+          .map((r): WebhookEventRecord => ({
+            id: r.id,
+            rawBody: r.raw_body,
+            receivedAt: r.received_at,
+            processedAt: r.processed_at,
+            ...(r.authenticated === 1 ? { authenticated: true } : {}),
+          }))
           .sort((a, b) => a.receivedAt - b.receivedAt || a.id - b.id);
       },
       async addRejected(rawBody, receivedAt, result) {
@@ -567,6 +609,9 @@ function openedStore(db: Database.Database, cacheSize: number, claimMs: number, 
       async expireUnprocessed(receivedBefore, at) {
         return sql.expireUnprocessed.run(at, receivedBefore).changes;
       },
+      async keep(id, retryAt, authenticated) {
+        sql.keepEvent.run(authenticated ? 1 : 0, HOLDER, retryAt + claimMs, id);
+      },
       async listByResult(results, limit) {
         if (results.length === 0) return [];
         // A handful of fixed words: the placeholders are built from their count only.
@@ -579,6 +624,21 @@ function openedStore(db: Database.Database, cacheSize: number, claimMs: number, 
         return (sql.unprocessedEvents.all(limit) as { id: number; raw_body: string; received_at: number; processed_at: number | null }[]).map(
           (r): WebhookEventRecord => ({ id: r.id, rawBody: r.raw_body, receivedAt: r.received_at, processedAt: r.processed_at }),
         );
+      },
+    },
+    disputes: {
+      async open(input, outcomeOf) {
+        return openDispute.immediate(input, outcomeOf);
+      },
+      async listOpen(limit) {
+        return (sql.openDisputes.all(limit) as DisputeRow[]).map(toDispute);
+      },
+      async openOfCheckout(checkoutId) {
+        return (sql.openDisputesOfCheckout.all(checkoutId) as DisputeRow[]).map(toDispute);
+      },
+      async resolve(reference, note, at) {
+        const row = sql.resolveDispute.get(at, note, reference) as DisputeRow | undefined;
+        return row ? toDispute(row) : null;
       },
     },
     transfers: {
