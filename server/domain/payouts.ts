@@ -133,7 +133,7 @@ export class PayoutService {
         "This checkout's payment is disputed: the partner's notification contradicts its final status. Refunds wait until an operator resolves it (pix-checkout disputes).",
       );
     }
-        const record = this.record({ ...input, value: input.value ?? 0, reference: label }, idempotencyKey, checkoutId, requestHash('refund', checkoutId, input));
+    const record = this.record({ ...input, value: input.value ?? 0, reference: label }, idempotencyKey, checkoutId, requestHash('refund', checkoutId, input));
     return this.start(record, input.customer_document ?? null);
   }
 
