@@ -319,7 +319,10 @@ export class StatusNumbering {
     }
     if (this.transfersProblem !== undefined) return;
     this.transfersProblem = problem;
-    this.log.error({ reference, status_codes: this.configured }, `transfer status codes contradict the partner's notification: ${problem}; no transfer code decides anything now`);
+    this.log.error(
+      { reference, status_codes: this.configured },
+      `transfer status codes contradict the partner's notification: ${problem}; no transfer code decides anything now`,
+    );
     void this.memory?.save(this.transfersKey, JSON.stringify({ configured: this.configured, problem })).catch(() => undefined);
   }
 

@@ -548,7 +548,7 @@ for (const dialect of DIALECT_NAMES) {
             PIX_STATUS_CODES: undefined,
           });
           assert.equal(code, 0, err);
-          assert.doesNotMatch(err, /a new transfer/, 'a transfer proves nothing about the payments\' numbering');
+          assert.doesNotMatch(err, /a new transfer/, "a transfer proves nothing about the payments' numbering");
           const shown = JSON.parse(out) as { status: string };
           assert.equal(shown.status, 'pending', "the proxy's own state: sent, its outcome awaited");
         });
