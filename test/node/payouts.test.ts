@@ -13,7 +13,7 @@ import { startDevStack, type DevStack } from '../../server/dev-stack.ts';
 import { createLogger } from '../../server/log.ts';
 import { verifyWebhookSignature, SIGNATURE_HEADER } from '../../server/domain/signature.ts';
 import { newTransferId } from '../../server/domain/payouts.ts';
-import { stackControl, waitFor } from '../support/checks.ts';
+import { stackControl, verifyStatusCodes, waitFor } from '../support/checks.ts';
 import { startReceiver, type Receiver } from '../support/sandbox-harness.ts';
 
 const ANA = { document: '123.456.789-09', email: 'ana@cliente.example', cpf: '123.456.789-09', phone: '+55 (11) 98765-4321' };
@@ -34,6 +34,8 @@ before(async () => {
     logger: createLogger({ level: 'trace', destination: { write: (line: string) => void logLines.push(line) } }),
     merchantWebhook: { url: receiver.url, secret: SECRET, baseDelayMs: 20, maxDelayMs: 100 },
   });
+  // Transfers read only the codes payments proved (domain/status-numbering.ts).
+  await verifyStatusCodes(stack);
 });
 after(async () => {
   await stack.close();
