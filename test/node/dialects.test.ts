@@ -32,7 +32,7 @@ import { DIALECT_NAMES, SANDBOX_DIALECTS, type DialectName } from '../../server/
 import { startSandbox, type RunningSandbox } from '../../server/sandbox/server.ts';
 import { DEFAULT_ACCOUNT } from '../../server/sandbox/state.ts';
 import { DB_FILE_NAME } from '../../server/store/sqlite/sqlite-store.ts';
-import { rejection, stackControl, waitFor } from '../support/checks.ts';
+import { rejection, stackControl, verifyStatusCodes, waitFor } from '../support/checks.ts';
 
 /** 2030-01-01T00:00:00Z: the client suites' sandbox clock is frozen here and moved by the tests. */
 const T0 = Date.UTC(2030, 0, 1);
@@ -950,6 +950,63 @@ describe('approved and canceled swapped (the swapped dialect’s 1/3/2 read with
         codes: { pending: 'verified', approved: 'verified', canceled: 'verified' },
         transfers: 'ok',
       });
+    } finally {
+      await p.close();
+    }
+  });
+});
+
+describe('transfers: their outcome comes from the bank, never from the create’s answer; a check contradicting the notification is a mismatch', () => {
+  test('a create answered with the approved code (verified by payments) leaves the payout pending; the bank’s later cancellation decides', async () => {
+    // A partner whose transfer create answers with its approved code already: the spec says the result comes later.
+    const eager = {
+      ...SANDBOX_DIALECTS.default,
+      name: 'eager',
+      transferAccepted: (t: Parameters<(typeof SANDBOX_DIALECTS)['default']['transferAccepted']>[0]) => {
+        const answer = SANDBOX_DIALECTS.default.transferAccepted(t);
+        const body = answer.body as { data: Record<string, unknown> };
+        return { ...answer, body: { ...body, data: { ...body.data, status: PARTNER_STATUS.approved } } };
+      },
+    };
+    const p = await openProxied({ dialect: eager });
+    try {
+      await verifyStatusCodes(p.stack);
+      const { status, transfer } = await payout(p, { value: 9, pix_key: ELISA.email, customer_document: ELISA.document });
+      assert.equal(status, 201);
+      assert.equal(transfer.status, 'pending', 'not approved from the create’s answer');
+      assert.equal(await transferStatus(p, transfer.transfer_id), 'pending');
+      assert.equal(p.outcomes.filter((e) => e.type === 'transfer.approved').length, 0);
+      // Elisa's bank cancels: that outcome, by its notification, is the one recorded.
+      await p.control('POST', '/clock/advance', { seconds: 10 });
+      await waitFor('the payout canceled', async () => (await transferStatus(p, transfer.transfer_id)) === 'canceled');
+      assert.equal(p.outcomes.filter((e) => e.type === 'transfer.approved').length, 0);
+    } finally {
+      await p.close();
+    }
+  });
+
+  test('a transfer approved at the partner, said canceled by an authenticated notification: neither applied; an error and /ready name the transfers mismatch', async () => {
+    const p = await openProxied({ dialect: 'default', webhooks: { secretPath: SECRET_PATH } });
+    try {
+      await verifyStatusCodes(p.stack);
+      await p.control('POST', '/faults', { kind: 'drop_webhook', rate: 1 });
+      const { transfer } = await payout(p, { value: 11, pix_key: ANA_EMAIL });
+      await p.control('POST', `/transfers/${transfer.partner_reference}/approve`);
+      const answer = await p.notify({ type: 'transfer', external_reference: transfer.partner_reference, event: 'transfer.canceled' });
+      assert.equal(answer.status, 202);
+      await waitFor('the notification processed', processed(p, transfer.partner_reference!));
+      assert.equal(await transferStatus(p, transfer.transfer_id), 'pending', 'no silent choice between the check and the words');
+      const report = await ready(p.stack);
+      assert.equal(report.status_codes.transfers, 'mismatch');
+      assert.equal(report.checks.status_codes, 'verified', "the payments' codes stand");
+      assert.ok(
+        report.warnings?.some((w: string) => w.includes('transfer status codes contradict')),
+        JSON.stringify(report.warnings),
+      );
+      assert.ok(p.logs.some((line) => line.level >= 50 && line.msg.includes('transfer status codes contradict')));
+      // From now on no transfer code decides: a check finding it approved applies nothing either.
+      await p.stack.pix.transfers.confirm(transfer.partner_reference!);
+      assert.equal(await transferStatus(p, transfer.transfer_id), 'pending');
     } finally {
       await p.close();
     }
