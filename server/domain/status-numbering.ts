@@ -65,9 +65,9 @@ export interface Observation {
 }
 
 /** The spec: a payment not paid is canceled one hour after its expiration, never sooner. */
-export const CANCEL_AFTER_EXPIRY_MS = LIMITS.cancelAfterExpirationSeconds * 1000;
+const CANCEL_AFTER_EXPIRY_MS = LIMITS.cancelAfterExpirationSeconds * 1000;
 /** How far the partner's clock may be ahead of ours, as far as the approved rule cares. */
-export const CLOCK_SKEW_MS = 5 * 60_000;
+const CLOCK_SKEW_MS = 5 * 60_000;
 
 /** How often the kept verdicts are read again (real time): another instance sharing the store may have reached one. */
 const RELOAD_MS = 2000;
