@@ -956,6 +956,33 @@ describe('approved and canceled swapped (the swapped dialect’s 1/3/2 read with
   });
 });
 
+describe('the verdicts outlive a restart', () => {
+  test('on the same SQLite store, every code proved before a restart is verified at once after it', async () => {
+    const sandbox = await startSandbox({ dialect: 'swapped' });
+    const dataDir = await mkdtemp(join(tmpdir(), 'pix-verdicts-restart-'));
+    const options = { sandbox, dataDir, statusCodes: { ...SANDBOX_DIALECTS.swapped.statusCodes } };
+    try {
+      const first = await openProxied(options);
+      try {
+        await verifyStatusCodes(first.stack);
+      } finally {
+        await first.close();
+      }
+      const second = await openProxied(options);
+      try {
+        const report = await ready(second.stack);
+        assert.equal(report.checks.status_codes, 'verified', 'known at once, not unverified');
+        assert.deepEqual(report.status_codes.codes, { pending: 'verified', approved: 'verified', canceled: 'verified' });
+      } finally {
+        await second.close();
+      }
+    } finally {
+      await sandbox.close();
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('transfers: their outcome comes from the bank, never from the create’s answer; a check contradicting the notification is a mismatch', () => {
   test('a create answered with the approved code (verified by payments) leaves the payout pending; the bank’s later cancellation decides', async () => {
     // A partner whose transfer create answers with its approved code already: the spec says the result comes later.
