@@ -30,7 +30,8 @@
  *   believed only for a code known to be neither pending nor approved.
  * - Transfers verify nothing (the spec shows neither their numbering nor that it is the payments'):
  *   they use only the codes payments verified. A transfer check that contradicts an authenticated
- *   transfer notification is a transfers mismatch (error log, /ready): transfer codes decide nothing more.
+ *   transfer notification is a transfers mismatch (error log, /ready, kept in the store for this
+ *   setting): no transfer code decides alone any more; authenticated words the check agrees with still settle.
  * - A status given as a word (`paid`) means what it says and needs no numbering.
  */
 import { LIMITS } from '../../src/shared/limits.ts';
@@ -262,7 +263,6 @@ export class StatusNumbering {
     }
     const code = status.code;
     if (code === null) return false;
-    if (!learn && this.transfersProblem !== undefined) return false;
     if (this.mismatched) return this.confirmUnderMismatch(outcome, code, reference, learn);
     // Until pending is verified, "no longer pending" cannot be told; still pending decides nothing.
     if (!this.verified.has('pending') || code === this.codes.pending) return false;

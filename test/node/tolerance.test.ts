@@ -590,8 +590,10 @@ describe('the numbering guard', () => {
     assert.equal(verified.report().state, 'verified', "the payments' numbering stands");
     assert.match(verified.report().transfers_problem ?? '', /said approved for transfer t2, but the partner reports status 3, verified as canceled/);
     assert.match(lines.join(''), /"level":50.*transfer status codes contradict/);
-    assert.equal(verified.meaning(code(2), 'transfer'), null, 'no transfer code decides any more');
+    assert.equal(verified.meaning(code(2), 'transfer'), null, 'no transfer code decides alone any more');
     assert.equal(verified.meaning(code(2)), 'approved', 'payment codes still do');
+    assert.equal(verified.confirmExplicit('approved', code(2), 't3', false), true, 'words the check agrees with still settle');
+    assert.equal(verified.confirmExplicit('canceled', code(2), 't4', false), false);
     const restarted = new StatusNumbering(DEFAULT_STATUS_CODES, silent, memory);
     await restarted.load();
     assert.ok(restarted.report().transfers_problem);
