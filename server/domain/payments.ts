@@ -165,13 +165,13 @@ export class PaymentService {
   }
 
   /**
-   * Whether a status code read from the partner now tells a paid payment from an unpaid one
-   * (domain/status-numbering.ts): the pending and approved codes are verified and nothing contradicted
-   * them. Per read, `numbering.meaning(status)` says more: null for a code not verified.
+   * Whether a code may be issued after another at all (domain/status-numbering.ts): the pending code
+   * is verified and nothing contradicted the setting, so a code read as pending is unpaid for sure.
+   * Each earlier code must still read so (or as a verified canceled or approved one): per read,
+   * `numbering.meaning(status)` is null for a code not verified, which decides nothing.
    */
   statusCodesTrusted(): boolean {
-    const { numbering } = this.options;
-    return numbering.decides('pending') && numbering.decides('approved');
+    return this.options.numbering.decides('pending');
   }
 
   /** Issues an open-amount payment and stores it. */
