@@ -164,9 +164,14 @@ export class PaymentService {
     }
   }
 
-  /** Whether a status code read from the partner decides anything now (domain/status-numbering.ts). */
+  /**
+   * Whether a code may be issued after another at all (domain/status-numbering.ts): the pending code
+   * is verified and nothing contradicted the setting, so a code read as pending is unpaid for sure.
+   * Each earlier code must still read so (or as a verified canceled or approved one): per read,
+   * `numbering.meaning(status)` is null for a code not verified, which decides nothing.
+   */
   statusCodesTrusted(): boolean {
-    return this.options.numbering.report().state === 'verified';
+    return this.options.numbering.decides('pending');
   }
 
   /** Issues an open-amount payment and stores it. */
@@ -365,8 +370,8 @@ export class PaymentService {
 
   /**
    * Records what a read of the partner says, as far as it can be trusted (domain/status-numbering.ts):
-   * a code decides only under a verified numbering; an authenticated notification's explicit outcome
-   * only where the code cannot, and when the partner no longer reports the payment pending.
+   * a code decides only once it is verified; an authenticated notification's explicit outcome only
+   * where the code cannot, and when the partner no longer reports the payment pending.
    */
   private async applyRead(
     stored: PaymentRecord,
@@ -375,10 +380,11 @@ export class PaymentService {
     source: Source,
   ): Promise<PaymentRecord | null> {
     const { numbering } = this.options;
-    await numbering.load();
+    // The spec's cancellation hour may verify a code (or prove the setting wrong) before anything is decided.
+    await numbering.observe(status, { reference: stored.reference, expiresAt: stored.expiresAt, now: this.options.now() });
     let meaning = numbering.meaning(status);
     // The partner's answer decides when it can; words only where it cannot. Words that contradict a
-    // verified code make the numbering a mismatch, so the code is read again: it decides nothing now.
+    // verified code (or the setting) make the numbering a mismatch, so the code is read again: it decides nothing now.
     if (explicit !== null && meaning !== explicit) {
       const confirmed = numbering.confirmExplicit(explicit, status, stored.reference);
       meaning = confirmed && meaning === null ? explicit : numbering.meaning(status);

@@ -221,7 +221,7 @@ export class PayoutService {
 
   /** The one call to the partner, and what its answer (or its absence) makes of the payout. */
   private async send(payout: PayoutRecord, document: string | null): Promise<PayoutRecord> {
-    const { store, partner, now, log, outcomes, numbering, transfers } = this.options;
+    const { store, partner, now, log, outcomes, numbering } = this.options;
     const value = payout.valueCents / 100;
     let answer;
     try {
@@ -271,25 +271,15 @@ export class PayoutService {
       transferOutcome,
     );
     if (sent.outcome) outcomes.published(sent.outcome);
-    // A new transfer is pending: its code verifies the numbering (or proves it wrong), as a new payment's does.
-    if (answer.status) await numbering.observeFresh(answer.status, answer.externalReference, 'transfer');
-    else if (numbering.needsFreshRead()) void this.freshRead(answer.externalReference);
-    // An answer that already tells the outcome (a verified numbering, or words) is applied at once.
-    const meaning = numbering.meaning(answer.status);
+    // The create's answer never tells the outcome (the spec: it comes later, by webhook or a check),
+    // and a transfer's code verifies no numbering. A status that already reads final is only noted.
+    const meaning = numbering.meaning(answer.status, 'transfer');
     if (meaning === 'approved' || meaning === 'canceled') {
-      await transfers.apply(answer.externalReference, PARTNER_STATUS[meaning], payout.valueCents);
-      return (await store.payouts.get(payout.id)) ?? sent.payout;
+      log.warn(
+        { transfer_id: payout.id, reference: answer.externalReference, status: answer.status?.code ?? answer.status?.word ?? null },
+        "a new transfer's answer reads final: not applied; its outcome comes from a notification or a check",
+      );
     }
     return sent.payout;
-  }
-
-  /** A create's answer without a status: one read right after it, only while the numbering is unverified. */
-  private async freshRead(reference: string): Promise<void> {
-    try {
-      const details = await this.options.partner.checkTransfer(reference);
-      if (details.status) await this.options.numbering.observeFresh(details.status, reference, 'transfer');
-    } catch (error) {
-      this.options.log.debug({ reference, err: { message: error instanceof Error ? error.message : String(error) } }, 'no fresh read of a new transfer');
-    }
   }
 }

@@ -8,7 +8,7 @@ import type { PartnerClient, PartnerLogEntry } from '../partner/client.ts';
 import { PartnerError } from '../partner/errors.ts';
 import type { Store } from '../store/store.ts';
 import type { DisputeService } from './disputes.ts';
-import type { NumberingState, StatusNumbering } from './status-numbering.ts';
+import type { NumberingReport, NumberingState, StatusNumbering } from './status-numbering.ts';
 import type { ReadsReport, WebhookHealth } from './webhook-health.ts';
 
 /**
@@ -45,6 +45,8 @@ export interface ReadinessReport {
     partner: 'ok' | 'failed' | 'not_checked';
     status_codes?: NumberingState;
   };
+  /** Which configured status codes proved themselves (domain/status-numbering.ts); `transfers` is `mismatch` once a transfer check contradicted a notification. */
+  status_codes?: { configured: string; codes: NumberingReport['codes']; transfers: 'ok' | 'mismatch' };
   /** What is not wrong enough to refuse traffic, but an operator should fix. */
   warnings?: string[];
   /** How often pending payments are asked about now, and why (domain/webhook-health.ts). */
@@ -96,6 +98,8 @@ export function readinessCheck(deps: {
     // them), but no status code decides anything until the setting is fixed.
     if (numbering?.state === 'mismatch')
       list.push(`PIX_STATUS_CODES (${numbering.configured}) does not match the partner: ${numbering.problem ?? 'see the log'}`);
+    if (numbering?.transfers_problem)
+      list.push(`transfer status codes contradict the partner's notifications, so no transfer code decides anything: ${numbering.transfers_problem}`);
     const cluster = deps.store.cluster;
     const changes = cluster ? { store_changes: cluster.listening() ? ('listening' as const) : ('reconnecting' as const) } : {};
     // Not a reason to refuse traffic either: its streams still poll, and reads still come from the shared store.
@@ -116,8 +120,17 @@ export function readinessCheck(deps: {
     const warnings = list.length > 0 ? { warnings: list } : {};
     const reads = deps.reads ? { reads: deps.reads.report() } : {};
     const codes = numbering ? { status_codes: numbering.state } : {};
+    const detail = numbering
+      ? {
+          status_codes: {
+            configured: numbering.configured,
+            codes: numbering.codes,
+            transfers: numbering.transfers_problem ? ('mismatch' as const) : ('ok' as const),
+          },
+        }
+      : {};
     const database = { database: deps.store.kind, ...changes };
-    if (store === 'failed') return { ready: false, checks: { store, ...database, partner: 'not_checked', ...codes }, ...reads, ...warnings };
+    if (store === 'failed') return { ready: false, checks: { store, ...database, partner: 'not_checked', ...codes }, ...detail, ...reads, ...warnings };
     const partner = await deps.partner
       .getTenant()
       .then(() => (deps.upstream?.healthy() === false ? probe() : true))
@@ -125,7 +138,7 @@ export function readinessCheck(deps: {
         (ok) => (ok ? ('ok' as const) : ('failed' as const)),
         () => 'failed' as const,
       );
-    return { ready: store === 'ok' && partner === 'ok', checks: { store, ...database, partner, ...codes }, ...reads, ...warnings };
+    return { ready: store === 'ok' && partner === 'ok', checks: { store, ...database, partner, ...codes }, ...detail, ...reads, ...warnings };
   }
 
   return () => {

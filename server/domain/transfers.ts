@@ -39,13 +39,14 @@ export class TransferService {
     if (upstream.isPayment) return null;
     const { numbering, log } = this.options;
     await numbering.load();
-    // As for payments: a code decides only under a verified numbering; a notification's words, when
-    // the partner no longer reports the transfer pending.
-    let meaning = numbering.meaning(upstream.status);
+    // As for payments: a code decides only once payments verified it; a notification's words, when
+    // the partner no longer reports the transfer pending. A check contradicting the words is a
+    // transfers mismatch (domain/status-numbering.ts): then neither is applied.
+    let meaning = numbering.meaning(upstream.status, 'transfer');
     if (explicit !== null && meaning !== explicit) {
       // Transfers teach no code: their numbering is only assumed to be the payments'.
       const confirmed = numbering.confirmExplicit(explicit, upstream.status, reference, false);
-      meaning = confirmed && meaning === null ? explicit : numbering.meaning(upstream.status);
+      meaning = confirmed && meaning === null ? explicit : numbering.meaning(upstream.status, 'transfer');
     }
     const valueCents = upstream.value === null ? null : Math.round(upstream.value * 100);
     if (meaning === null) {

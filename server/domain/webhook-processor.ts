@@ -373,7 +373,7 @@ export class WebhookProcessor {
       // Confirmed with the partner; the body's status is never used alone.
       const record = await this.deps.payments.confirm(reference, outcome);
       if (record?.final) return outcome !== null && recordedOutcome(record) !== outcome ? this.finalPayment(group, ids, record) : 'applied';
-      if (outcome !== null && before === 'verified' && numbering?.report().state === 'mismatch') {
+      if (outcome !== null && before !== undefined && before !== 'mismatch' && numbering?.report().state === 'mismatch') {
         this.deps.log.error(
           { reference, webhook_events: ids, outcome },
           "an authenticated notification's outcome is contradicted by the partner's status code: not applied (see /ready)",

@@ -950,3 +950,26 @@ describe('secrets', () => {
     );
   });
 });
+
+describe('renewal while only the pending code is verified (domain/status-numbering.ts)', () => {
+  test('a first code paid, then read after its expiry (before the hour): the read proves approved, the paid payment is answered, no second code', async () => {
+    const local = await startDevStack({ logger: createLogger({ level: 'silent' }) });
+    try {
+      const checkout = await newCheckout(local);
+      const first = PaymentView.parse((await payFor(local, checkout.checkout_id)).json);
+      assert.deepEqual(local.pix.numbering.report().codes, { pending: 'verified', approved: 'unverified', canceled: 'unverified' });
+      // Paid with its notification lost: only a read can tell.
+      const control = (path: string, body?: unknown) =>
+        fetch(`${local.url}/sandbox/_sandbox${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body ?? {}) });
+      assert.equal((await control('/faults', { kind: 'drop_webhook', rate: 1 })).status, 201);
+      assert.equal((await control(`/payments/${first.reference}/pay`)).status, 200);
+      local.sandbox.state.clock.advance(HOUR);
+      const again = PaymentView.parse((await payFor(local, checkout.checkout_id)).json);
+      assert.deepEqual([again.reference, again.status], [first.reference, 'paid']);
+      assert.equal(local.pix.numbering.report().codes.approved, 'verified');
+      assert.equal(local.sandbox.state.payments.size, 1, 'no second payment created upstream');
+    } finally {
+      await local.close();
+    }
+  });
+});

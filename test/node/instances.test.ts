@@ -218,9 +218,23 @@ describe('two instances over one Postgres', () => {
 
   test('the status numbering is one verdict: verified by one instance, proven wrong by another, for both', async () => {
     const [a, b] = await pair();
-    // B verifies it with its own new payment; A proves it wrong later (a new payment with another pending code).
+    // B verifies the pending code with its own new payment, and approved with a payment paid in time.
     await fetch(`${b.apiUrl}/payments`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"value":3}' });
-    assert.equal(b.pix.numbering.report().state, 'verified');
+    assert.equal(b.pix.numbering.report().codes.pending, 'verified');
+    const now = Date.now();
+    await b.pix.numbering.observe({ code: 2, word: null }, { reference: 'paid-in-time', expiresAt: now + 3600_000, now });
+    assert.equal(b.pix.numbering.report().codes.approved, 'verified');
+    // A reads the kept verdicts again every 2 s (real time): then those codes decide on A too.
+    await until(
+      async () => {
+        await a.pix.numbering.load();
+        return a.pix.numbering.report().codes.approved === 'verified';
+      },
+      "A to learn B's verdicts",
+      10_000,
+    );
+    assert.equal(a.pix.numbering.meaning({ code: 2, word: null }), 'approved');
+    // A proves it wrong later (a new payment with another pending code).
     await a.pix.numbering.observeFresh({ code: 7, word: null }, 'some-new-payment');
     assert.equal(a.pix.numbering.report().state, 'mismatch');
     // B reads the kept verdicts again every 2 s (real time): then no code decides anything on B either.

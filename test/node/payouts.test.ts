@@ -13,7 +13,7 @@ import { startDevStack, type DevStack } from '../../server/dev-stack.ts';
 import { createLogger } from '../../server/log.ts';
 import { verifyWebhookSignature, SIGNATURE_HEADER } from '../../server/domain/signature.ts';
 import { newTransferId } from '../../server/domain/payouts.ts';
-import { stackControl, waitFor } from '../support/checks.ts';
+import { stackControl, verifyStatusCodes, waitFor } from '../support/checks.ts';
 import { startReceiver, type Receiver } from '../support/sandbox-harness.ts';
 
 const ANA = { document: '123.456.789-09', email: 'ana@cliente.example', cpf: '123.456.789-09', phone: '+55 (11) 98765-4321' };
@@ -36,6 +36,8 @@ before(async () => {
     // Only the partner reaches the intake: a transfer's notification is confirmed even before its create's answer named it.
     webhooks: { secretPath: 'payouts-test-intake-0123456789', sourceIps: [] },
   });
+  // Transfers read only the codes payments proved (domain/status-numbering.ts).
+  await verifyStatusCodes(stack);
 });
 after(async () => {
   await stack.close();

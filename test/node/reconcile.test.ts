@@ -51,10 +51,10 @@ test('200 payments under partner faults all end in their true state', async () =
   await control('POST', '/faults', { kind: 'latency', rate: 0.05, path_prefix: reads, latency_ms: 400 });
   await control('POST', '/faults', { kind: 'latency', rate: 0.1, path_prefix: reads, latency_ms: 50 });
 
-  // 100 paid, 50 canceled now, 50 left to the service's automatic cancellation.
+  // 100 paid, 100 left to the service's automatic cancellation (the spec's only one: an hour past
+  // expiry; a cancellation before it would prove the status numbering wrong).
   for (const [i, ref] of refs.entries()) {
     if (i < 100) await control('POST', `/payments/${ref}/pay`);
-    else if (i < 150) await control('POST', `/payments/${ref}/cancel`);
   }
   // Let every webhook arrive (their confirmations may fail under the faults: the reconciler heals).
   await sandbox.state.webhooks.idle();
