@@ -172,6 +172,28 @@ export class CheckoutService {
       if (!(error instanceof PartnerError && error.kind === 'outcome_unknown')) throw error;
       record = await payments.issue(input, checkout.id);
     }
+    // The check and the issue are one decision: an earlier code paid after the check above but before
+    // the new code existed (the customer paying the expired QR while the page asked for a new one)
+    // is seen by asking again now, before the new code is shown to anyone. A code paid after this
+    // read was paid after the new code existed: an overpayment, told as such (checkout.overpaid).
+    if (checkout.paymentReference) {
+      let paidBefore: PaymentView | null;
+      try {
+        paidBefore = await this.confirmUnpaid(checkout);
+      } catch (error) {
+        await store.insertPayment(record);
+        throw error;
+      }
+      if (paidBefore) {
+        // Kept, never shown: the partner has it, and the reconciler follows it to its cancellation.
+        await store.insertPayment(record);
+        this.options.log?.info(
+          { checkout_id: checkout.id, reference: paidBefore.reference, unused: record.reference },
+          'an earlier code of the checkout was paid while a new one was issued: the paid one is answered, the new one never shown',
+        );
+        return { payment: paidBefore, created: false };
+      }
+    }
     // Made current only if no other issuer (another instance) made one current meanwhile, and no code
     // of the checkout was recorded paid since the check above (another instance's webhook): the check
     // and the issue are one decision, in the store's transaction. One code shown per checkout,
