@@ -7,7 +7,7 @@
  */
 import fc from 'fast-check';
 import { EXPIRATION_SECONDS, SECRET_PATH, type Sim } from './harness.ts';
-import { checkShownPayment, type FinalMemory } from './invariants.ts';
+import { checkNewCode, checkShownPayment, type FinalMemory } from './invariants.ts';
 import { PAYMENT_FAULTS, READ_FAULTS, TRANSFER_FAULTS, type Behaviour, type Fault, type FaultOp } from './world.ts';
 
 /** Behaviours a run may draw; SIM_BEHAVIOURS (or --behaviours) restricts them. */
@@ -106,16 +106,20 @@ async function page({ sim, memory }: SimContext, ci: number, renew: boolean, at:
   crashIfHung(sim, at);
   if (res.status === 200 || res.status === 201) {
     const reference = res.body?.reference;
-    if (typeof reference === 'string' && !checkout.shown.includes(reference)) checkout.shown.push(reference);
+    if (typeof reference === 'string' && !checkout.shown.includes(reference)) {
+      checkout.shown.push(reference);
+      checkNewCode(sim, checkout.tag, reference);
+    }
     checkShownPayment(sim, memory, res.body ?? {}, `the page of ${checkout.tag}`);
   } else if (res.status === 500 || res.status > 504) {
     throw new Error(`the page of ${checkout.tag} got HTTP ${res.status}: ${JSON.stringify(res.body)}`);
   }
 }
 
-async function deliver(sim: Sim, body: string, authenticated: boolean): Promise<void> {
+async function deliver(sim: Sim, body: string, authenticated: boolean, at = 0): Promise<void> {
   const path = authenticated && sim.world.behaviour.intake === 'secret' ? `/api/webhooks/partner/${SECRET_PATH}` : '/api/webhooks/partner';
-  await sim.request(0, 'POST', path, body);
+  await sim.request(at, 'POST', path, body);
+  crashIfHung(sim, at);
 }
 
 export function commandArbitraries(enabled: ReadonlySet<BehaviourName>): fc.Arbitrary<SimCommand>[] {
@@ -279,8 +283,7 @@ export function commandArbitraries(enabled: ReadonlySet<BehaviourName>): fc.Arbi
           const key = reuse && sim.keys.length > 0 ? sim.keys.at(-1)! : sim.newKey();
           const res = await sim.api(0, 'POST', '/api/transfers', { value: cents / 100, pix_key: 'supplier@example.com' }, { 'Idempotency-Key': key });
           crashIfHung(sim, 0);
-          if (res.status === 500 || res.status > 504)
-            throw new Error(`a transfer answered HTTP ${res.status}: ${JSON.stringify(res.body)}`);
+          if (res.status === 500 || res.status > 504) throw new Error(`a transfer answered HTTP ${res.status}: ${JSON.stringify(res.body)}`);
         }),
       ),
     );
@@ -289,6 +292,32 @@ export function commandArbitraries(enabled: ReadonlySet<BehaviourName>): fc.Arbi
         command('settleTransfer', [ti, outcome], async ({ sim }) => {
           const pending = [...sim.world.transfers.values()].filter((t) => t.status === 'pending');
           if (pending.length > 0) sim.world.settleTransfer(pending[ti % pending.length]!.reference, outcome);
+        }),
+      ),
+    );
+  }
+
+  if (on('late') || on('twice')) {
+    // Interleaving: the customer pays a code just after the proxy asked the partner about it (the
+    // check before a new code), so the new code would be created after the old one was paid.
+    list.push(
+      index.map((ci) =>
+        command('payAfterNextRead', [ci], async ({ sim }) => {
+          const checkout = sim.checkouts[ci % Math.max(1, sim.checkouts.length)];
+          const last = checkout?.shown.at(-1);
+          if (last) sim.world.payAfterRead = last;
+        }),
+      ),
+    );
+  }
+  if (on('payouts')) {
+    // Interleaving: the partner approves a transfer at once and its notification is handled before the create's answer.
+    list.push(
+      via(enabled).map((at) =>
+        command('settleDuringCreate', [at], async ({ sim }) => {
+          sim.world.settleDuringCreate = async (notice) => {
+            await deliver(sim, notice.body, true, at);
+          };
         }),
       ),
     );
@@ -320,6 +349,7 @@ export async function newCheckout({ sim, memory }: SimContext, cents: number, is
   const payment = res.body?.payment as { reference?: string } | undefined;
   if (payment?.reference) {
     checkout.shown.push(payment.reference);
+    checkNewCode(sim, tag, payment.reference);
     checkShownPayment(sim, memory, payment, `the new checkout ${tag}`);
   }
 }
@@ -337,8 +367,7 @@ async function refund({ sim }: SimContext, ci: number, how: 'all' | 'half' | 'ov
     { 'Idempotency-Key': key },
   );
   crashIfHung(sim, 0);
-  if (res.status === 500 || res.status > 504)
-    throw new Error(`a refund answered HTTP ${res.status}: ${JSON.stringify(res.body)}`);
+  if (res.status === 500 || res.status > 504) throw new Error(`a refund answered HTTP ${res.status}: ${JSON.stringify(res.body)}`);
 }
 
 /**

@@ -71,12 +71,26 @@ export function checkShownPayment(sim: Sim, memory: FinalMemory, view: { referen
   memory.note(truth.reference, meaning, where);
 }
 
+/**
+ * A code shown to the customer for the first time: no earlier code of its checkout may have been
+ * paid (in the truth) before this one was created.
+ */
+export function checkNewCode(sim: Sim, tag: string, reference: string): void {
+  const fresh = sim.world.payments.get(reference);
+  if (!fresh) return;
+  counts.newCode++;
+  for (const earlier of sim.world.payments.values()) {
+    if (earlier.tag !== tag || earlier.reference === reference || earlier.createdOrder > fresh.createdOrder) continue;
+    if (earlier.status === 'approved' && earlier.paidOrder !== null && earlier.paidOrder < fresh.createdOrder) {
+      fail('newCode', `${reference} was shown for "${tag}", created after ${earlier.reference} had been paid (at ${new Date(earlier.paidAt ?? 0).toISOString()})`);
+    }
+  }
+}
+
 /** After every step: the store's records, the outbox's events, the payouts against the truth. */
 export async function checkStep(sim: Sim, memory: FinalMemory): Promise<void> {
   const { world, observer } = sim;
   for (const violation of world.violations) throw new SimViolationError(violation);
-  counts.newCode += world.newCodeChecks;
-  world.newCodeChecks = 0;
 
   // 1 and 5: what a read would show now, from what is stored (the view is a function of the record and the clock).
   const app = sim.instance(0).app;
@@ -134,6 +148,19 @@ export async function checkStep(sim: Sim, memory: FinalMemory): Promise<void> {
     const made = [...world.transfers.values()].find((t) => t.transactionId === payout.transactionId);
     if ((payout.state === 'refused' || payout.state === 'canceled') && made && made.status !== 'canceled') {
       fail('refunds', `payout ${payout.id} is ${payout.state}, but the partner made its transfer (${made.reference}, ${made.status}): its money is out`);
+    }
+    if (payout.reference !== null) {
+      for (const entry of outbox) {
+        if (entry.reference !== payout.reference || !entry.type.startsWith('transfer.')) continue;
+        counts.delivered++;
+        const data = (JSON.parse(entry.body) as { data?: { transfer_id?: unknown; checkout_id?: unknown } }).data ?? {};
+        if (data.transfer_id !== payout.id || (payout.checkoutId !== null && data.checkout_id !== payout.checkoutId)) {
+          fail(
+            'delivered',
+            `${entry.type} of ${payout.reference} names transfer ${String(data.transfer_id)} and checkout ${String(data.checkout_id)}, not payout ${payout.id} of ${payout.checkoutId}`,
+          );
+        }
+      }
     }
     if (payout.state === 'approved' && made?.status !== 'approved')
       fail('paid', `payout ${payout.id} is approved, but the partner says ${made?.status ?? 'no transfer'}`);
