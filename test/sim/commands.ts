@@ -34,6 +34,8 @@ export const BEHAVIOURS = [
   'payouts',
   /** The merchant's receiver failing. */
   'merchant',
+  /** Steps inside a partner call: paid just after the proxy's check, a transfer's notification before its create's answer. */
+  'interleavings',
 ] as const;
 export type BehaviourName = (typeof BEHAVIOURS)[number];
 
@@ -68,9 +70,11 @@ export function configArbitrary(enabled: ReadonlySet<BehaviourName>): fc.Arbitra
       setting,
       statusForm,
       createStatus: fc.boolean(),
-      notifyFormat: fc.constantFrom('old' as const, 'new' as const),
+      notifyFormat: enabled.has('notifications')
+        ? fc.constantFrom('old' as const, 'new' as const, 'wrapped' as const)
+        : fc.constantFrom('old' as const, 'new' as const),
       intake: fc.constantFrom('secret' as const, 'open' as const),
-      renewals: enabled.has('twice') ? fc.integer({ min: 0, max: 2 }) : fc.constant(0),
+      renewals: enabled.has('twice') || enabled.has('interleavings') ? fc.integer({ min: 0, max: 2 }) : fc.constant(0),
     }),
     twoInstances: enabled.has('instances') ? fc.boolean() : fc.constant(false),
   });
@@ -156,16 +160,17 @@ export function commandArbitraries(enabled: ReadonlySet<BehaviourName>): fc.Arbi
   list.push(clockCommand, clockCommand);
 
   // The partner's notifications: the oldest waiting, or another (reordered); through the intake the partner uses.
-  const deliverCommand = fc.tuple(on('notifications') ? index : fc.constant(0), on('notifications') ? fc.boolean() : fc.constant(false)).map(([ni, keep]) =>
-    command('deliver', [ni, keep], async ({ sim }) => {
-      const { outgoing } = sim.world;
-      if (outgoing.length === 0) return;
-      const at = ni % outgoing.length;
-      const notice = outgoing[at]!;
-      if (!keep) outgoing.splice(at, 1);
-      await deliver(sim, notice.body, true);
-    }),
-  );
+  const deliverCommand = fc
+    .tuple(on('notifications') ? index : fc.constant(0), on('notifications') ? fc.boolean() : fc.constant(false), via(enabled))
+    .map(([ni, keep, at]) =>
+      command('deliver', [ni, keep, at], async ({ sim }) => {
+        const { outgoing } = sim.world;
+        if (outgoing.length === 0) return;
+        const notice = outgoing[ni % outgoing.length]!;
+        if (!keep) outgoing.splice(ni % outgoing.length, 1);
+        await deliver(sim, notice.body, true, at);
+      }),
+    );
   list.push(deliverCommand, deliverCommand);
   list.push(
     via(enabled).map((at) =>
@@ -193,7 +198,7 @@ export function commandArbitraries(enabled: ReadonlySet<BehaviourName>): fc.Arbi
         if (!checkout) return;
         const view = await sim.api(at, 'GET', `/api/checkouts/${checkout.id}`);
         crashIfHung(sim, at);
-        if (view.status === 200 && view.body?.payment) checkShownPayment(sim, memory, view.body.payment as object, `the merchant's view of ${checkout.tag}`);
+        if (view.status === 200 && view.body?.payment) checkShownPayment(sim, memory, view.body.payment, `the merchant's view of ${checkout.tag}`);
         const last = checkout.shown.at(-1);
         if (!last) return;
         const res = await sim.request(at, 'GET', `/api/payments/${last}`);
@@ -297,7 +302,7 @@ export function commandArbitraries(enabled: ReadonlySet<BehaviourName>): fc.Arbi
     );
   }
 
-  if (on('late') || on('twice')) {
+  if (on('interleavings')) {
     // Interleaving: the customer pays a code just after the proxy asked the partner about it (the
     // check before a new code), so the new code would be created after the old one was paid.
     list.push(
@@ -310,7 +315,7 @@ export function commandArbitraries(enabled: ReadonlySet<BehaviourName>): fc.Arbi
       ),
     );
   }
-  if (on('payouts')) {
+  if (on('interleavings') && on('payouts')) {
     // Interleaving: the partner approves a transfer at once and its notification is handled before the create's answer.
     list.push(
       via(enabled).map((at) =>
@@ -318,6 +323,24 @@ export function commandArbitraries(enabled: ReadonlySet<BehaviourName>): fc.Arbi
           sim.world.settleDuringCreate = async (notice) => {
             await deliver(sim, notice.body, true, at);
           };
+        }),
+      ),
+    );
+  }
+
+  if (on('interleavings') && on('merchant') && on('instances')) {
+    // Interleaving: a delivery outlives its claim; the other instance delivers meanwhile, then this one's attempt fails.
+    list.push(
+      via(enabled).map((at) =>
+        command('slowDelivery', [at], async ({ sim }) => {
+          if (sim.instances.length < 2) return;
+          sim.receiver.duringNext = async () => {
+            sim.clock += 31_000;
+            await sim.instance(at + 1).app.pix.notifier?.runOnce();
+            return false;
+          };
+          await sim.instance(at).app.pix.notifier?.runOnce();
+          sim.receiver.duringNext = undefined;
         }),
       ),
     );
@@ -377,6 +400,7 @@ async function refund({ sim }: SimContext, ci: number, how: 'all' | 'half' | 'ov
 export async function heal(sim: Sim): Promise<void> {
   sim.world.healAll();
   sim.receiver.failNext = 0;
+  sim.receiver.duringNext = undefined;
   for (const at of sim.instances.keys()) crashIfHung(sim, at);
   for (const notice of sim.world.outgoing.splice(0)) await deliver(sim, notice.body, true);
   sim.advance(EXPIRATION_SECONDS * 1000 + 2 * 3_600_000);

@@ -67,11 +67,11 @@ export function installDeterminism(): () => void {
   };
   syncBuiltinESMExports();
   const realFetch = globalThis.fetch;
-  globalThis.fetch = (async (input: RequestInfo | URL, init?: RequestInit) => {
+  globalThis.fetch = async (input: RequestInfo | URL, init?: RequestInit) => {
     const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
     if (url === MERCHANT_URL && currentReceiver) return currentReceiver(init);
     return realFetch(input, init);
-  }) as typeof fetch;
+  };
   return () => {
     Object.defineProperty(perf, 'now', { configurable: true, writable: true, value: realNow });
     intake.confirmIntervalMs = interval;
@@ -124,6 +124,8 @@ export interface Receiver {
   received: Map<string, number>;
   /** Each event id's first body. */
   events: Map<string, { type: string; reference: string; checkoutId: string | null }>;
+  /** Interleaving: runs while the next delivery is in flight; false makes that delivery fail. */
+  duringNext?: (() => Promise<boolean>) | undefined;
 }
 
 export class Sim {
@@ -148,7 +150,7 @@ export class Sim {
 
   constructor(readonly options: SimOptions) {
     this.world = new SimWorld(options.behaviour, () => this.clock);
-    this.dir = mkdtempSync(join(tmpdir(), 'pix-sim-'));
+    this.dir = mkdtempSync(join(process.env.SIM_TMPDIR ?? tmpdir(), 'pix-sim-'));
   }
 
   async start(): Promise<void> {
@@ -199,11 +201,20 @@ export class Sim {
   }
 
   private async receive(init: RequestInit | undefined): Promise<Response> {
+    const during = this.receiver.duringNext;
+    if (during) {
+      this.receiver.duringNext = undefined;
+      if (!(await during())) return new Response('slow, then failed', { status: 502 });
+    }
     if (this.receiver.failNext > 0) {
       this.receiver.failNext--;
       return new Response('down', { status: 500 });
     }
-    const body = JSON.parse(String(init?.body)) as { id: string; type: string; data: { reference: string; checkout_id: string | null } };
+    const body = JSON.parse(typeof init?.body === 'string' ? init.body : '{}') as {
+      id: string;
+      type: string;
+      data: { reference: string; checkout_id: string | null };
+    };
     this.receiver.received.set(body.id, (this.receiver.received.get(body.id) ?? 0) + 1);
     if (!this.receiver.events.has(body.id))
       this.receiver.events.set(body.id, { type: body.type, reference: body.data.reference, checkoutId: body.data.checkout_id });
@@ -245,7 +256,7 @@ export class Sim {
     }
     const answer = Promise.resolve(instance.app.request(path, init)).then(async (res) => {
       const text = await res.text();
-      let json: Record<string, unknown> | null = null;
+      let json: Record<string, unknown> | null;
       try {
         json = text ? (JSON.parse(text) as Record<string, unknown>) : null;
       } catch {

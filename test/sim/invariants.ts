@@ -42,6 +42,14 @@ function fail(key: InvariantKey, message: string): never {
 /** What the proxy has shown or told as final, per reference: a final state never changes. */
 export class FinalMemory {
   private readonly seen = new Map<string, { status: Meaning; where: string }>();
+  private readonly delivered = new Set<string>();
+
+  /** A delivery recorded delivered stays delivered (another instance's late failure never overwrites it). */
+  noteDelivery(eventId: string, state: string): void {
+    counts.delivered++;
+    if (state === 'delivered') this.delivered.add(eventId);
+    else if (this.delivered.has(eventId)) fail('delivered', `event ${eventId} was delivered and is now ${state}`);
+  }
 
   note(reference: string, status: Meaning | null, where: string): void {
     if (status === null || status === 'pending') return;
@@ -82,7 +90,10 @@ export function checkNewCode(sim: Sim, tag: string, reference: string): void {
   for (const earlier of sim.world.payments.values()) {
     if (earlier.tag !== tag || earlier.reference === reference || earlier.createdOrder > fresh.createdOrder) continue;
     if (earlier.status === 'approved' && earlier.paidOrder !== null && earlier.paidOrder < fresh.createdOrder) {
-      fail('newCode', `${reference} was shown for "${tag}", created after ${earlier.reference} had been paid (at ${new Date(earlier.paidAt ?? 0).toISOString()})`);
+      fail(
+        'newCode',
+        `${reference} was shown for "${tag}", created after ${earlier.reference} had been paid (at ${new Date(earlier.paidAt ?? 0).toISOString()})`,
+      );
     }
   }
 }
@@ -114,6 +125,10 @@ export async function checkStep(sim: Sim, memory: FinalMemory): Promise<void> {
     counts.delivered++;
     if (ids.has(entry.eventId)) fail('delivered', `event ${entry.eventId} is in the outbox twice`);
     ids.add(entry.eventId);
+    memory.noteDelivery(entry.eventId, entry.state);
+    // The receiver answered 2xx to it: it is delivered, whatever another attempt did after.
+    if (sim.receiver.received.has(entry.eventId) && entry.state !== 'delivered')
+      fail('delivered', `event ${entry.eventId} was received by the merchant (2xx) but is ${entry.state} in the outbox (${entry.lastError ?? 'no error'})`);
     counts.paid++;
     if (entry.type === 'payment.paid' || entry.type === 'payment.canceled') {
       const truth = world.payments.get(entry.reference);

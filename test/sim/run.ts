@@ -43,6 +43,21 @@ export function behavioursFrom(text: string | undefined): BehaviourName[] {
   return names as BehaviourName[];
 }
 
+/** A step that never ends is a deadlock of the proxy (or the sim): real time only detects it, never decides anything. */
+async function stepWithin(step: Promise<void>, label: string): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const stuck = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`step ${label} did not end within ${STEP_LIMIT_MS / 1000} s (a deadlock)`)), STEP_LIMIT_MS);
+  });
+  try {
+    await Promise.race([step, stuck]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+const STEP_LIMIT_MS = 30_000;
+
 /** One run: its config and steps, against a fresh proxy. Throws on a violation. */
 export async function runOne(config: RunConfig, commands: Iterable<fc.AsyncCommand<object, SimContext>>, checks: CheckOptions): Promise<Sim> {
   const sim = new Sim(config);
@@ -56,11 +71,11 @@ export async function runOne(config: RunConfig, commands: Iterable<fc.AsyncComma
     await newCheckout(context, 1000, true, 0);
     await checkStep(sim, memory);
     for (const cmd of commands) {
-      await cmd.run({}, context);
+      await stepWithin(cmd.run({}, context), String(cmd));
       await checkStep(sim, memory);
     }
     sim.log.push('heal');
-    await heal(sim);
+    await stepWithin(heal(sim), 'heal');
     await checkStep(sim, memory);
     await checkEnd(sim, memory, checks);
     if (process.env.SIM_TRACE) console.log(`run ok: ${JSON.stringify(config)}\n  ${sim.log.join('\n  ')}`);

@@ -25,7 +25,8 @@ export interface Behaviour {
   statusForm: 'code' | 'word' | 'none';
   /** Whether a create's answer carries the new payment's status. */
   createStatus: boolean;
-  notifyFormat: 'old' | 'new';
+  /** The spec's two formats (old: the record; new: an event around it), or a wrapper we never named. */
+  notifyFormat: 'old' | 'new' | 'wrapped';
   /** The proxy's intake: behind a secret path (notifications are authenticated), or open to anyone. */
   intake: 'secret' | 'open';
   /** Renewals a checkout may use (PIX_RENEWALS). */
@@ -160,10 +161,13 @@ export class SimWorld implements PartnerClient {
   private notify(kind: 'payment' | 'transfer', reference: string, outcome: 'approved' | 'canceled', cents: number): void {
     const id = `evt-${++this.noticeSeq}`;
     const fields = { external_reference: reference, ...this.statusField(outcome), value: cents / 100 };
+    const format = this.behaviour.notifyFormat;
     const body =
-      this.behaviour.notifyFormat === 'old'
+      format === 'old'
         ? { type: kind, ...fields }
-        : { id, event: `${kind}.${outcome}`, occurred_at: new Date(this.now()).toISOString(), data: { type: kind, ...fields } };
+        : format === 'new'
+          ? { id, event: `${kind}.${outcome}`, occurred_at: new Date(this.now()).toISOString(), data: { type: kind, ...fields } }
+          : { event: `${kind}.${outcome}`, payload: { envelope: { transaction: { type: kind, ...fields } } } };
     const notice = { id, reference, body: JSON.stringify(body) };
     this.outgoing.push(notice);
     this.sent.push(notice);
@@ -191,7 +195,7 @@ export class SimWorld implements PartnerClient {
     const fault = this.take('createPayment');
     const transactionId = input.transaction_id ?? `sim-tx-${this.seq + 1}`;
     const acts = fault === null || fault === 'lost' || fault === 'timeout_acted' || fault === 'hang';
-    if (!acts) throw createError('createPayment', fault!, transactionId);
+    if (!acts) throw createError('createPayment', fault, transactionId);
     const now = this.now();
     const tag = input.description?.startsWith('sim ') ? input.description : null;
     const reference = `sim-pay-${++this.seq}`;
@@ -290,7 +294,7 @@ export class SimWorld implements PartnerClient {
     const fault = this.take('createTransfer');
     const tx = transactionId ?? `sim-ttx-${this.seq + 1}`;
     const acts = fault === null || fault === 'lost' || fault === 'timeout_acted' || fault === 'hang' || fault === 'conflict_acted';
-    if (!acts) throw createError('createTransfer', fault!, tx);
+    if (!acts) throw createError('createTransfer', fault, tx);
     const reference = `sim-tr-${++this.seq}`;
     const t: TruthTransfer = { reference, transactionId: tx, valueCents: Math.round(value * 100), status: 'pending', createdAt: this.now() };
     this.transfers.set(reference, t);
