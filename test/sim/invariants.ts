@@ -24,7 +24,7 @@ export class SimViolationError extends Error {
   }
 }
 
-/** How many times each invariant was checked, over every run of a process. */
+/** How many times each invariant was checked, over the runs of one simulation (runSimulation resets it). */
 export const counts: Record<InvariantKey, number> = { paid: 0, refunds: 0, delivered: 0, newCode: 0, final: 0, numbering: 0 };
 
 export interface CheckOptions {

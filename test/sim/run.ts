@@ -95,6 +95,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
   const enabled = new Set(options.behaviours ?? BEHAVIOURS);
   const checks: CheckOptions = { overpaid: options.checks?.overpaid ?? true };
   const maxSteps = options.maxSteps ?? 40;
+  for (const key of Object.keys(counts) as (keyof typeof counts)[]) counts[key] = 0;
   let done = 0;
   let last: { error: Error & { simLog?: string[] }; config: RunConfig } | null = null;
   const property = fc.asyncProperty(
