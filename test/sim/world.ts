@@ -33,9 +33,9 @@ export interface Behaviour {
   renewals: number;
 }
 
-export const PAYMENT_FAULTS = ['lost', 'timeout_acted', 'timeout', 'unavailable', 'refused', 'hang'] as const;
-export const READ_FAULTS = ['unavailable', 'timeout', 'not_found', 'no_status'] as const;
-export const TRANSFER_FAULTS = ['lost', 'timeout_acted', 'timeout', 'unavailable', 'refused', 'conflict_acted', 'hang'] as const;
+export const PAYMENT_FAULTS = ['lost', 'timeout_acted', 'timeout', 'unavailable', 'refused', 'unauthorized', 'hang'] as const;
+export const READ_FAULTS = ['unavailable', 'timeout', 'unauthorized', 'not_found', 'no_status'] as const;
+export const TRANSFER_FAULTS = ['lost', 'timeout_acted', 'timeout', 'unavailable', 'refused', 'unauthorized', 'conflict_acted', 'hang'] as const;
 export type Fault = (typeof PAYMENT_FAULTS)[number] | (typeof READ_FAULTS)[number] | (typeof TRANSFER_FAULTS)[number];
 export type FaultOp = 'createPayment' | 'getPayment' | 'createTransfer' | 'checkTransfer';
 
@@ -263,7 +263,7 @@ export class SimWorld implements PartnerClient {
 
   async getPayment(externalReference: string): Promise<PaymentDetails> {
     const fault = this.take('getPayment');
-    if (fault === 'unavailable' || fault === 'timeout') throw readError('getPayment', fault);
+    if (fault === 'unavailable' || fault === 'timeout' || fault === 'unauthorized') throw readError('getPayment', fault);
     const p = this.payments.get(externalReference);
     if (!p || fault === 'not_found') throw new PartnerError('not_found', 'getPayment: not found (HTTP 404)', { operation: 'getPayment', status: 404 });
     const status = fault === 'no_status' ? {} : this.statusField(p.status);
@@ -317,7 +317,7 @@ export class SimWorld implements PartnerClient {
 
   async checkTransfer(externalReference: string): Promise<TransferDetails> {
     const fault = this.take('checkTransfer');
-    if (fault === 'unavailable' || fault === 'timeout') throw readError('checkTransfer', fault);
+    if (fault === 'unavailable' || fault === 'timeout' || fault === 'unauthorized') throw readError('checkTransfer', fault);
     const t = this.transfers.get(externalReference);
     if (!t || fault === 'not_found') throw new PartnerError('not_found', 'checkTransfer: not found (HTTP 404)', { operation: 'checkTransfer', status: 404 });
     const status = fault === 'no_status' ? {} : this.statusField(t.status);
@@ -345,6 +345,9 @@ function createError(operation: string, fault: Fault | 'conflict', transactionId
             upstreamMessage: 'key owner differs',
           })
         : new PartnerError('refused', `${operation}: refused (HTTP 400)`, { operation, status: 400, upstreamMessage: 'invalid data' });
+    case 'unauthorized':
+      // A token refused even after the client's one new login: nothing was done (the next call may succeed).
+      return new PartnerError('unauthorized', `${operation}: refused credentials (HTTP 401)`, { operation, status: 401 });
     case 'conflict':
       // A 409 the partner gave after it acted (a firewall's, a duplicate's): the real client reads any 4xx as a refusal.
       return new PartnerError('refused', `${operation}: refused (HTTP 409)`, { operation, status: 409, upstreamMessage: 'conflict' });
@@ -353,7 +356,8 @@ function createError(operation: string, fault: Fault | 'conflict', transactionId
   }
 }
 
-function readError(operation: string, fault: 'unavailable' | 'timeout'): PartnerError {
+function readError(operation: string, fault: 'unavailable' | 'timeout' | 'unauthorized'): PartnerError {
+  if (fault === 'unauthorized') return new PartnerError('unauthorized', `${operation}: refused credentials (HTTP 401)`, { operation, status: 401 });
   return fault === 'timeout'
     ? new PartnerError('timeout', `${operation}: the partner service did not answer within 10000 ms`, { operation })
     : new PartnerError('unavailable', `${operation}: the partner service failed (HTTP 503)`, { operation, status: 503 });
