@@ -74,7 +74,7 @@ export function configArbitrary(enabled: ReadonlySet<BehaviourName>): fc.Arbitra
         ? fc.constantFrom('old' as const, 'new' as const, 'wrapped' as const)
         : fc.constantFrom('old' as const, 'new' as const),
       intake: fc.constantFrom('secret' as const, 'open' as const),
-      renewals: enabled.has('twice') || enabled.has('interleavings') ? fc.integer({ min: 0, max: 2 }) : fc.constant(0),
+      renewals: enabled.has('twice') ? fc.integer({ min: 0, max: 2 }) : fc.constant(0),
     }),
     twoInstances: enabled.has('instances') ? fc.boolean() : fc.constant(false),
   });
@@ -302,7 +302,7 @@ export function commandArbitraries(enabled: ReadonlySet<BehaviourName>): fc.Arbi
     );
   }
 
-  if (on('interleavings')) {
+  if (on('interleavings') && on('twice')) {
     // Interleaving: the customer pays a code just after the proxy asked the partner about it (the
     // check before a new code), so the new code would be created after the old one was paid.
     list.push(

@@ -225,8 +225,10 @@ export async function checkEnd(sim: Sim, memory: FinalMemory, options: CheckOpti
     }
   }
 
-  // 3: liveness, where the proxy can know (codes it may trust, or words).
-  const knowable = behaviour.statusForm !== 'none' && !wrong;
+  // 3: liveness, where the proxy can know: statuses in words, or codes it could verify (a right
+  // setting, and an approved code read on a payment before its expiry's hour less 5 minutes, which
+  // verifies the approved code and then lets the canceled one be verified after the hour).
+  const knowable = behaviour.statusForm === 'word' || (behaviour.statusForm === 'code' && !wrong && world.approvedReadEarly.size > 0);
   const outbox = await observer.outbox.list({ limit: 100_000 });
   const events = new Map(outbox.map((e) => [`${e.type}|${e.reference}`, e]));
   if (knowable) {
