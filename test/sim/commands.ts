@@ -247,12 +247,16 @@ export function commandArbitraries(enabled: ReadonlySet<BehaviourName>): fc.Arbi
     if (on('payouts')) {
       ops.push(['createTransfer', TRANSFER_FAULTS.filter((f) => f !== 'hang')], ['checkTransfer', READ_FAULTS]);
     }
-    list.push(
-      fc
-        .constantFrom(...ops)
-        .chain(([op, faults]) => fc.tuple(fc.constant(op), fc.constantFrom(...faults)))
-        .map(([op, fault]) => command('fault', [op, fault], async ({ sim }) => sim.world.arm(op, fault))),
-    );
+    const faultCommand = fc
+      .constantFrom(...ops)
+      .chain(([op, faults]) => fc.tuple(fc.constant(op), fc.constantFrom(...faults), fc.integer({ min: 1, max: 3 })))
+      .map(([op, fault, n]) =>
+        command('fault', [op, fault, n], async ({ sim }) => {
+          // The next n calls of that operation (a fault that lasts a while).
+          for (let i = 0; i < n; i++) sim.world.arm(op, fault);
+        }),
+      );
+    list.push(faultCommand, faultCommand);
   }
 
   if (on('crash')) {
