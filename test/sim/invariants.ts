@@ -64,7 +64,12 @@ export class FinalMemory {
 }
 
 /** A payment view (browser or merchant) as shown: paid only if the truth is approved in full, canceled only if canceled. */
-export function checkShownPayment(sim: Sim, memory: FinalMemory, view: { reference?: unknown; status?: unknown }, where: string): void {
+export function checkShownPayment(
+  sim: Sim,
+  memory: FinalMemory,
+  view: { reference?: unknown; status?: unknown; value?: unknown; amount_mismatch?: unknown; paid_value?: unknown },
+  where: string,
+): void {
   if (typeof view.reference !== 'string' || typeof view.status !== 'string') return;
   const truth = sim.world.payments.get(view.reference);
   counts.paid++;
@@ -72,7 +77,9 @@ export function checkShownPayment(sim: Sim, memory: FinalMemory, view: { referen
   const meaning = meaningOfStatus(view.status);
   if (meaning === 'approved') {
     if (truth.status !== 'approved') fail('paid', `${where} shows ${truth.reference} paid, but the partner says ${truth.status}`);
-    if ((truth.paidCents ?? 0) < truth.valueCents)
+    // Paid less than asked: shown paid only with the difference flagged (never as paid in full).
+    const flagged = Boolean(view.amount_mismatch) || (typeof view.paid_value === 'number' && typeof view.value === 'number' && view.paid_value < view.value);
+    if ((truth.paidCents ?? 0) < truth.valueCents && !flagged)
       fail('paid', `${where} shows ${truth.reference} paid, but the customer paid ${truth.paidCents} of ${truth.valueCents} cents`);
   }
   if (meaning === 'canceled' && truth.status !== 'canceled') fail('paid', `${where} shows ${truth.reference} canceled, but the partner says ${truth.status}`);
@@ -262,7 +269,12 @@ export async function checkEnd(sim: Sim, memory: FinalMemory, options: CheckOpti
       counts.final++;
       const view = await sim.api(0, 'GET', `/api/checkouts/${checkout.id}`);
       const flagged = view.body?.overpaid !== undefined && view.body.overpaid !== null && view.body.overpaid !== false;
-      const told = outbox.some((e) => e.type === 'checkout.overpaid' && e.body.includes(checkout.id));
+      // One code paid more than asked may be told as that payment's amount mismatch instead.
+      const told = outbox.some(
+        (e) =>
+          (e.type === 'checkout.overpaid' && e.body.includes(checkout.id)) ||
+          (e.type === 'payment.amount_mismatch' && paid.length === 1 && e.reference === paid[0]!.reference),
+      );
       if (!flagged && !told)
         fail(
           'final',
