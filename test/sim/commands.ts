@@ -350,6 +350,41 @@ export function commandArbitraries(enabled: ReadonlySet<BehaviourName>): fc.Arbi
     );
   }
 
+  if (on('interleavings')) {
+    // Two things at once (two pages, a page and a notification, a pass and a refund): the event
+    // loop interleaves them at every await, the same way each time.
+    const action = fc.oneof(
+      fc.tuple(fc.constant('page' as const), index, fc.boolean(), via(enabled)),
+      fc.tuple(fc.constant('deliver' as const), index, fc.constant(false), via(enabled)),
+      fc.tuple(fc.constant('reconcile' as const), index, fc.constant(false), via(enabled)),
+      ...(on('payouts') ? [fc.tuple(fc.constant('refund' as const), index, fc.constant(false), fc.constant(0))] : []),
+    );
+    list.push(
+      fc.tuple(action, action).map(([a, b]) =>
+        command('together', [a, b], async (context) => {
+          const run = async ([kind, i, flag, at]: [string, number, boolean, number]) => {
+            const { sim } = context;
+            if (kind === 'page') return page(context, i, flag && on('twice'), at);
+            if (kind === 'refund') return refund(context, i, 'all', false);
+            if (kind === 'reconcile') {
+              await sim
+                .instance(at)
+                .app.pix.reconciler.runOnce()
+                .catch(() => undefined);
+              return;
+            }
+            const { outgoing } = sim.world;
+            if (outgoing.length === 0) return;
+            const notice = outgoing.splice(i % outgoing.length, 1)[0]!;
+            await deliver(sim, notice.body, true, at);
+          };
+          await Promise.all([run(a), run(b)]);
+          await context.sim.settle();
+        }),
+      ),
+    );
+  }
+
   if (on('merchant')) {
     list.push(fc.integer({ min: 1, max: 3 }).map((n) => command('merchantDown', [n], async ({ sim }) => void (sim.receiver.failNext += n))));
   }
