@@ -1,0 +1,307 @@
+/**
+ * One simulated run: the real proxy (createApp over the real SQLite store, a file in a temp
+ * directory) against the simulated partner (world.ts), on a fake clock. It crashes and restarts
+ * instances (a new store object on the same file, a new createApp: no graceful work), runs a second
+ * instance on the same file, plays the merchant's receiver (the proxy's deliveries go to an
+ * in-process fetch), and checks the invariants after every step (invariants.ts).
+ *
+ * Determinism: the proxy's background loops are off (the sim runs reconciler and delivery passes
+ * as commands); real time (performance.now, read by the proxy for its confirmation interval and the
+ * numbering's reload) follows the fake clock; ids come from a counter; the delivery jitter from a
+ * fixed sequence. installDeterminism() sets this up for the process and undoes it.
+ */
+import crypto from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { syncBuiltinESMExports } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createApp, type PixApp } from '../../server/app.ts';
+import { DEFAULTS } from '../../server/config.ts';
+import { createLogger } from '../../server/log.ts';
+import { openSqliteStore } from '../../server/store/sqlite/sqlite-store.ts';
+import type { Store } from '../../server/store/store.ts';
+import { SimWorld, type Behaviour } from './world.ts';
+
+export const T0 = Date.UTC(2030, 0, 1, 12);
+export const API_KEY = 'sim-api-key-0123456789';
+export const SECRET_PATH = 'sim-secret-path-0123456789abcdef';
+export const MERCHANT_URL = 'https://merchant.sim.example/hooks/pix';
+/** Seconds each code stays payable (the proxy's PIX_EXPIRATION_SECONDS). */
+export const EXPIRATION_SECONDS = 600;
+
+/** The clock of the run in progress: performance.now follows it. */
+let currentClock: (() => number) | null = null;
+
+/**
+ * Makes the process deterministic for simulated runs: performance.now follows the run's clock,
+ * randomUUID and randomBytes count, the confirmation interval is 0, global fetch answers the
+ * merchant's receiver in-process. Answers the undo.
+ */
+export function installDeterminism(): () => void {
+  const perf = globalThis.performance;
+  const realNow = perf.now.bind(perf);
+  const started = realNow();
+  Object.defineProperty(perf, 'now', { configurable: true, writable: true, value: () => (currentClock ? currentClock() - T0 : realNow() - started) });
+  const intake = DEFAULTS.webhookIntake as { confirmIntervalMs: number };
+  const interval = intake.confirmIntervalMs;
+  intake.confirmIntervalMs = 0;
+  const realUUID = crypto.randomUUID;
+  const realBytes = crypto.randomBytes;
+  let counter = 0;
+  const bytes = (size: number): Buffer => {
+    const out = Buffer.alloc(size);
+    let n = ++counter;
+    for (let i = size - 1; i >= 0; i--) {
+      out[i] = (n & 0xff) ^ (i * 37);
+      n = Math.floor(n / 256);
+    }
+    return out;
+  };
+  (crypto as { randomUUID: () => string }).randomUUID = () => {
+    const hex = (++counter).toString(16).padStart(12, '0');
+    return `00000000-0000-4000-8000-${hex}`;
+  };
+  (crypto as unknown as { randomBytes: (size: number, cb?: unknown) => Buffer }).randomBytes = (size: number, cb?: unknown) => {
+    if (typeof cb === 'function') return realBytes(size, cb as never) as unknown as Buffer;
+    return bytes(size);
+  };
+  syncBuiltinESMExports();
+  const realFetch = globalThis.fetch;
+  globalThis.fetch = async (input: RequestInfo | URL, init?: RequestInit) => {
+    const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
+    if (url === MERCHANT_URL && currentReceiver) return currentReceiver(init);
+    return realFetch(input, init);
+  };
+  return () => {
+    Object.defineProperty(perf, 'now', { configurable: true, writable: true, value: realNow });
+    intake.confirmIntervalMs = interval;
+    (crypto as { randomUUID: () => string }).randomUUID = realUUID;
+    (crypto as unknown as { randomBytes: typeof realBytes }).randomBytes = realBytes;
+    syncBuiltinESMExports();
+    globalThis.fetch = realFetch;
+    currentClock = null;
+    currentReceiver = null;
+  };
+}
+
+let currentReceiver: ((init: RequestInit | undefined) => Promise<Response>) | null = null;
+
+export interface SimOptions {
+  behaviour: Behaviour;
+  /** A second instance on the same SQLite file serves the commands that name it. */
+  twoInstances: boolean;
+}
+
+export interface Instance {
+  store: Store;
+  app: PixApp;
+  /** A call of it never returned (a hung partner call): it must be crashed. */
+  hung: boolean;
+  /** Crashed instances are abandoned (not closed gracefully); the run closes their stores at its end. */
+  generation: number;
+}
+
+/** A checkout the merchant created. */
+export interface SimCheckout {
+  id: string;
+  /** Its description: the simulated partner knows a checkout's payments by it. */
+  tag: string;
+  valueCents: number;
+  /** References of the codes shown to the customer, oldest first. */
+  shown: string[];
+}
+
+export interface SimResponse {
+  status: number;
+  body: Record<string, unknown> | null;
+}
+
+/** What the merchant's receiver got. */
+export interface Receiver {
+  /** Fail the next n deliveries (HTTP 500). */
+  failNext: number;
+  /** Deliveries per event id. */
+  received: Map<string, number>;
+  /** Each event id's first body. */
+  events: Map<string, { type: string; reference: string; checkoutId: string | null }>;
+  /** Interleaving: runs while the next delivery is in flight; false makes that delivery fail. */
+  duringNext?: (() => Promise<boolean>) | undefined;
+}
+
+export class Sim {
+  clock = T0;
+  readonly world: SimWorld;
+  readonly dir: string;
+  readonly instances: Instance[] = [];
+  /** Every store opened, crashed ones included (closed at the end). */
+  private readonly stores: Store[] = [];
+  /** Reads the file with no cache in front: what is stored, whatever an instance holds in memory. */
+  observer!: Store;
+  readonly checkouts: SimCheckout[] = [];
+  readonly errors: string[] = [];
+  readonly receiver: Receiver = { failNext: 0, received: new Map(), events: new Map() };
+  /** Payout requests made: idempotency keys in order. */
+  readonly keys: string[] = [];
+  private keySeq = 0;
+  private jitter = 0;
+  /** Steps taken (for messages). */
+  step = 0;
+  readonly log: string[] = [];
+
+  constructor(readonly options: SimOptions) {
+    this.world = new SimWorld(options.behaviour, () => this.clock);
+    this.dir = mkdtempSync(join(process.env.SIM_TMPDIR ?? tmpdir(), 'pix-sim-'));
+  }
+
+  async start(): Promise<void> {
+    currentClock = () => this.clock;
+    currentReceiver = (init) => this.receive(init);
+    this.observer = openSqliteStore({ dataDir: this.dir, cacheSize: 0 });
+    this.stores.push(this.observer);
+    this.instances.push(this.boot(0));
+    if (this.options.twoInstances) this.instances.push(this.boot(0));
+  }
+
+  private boot(generation: number): Instance {
+    const store = openSqliteStore({ dataDir: this.dir });
+    this.stores.push(store);
+    const { behaviour } = this.options;
+    const errors = this.errors;
+    const logger = createLogger({
+      level: 'error',
+      destination: {
+        write(line: string) {
+          errors.push(line);
+        },
+      },
+    });
+    const merchantWebhook = { url: MERCHANT_URL, secret: 'whsec_sim_0123456789', random: () => this.nextJitter() };
+    const app = createApp({
+      partner: this.world,
+      store,
+      now: () => this.clock,
+      logger,
+      background: false,
+      rateLimits: false,
+      apiKey: API_KEY,
+      expirationSeconds: EXPIRATION_SECONDS,
+      renewals: behaviour.renewals,
+      statusCodes: behaviour.setting,
+      webhooks: behaviour.intake === 'secret' ? { secretPath: SECRET_PATH } : undefined,
+      merchantWebhook,
+      partnerScope: 'sim',
+    });
+    return { store, app, hung: false, generation };
+  }
+
+  /** A fixed sequence in [0, 1): the deliveries' jitter. */
+  private nextJitter(): number {
+    this.jitter = (this.jitter + 0.381966) % 1;
+    return this.jitter;
+  }
+
+  private async receive(init: RequestInit | undefined): Promise<Response> {
+    const during = this.receiver.duringNext;
+    if (during) {
+      this.receiver.duringNext = undefined;
+      if (!(await during())) return new Response('slow, then failed', { status: 502 });
+    }
+    if (this.receiver.failNext > 0) {
+      this.receiver.failNext--;
+      return new Response('down', { status: 500 });
+    }
+    const body = JSON.parse(typeof init?.body === 'string' ? init.body : '{}') as {
+      id: string;
+      type: string;
+      data: { reference: string; checkout_id: string | null };
+    };
+    this.receiver.received.set(body.id, (this.receiver.received.get(body.id) ?? 0) + 1);
+    if (!this.receiver.events.has(body.id))
+      this.receiver.events.set(body.id, { type: body.type, reference: body.data.reference, checkoutId: body.data.checkout_id });
+    return new Response(null, { status: 204 });
+  }
+
+  instance(via: number): Instance {
+    return this.instances[via % this.instances.length]!;
+  }
+
+  /** The process of that instance dies: nothing graceful runs; a new one opens the same file. */
+  crash(via: number): void {
+    const at = via % this.instances.length;
+    const old = this.instances[at]!;
+    // What was in flight in it never resumes (the simulated partner's hung calls never answer);
+    // its processor is told to stop so its leftovers do not act after the "death".
+    old.app.pix.processor.close();
+    this.instances[at] = this.boot(old.generation + 1);
+  }
+
+  /** Lets everything started settle: processing of notifications, reads after a create. */
+  async settle(): Promise<void> {
+    for (let i = 0; i < 3; i++) {
+      await new Promise((resolve) => setImmediate(resolve));
+      await Promise.all(this.instances.map((instance) => instance.app.pix.processor.idle()));
+    }
+  }
+
+  /**
+   * A request to an instance. A request that does not answer once everything settled is hung (a
+   * partner call that never returns): the instance is marked so the caller crashes it.
+   */
+  async request(via: number, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<SimResponse> {
+    const instance = this.instance(via);
+    const init: RequestInit = { method, headers: { ...headers } };
+    if (body !== undefined) {
+      init.body = typeof body === 'string' ? body : JSON.stringify(body);
+      (init.headers as Record<string, string>)['content-type'] = 'application/json';
+    }
+    const answer = Promise.resolve(instance.app.request(path, init)).then(async (res) => {
+      const text = await res.text();
+      let json: Record<string, unknown> | null;
+      try {
+        json = text ? (JSON.parse(text) as Record<string, unknown>) : null;
+      } catch {
+        json = null;
+      }
+      return { status: res.status, body: json };
+    });
+    const hung = Symbol('hung');
+    let settled = false;
+    const result = await Promise.race([
+      answer.finally(() => (settled = true)),
+      (async () => {
+        for (let i = 0; i < 50 && !settled; i++) await new Promise((resolve) => setImmediate(resolve));
+        return hung;
+      })(),
+    ]);
+    if (result === hung) {
+      instance.hung = true;
+      return { status: 0, body: null };
+    }
+    await this.settle();
+    return result as SimResponse;
+  }
+
+  api(via: number, method: string, path: string, body?: unknown, extra: Record<string, string> = {}): Promise<SimResponse> {
+    return this.request(via, method, path, body, { authorization: `Bearer ${API_KEY}`, ...extra });
+  }
+
+  newKey(): string {
+    const key = `sim-key-${++this.keySeq}`;
+    this.keys.push(key);
+    return key;
+  }
+
+  advance(ms: number): void {
+    this.clock += ms;
+    this.world.tick();
+  }
+
+  async close(): Promise<void> {
+    for (const instance of this.instances) {
+      instance.app.pix.processor.close();
+      await instance.app.pix.stop().catch(() => undefined);
+    }
+    for (const store of this.stores) await store.close().catch(() => undefined);
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
