@@ -432,6 +432,29 @@ describe('a new code only when every earlier code is confirmed unpaid', () => {
     const again = PaymentView.parse((await payFor(stack, checkout.checkout_id)).json);
     assert.deepEqual([again.reference, again.status], [first.reference, 'paid']);
   });
+
+  test('the expired code paid at the partner (no one told yet) while the new code is created: the check is asked again, the new code never shown', async () => {
+    const checkout = await newCheckout();
+    const first = PaymentView.parse((await payFor(stack, checkout.checkout_id)).json);
+    stack.sandbox.state.clock.advance(HOUR);
+    // The customer pays the expired code right after the proxy confirmed it unpaid, while its new code
+    // is being created; no webhook, no other instance: only the partner knows.
+    const other = secondInstance(stack, (real) => ({
+      createPayment: async (input) => {
+        assert.equal(stack.sandbox.state.pay(stack.sandbox.state.payments.get(first.reference)!).ok, true);
+        return real.createPayment(input);
+      },
+    }));
+    const res = await other.app.request(`/api/checkouts/${checkout.checkout_id}/payment`, { method: 'POST' });
+    assert.equal(res.status, 200);
+    const answer = PaymentView.parse(await res.json());
+    assert.deepEqual([answer.reference, answer.status], [first.reference, 'paid']);
+    assert.equal(other.counts.createPayment, 1, 'the new code was created upstream');
+    const stored = await stack.store.getCheckout(checkout.checkout_id);
+    assert.deepEqual([stored?.paymentReference, stored?.renewalsUsed], [first.reference, 0], 'but never attached');
+    const again = PaymentView.parse((await payFor(stack, checkout.checkout_id)).json);
+    assert.deepEqual([again.reference, again.status], [first.reference, 'paid']);
+  });
 });
 
 describe('the amount the partner reports', () => {
