@@ -144,7 +144,14 @@ export class CheckoutService {
       // Before issuing another QR (the last one expired, or the customer asked for more time),
       // confirm with the partner that no code was paid, the current one included: a code can be paid
       // up to the last second, and an expired one until the partner cancels it an hour later.
-      const paid = await this.confirmUnpaid(checkout);
+      let paid: PaymentView | null;
+      try {
+        paid = await this.confirmUnpaid(checkout);
+      } catch (error) {
+        // No new code would be issued anyway: the page is told that, not a passing uncertainty.
+        if (!(error instanceof DomainError && error.kind === 'status_unverified' && renewalsUsed >= renewals)) throw error;
+        paid = null;
+      }
       if (paid) return { payment: paid, created: false };
       // Under a status numbering not verified, a paid code may read as nothing: the last code may have
       // been paid, so no second one is offered until the setting is right (PIX_STATUS_CODES).
