@@ -281,6 +281,16 @@ export class Sim {
     return result as SimResponse;
   }
 
+  /**
+   * A notification's POST answered (stored, 202), its processing left to run: for interleavings
+   * inside a partner call, which must not wait for work that may wait for that call.
+   */
+  async postOnly(via: number, path: string, body: string): Promise<number> {
+    const res = await this.instance(via).app.request(path, { method: 'POST', body, headers: { 'content-type': 'application/json' } });
+    await res.text();
+    return res.status;
+  }
+
   api(via: number, method: string, path: string, body?: unknown, extra: Record<string, string> = {}): Promise<SimResponse> {
     return this.request(via, method, path, body, { authorization: `Bearer ${API_KEY}`, ...extra });
   }

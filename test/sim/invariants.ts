@@ -243,9 +243,14 @@ export async function checkEnd(sim: Sim, memory: FinalMemory, options: CheckOpti
       for (const record of await observer.checkoutPayments(checkout.id)) {
         const truth = world.payments.get(record.reference);
         if (!truth || truth.status === 'pending') continue;
-        // An underpaid payment is not paid in full: it is flagged, not paid (invariant 1 watches it).
-        if (truth.status === 'approved' && (truth.paidCents ?? 0) < truth.valueCents) continue;
         counts.delivered++;
+        // Paid another amount: flagged to the merchant (payment.amount_mismatch), or, paid more, recorded paid.
+        if (truth.status === 'approved' && truth.paidCents !== truth.valueCents) {
+          const flag = events.get(`payment.amount_mismatch|${record.reference}`);
+          if (flag?.state === 'delivered') continue;
+          if ((truth.paidCents ?? 0) < truth.valueCents)
+            fail('delivered', `${record.reference} was paid ${truth.paidCents} of ${truth.valueCents} cents, and the merchant was not told the difference`);
+        }
         if (!record.final) fail('delivered', `${record.reference} is ${truth.status} at the partner, but the proxy never learned it`);
         const type = truth.status === 'approved' ? 'payment.paid' : 'payment.canceled';
         const event = events.get(`${type}|${record.reference}`);

@@ -56,7 +56,7 @@ async function stepWithin(step: Promise<void>, label: string): Promise<void> {
   }
 }
 
-const STEP_LIMIT_MS = 30_000;
+const STEP_LIMIT_MS = 10_000;
 
 /** One run: its config and steps, against a fresh proxy. Throws on a violation. */
 export async function runOne(config: RunConfig, commands: Iterable<fc.AsyncCommand<object, SimContext>>, checks: CheckOptions): Promise<Sim> {

@@ -95,8 +95,11 @@ export class SimWorld implements PartnerClient {
   readonly approvedReadEarly = new Set<string>();
   /** Whether a new payment's or transfer's status reached the proxy at its creation (evidence for a wrong pending code). */
   freshSeen = false;
-  /** Interleavings: the customer pays this code just after the proxy's next read of it answered (pending). */
-  payAfterRead: string | null = null;
+  /**
+   * Interleavings: the customer pays this code just after the proxy's next read of it answered
+   * (pending); with `notified`, the partner's notification of it is handled before that read returns.
+   */
+  payAfterRead: { reference: string; notified: ((notice: PartnerNotice) => Promise<void>) | null } | null = null;
   /** Interleavings: the next transfer created is approved at once, its notification handled before the create answers. */
   settleDuringCreate: ((notice: PartnerNotice) => Promise<void>) | null = null;
   private seq = 0;
@@ -274,9 +277,11 @@ export class SimWorld implements PartnerClient {
     const { found: _found, ...read } = readPayment({
       data: { external_reference: p.reference, ...status, value, created_at: new Date(p.createdAt).toISOString(), type: 'payment' },
     });
-    if (this.payAfterRead === p.reference) {
+    const after = this.payAfterRead;
+    if (after?.reference === p.reference) {
       this.payAfterRead = null;
       this.pay(p.reference, p.valueCents);
+      if (after.notified) await after.notified(this.outgoing.pop()!);
     }
     // Who is being paid is left out: the proxy then never waits (in real time) to remember it.
     return { ...read, externalReference: p.reference, favoured: null };
