@@ -292,6 +292,9 @@ try {
     PIX_RATE_LIMIT_CREATE: '0',
     PIX_RATE_LIMIT_STATUS: '0',
     PIX_RATE_LIMIT_WEBHOOK: '0',
+    // Every simulated customer comes from loopback: no stream caps.
+    PIX_STREAMS_PER_CLIENT: '0',
+    PIX_STREAMS_PER_PAYMENT: '0',
     PIX_LOG_LEVEL: 'warn',
   });
   a = await startInstance('A', env('A'));

@@ -105,6 +105,9 @@ if (process.argv[2] === '--sandbox') {
     PIX_RATE_LIMIT_CREATE: '0',
     PIX_RATE_LIMIT_STATUS: '0',
     PIX_RATE_LIMIT_WEBHOOK: '0',
+    // Every simulated customer comes from loopback: no stream caps.
+    PIX_STREAMS_PER_CLIENT: '0',
+    PIX_STREAMS_PER_PAYMENT: '0',
     PIX_LOG_LEVEL: 'silent',
   };
   const proxy = fork(self, ['--proxy', JSON.stringify(env)], { execArgv });

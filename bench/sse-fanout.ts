@@ -29,7 +29,14 @@ if (process.argv[2] === '--server') {
   // BENCH_STORE=postgres: a throwaway Postgres in this process's care, stopped on exit (startPostgres's own hook too).
   const postgres = storeKind === 'postgres' ? await (await import('../test/support/postgres.ts')).startPostgres() : null;
   const databaseUrl = postgres ? await postgres.createDatabase() : undefined;
-  const stack = await startDevStack({ databaseUrl, watchIntervalMs: WATCH_INTERVAL_MS, logger: createLogger({ level: 'warn' }) });
+  // Every client is on loopback and watches one payment: no stream caps.
+  const stack = await startDevStack({
+    databaseUrl,
+    watchIntervalMs: WATCH_INTERVAL_MS,
+    streamsPerClient: 0,
+    streamsPerPayment: 0,
+    logger: createLogger({ level: 'warn' }),
+  });
   // A payment per round, paid when the parent says so.
   let reference = '';
   // When the proxy recorded the change: its outcome event is emitted just after every stream of the

@@ -170,8 +170,12 @@ export function initTestPanel() {
   );
   buttons.canceled.addEventListener('click', () =>
     act('simular cancelamento', async () => {
-      await control('POST', `payments/${encodeURIComponent(current.reference)}/cancel`);
-      return 'O serviço cancelou o pagamento.';
+      // As the spec has it: the service cancels an unpaid payment an hour past its expiration (a
+      // cancellation sooner would prove the status codes wrong: server/domain/status-numbering.ts).
+      const { now } = await control('GET', 'clock');
+      const seconds = Math.max(1, Math.ceil((Date.parse(current.expires_at) + 3600_000 - Date.parse(now)) / 1000) + 1);
+      await control('POST', 'clock/advance', { seconds });
+      return `O relógio do sandbox avançou ${seconds} s: uma hora após a expiração, o serviço cancelou o pagamento.`;
     }),
   );
   buttons.expired.addEventListener('click', () =>

@@ -9,6 +9,7 @@ import { Hono } from 'hono';
 import { errorBody } from '../src/shared/errors.ts';
 import { DEFAULTS, perMinute, type AppSettings } from './config.ts';
 import { CheckoutService } from './domain/checkouts.ts';
+import { DisputeService } from './domain/disputes.ts';
 import { MerchantNotifier } from './domain/merchant-notify.ts';
 import { Outcomes, type OutcomeEvent } from './domain/outcomes.ts';
 import { PaymentService } from './domain/payments.ts';
@@ -35,7 +36,7 @@ import { STATUS_READ_HEADERS, paymentRoutes } from './routes/payments.ts';
 import { payoutRoutes } from './routes/payouts.ts';
 import { maskWebhookSecret, webhookRoutes } from './routes/webhooks.ts';
 import { widgetScriptRoutes } from './routes/widget-script.ts';
-import type { Store } from './store/store.ts';
+import type { PaymentRecord, Store } from './store/store.ts';
 
 export { SECURITY_HEADERS } from './http/response-headers.ts';
 
@@ -58,6 +59,11 @@ export interface AppDeps extends AppSettings {
   warnings?: readonly string[];
   /** The partner service and account (tokenStoreKey), under which the status numbering's verdict is kept. */
   partnerScope?: string;
+  /**
+   * The payer's Pix key of a paid payment, for a partner whose records name it (the spec's do not):
+   * with `refundOverpayments`, a checkout's extra payment is refunded to it. Default: none known.
+   */
+  payerKeyOf?: (payment: PaymentRecord) => string | null;
 }
 
 /** What runs beside the routes: outcomes, the reconciler, the merchant's deliveries. */
@@ -72,6 +78,8 @@ export interface PixRuntime {
   numbering: StatusNumbering;
   /** Whether the partner's notifications arrive on time, which sets how often pending payments are asked about. */
   reads: WebhookHealth;
+  /** Final payments an authenticated notification contradicts (domain/disputes.ts). */
+  disputes: DisputeService;
   processor: WebhookProcessor;
   reconciler: Reconciler;
   notifier: MerchantNotifier | null;
@@ -121,6 +129,8 @@ export function createApp(deps: AppDeps): PixApp {
   });
   repace = () => payments.repace();
   const transfers = new TransferService({ store, partner, outcomes, now, numbering, log: logger.child({ component: 'transfers' }) });
+  const intakeAuthenticated = Boolean(deps.webhooks?.secretPath) || (deps.webhooks?.sourceIps?.length ?? 0) > 0;
+  const disputes = new DisputeService({ store, now, outcomes, log: logger.child({ component: 'disputes' }) });
   const processor = new WebhookProcessor({
     store,
     payments,
@@ -129,6 +139,9 @@ export function createApp(deps: AppDeps): PixApp {
     log: logger.child({ component: 'webhooks' }),
     concurrency: DEFAULTS.webhookIntake.concurrency,
     confirmIntervalMs: DEFAULTS.webhookIntake.confirmIntervalMs,
+    intakeAuthenticated,
+    numbering,
+    disputes,
   });
   // The checkout service and the payouts read each other lazily: a refund asks the checkout's status first, a checkout lists its refunds.
   let checkouts: CheckoutService | undefined;
@@ -141,6 +154,7 @@ export function createApp(deps: AppDeps): PixApp {
     now,
     log: logger.child({ component: 'payouts' }),
     refreshCheckout: (id) => checkouts!.get(id),
+    disputes,
   });
   const reconciler = new Reconciler({
     ...deps.reconcile,
@@ -160,10 +174,14 @@ export function createApp(deps: AppDeps): PixApp {
     store,
     payments,
     payouts,
+    disputes,
     renewals: deps.renewals ?? DEFAULTS.renewals,
     defaultCallback: deps.defaultCallback,
     now,
     log: logger.child({ component: 'checkouts' }),
+    outcomes,
+    refundOverpayments: deps.refundOverpayments ?? DEFAULTS.refundOverpayments,
+    payerKeyOf: deps.payerKeyOf,
   });
 
   let started = false;
@@ -174,6 +192,7 @@ export function createApp(deps: AppDeps): PixApp {
     payouts,
     numbering,
     reads: health,
+    disputes,
     processor,
     reconciler,
     notifier,
@@ -230,7 +249,21 @@ export function createApp(deps: AppDeps): PixApp {
     lines,
   });
 
-  app.route('/', healthRoutes(readinessCheck({ store, partner, upstream: deps.upstream, warnings: deps.warnings, numbering, reads: health })));
+  app.route(
+    '/',
+    healthRoutes(
+      readinessCheck({
+        store,
+        partner,
+        upstream: deps.upstream,
+        warnings: deps.warnings,
+        numbering,
+        reads: health,
+        parkedWarning: () => reconciler.parkedWarning(),
+        disputes,
+      }),
+    ),
+  );
   /** A notification reached the intake: about a payment we issued, it tells the webhooks' health. */
   const noteArrival = async (reference: string) => {
     const known = store.peekPayment?.(reference) ?? (await store.getPayment(reference).catch(() => null));
@@ -239,12 +272,21 @@ export function createApp(deps: AppDeps): PixApp {
   app.route(basePath, widgetScriptRoutes());
   app.route(
     basePath,
-    paymentRoutes({ payments, streams: deps.streams ?? DEFAULTS.streams, openAmount: deps.openAmount ?? false, limitCreate, limitStatus, cors, sameOrigin }),
+    paymentRoutes({
+      payments,
+      streams: deps.streams ?? DEFAULTS.streams,
+      streamCaps: { perClient: deps.streamsPerClient ?? DEFAULTS.streamsPerClient, perPayment: deps.streamsPerPayment ?? DEFAULTS.streamsPerPayment },
+      clientOf,
+      openAmount: deps.openAmount ?? false,
+      limitCreate,
+      limitStatus,
+      cors,
+      sameOrigin,
+    }),
   );
   const apiKey = requireApiKey(deps.apiKey);
   app.route(basePath, checkoutRoutes({ checkouts, requireApiKey: apiKey, limitCreate, cors, sameOrigin }));
   app.route(basePath, payoutRoutes({ payouts, requireApiKey: apiKey }));
-  const intakeAuthenticated = Boolean(deps.webhooks?.secretPath) || (deps.webhooks?.sourceIps?.length ?? 0) > 0;
   app.route(
     basePath,
     webhookRoutes({

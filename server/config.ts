@@ -23,8 +23,17 @@ export const DEFAULTS = {
   expirationSeconds: LIMITS.defaultExpirationSeconds,
   /** New payments a checkout may issue after its first one expires. */
   renewals: 3,
+  /** Refund a checkout's extra payment to its payer automatically, when the payer's key is known (PIX_REFUND_OVERPAYMENTS). */
+  refundOverpayments: false,
   /** Serve live status streams (Server-Sent Events). */
   streams: true,
+  /**
+   * Status streams open at once on one instance: from one client address (a page holds one per open
+   * tab; an office or a carrier's NAT shares an address), and of one payment. Past either, 429
+   * `too_many_streams` and the widget polls. 0: no cap.
+   */
+  streamsPerClient: 20,
+  streamsPerPayment: 200,
   /** A stored unfinished status younger than this is served without asking the partner. */
   staleAfterMs: 2000,
   /** How often a payment with open streams is asked about. */
@@ -66,6 +75,17 @@ export const DEFAULTS = {
     /** A notification the partner has not confirmed in this long is marked `expired` (the reconciler still follows the payment). */
     pendingRetentionMs: 24 * 3_600_000,
     /**
+     * A confirmation that could not be applied yet (the partner still says pending, its code's meaning
+     * is not known yet, it is down) is tried again after `firstRetryMs`, doubling up to `maxRetryMs`:
+     * an authenticated notification's words while the payment is open (until `retryMarginMs` before
+     * its automatic cancellation: after it, a final code may be that cancellation, and stale words
+     * must not read it), a notification without them `plainRetries` times.
+     */
+    firstRetryMs: 1000,
+    maxRetryMs: 30_000,
+    plainRetries: 8,
+    retryMarginMs: 5 * 60_000,
+    /**
      * Unreadable notifications are kept whole, this many an hour; past it (a flood from an open
      * intake) only their first `auditBytes`, so anyone able to post cannot fill the disk.
      */
@@ -86,6 +106,13 @@ export const DEFAULTS = {
     concurrency: 8,
     /** Records looked at per pass at most. */
     batch: 5000,
+    /**
+     * A payment still open this long after its automatic cancellation (an hour after expiry) cannot
+     * be decided from what the partner answers: it is parked, read again only every `parkedEveryMs`,
+     * and reported (/ready, the log).
+     */
+    parkAfterCancelMs: 15 * 60_000,
+    parkedEveryMs: 3_600_000,
   },
   /** The merchant webhook's delivery and retry policy (domain/merchant-notify.ts). */
   merchantWebhook: {
@@ -272,6 +299,9 @@ export interface AppSettings {
   publicUrl?: string | undefined;
   /** Serve live status streams (Server-Sent Events). */
   streams?: boolean | undefined;
+  /** Status streams open at once per client address, and per payment (one instance's); 0: no cap. */
+  streamsPerClient?: number | undefined;
+  streamsPerPayment?: number | undefined;
   /** How often a watched payment is asked about upstream. */
   watchIntervalMs?: number | undefined;
   /** A stored, unfinished status younger than this is served without asking the partner. */
@@ -280,6 +310,8 @@ export interface AppSettings {
   webhookReadIntervalMs?: number | undefined;
   /** Payments a checkout may issue after its first one expires. */
   renewals?: number | undefined;
+  /** Refund a checkout's extra payment to its payer when the payer's key is known; otherwise it is reported. Default false. */
+  refundOverpayments?: boolean | undefined;
   /** Let the browser choose the amount, within these bounds (`POST /payments`); default off. */
   openAmount?: { min: number; max: number } | false | undefined;
   /** Where the hosted checkout sends the payer after paying, when a checkout names none (https). */
@@ -307,11 +339,14 @@ export interface ProxyConfig extends AppSettings {
   allowedOrigins: string[];
   openAmount: { min: number; max: number } | false;
   renewals: number;
+  refundOverpayments: boolean;
   expirationSeconds: number;
   defaultCallback: string | undefined;
   rateLimits: { create: RateLimit; status: RateLimit; webhook: RateLimit } | false;
   trustedProxies: number;
   streams: boolean;
+  streamsPerClient: number;
+  streamsPerPayment: number;
   staleAfterMs: number;
   watchIntervalMs: number;
   webhookReadIntervalMs: number;
@@ -479,6 +514,7 @@ export function proxyConfig(env: Record<string, string | undefined> = loadEnv())
     allowedOrigins,
     openAmount: openAmountOn ? { min, max } : (false as const),
     renewals: int('PIX_RENEWALS', DEFAULTS.renewals, 0, 100),
+    refundOverpayments: bool('PIX_REFUND_OVERPAYMENTS', DEFAULTS.refundOverpayments),
     expirationSeconds: int('PIX_EXPIRATION_SECONDS', DEFAULTS.expirationSeconds, 60, 7 * 24 * 3600),
     defaultCallback: callback || undefined,
     publicUrl,
@@ -492,6 +528,8 @@ export function proxyConfig(env: Record<string, string | undefined> = loadEnv())
         : (false as const),
     trustedProxies: int('PIX_TRUSTED_PROXIES', DEFAULTS.trustedProxies, 0, 10),
     streams: bool('PIX_STREAMS', DEFAULTS.streams),
+    streamsPerClient: int('PIX_STREAMS_PER_CLIENT', DEFAULTS.streamsPerClient, 0, 1_000_000),
+    streamsPerPayment: int('PIX_STREAMS_PER_PAYMENT', DEFAULTS.streamsPerPayment, 0, 1_000_000),
     staleAfterMs: int('PIX_STALE_AFTER_MS', DEFAULTS.staleAfterMs, 0, 60_000),
     watchIntervalMs: int('PIX_WATCH_INTERVAL_MS', DEFAULTS.watchIntervalMs, 250, 60_000),
     webhookReadIntervalMs: int('PIX_WEBHOOK_READ_INTERVAL_MS', DEFAULTS.partnerReads.trustedMs, 250, 60_000),

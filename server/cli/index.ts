@@ -8,6 +8,7 @@ import { DomainError } from '../domain/errors.ts';
 import { PartnerError } from '../partner/errors.ts';
 import { StoreError } from '../store/store.ts';
 import { HELP as DELIVERIES, deliveriesCommand } from './deliveries.ts';
+import { HELP as DISPUTES, disputesCommand } from './disputes.ts';
 import { HELP as DOCTOR, doctorCommand } from './doctor.ts';
 import { ExitCode, UsageError, type CliIo } from './io.ts';
 import { HELP as LOGIN, loginCommand } from './login.ts';
@@ -30,6 +31,7 @@ export const COMMAND_HELP = {
   transfer: TRANSFER,
   refund: REFUND,
   deliveries: DELIVERIES,
+  disputes: DISPUTES,
 } as const;
 
 const COMMANDS: Record<keyof typeof COMMAND_HELP, (rest: string[], io: CliIo) => Promise<void>> = {
@@ -42,6 +44,7 @@ const COMMANDS: Record<keyof typeof COMMAND_HELP, (rest: string[], io: CliIo) =>
   transfer: transferCommand,
   refund: refundCommand,
   deliveries: deliveriesCommand,
+  disputes: disputesCommand,
 };
 
 /** The overview's lines for payouts: money sent out of the account. */
@@ -71,6 +74,8 @@ The proxy's store (PIX_DATA_DIR):
   webhook received           notifications the proxy kept but could not act on
   deliveries list [--failed] the merchant webhook's deliveries
   deliveries replay <id>|--all send a delivery again (--all: every failed one)
+  disputes [list]            payments an authenticated notification contradicts (refunds wait)
+  disputes resolve <ref>     close one, once checked with the partner (--note "what you found")
 
 Options for every command:
   --json                     print JSON (snake_case, the proxy API's field names) instead of a table

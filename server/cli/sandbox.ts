@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { SANDBOX_ACCOUNT } from '../partner/sandbox-account.ts';
 import { ExitCode, parse, type CliIo } from './io.ts';
 
-export const HELP = `Usage: pix-checkout sandbox [--port <port>] [--dialect default|terse|numbered] [--json]
+export const HELP = `Usage: pix-checkout sandbox [--port <port>] [--dialect default|terse|numbered|swapped] [--json]
 
 Runs the partner-service sandbox (the simulated partner service over HTTPS, with its test account
 and customers) until Ctrl-C (SIGINT) or SIGTERM. It writes its certificate to ${SANDBOX_ACCOUNT.caFile}

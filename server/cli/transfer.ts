@@ -120,7 +120,7 @@ export async function transferCommand(rest: string[], io: CliIo): Promise<void> 
     const { payouts, numbering, close } = await payoutsOf(io);
     try {
       const { transfer } = await payouts.transfer(input, key);
-      // A new transfer's code checks PIX_STATUS_CODES: say so when it proved the setting wrong.
+      // A transfer's code checks nothing (transfers verify no numbering); a mismatch payments found is still said.
       const { problem } = numbering.report();
       if (problem) io.err(`warning: ${problem}`);
       return report(io, json, transfer, key);

@@ -15,8 +15,9 @@ set: registers <url> as the notification URL (spec 4.8). --format chooses the pa
 Any 2xx answer is success, with a body or none.
 
 received: the partner's notifications the proxy stored but could not act on, from its store in
-PIX_DATA_DIR (default .data), newest first: those it could not read at all (unreadable, invalid) and
-those about a reference it does not know (unknown_reference). --unreadable lists only the first kind.
+PIX_DATA_DIR (default .data), newest first: those it could not read (unreadable, invalid, or
+ambiguous: naming two different references) and those about a reference it does not know
+(unknown_reference). --unreadable lists only the first kind.
 Each is shown with its body as received (documents and tokens masked, at most 2 KiB).`;
 
 export async function webhookCommand(rest: string[], io: CliIo): Promise<void> {
@@ -47,7 +48,10 @@ async function received(io: CliIo, onlyUnreadable: boolean, limitText: string | 
   // Imported here: only this command opens the store.
   const store = await openCliStore(io.env);
   try {
-    const rows = await store.webhookEvents.listByResult(onlyUnreadable ? ['unreadable', 'invalid'] : ['unreadable', 'invalid', 'unknown_reference'], limit);
+    const rows = await store.webhookEvents.listByResult(
+      onlyUnreadable ? ['unreadable', 'invalid', 'ambiguous'] : ['unreadable', 'invalid', 'ambiguous', 'unknown_reference'],
+      limit,
+    );
     // Bodies as received, but a customer's document or a token in them masked (output gets pasted).
     const data = rows.map((r) => ({ id: r.id, result: r.result ?? null, received_at: new Date(r.receivedAt).toISOString(), body: redactBody(r.rawBody) }));
     if (json) return io.out(JSON.stringify(data, null, 2));

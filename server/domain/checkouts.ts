@@ -6,10 +6,13 @@
 import { randomBytes } from 'node:crypto';
 import type { CheckoutView, CreateCheckoutRequest, PaymentView } from '../../src/shared/contract.ts';
 import { PartnerError } from '../partner/errors.ts';
+import { PARTNER_STATUS } from '../partner/wire.ts';
+import type { DisputeService } from './disputes.ts';
 import { DomainError } from './errors.ts';
+import { overpaidCents, overpaidOutcome, type OverpaymentRefund, type Outcomes } from './outcomes.ts';
 import type { PaymentService } from './payments.ts';
 import type { PayoutService } from './payouts.ts';
-import type { CheckoutRecord, Store } from '../store/store.ts';
+import type { CheckoutRecord, PaymentRecord, Store } from '../store/store.ts';
 import type { Logger } from '../log.ts';
 
 export interface CheckoutServiceOptions {
@@ -17,13 +20,30 @@ export interface CheckoutServiceOptions {
   payments: PaymentService;
   /** Lists a checkout's refunds in its view. */
   payouts?: PayoutService;
+  /** Says `disputed: true` in its view while one of its payments is disputed. */
+  disputes?: DisputeService;
   /** Payments that may be issued after a checkout's first one expires. */
   renewals: number;
   /** Where the hosted checkout sends the payer when the checkout names no callback. */
   defaultCallback?: string | undefined;
   now: () => number;
   log?: Logger;
+  /** Told of each payment recorded paid, wherever (a webhook, a read): a checkout paid twice is told at once. */
+  outcomes?: Outcomes;
+  /**
+   * PIX_REFUND_OVERPAYMENTS: return a checkout's extra payment to its payer, as a refund labelled
+   * `overpayment`, when the payer's key is known. Default false: the merchant is told and refunds.
+   */
+  refundOverpayments?: boolean;
+  /**
+   * The payer's Pix key of a paid payment, when known. The partner's records name no payer (spec
+   * 2.1), so by default none is ever known, and an overpayment is reported (`payer_key_unknown`).
+   */
+  payerKeyOf?: (payment: PaymentRecord) => string | null;
 }
+
+/** Paid: final and approved. */
+const isPaid = (p: PaymentRecord) => p.final && p.partnerStatus === PARTNER_STATUS.approved;
 
 /** 18 random bytes: 144 bits, 24 URL-safe characters. */
 export function newCheckoutId(): string {
@@ -37,7 +57,17 @@ export class CheckoutService {
    */
   private readonly issuing = new Map<string, Promise<{ payment: PaymentView; created: boolean }>>();
 
-  constructor(private readonly options: CheckoutServiceOptions) {}
+  /** Checkouts whose overpayment is being told now (a refund reads the checkout again: no second telling). */
+  private readonly telling = new Set<string>();
+
+  constructor(private readonly options: CheckoutServiceOptions) {
+    // A code paid while another of the checkout was already paid (the late payment of an expired
+    // code after a renewal): told as soon as it is recorded, not at the merchant's next read.
+    options.outcomes?.events.on('outcome', (event) => {
+      const checkoutId = event.type === 'payment.paid' ? event.data.checkout_id : null;
+      if (checkoutId) void this.checkOverpaid(checkoutId);
+    });
+  }
 
   /** Creates the order's checkout, or answers the one it has; the same order with another value is a conflict. */
   async create(input: CreateCheckoutRequest): Promise<{ checkout: CheckoutView; created: boolean }> {
@@ -104,13 +134,17 @@ export class CheckoutService {
     let renewalsUsed = checkout.renewalsUsed;
     const renewable = (used: number) => used < renewals && payments.statusCodesTrusted();
     if (checkout.paymentReference) {
-      const current = payments.view(await payments.record(checkout.paymentReference));
+      const current = payments.view(await this.currentRecord(checkout.paymentReference, renew));
       if (current.status === 'paid') return { payment: current, created: false };
+      // An earlier code recorded paid (its late payment, heard by a webhook here or on another
+      // instance) is the answer: never a pending code beside a paid checkout.
+      const earlier = checkout.renewalsUsed > 0 ? (await store.checkoutPayments(checkout.id)).find(isPaid) : undefined;
+      if (earlier) return { payment: payments.view(earlier), created: false };
       if (current.status === 'pending' && !renew) return { payment: { ...current, renewable: renewable(renewalsUsed) }, created: false };
       // Before issuing another QR (the last one expired, or the customer asked for more time),
       // confirm with the partner that no code was paid, the current one included: a code can be paid
       // up to the last second, and an expired one until the partner cancels it an hour later.
-      const paid = await this.paidPayment(checkout, 0);
+      const paid = await this.confirmUnpaid(checkout);
       if (paid) return { payment: paid, created: false };
       // Under a status numbering not verified, a paid code may read as nothing: the last code may have
       // been paid, so no second one is offered until the setting is right (PIX_STATUS_CODES).
@@ -138,10 +172,42 @@ export class CheckoutService {
       if (!(error instanceof PartnerError && error.kind === 'outcome_unknown')) throw error;
       record = await payments.issue(input, checkout.id);
     }
-    // Made current only if no other issuer (another instance) made one current meanwhile: one code
-    // shown per checkout, whichever instance the customer's requests reach.
-    if (await store.attachPayment(checkout.id, record, renewalsUsed, checkout.paymentReference)) {
+    // The check and the issue are one decision: an earlier code paid after the check above but before
+    // the new code existed (the customer paying the expired QR while the page asked for a new one)
+    // is seen by asking again now, before the new code is shown to anyone. A code paid after this
+    // read was paid after the new code existed: an overpayment, told as such (checkout.overpaid).
+    if (checkout.paymentReference) {
+      let paidBefore: PaymentView | null;
+      try {
+        paidBefore = await this.confirmUnpaid(checkout);
+      } catch (error) {
+        await store.insertPayment(record);
+        throw error;
+      }
+      if (paidBefore) {
+        // Kept, never shown: the partner has it, and the reconciler follows it to its cancellation.
+        await store.insertPayment(record);
+        this.options.log?.info(
+          { checkout_id: checkout.id, reference: paidBefore.reference, unused: record.reference },
+          'an earlier code of the checkout was paid while a new one was issued: the paid one is answered, the new one never shown',
+        );
+        return { payment: paidBefore, created: false };
+      }
+    }
+    // Made current only if no other issuer (another instance) made one current meanwhile, and no code
+    // of the checkout was recorded paid since the check above (another instance's webhook): the check
+    // and the issue are one decision, in the store's transaction. One code shown per checkout,
+    // whichever instance the customer's requests reach, and none beside a paid one.
+    if (await store.attachPayment(checkout.id, record, renewalsUsed, checkout.paymentReference, PARTNER_STATUS.approved)) {
       return { payment: { ...payments.view(record), renewable: renewable(renewalsUsed) }, created: true };
+    }
+    const paidMeanwhile = (await store.checkoutPayments(checkout.id)).find(isPaid);
+    if (paidMeanwhile) {
+      this.options.log?.info(
+        { checkout_id: checkout.id, reference: paidMeanwhile.reference, unused: record.reference },
+        'a code of the checkout was paid while a new one was issued: the paid one is answered, the new one never shown',
+      );
+      return { payment: payments.view(paidMeanwhile), created: false };
     }
     const winner = await this.find(id);
     if (!winner.paymentReference) throw new DomainError('not_found', 'No such checkout.');
@@ -149,15 +215,93 @@ export class CheckoutService {
     return { payment: { ...current, renewable: renewable(winner.renewalsUsed) }, created: false };
   }
 
-  /** A paid payment among all the checkout's, asking the partner about records older than `maxAgeMs`. */
-  private async paidPayment(checkout: CheckoutRecord, maxAgeMs?: number): Promise<PaymentView | null> {
+  /**
+   * The checkout's current payment, refreshed. When the partner cannot be asked and the code is due
+   * for replacement (expired, or `renew`), the stored record: the check before a new code then
+   * answers (status_unverified), not the failed read.
+   */
+  private async currentRecord(reference: string, renew: boolean): Promise<PaymentRecord> {
+    try {
+      return await this.options.payments.record(reference);
+    } catch (error) {
+      const stored = error instanceof PartnerError ? await this.options.store.getPayment(reference) : null;
+      if (!stored || stored.final || (!renew && this.options.now() < stored.expiresAt)) throw error;
+      return stored;
+    }
+  }
+
+  /**
+   * Before another code is issued: every code of the checkout, asked at the partner now (never left
+   * to another instance's poll), must read as a known pending or canceled one. A paid one is the
+   * answer; one that cannot be confirmed unpaid (a status whose meaning is not known, none, another
+   * value, an unreadable answer, the partner down) may have been paid: 503 status_unverified.
+   */
+  private async confirmUnpaid(checkout: CheckoutRecord): Promise<PaymentView | null> {
     const { payments, store } = this.options;
-    for (const stored of await store.checkoutPayments(checkout.id)) {
-      // Asked now (maxAgeMs 0, before a new code is issued): never left to another instance's poll.
-      const view = payments.view(stored.final ? stored : await payments.record(stored.reference, maxAgeMs, maxAgeMs === 0));
-      if (view.status === 'paid') return view;
+    const codes = await store.checkoutPayments(checkout.id);
+    const states = await Promise.all(codes.map((p) => payments.confirmNotPaid(p.reference)));
+    const paid = codes.find((_, i) => states[i] === 'paid');
+    if (paid) return payments.view(await payments.record(paid.reference));
+    const unknown = codes.find((_, i) => states[i] === 'unknown');
+    if (unknown) {
+      this.options.log?.warn(
+        { checkout_id: checkout.id, reference: unknown.reference },
+        'no new code issued: an earlier code of the checkout could not be confirmed unpaid with the partner',
+      );
+      throw new DomainError('status_unverified', "This checkout's last code cannot be confirmed unpaid right now, so no new code is issued; try again later.");
     }
     return null;
+  }
+
+  /** A checkout's paid payments from the store, oldest first, and the overpayment told when there is one. */
+  private async checkOverpaid(checkoutId: string): Promise<void> {
+    try {
+      const checkout = await this.options.store.getCheckout(checkoutId);
+      if (checkout) await this.tellOverpaid(checkout, (await this.options.store.checkoutPayments(checkoutId)).filter(isPaid));
+    } catch (error) {
+      // The merchant's next read of the checkout tells it (view).
+      this.options.log?.warn(
+        { checkout_id: checkoutId, err: { message: error instanceof Error ? error.message : String(error) } },
+        'could not check a checkout for an overpayment',
+      );
+    }
+  }
+
+  /**
+   * A checkout paid more than once is never silently kept: the merchant is told once (a
+   * `checkout.overpaid` event per checkout and paid payments, in the outbox), and with
+   * PIX_REFUND_OVERPAYMENTS the extra is refunded to the payer when the payer's key is known; the
+   * partner names none, so then it is reported (`payer_key_unknown`) for the merchant to refund.
+   */
+  private async tellOverpaid(checkout: CheckoutRecord, paid: PaymentRecord[]): Promise<void> {
+    const extraCents = overpaidCents(checkout.valueCents, paid);
+    if (extraCents <= 0 || this.telling.has(checkout.id)) return;
+    this.telling.add(checkout.id);
+    try {
+      const { refundOverpayments = false, payerKeyOf, payouts, store, now, log, outcomes } = this.options;
+      const payerKey = refundOverpayments && payouts ? (payerKeyOf?.(paid[paid.length - 1]!) ?? null) : null;
+      const refund: OverpaymentRefund = !refundOverpayments ? 'off' : payerKey ? 'sent' : 'payer_key_unknown';
+      let transferId: string | null = null;
+      if (payerKey && payouts) {
+        // Refunded first, under a key of its own: told after, so a crash between them refunds once and tells once.
+        const key = `overpaid:${overpaidOutcome(checkout, paid, refund, 0).id}`;
+        transferId = (await payouts.refund(checkout.id, { value: extraCents / 100, pix_key: payerKey }, key, 'overpayment')).transfer.transfer_id;
+      }
+      const at = now();
+      const event = overpaidOutcome(checkout, paid, refund, at, transferId);
+      if (!(await store.addCheckoutEvent(event, event.data.reference, at))) return;
+      log?.warn(
+        { checkout_id: checkout.id, references: event.data.references, extra: extraCents / 100, refund },
+        refund === 'payer_key_unknown'
+          ? 'a checkout was paid more than once; PIX_REFUND_OVERPAYMENTS is on, but the partner names no payer key: the merchant must refund the extra'
+          : refund === 'sent'
+            ? 'a checkout was paid more than once: the extra is being refunded to the payer'
+            : 'a checkout was paid more than once: the merchant was told, and refunds the extra',
+      );
+      outcomes?.published(event);
+    } finally {
+      this.telling.delete(checkout.id);
+    }
   }
 
   private async find(id: string): Promise<CheckoutRecord> {
@@ -172,12 +316,42 @@ export class CheckoutService {
       order_id: checkout.orderId,
       value: checkout.valueCents / 100,
       renewals_left: Math.max(0, this.options.renewals - checkout.renewalsUsed),
-      ...(this.options.payouts ? { refunds: await this.options.payouts.refundsOf(checkout.id) } : {}),
+      ...((await this.options.disputes?.disputed(checkout.id)) ? { disputed: true } : {}),
     };
-    if (!checkout.paymentReference) return { ...base, status: 'open' };
-    let payment = await this.options.payments.read(checkout.paymentReference);
-    // A renewed checkout is paid if any of its codes was (a late payment of an expired one).
-    if (payment.status !== 'paid' && checkout.renewalsUsed > 0) payment = (await this.paidPayment(checkout)) ?? payment;
-    return { ...base, status: payment.status, payment };
+    // Listed last: an overpayment's refund, started below, is among them.
+    const refunds = async () => (this.options.payouts ? { refunds: await this.options.payouts.refundsOf(checkout.id) } : {});
+    if (!checkout.paymentReference) return { ...base, ...(await refunds()), status: 'open' };
+    const { payments, store } = this.options;
+    let payment = await payments.read(checkout.paymentReference);
+    // Every code of the checkout (read after the current one's refresh), each as fresh as a read
+    // makes it: a checkout is paid if any of its codes was (a late payment of an expired one), and
+    // never shown pending beside a paid code.
+    const codes = await store.checkoutPayments(checkout.id);
+    const records = await Promise.all(
+      codes.map((p) => (p.final || p.reference === checkout.paymentReference ? Promise.resolve(p) : payments.record(p.reference))),
+    );
+    const paid = records.filter(isPaid);
+    if (payment.status !== 'paid' && paid.length > 0) payment = payments.view(paid[0]!);
+    const extraCents = overpaidCents(checkout.valueCents, paid);
+    if (extraCents > 0) {
+      await this.tellOverpaid(checkout, paid).catch((error: unknown) => {
+        // Told at the next read: the view still says overpaid.
+        this.options.log?.warn(
+          { checkout_id: checkout.id, err: { message: error instanceof Error ? error.message : String(error) } },
+          "a checkout's overpayment could not be told now",
+        );
+      });
+    }
+    const mismatched = records.find((p) => p.reportedValueCents != null);
+    return {
+      ...base,
+      ...(await refunds()),
+      status: payment.status,
+      payment,
+      ...(extraCents > 0 ? { overpaid: { value: extraCents / 100, references: paid.map((p) => p.reference) } } : {}),
+      ...(mismatched
+        ? { amount_mismatch: { reference: mismatched.reference, value: mismatched.valueCents / 100, reported_value: mismatched.reportedValueCents! / 100 } }
+        : {}),
+    };
   }
 }

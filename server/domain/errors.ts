@@ -20,7 +20,9 @@ export type DomainErrorKind =
   /** A refund that would take the refunds past what the checkout was paid. */
   | 'refund_exceeds'
   /** An idempotency key used again for another request. */
-  | 'idempotency_conflict';
+  | 'idempotency_conflict'
+  /** A refund of a checkout with an open dispute (domain/disputes.ts), until an operator resolves it. */
+  | 'disputed';
 
 export class DomainError extends Error {
   override readonly name = 'DomainError';

@@ -10,12 +10,18 @@
  * the same event id, so the merchant's receiver must deduplicate on it. Several instances share the
  * outbox: each claims the rows it sends (store.outbox.claimDue), so none is sent twice at once, and
  * the claims of an instance that died run out after the store's claim time, when another sends them.
+ * A claim covers one batch of a few rows per worker, and each row's claim is renewed right before it
+ * is sent: a row whose claim ran out while it waited here (and another instance took it) is not
+ * sent. An answer recorded late never undoes another instance's delivery (store.outbox.recordAttempt).
  */
 import { setMaxListeners } from 'node:events';
 import { DEFAULTS, type MerchantWebhookPolicy } from '../config.ts';
 import type { Logger } from '../log.ts';
 import { EVENT_ID_HEADER, SIGNATURE_HEADER, signWebhook } from './signature.ts';
 import type { OutboxEntry, Store } from '../store/store.ts';
+
+/** Rows claimed at a time per worker in flight: a claim covers what can be sent soon, and each row's is renewed before it is sent. */
+const CLAIMED_PER_WORKER = 4;
 
 export interface MerchantNotifierOptions extends Partial<MerchantWebhookPolicy> {
   store: Store;
@@ -104,7 +110,9 @@ export class MerchantNotifier {
     for (;;) {
       if (this.closing.signal.aborted) return attempts;
       // Claimed: another instance's worker does not see these until they are attempted or released.
-      const due = (await this.options.store.outbox.claimDue(this.options.now(), 200)).filter((e) => !this.inFlight.has(e.id));
+      const batch = this.policy.concurrency * CLAIMED_PER_WORKER;
+      const claimed = await this.options.store.outbox.claimDue(this.options.now(), batch);
+      const due = claimed.filter((e) => !this.inFlight.has(e.id));
       if (due.length === 0) return attempts;
       let next = 0;
       const worker = async () => {
@@ -115,15 +123,17 @@ export class MerchantNotifier {
       };
       await Promise.all(Array.from({ length: Math.min(this.policy.concurrency, due.length) }, worker));
       // Shutting down: what was claimed and not started is due again now, for another instance.
-      if (next < due.length) await this.release(due.slice(next).map((e) => e.id));
+      if (next < due.length) await this.release(due.slice(next));
       // Whatever failed is scheduled later; loop only while more was due than one batch.
-      if (due.length < 200) return attempts;
+      if (claimed.length < batch) return attempts;
     }
   }
 
-  private async release(ids: number[]): Promise<void> {
+  private async release(entries: readonly OutboxEntry[]): Promise<void> {
+    const ids = entries.map((e) => e.id);
     try {
-      await this.options.store.outbox.release(ids, this.options.now());
+      // One claim per batch: what another worker took meanwhile is left to it.
+      await this.options.store.outbox.release(ids, this.options.now(), entries[0]?.claim ?? null);
     } catch (error) {
       // The claim runs out by itself: at worst the delivery waits the claim time.
       this.options.log.warn({ deliveries: ids, err: { message: (error as Error).message } }, 'could not release claimed deliveries');
@@ -132,6 +142,11 @@ export class MerchantNotifier {
 
   private async deliver(entry: OutboxEntry): Promise<void> {
     const { store, url, secret, now, log } = this.options;
+    // Held for one more claim time from now, or not at all: its claim ran out while it waited here and another worker has it.
+    if (entry.claim && !(await store.outbox.renew(entry.id, entry.claim, now()))) {
+      log.debug({ delivery: entry.id, event_id: entry.eventId }, 'a claimed delivery was taken up by another worker before it was sent here');
+      return;
+    }
     this.inFlight.add(entry.id);
     const started = performance.now();
     const at = now();
@@ -158,13 +173,14 @@ export class MerchantNotifier {
     }
     try {
       // Shutting down: not an attempt; due again now, for another instance.
-      if (this.closing.signal.aborted && status === null) return await this.release([entry.id]);
+      if (this.closing.signal.aborted && status === null) return await this.release([entry]);
       const durationMs = Math.round(performance.now() - started);
       if (error === null) {
         await store.outbox.recordAttempt(
           entry.id,
           { at, status, error, durationMs },
           { state: 'delivered', nextAttemptAt: at, lastError: null, deliveredAt: at },
+          entry.claim ?? null,
         );
         return;
       }
@@ -172,12 +188,17 @@ export class MerchantNotifier {
       const { baseDelayMs, maxDelayMs, giveUpAfterMs } = this.policy;
       const delay = Math.min(baseDelayMs * 2 ** Math.min(n - 1, 30), maxDelayMs) * (0.5 + (this.options.random ?? Math.random)() / 2);
       const giveUp = at + delay > entry.createdAt + giveUpAfterMs;
-      await store.outbox.recordAttempt(
+      const taken = await store.outbox.recordAttempt(
         entry.id,
         { at, status, error, durationMs },
         { state: giveUp ? 'failed' : 'pending', nextAttemptAt: giveUp ? at : Math.round(at + delay), lastError: error, deliveredAt: null },
+        entry.claim ?? null,
       );
-      log.warn({ delivery: entry.id, event_id: entry.eventId, attempt: n, error, gave_up: giveUp }, 'merchant webhook not delivered');
+      // Not taken: delivered meanwhile, or another worker holds it now (its claim ran out here); that one decides what comes next.
+      log.warn(
+        { delivery: entry.id, event_id: entry.eventId, attempt: n, error, ...(taken ? { gave_up: giveUp } : { superseded: true }) },
+        'merchant webhook not delivered',
+      );
     } finally {
       this.inFlight.delete(entry.id);
     }

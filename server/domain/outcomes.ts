@@ -11,7 +11,7 @@ import { EventEmitter } from 'node:events';
 import type { OutcomeEvent, OutcomeType } from '../../src/shared/contract.ts';
 import type { Logger } from '../log.ts';
 import { PARTNER_STATUS } from '../partner/wire.ts';
-import type { PaymentRecord, PayoutLink, PayoutRecord, TransferRecord } from '../store/store.ts';
+import type { DisputeRecord, PaymentRecord, PayoutLink, PayoutRecord, TransferRecord } from '../store/store.ts';
 
 export type OutcomeKind = 'payment' | 'transfer';
 export type { OutcomeEvent, OutcomeType } from '../../src/shared/contract.ts';
@@ -71,6 +71,68 @@ export function transferOutcome(transfer: TransferRecord, payout: PayoutLink | n
 }
 
 /**
+ * The event of a payment for which the partner reported another value than ours (the record's
+ * `reportedValueCents`): the merchant is told once per payment (the id is the reference's), and the
+ * payment is never recorded paid while the values differ.
+ */
+export function amountMismatchOutcome(payment: PaymentRecord, orderId: string | null, at = payment.updatedAt): OutcomeEvent | null {
+  if (payment.reportedValueCents == null) return null;
+  const type = 'payment.amount_mismatch';
+  return {
+    id: outcomeEventId(type, payment.reference),
+    type,
+    created_at: new Date(at).toISOString(),
+    data: {
+      reference: payment.reference,
+      status: 'amount_mismatch',
+      value: payment.valueCents / 100,
+      reported_value: payment.reportedValueCents / 100,
+      checkout_id: payment.checkoutId,
+      order_id: orderId,
+    },
+  };
+}
+
+/** What the proxy did about a checkout's extra payment (OutcomeEvent `refund`). */
+export type OverpaymentRefund = 'off' | 'sent' | 'payer_key_unknown';
+
+/**
+ * The event of a checkout paid more than once. Its id is derived from the checkout and the paid
+ * payments, so the same overpayment is one event however often it is seen, and a third payment is
+ * a new one. `reference` is the latest paid payment; `references` all of them, oldest first.
+ */
+export function overpaidOutcome(
+  checkout: { id: string; orderId: string; valueCents: number },
+  paid: readonly PaymentRecord[],
+  refund: OverpaymentRefund,
+  at: number,
+  transferId: string | null = null,
+): OutcomeEvent {
+  const type = 'checkout.overpaid';
+  const references = paid.map((p) => p.reference);
+  return {
+    id: outcomeEventId(type, `${checkout.id}:${references.join(',')}`),
+    type,
+    created_at: new Date(at).toISOString(),
+    data: {
+      reference: references[references.length - 1]!,
+      status: 'overpaid',
+      value: overpaidCents(checkout.valueCents, paid) / 100,
+      checkout_id: checkout.id,
+      order_id: checkout.orderId,
+      references,
+      refund,
+      ...(transferId ? { transfer_id: transferId } : {}),
+    },
+  };
+}
+
+/** What a checkout's paid payments brought in beyond its value, in cents (0 when paid once). */
+export function overpaidCents(valueCents: number, paid: readonly PaymentRecord[]): number {
+  return Math.max(0, paid.reduce((sum, p) => sum + p.valueCents, 0) - valueCents);
+}
+
+/**
  * The event of a payout refused up front. It has no partner reference: `reference` is its transfer
  * id, and the id is derived from it, so the refusal is one event however often it is told.
  */
@@ -89,6 +151,31 @@ export function refusalOutcome(payout: PayoutRecord, orderId: string | null): Ou
       transfer_id: payout.id,
       transfer_reference: payout.merchantReference,
       reason: payout.reason ?? 'refused',
+    },
+  };
+}
+
+/**
+ * The event of a dispute just opened: a final payment an authenticated notification contradicts. Its
+ * id is derived from the payment and the dispute's ordinal among the payment's disputes, so the same
+ * dispute is one event however often the notification comes (and a later one, after an operator
+ * resolved the first, is another).
+ */
+export function disputeOutcome(dispute: DisputeRecord, payment: PaymentRecord, orderId: string | null, ordinal: number): OutcomeEvent {
+  const type = 'payment.disputed';
+  const recorded = payment.partnerStatus === PARTNER_STATUS.approved ? 'paid' : 'canceled';
+  return {
+    id: outcomeEventId(type, `${payment.reference}#${ordinal}`),
+    type,
+    created_at: new Date(dispute.openedAt).toISOString(),
+    data: {
+      reference: payment.reference,
+      status: 'disputed',
+      value: payment.valueCents / 100,
+      checkout_id: payment.checkoutId,
+      order_id: orderId,
+      recorded_status: recorded,
+      notified_status: dispute.notified === 'approved' ? 'paid' : 'canceled',
     },
   };
 }

@@ -11,14 +11,14 @@ import type { PaymentView } from '../../src/shared/contract.ts';
 import { isFinalStatus, type PaymentStatus } from '../../src/shared/status.ts';
 import { DEFAULTS } from '../config.ts';
 import type { Logger } from '../log.ts';
-import type { PartnerClient } from '../partner/client.ts';
+import type { PartnerClient, PaymentDetails } from '../partner/client.ts';
 import { PartnerError } from '../partner/errors.ts';
 import type { PartnerStatus } from '../partner/read.ts';
 import { PARTNER_STATUS, isFinalPartnerStatus } from '../partner/wire.ts';
 import type { PaymentRecord, Store, StoreChange } from '../store/store.ts';
 import { logBrCodeWarnings } from './brcode-warnings.ts';
 import { DomainError } from './errors.ts';
-import { paymentOutcome, type Outcomes } from './outcomes.ts';
+import { amountMismatchOutcome, paymentOutcome, type Outcomes } from './outcomes.ts';
 import type { StatusNumbering } from './status-numbering.ts';
 import type { WebhookHealth } from './webhook-health.ts';
 
@@ -164,9 +164,14 @@ export class PaymentService {
     }
   }
 
-  /** Whether a status code read from the partner decides anything now (domain/status-numbering.ts). */
+  /**
+   * Whether a code may be issued after another at all (domain/status-numbering.ts): the pending code
+   * is verified and nothing contradicted the setting, so a code read as pending is unpaid for sure.
+   * Each earlier code must still read so (or as a verified canceled or approved one): per read,
+   * `numbering.meaning(status)` is null for a code not verified, which decides nothing.
+   */
   statusCodesTrusted(): boolean {
-    return this.options.numbering.report().state === 'verified';
+    return this.options.numbering.decides('pending');
   }
 
   /** Issues an open-amount payment and stores it. */
@@ -282,7 +287,7 @@ export class PaymentService {
     const pending = (async () => {
       const upstream = await this.partner.getPayment(reference);
       if (stored.favoured == null && upstream.favoured !== null) await this.rememberFavoured(reference, upstream.favoured);
-      return (await this.applyRead(stored, upstream.status, null, source)) ?? stored;
+      return (await this.applyDetails(stored, upstream, null, source)) ?? stored;
     })().finally(() => this.refreshing.delete(reference));
     this.refreshing.set(reference, pending);
     return pending;
@@ -302,13 +307,71 @@ export class PaymentService {
     if (explicit === null) return this.refresh(stored, !shared, source);
     // A notification's words are checked against the partner's own answer (never trusted alone).
     const upstream = await this.partner.getPayment(reference);
-    return (await this.applyRead(stored, upstream.status, explicit, source)) ?? stored;
+    return (await this.applyDetails(stored, upstream, explicit, source)) ?? stored;
+  }
+
+  /**
+   * Before a checkout issues another code: asks the partner about this payment now (whoever else is
+   * polling it) and records what it says. `paid` or `canceled` once recorded final; `pending` only
+   * when the answer reads as pending for sure (StatusNumbering.meaning); `unknown` for anything else
+   * (a status whose meaning is not known, none at all, another value than ours, an unreadable answer,
+   * the partner down): then the code may have been paid, and no new one may be issued.
+   */
+  async confirmNotPaid(reference: string): Promise<'pending' | 'canceled' | 'paid' | 'unknown'> {
+    const { store, numbering, log } = this.options;
+    const stored = await store.getPayment(reference);
+    if (!stored) return 'unknown';
+    if (stored.final) return finalState(stored);
+    let upstream: PaymentDetails;
+    try {
+      upstream = await this.partner.getPayment(reference);
+    } catch (error) {
+      log.warn({ reference, err: { message: error instanceof Error ? error.message : String(error) } }, 'could not confirm that an earlier code was not paid');
+      return 'unknown';
+    }
+    if (stored.favoured == null && upstream.favoured !== null) await this.rememberFavoured(reference, upstream.favoured);
+    const record = (await this.applyDetails(stored, upstream, null, 'read')) ?? stored;
+    if (record.final) return finalState(record);
+    if (amountDiffers(stored, upstream)) return 'unknown';
+    await numbering.load();
+    return numbering.meaning(upstream.status) === 'pending' ? 'pending' : 'unknown';
+  }
+
+  /**
+   * A read's details, its value checked against ours first (the partner's `value`, read tolerantly:
+   * partner/read.ts; absent, it decides nothing). Another value is flagged (the record, a
+   * `payment.amount_mismatch` event, an error log) and the read makes the payment nothing but
+   * canceled: it is never recorded paid while the values differ, and stays unfinished with the
+   * mismatch recorded, for an operator to settle with the partner.
+   */
+  private async applyDetails(
+    stored: PaymentRecord,
+    upstream: PaymentDetails,
+    explicit: 'approved' | 'canceled' | null,
+    source: Source,
+  ): Promise<PaymentRecord | null> {
+    if (!amountDiffers(stored, upstream)) return this.applyRead(stored, upstream.status, explicit, source);
+    const reportedCents = Math.round(upstream.value! * 100);
+    const at = this.options.now();
+    const change = await this.options.store.flagAmountMismatch(stored.reference, reportedCents, at, (p, orderId) => amountMismatchOutcome(p, orderId, at));
+    if (change.changed) {
+      this.options.log.error(
+        { reference: stored.reference, checkout_id: stored.checkoutId, value: stored.valueCents / 100, reported_value: reportedCents / 100 },
+        'the partner reported another value for a payment than the one issued: it is not taken as paid; settle it with the partner',
+      );
+      this.options.outcomes.published(change.outcome);
+    }
+    await this.options.numbering.load();
+    if (explicit !== 'approved' && this.options.numbering.meaning(upstream.status) === 'canceled') {
+      return this.applyRead(stored, upstream.status, explicit, source);
+    }
+    return this.options.store.getPayment(stored.reference);
   }
 
   /**
    * Records what a read of the partner says, as far as it can be trusted (domain/status-numbering.ts):
-   * a code decides only under a verified numbering; an authenticated notification's explicit outcome
-   * only where the code cannot, and when the partner no longer reports the payment pending.
+   * a code decides only once it is verified; an authenticated notification's explicit outcome only
+   * where the code cannot, and when the partner no longer reports the payment pending.
    */
   private async applyRead(
     stored: PaymentRecord,
@@ -317,10 +380,11 @@ export class PaymentService {
     source: Source,
   ): Promise<PaymentRecord | null> {
     const { numbering } = this.options;
-    await numbering.load();
+    // The spec's cancellation hour may verify a code (or prove the setting wrong) before anything is decided.
+    await numbering.observe(status, { reference: stored.reference, expiresAt: stored.expiresAt, now: this.options.now() });
     let meaning = numbering.meaning(status);
     // The partner's answer decides when it can; words only where it cannot. Words that contradict a
-    // verified code make the numbering a mismatch, so the code is read again: it decides nothing now.
+    // verified code (or the setting) make the numbering a mismatch, so the code is read again: it decides nothing now.
     if (explicit !== null && meaning !== explicit) {
       const confirmed = numbering.confirmExplicit(explicit, status, stored.reference);
       meaning = confirmed && meaning === null ? explicit : numbering.meaning(status);
@@ -478,6 +542,17 @@ export class PaymentService {
       server_time: new Date(now).toISOString(),
     };
   }
+}
+
+/** What a final record says of its code, for a checkout about to issue another. */
+function finalState(record: PaymentRecord): 'paid' | 'canceled' | 'unknown' {
+  if (record.partnerStatus === PARTNER_STATUS.approved) return 'paid';
+  return record.partnerStatus === PARTNER_STATUS.canceled ? 'canceled' : 'unknown';
+}
+
+/** Whether the partner reported a value for the payment, and another than ours (to the cent). */
+function amountDiffers(stored: PaymentRecord, upstream: PaymentDetails): boolean {
+  return upstream.value !== null && Math.round(upstream.value * 100) !== stored.valueCents;
 }
 
 /** The lease of whoever asks the partner about a payment now, across instances. */

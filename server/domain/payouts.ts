@@ -20,10 +20,11 @@ import { formatReais } from '../../src/shared/limits.ts';
 import { TRANSFER_REFUSALS, maskPixKey, type TransferList, type TransferStatus, type TransferView } from '../../src/shared/payouts.ts';
 import { detectPixKeyType, type PixKeyType } from '../../src/shared/pix-keys.ts';
 import type { Logger } from '../log.ts';
-import type { PartnerClient } from '../partner/client.ts';
+import { isStatedTransferRefusal, type PartnerClient } from '../partner/client.ts';
 import { PartnerError } from '../partner/errors.ts';
 import { PARTNER_STATUS } from '../partner/wire.ts';
 import type { PayoutRecord, PayoutState, Store } from '../store/store.ts';
+import type { DisputeService } from './disputes.ts';
 import { DomainError } from './errors.ts';
 import { refusalOutcome, transferOutcome, type Outcomes } from './outcomes.ts';
 import type { StatusNumbering } from './status-numbering.ts';
@@ -41,6 +42,8 @@ export interface PayoutServiceOptions {
   refreshCheckout: (checkoutId: string) => Promise<unknown>;
   /** A payout still `sending` this long after it was stored was cut off mid-call (a crash): its outcome is unknown. Default 5 minutes. */
   sendingTimeoutMs?: number;
+  /** A checkout with an open dispute is not refunded until an operator resolves it. */
+  disputes?: DisputeService;
 }
 
 /** `tr_` and 24 URL-safe characters (144 random bits). */
@@ -108,8 +111,11 @@ export class PayoutService {
     return this.start(this.record(input, idempotencyKey, null, requestHash('transfer', null, input)), input.customer_document ?? null);
   }
 
-  /** A refund of a paid checkout to the customer's key: a new transfer, never more than was paid in all. */
-  async refund(checkoutId: string, input: CreateRefundRequest, idempotencyKey: string): Promise<{ transfer: TransferView; created: boolean }> {
+  /**
+   * A refund of a paid checkout to the customer's key: a new transfer, never more than was paid in
+   * all. `label` is its reference (the proxy's own refunds: `overpayment`).
+   */
+  async refund(checkoutId: string, input: CreateRefundRequest, idempotencyKey: string, label?: string): Promise<{ transfer: TransferView; created: boolean }> {
     const checkout = await this.options.store.getCheckout(checkoutId);
     if (!checkout) throw new DomainError('not_found', 'No such checkout.');
     // A payment the partner has been paid but the proxy has not heard of yet counts: ask before
@@ -120,7 +126,14 @@ export class PayoutService {
         "a refund weighed the checkout's payments as stored: the partner could not be asked",
       );
     });
-    const record = this.record({ ...input, value: input.value ?? 0 }, idempotencyKey, checkoutId, requestHash('refund', checkoutId, input));
+    // What was paid is in dispute (an authenticated notification contradicts a final status): an operator decides first.
+    if (await this.options.disputes?.disputed(checkoutId)) {
+      throw new DomainError(
+        'disputed',
+        "This checkout's payment is disputed: the partner's notification contradicts its final status. Refunds wait until an operator resolves it (pix-checkout disputes).",
+      );
+    }
+    const record = this.record({ ...input, value: input.value ?? 0, reference: label }, idempotencyKey, checkoutId, requestHash('refund', checkoutId, input));
     return this.start(record, input.customer_document ?? null);
   }
 
@@ -208,7 +221,7 @@ export class PayoutService {
 
   /** The one call to the partner, and what its answer (or its absence) makes of the payout. */
   private async send(payout: PayoutRecord, document: string | null): Promise<PayoutRecord> {
-    const { store, partner, now, log, outcomes, numbering, transfers } = this.options;
+    const { store, partner, now, log, outcomes, numbering } = this.options;
     const value = payout.valueCents / 100;
     let answer;
     try {
@@ -224,24 +237,29 @@ export class PayoutService {
           : await partner.transferToKey({ value, pix_key: payout.pixKey, transaction_id: payout.transactionId });
     } catch (error) {
       const context = { transfer_id: payout.id, transaction_id: payout.transactionId };
-      if (error instanceof PartnerError && error.kind === 'refused') {
+      // Only a refusal the partner states (invalid data, KYC, the bank) says no money moved.
+      if (error instanceof PartnerError && isStatedTransferRefusal(error)) {
         const reason = (TRANSFER_REFUSALS as readonly string[]).includes(error.details.reason ?? '') ? error.details.reason! : 'refused';
         const refused = await store.payouts.markRefused(payout.id, reason, error.details.upstreamMessage ?? null, now(), refusalOutcome);
         log.info({ ...context, reason }, 'the partner refused a transfer');
         outcomes.published(refused.outcome);
         return refused.payout;
       }
-      const surelyNotSent = error instanceof PartnerError && !error.details.outcomeUnknown && error.kind !== 'outcome_unknown';
+      // Any other answer of the service (a 409, 423, 404, a firewall's 400...) says nothing of what it did.
+      const answered = error instanceof PartnerError && (error.kind === 'refused' || error.kind === 'not_found');
+      const surelyNotSent = error instanceof PartnerError && !answered && !error.details.outcomeUnknown && error.kind !== 'outcome_unknown';
       if (surelyNotSent) {
         // Nothing reached the partner: forget it, so the same key may try again.
         await store.payouts.discard(payout.id);
-        // A 404 on a create names no transfer of the merchant's: the service is not what it should be.
-        if (error.kind === 'not_found') throw new PartnerError('unavailable', error.message, error.details);
         throw error;
       }
       // It may have been carried out: never sent again.
       log.error(
-        { ...context, err: { message: error instanceof Error ? error.message : String(error) } },
+        {
+          ...context,
+          ...(error instanceof PartnerError && error.details.status !== undefined ? { status: error.details.status } : {}),
+          err: { message: error instanceof Error ? error.message : String(error) },
+        },
         "a transfer's answer was lost: its outcome is unknown; check with the partner by its transaction_id before sending it again",
       );
       return store.payouts.markUnknown(payout.id, now());
@@ -253,25 +271,15 @@ export class PayoutService {
       transferOutcome,
     );
     if (sent.outcome) outcomes.published(sent.outcome);
-    // A new transfer is pending: its code verifies the numbering (or proves it wrong), as a new payment's does.
-    if (answer.status) await numbering.observeFresh(answer.status, answer.externalReference, 'transfer');
-    else if (numbering.needsFreshRead()) void this.freshRead(answer.externalReference);
-    // An answer that already tells the outcome (a verified numbering, or words) is applied at once.
-    const meaning = numbering.meaning(answer.status);
+    // The create's answer never tells the outcome (the spec: it comes later, by webhook or a check),
+    // and a transfer's code verifies no numbering. A status that already reads final is only noted.
+    const meaning = numbering.meaning(answer.status, 'transfer');
     if (meaning === 'approved' || meaning === 'canceled') {
-      await transfers.apply(answer.externalReference, PARTNER_STATUS[meaning], payout.valueCents);
-      return (await store.payouts.get(payout.id)) ?? sent.payout;
+      log.warn(
+        { transfer_id: payout.id, reference: answer.externalReference, status: answer.status?.code ?? answer.status?.word ?? null },
+        "a new transfer's answer reads final: not applied; its outcome comes from a notification or a check",
+      );
     }
     return sent.payout;
-  }
-
-  /** A create's answer without a status: one read right after it, only while the numbering is unverified. */
-  private async freshRead(reference: string): Promise<void> {
-    try {
-      const details = await this.options.partner.checkTransfer(reference);
-      if (details.status) await this.options.numbering.observeFresh(details.status, reference, 'transfer');
-    } catch (error) {
-      this.options.log.debug({ reference, err: { message: error instanceof Error ? error.message : String(error) } }, 'no fresh read of a new transfer');
-    }
   }
 }

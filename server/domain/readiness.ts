@@ -7,7 +7,8 @@ import { DEFAULTS } from '../config.ts';
 import type { PartnerClient, PartnerLogEntry } from '../partner/client.ts';
 import { PartnerError } from '../partner/errors.ts';
 import type { Store } from '../store/store.ts';
-import type { NumberingState, StatusNumbering } from './status-numbering.ts';
+import type { DisputeService } from './disputes.ts';
+import type { NumberingReport, NumberingState, StatusNumbering } from './status-numbering.ts';
 import type { ReadsReport, WebhookHealth } from './webhook-health.ts';
 
 /**
@@ -44,6 +45,8 @@ export interface ReadinessReport {
     partner: 'ok' | 'failed' | 'not_checked';
     status_codes?: NumberingState;
   };
+  /** Which configured status codes proved themselves (domain/status-numbering.ts); `transfers` is `mismatch` once a transfer check contradicted a notification. */
+  status_codes?: { configured: string; codes: NumberingReport['codes']; transfers: 'ok' | 'mismatch' };
   /** What is not wrong enough to refuse traffic, but an operator should fix. */
   warnings?: string[];
   /** How often pending payments are asked about now, and why (domain/webhook-health.ts). */
@@ -61,6 +64,10 @@ export function readinessCheck(deps: {
   numbering?: StatusNumbering;
   /** The webhooks' health, which sets the pace of partner reads. */
   reads?: WebhookHealth;
+  /** The reconciler's word on payments parked long past their cancellation (Reconciler.parkedWarning), if any. */
+  parkedWarning?: () => string | null;
+  /** Open disputes are named (not a reason to refuse traffic: an operator resolves them). */
+  disputes?: DisputeService;
 }): () => Promise<ReadinessReport> {
   const now = deps.now ?? Date.now;
   const cacheMs = deps.cacheMs ?? DEFAULTS.readinessCacheMs;
@@ -91,16 +98,39 @@ export function readinessCheck(deps: {
     // them), but no status code decides anything until the setting is fixed.
     if (numbering?.state === 'mismatch')
       list.push(`PIX_STATUS_CODES (${numbering.configured}) does not match the partner: ${numbering.problem ?? 'see the log'}`);
+    if (numbering?.transfers_problem)
+      list.push(`transfer status codes contradict the partner's notifications, so no transfer code decides anything: ${numbering.transfers_problem}`);
     const cluster = deps.store.cluster;
     const changes = cluster ? { store_changes: cluster.listening() ? ('listening' as const) : ('reconnecting' as const) } : {};
     // Not a reason to refuse traffic either: its streams still poll, and reads still come from the shared store.
     if (changes.store_changes === 'reconnecting')
       list.push("not hearing other instances' changes now: this instance's streams learn of them at their next poll");
+    const parked = deps.parkedWarning?.();
+    if (parked) list.push(parked);
+    if (store === 'ok' && deps.disputes) {
+      const open = await deps.disputes.open(6).catch(() => []);
+      if (open.length > 0) {
+        const named = open.slice(0, 5).map((d) => d.reference);
+        list.push(
+          `${open.length > 5 ? 'more than 5 payments are' : open.length === 1 ? '1 payment is' : `${open.length} payments are`} disputed (${named.join(', ')}${open.length > 5 ? ', ...' : ''}): ` +
+            'an authenticated notification contradicts a final status; their checkouts are not refunded until resolved (pix-checkout disputes)',
+        );
+      }
+    }
     const warnings = list.length > 0 ? { warnings: list } : {};
     const reads = deps.reads ? { reads: deps.reads.report() } : {};
     const codes = numbering ? { status_codes: numbering.state } : {};
+    const detail = numbering
+      ? {
+          status_codes: {
+            configured: numbering.configured,
+            codes: numbering.codes,
+            transfers: numbering.transfers_problem ? ('mismatch' as const) : ('ok' as const),
+          },
+        }
+      : {};
     const database = { database: deps.store.kind, ...changes };
-    if (store === 'failed') return { ready: false, checks: { store, ...database, partner: 'not_checked', ...codes }, ...reads, ...warnings };
+    if (store === 'failed') return { ready: false, checks: { store, ...database, partner: 'not_checked', ...codes }, ...detail, ...reads, ...warnings };
     const partner = await deps.partner
       .getTenant()
       .then(() => (deps.upstream?.healthy() === false ? probe() : true))
@@ -108,7 +138,7 @@ export function readinessCheck(deps: {
         (ok) => (ok ? ('ok' as const) : ('failed' as const)),
         () => 'failed' as const,
       );
-    return { ready: store === 'ok' && partner === 'ok', checks: { store, ...database, partner, ...codes }, ...reads, ...warnings };
+    return { ready: store === 'ok' && partner === 'ok', checks: { store, ...database, partner, ...codes }, ...detail, ...reads, ...warnings };
   }
 
   return () => {

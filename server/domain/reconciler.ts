@@ -4,9 +4,15 @@
  *  2. asks the partner about every payment that is not final and is due: every `everyMs`, every
  *     `nearMs` within `nearWindowMs` of its expiry and of its
  *     automatic cancellation (1 h after expiry), until a final status is known;
- *  3. asks about every transfer it follows that is not final, every `everyMs`.
- * "Due" is measured from the record's last confirmation (`updatedAt`), which lives in the store, so
- * a restart neither loses nor repeats the schedule. Bound: an outcome the partner knows is recorded
+ *  3. asks about every transfer it follows that is not final, every `everyMs` from its last read (checked
+ *     or updated), the longest overdue first.
+ * "Due" is measured from the record's last read (its last confirmed status, or its last check: every
+ * read records one, even a read whose meaning is not known, so an undecidable payment does not hold
+ * its place at the head of the line), which lives in the store, so a restart neither loses nor
+ * repeats the schedule; the longest overdue are asked first. A payment still open `parkAfterCancelMs`
+ * after its automatic cancellation cannot be decided from the partner's answers: it is parked (read
+ * again only every `parkedEveryMs`) and reported (/ready's warnings, a log line), so thousands of
+ * them never hide a newer payment whose webhook was lost. Bound: an outcome the partner knows is recorded
  * within `everyMs + tickMs` (65 s by default) once the partner answers, whatever happened to its
  * webhook. Time comes from `now` (injected), so tests move it instead of waiting. Every instance
  * sharing a store runs passes; leases keep two from asking about one record at once, and the store's
@@ -15,7 +21,7 @@
 import { LIMITS } from '../../src/shared/limits.ts';
 import { DEFAULTS, type ReconcileSettings } from '../config.ts';
 import type { Logger } from '../log.ts';
-import type { PaymentRecord, Store } from '../store/store.ts';
+import type { PaymentRecord, ReadSchedule, Store } from '../store/store.ts';
 import type { PaymentService } from './payments.ts';
 import type { TransferService } from './transfers.ts';
 import type { WebhookProcessor } from './webhook-processor.ts';
@@ -51,6 +57,11 @@ export class Reconciler {
 
   private readonly concurrency: number;
   private readonly batch: number;
+  /** When a payment is read again: the store's due-payment query follows it. */
+  readonly schedule: ReadSchedule;
+  /** Parked payments, as last counted (null before the first pass); and when that was last logged. */
+  private parked: number | null = null;
+  private parkedLogged: { count: number; at: number } | null = null;
 
   constructor(private readonly options: ReconcilerOptions) {
     this.everyMs = options.everyMs ?? DEFAULTS.reconcile.everyMs;
@@ -59,6 +70,14 @@ export class Reconciler {
     this.tickMs = options.tickMs ?? DEFAULTS.reconcile.tickMs;
     this.concurrency = options.concurrency ?? DEFAULTS.reconcile.concurrency;
     this.batch = options.batch ?? DEFAULTS.reconcile.batch;
+    this.schedule = {
+      everyMs: this.everyMs,
+      nearMs: this.nearMs,
+      nearWindowMs: this.nearWindowMs,
+      cancelAfterMs: CANCEL_AFTER_EXPIRY_MS,
+      parkAfterMs: CANCEL_AFTER_EXPIRY_MS + (options.parkAfterCancelMs ?? DEFAULTS.reconcile.parkAfterCancelMs),
+      parkedEveryMs: options.parkedEveryMs ?? DEFAULTS.reconcile.parkedEveryMs,
+    };
   }
 
   /** The longest a missed outcome stays unknown once the partner answers: `everyMs + tickMs`. */
@@ -66,10 +85,30 @@ export class Reconciler {
     return this.everyMs + this.tickMs;
   }
 
-  /** When a payment is next asked about. */
-  dueAt(p: Pick<PaymentRecord, 'updatedAt' | 'expiresAt'>, now: number): number {
-    const near = Math.abs(now - p.expiresAt) <= this.nearWindowMs || Math.abs(now - (p.expiresAt + CANCEL_AFTER_EXPIRY_MS)) <= this.nearWindowMs;
-    return p.updatedAt + (near ? Math.min(this.nearMs, this.everyMs) : this.everyMs);
+  /**
+   * When a payment is next asked about, from its last read (`updatedAt` unless a later check is
+   * known). The stores' duePayments query is this rule in SQL.
+   */
+  dueAt(p: Pick<PaymentRecord, 'updatedAt' | 'expiresAt'>, now: number, lastReadAt = p.updatedAt): number {
+    const s = this.schedule;
+    if (p.expiresAt + s.parkAfterMs < now) return lastReadAt + s.parkedEveryMs;
+    const near = Math.abs(now - p.expiresAt) <= s.nearWindowMs || Math.abs(now - (p.expiresAt + s.cancelAfterMs)) <= s.nearWindowMs;
+    return lastReadAt + (near ? Math.min(s.nearMs, s.everyMs) : s.everyMs);
+  }
+
+  /** Payments still open long after their cancellation (parked), as the last pass counted them; null before the first. */
+  parkedPayments(): number | null {
+    return this.parked;
+  }
+
+  /** /ready's warning about parked payments, or null when there are none. */
+  parkedWarning(): string | null {
+    if (!this.parked) return null;
+    const after = Math.round((this.schedule.parkAfterMs - this.schedule.cancelAfterMs) / 60_000);
+    return (
+      `${this.parked} payment${this.parked === 1 ? ' is' : 's are'} still open ${after} min past ${this.parked === 1 ? 'its' : 'their'} automatic cancellation: ` +
+      `the partner's answers about ${this.parked === 1 ? 'it' : 'them'} cannot be decided; read again hourly (see the log)`
+    );
   }
 
   /** Starts the passes: one now, then every `tickMs`. */
@@ -117,12 +156,28 @@ export class Reconciler {
     await this.options.expireSendingPayouts?.();
 
     const at = now();
-    const duePayments = (await store.nonFinalPayments(batch)).filter((p) => this.dueAt(p, at) <= at);
-    const dueTransfers = (await store.transfers.nonFinal(batch)).filter((t) => t.updatedAt + this.everyMs <= at);
+    await this.countParked(at);
+    const duePayments = await store.duePayments(at, batch, this.schedule);
+    const dueTransfers = await store.transfers.due(at, batch, this.everyMs);
+    const checked: string[] = [];
+    const checkedTransfers: string[] = [];
     const tasks: (() => Promise<boolean>)[] = [
       // Shared with the other instances: a payment another one is asking about now is left to it.
-      ...duePayments.map((p) => async () => (await payments.confirm(p.reference, null, true))?.final ?? false),
-      ...dueTransfers.map((t) => async () => ((await this.mayConfirm(`transfer:${t.reference}`)) ? ((await transfers.confirm(t.reference)) ?? false) : false)),
+      // Read or not (the partner failed), it goes to the back of the line: the next read is a full interval away.
+      ...duePayments.map((p) => async () => {
+        try {
+          return (await payments.confirm(p.reference, null, true))?.final ?? false;
+        } finally {
+          checked.push(p.reference);
+        }
+      }),
+      ...dueTransfers.map((t) => async () => {
+        try {
+          return (await this.mayConfirm(`transfer:${t.reference}`)) ? ((await transfers.confirm(t.reference)) ?? false) : false;
+        } finally {
+          checkedTransfers.push(t.reference);
+        }
+      }),
     ];
     let next = 0;
     const worker = async () => {
@@ -138,8 +193,29 @@ export class Reconciler {
       }
     };
     await Promise.all(Array.from({ length: Math.min(this.concurrency, tasks.length) }, worker));
+    await store.markPaymentsChecked(checked, now());
+    await store.transfers.markChecked(checkedTransfers, now());
     if (report.checked > 0) log.info(report, 'reconciler pass');
     return report;
+  }
+
+  /** Counts the parked payments; logs them when their number changes, and hourly while there are some. */
+  private async countParked(at: number): Promise<void> {
+    const { store, log } = this.options;
+    const count = await store.countOpenPaymentsExpiredBefore(at - this.schedule.parkAfterMs);
+    this.parked = count;
+    const logged = this.parkedLogged;
+    if (count === 0) {
+      if (logged && logged.count > 0) log.info({ parked: 0 }, 'no payment is parked any more');
+      this.parkedLogged = { count: 0, at };
+      return;
+    }
+    if (logged && logged.count === count && at - logged.at < this.schedule.parkedEveryMs) return;
+    this.parkedLogged = { count, at };
+    log.warn(
+      { parked: count, read_every_s: this.schedule.parkedEveryMs / 1000 },
+      "payments still open long after their automatic cancellation: the partner's answers about them cannot be decided (see the status codes in /ready); they are read again hourly",
+    );
   }
 
   /** Across instances, one reconciles a transfer at a time (a lease for one pass's length); alone, always. */

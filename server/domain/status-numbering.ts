@@ -1,41 +1,74 @@
 /**
- * Whether the configured meaning of the partner's status codes (PIX_STATUS_CODES) can be trusted.
- * A guess never decides money, so codes decide nothing until the numbering is verified:
+ * Whether the configured meaning of the partner's status codes (PIX_STATUS_CODES) can be trusted,
+ * code by code. A guess never decides money, so a code decides nothing until it has proved itself,
+ * from the spec's own rules (spec 3 and 6: payments are canceled only one hour after their expiration):
  *
- * - A freshly created payment is pending by definition. Its code (from the create's answer, or from
- *   one read right after it when the answer has none) verifies the numbering when it is the
- *   configured pending code, and proves it wrong otherwise: the proxy logs an error naming the code
- *   it saw, /ready reports the mismatch, and until the setting is fixed no payment or transfer is
- *   made paid or canceled from a code.
- * - Both verdicts are kept in the store, per partner service and account, so a restart with the same
- *   setting keeps them (a mismatch with the pending code it saw); a changed setting or another
- *   service starts unverified. Instances sharing a store share them: each reads them again every few
- *   seconds, and a mismatch another one found stops its codes deciding too.
- * - Under a mismatch, explicit outcomes still work: a notification from an authenticated source (the
- *   caller decides: a secret path or the partner's source address) that says "approved" or
- *   "canceled" in words is applied when the partner reports a code other than the pending one seen.
- *   The first such approval of a payment teaches the approved code; a code other than it is never
- *   made approved by words again, and "canceled" is believed only for a code known to be neither
- *   pending nor approved. Transfers use what payments taught, and teach nothing.
- * - Under a verified numbering the partner's code decides, until an authenticated notification's
- *   words contradict it (approved and canceled swapped in the setting show this way, which the
- *   new-payment check cannot see): then the numbering is a mismatch too, and nothing is applied.
+ * - pending: a freshly created payment is pending by definition. Its code (from the create's answer,
+ *   or from one read right after it when the answer has none) verifies the configured pending code.
+ *   Any other code on a payment just created (the configured approved one included) is a mismatch.
+ * - approved: once pending is verified, a final (non-pending) code seen on a payment before
+ *   `expires_at + 1 h - 5 min` (a margin for the partner's clock) can only mean approved: the first
+ *   time that happens, it verifies the configured approved code, or proves the setting wrong.
+ * - canceled: once approved is verified, the first other final code seen on a payment at or after
+ *   `expires_at + 1 h` can only mean canceled: it verifies the configured canceled code, or proves
+ *   the setting wrong. Before that hour a late final code may be a payment made in time and read
+ *   late, so it decides nothing about canceled.
+ * - A code that contradicts a verified one (a final code other than the verified approved one before
+ *   the hour, another one after it than the verified canceled one) is a mismatch too. A mismatch is
+ *   logged at error and shown by /ready, and from then on no code decides anything.
+ * - Verdicts are kept in the store, per partner service and account, so a restart with the same
+ *   setting keeps them; a changed setting or another service starts unverified. Instances sharing a
+ *   store share them: each reads them again every few seconds.
+ * - Authenticated words (a notification through a secret path or from the partner's source address,
+ *   saying "approved" or "canceled") are checked against the code the partner reports now. Words that
+ *   agree with the configured code may verify it (approved once pending is verified; canceled once
+ *   approved is); words that contradict a verified code, or the setting, make a mismatch (this run
+ *   only: one misread event must not disable a right setting for good). Neither overrides the other.
+ * - Under a mismatch, explicit outcomes still work: authenticated words are applied when the partner
+ *   reports a code other than the pending one seen. The first such approval of a payment teaches the
+ *   approved code; a code other than it is never made approved by words again, and "canceled" is
+ *   believed only for a code known to be neither pending nor approved.
+ * - Transfers verify nothing (the spec shows neither their numbering nor that it is the payments'):
+ *   they use only the codes payments verified. A transfer check that contradicts an authenticated
+ *   transfer notification is a transfers mismatch (error log, /ready, kept in the store for this
+ *   setting): no transfer code decides alone any more; authenticated words the check agrees with still settle.
  * - A status given as a word (`paid`) means what it says and needs no numbering.
  */
+import { LIMITS } from '../../src/shared/limits.ts';
 import type { Logger } from '../log.ts';
 import type { PartnerStatus } from '../partner/read.ts';
 import { formatStatusCodes, statusMeaning, wordMeaning, type StatusCodes, type StatusMeaning } from '../partner/status-codes.ts';
 import type { TokenStore } from '../partner/token-store.ts';
 
 export type NumberingState = 'unverified' | 'verified' | 'mismatch';
+export type CodeVerdict = 'unverified' | 'verified';
 
 export interface NumberingReport {
+  /** `verified` once all three codes are; `mismatch` once any code contradicted the setting. */
   state: NumberingState;
   /** The configured numbering, as PIX_STATUS_CODES spells it. */
   configured: string;
+  /** Which configured codes have proved themselves (none decides anything under a mismatch). */
+  codes: Record<StatusMeaning, CodeVerdict>;
   /** What proved it wrong. */
   problem?: string;
+  /** Set once a transfer check contradicted an authenticated transfer notification: no transfer code decides anything since. */
+  transfers_problem?: string;
 }
+
+/** What is known of the payment whose status is observed: the spec's cancellation rule needs its expiry, and the time. */
+export interface Observation {
+  reference: string;
+  /** Epoch ms. */
+  expiresAt: number;
+  /** Epoch ms, the proxy's clock when the status was read. */
+  now: number;
+}
+
+/** The spec: a payment not paid is canceled one hour after its expiration, never sooner. */
+const CANCEL_AFTER_EXPIRY_MS = LIMITS.cancelAfterExpirationSeconds * 1000;
+/** How far the partner's clock may be ahead of ours, as far as the approved rule cares. */
+const CLOCK_SKEW_MS = 5 * 60_000;
 
 /** How often the kept verdicts are read again (real time): another instance sharing the store may have reached one. */
 const RELOAD_MS = 2000;
@@ -43,11 +76,16 @@ const RELOAD_MS = 2000;
 /** Where the verdicts are remembered (the store's key-value table), per partner service and account. */
 const VERIFIED = 'status-codes-verified';
 const MISMATCH = 'status-codes-mismatch';
+const TRANSFERS_MISMATCH = 'status-codes-transfers-mismatch';
+const MEANINGS: readonly StatusMeaning[] = ['pending', 'approved', 'canceled'];
 
 export class StatusNumbering {
-  private state: NumberingState = 'unverified';
+  private mismatched = false;
   private problem: string | undefined;
-  /** The code a fresh payment had when it was not the configured pending code. */
+  private transfersProblem: string | undefined;
+  /** The codes that proved themselves. */
+  private readonly verified = new Set<StatusMeaning>();
+  /** Under a mismatch: the code known to be pending (a fresh payment's, or the verified one). */
   private seenPending: number | null = null;
   /** The approved code, learned from an authenticated notification under a mismatch. */
   private approvedCode: number | null = null;
@@ -58,6 +96,7 @@ export class StatusNumbering {
 
   private readonly verifiedKey: string;
   private readonly mismatchKey: string;
+  private readonly transfersKey: string;
 
   /** `scope` names the partner service and account (tokenStoreKey): a verdict about one says nothing of another. */
   constructor(
@@ -68,122 +107,211 @@ export class StatusNumbering {
   ) {
     this.verifiedKey = `${VERIFIED}|${scope}`;
     this.mismatchKey = `${MISMATCH}|${scope}`;
+    this.transfersKey = `${TRANSFERS_MISMATCH}|${scope}`;
+  }
+
+  private get configured(): string {
+    return formatStatusCodes(this.codes);
   }
 
   /**
    * Reads the verdicts kept by an earlier run, or by another instance sharing the store: once, and
-   * again every few seconds until a mismatch is known (another instance's fresh payment may verify
-   * the numbering, or its notification prove it wrong).
+   * again every few seconds until a mismatch is known (another instance may verify a code, or find one wrong).
    */
   load(): Promise<void> {
-    if (this.loaded && this.state !== 'mismatch' && performance.now() - this.loadedAt >= RELOAD_MS) this.loaded = null;
+    if (this.loaded && !this.mismatched && performance.now() - this.loadedAt >= RELOAD_MS) this.loaded = null;
     if (!this.loaded) this.loadedAt = performance.now();
     this.loaded ??= (async () => {
-      const configured = formatStatusCodes(this.codes);
-      const [verified, mismatch] = await Promise.all([
+      const configured = this.configured;
+      const [verified, mismatch, transfers] = await Promise.all([
         this.memory?.load(this.verifiedKey).catch(() => null),
         this.memory?.load(this.mismatchKey).catch(() => null),
+        this.memory?.load(this.transfersKey).catch(() => null),
       ]);
-      if (this.state === 'mismatch') return;
-      const kept = mismatch
-        ? (JSON.parse(mismatch) as { configured?: string; seen_pending?: number | null; approved?: number | null; problem?: string })
-        : null;
+      const keptTransfers = parse<{ configured?: string; problem?: string }>(transfers);
+      if (keptTransfers?.configured === configured && this.transfersProblem === undefined) this.transfersProblem = keptTransfers.problem ?? 'see the log';
+      if (this.mismatched) return;
+      const kept = parse<{ configured?: string; seen_pending?: number | null; approved?: number | null; problem?: string }>(mismatch);
       if (kept?.configured === configured) {
         // Found by another instance sharing the store (or an earlier run): no code decides from now on, here either.
-        if (this.state === 'verified')
+        if (this.verified.size > 0)
           this.log.error({ status_codes: configured, problem: kept.problem }, 'partner status codes do not match the setting (found by another instance)');
-        this.state = 'mismatch';
+        this.mismatched = true;
         this.kept = true;
         this.seenPending = kept.seen_pending ?? null;
         this.approvedCode = kept.approved ?? null;
         this.problem = kept.problem;
-      } else if (verified === configured && this.state === 'unverified') {
-        this.state = 'verified';
+        return;
       }
+      for (const meaning of keptVerdicts(verified, configured)) this.verified.add(meaning);
     })().catch(() => undefined);
     return this.loaded;
   }
 
+  /**
+   * Reads the kept verdicts now, not at the next RELOAD_MS: a read whose meaning is unknown here may
+   * be known already to another instance (issue 30). Concurrent calls share one read.
+   */
+  reload(): Promise<void> {
+    if (!this.reloading) {
+      if (!this.mismatched) this.loaded = null;
+      this.reloading = this.load().finally(() => (this.reloading = null));
+    }
+    return this.reloading;
+  }
+  private reloading: Promise<void> | null = null;
+
   report(): NumberingReport {
-    return { state: this.state, configured: formatStatusCodes(this.codes), ...(this.problem ? { problem: this.problem } : {}) };
+    const state: NumberingState = this.mismatched ? 'mismatch' : this.verified.size === MEANINGS.length ? 'verified' : 'unverified';
+    const codes = Object.fromEntries(MEANINGS.map((m) => [m, this.verified.has(m) ? 'verified' : 'unverified'])) as Record<StatusMeaning, CodeVerdict>;
+    return {
+      state,
+      configured: this.configured,
+      codes,
+      ...(this.problem ? { problem: this.problem } : {}),
+      ...(this.transfersProblem ? { transfers_problem: this.transfersProblem } : {}),
+    };
   }
 
-  /** True until a fresh payment has been seen (or a kept verdict read): then one read after a create is worth its cost. */
+  /** Whether the configured code for `meaning` decides now: it proved itself, and no code contradicted the setting. */
+  decides(meaning: StatusMeaning): boolean {
+    return !this.mismatched && this.verified.has(meaning);
+  }
+
+  /** True until a fresh payment has verified the pending code (or a kept verdict said so): then one read after a create is worth its cost. */
   needsFreshRead(): boolean {
-    return this.state === 'unverified';
+    return !this.mismatched && !this.verified.has('pending');
   }
 
   /**
-   * The status of a payment or a transfer just created (pending by definition). ASSUMPTION: transfers
-   * share the payments' numbering (the spec shows neither), so a new transfer verifies it too: a
-   * merchant who only pays out still has its transfers' outcomes read.
+   * The status of a payment just created (pending by definition): verifies the pending code, and
+   * any other is a mismatch. Transfers verify nothing: their numbering is only assumed to be the payments'.
    */
   async observeFresh(status: PartnerStatus, reference: string, kind: 'payment' | 'transfer' = 'payment'): Promise<void> {
     await this.load();
+    if (kind === 'transfer' || this.mismatched) return;
     if (status.word !== null) {
       const meaning = wordMeaning(status.word);
-      if (meaning !== 'pending' && meaning !== null) await this.mismatch(`a new ${kind} (${reference}) was reported "${status.word}"`, reference);
+      if (meaning !== 'pending' && meaning !== null) await this.mismatch(`a new payment (${reference}) was reported "${status.word}"`, reference);
       return;
     }
-    if (status.code === this.codes.pending) {
-      if (this.state === 'unverified') {
-        this.state = 'verified';
-        this.log.info({ status_codes: formatStatusCodes(this.codes) }, `partner status codes verified: a new ${kind} has the configured pending code`);
-        await this.memory?.save(this.verifiedKey, formatStatusCodes(this.codes)).catch(() => undefined);
-      }
-      return;
-    }
-    // A code the numbering calls approved could be a payment paid within the same second: not proof.
-    if (status.code === this.codes.approved || this.state === 'mismatch') return;
-    this.seenPending = status.code;
+    if (status.code === this.codes.pending) return this.verify('pending', `a new payment (${reference}) has the configured pending code`);
+    // Not even the configured approved code is tolerated: the customer has not seen this payment's code yet.
+    if (!this.verified.has('pending')) this.seenPending = status.code;
     await this.mismatch(
-      `a new ${kind} (${reference}) has status ${status.code}, but PIX_STATUS_CODES says pending is ${this.codes.pending}` +
-        ` (configured ${formatStatusCodes(this.codes)}): set PIX_STATUS_CODES to the partner's numbering (pix-checkout doctor --create shows it)`,
+      `a new payment (${reference}) has status ${status.code}, but PIX_STATUS_CODES says pending is ${this.codes.pending}` +
+        ` (configured ${this.configured}): set PIX_STATUS_CODES to the partner's numbering (pix-checkout doctor --create shows it)`,
       reference,
     );
   }
 
   /**
-   * What a status read from the partner means, for deciding: a word always; a code only once the
-   * numbering is verified (or the approved code learned under a mismatch). Null means "decide nothing from it".
+   * A payment's status as read from the partner (a read of our own, or a notification's
+   * confirmation), before it is decided on: the spec's cancellation hour may verify the approved
+   * or the canceled code, or prove the setting wrong (see the rules at the top).
    */
-  meaning(status: PartnerStatus | null): StatusMeaning | null {
-    if (!status) return null;
-    if (status.word !== null) return wordMeaning(status.word);
-    if (this.state === 'verified') return statusMeaning(this.codes, status);
-    if (this.state === 'mismatch' && status.code !== null && status.code === this.approvedCode) return 'approved';
-    return null;
+  async observe(status: PartnerStatus | null, at: Observation): Promise<void> {
+    await this.load();
+    if (this.mismatched || !status || status.word !== null || status.code === null) return;
+    // Until pending is verified, "not pending" cannot be told.
+    if (!this.verified.has('pending') || status.code === this.codes.pending) return;
+    const code = status.code;
+    const { reference } = at;
+    const cancelAt = at.expiresAt + CANCEL_AFTER_EXPIRY_MS;
+    const when = `at ${iso(at.now)}, ${Math.round((cancelAt - at.now) / 60_000)} min before the partner may cancel it (expires_at + 1 h)`;
+    if (at.now < cancelAt - CLOCK_SKEW_MS) {
+      // Too early to be canceled: this final code is approved.
+      if (code === this.codes.approved) {
+        if (!this.verified.has('approved')) await this.verify('approved', `payment ${reference} had status ${code} ${when}, so ${code} is approved`);
+        return;
+      }
+      await this.mismatch(
+        `payment ${reference} had status ${code} ${when}, so ${code} can only be approved, but PIX_STATUS_CODES says approved is ${this.codes.approved}` +
+          ` (configured ${this.configured}; approved and canceled swapped?): set PIX_STATUS_CODES to the partner's numbering`,
+        reference,
+      );
+      return;
+    }
+    // Within the margin, or a payment made in time and read late, or approved not known yet: nothing told.
+    if (at.now < cancelAt || !this.verified.has('approved') || code === this.codes.approved) return;
+    if (code === this.codes.canceled) {
+      if (!this.verified.has('canceled'))
+        await this.verify('canceled', `payment ${reference} had status ${code}, neither pending nor the verified approved code, an hour past its expiration`);
+      return;
+    }
+    await this.mismatch(
+      `payment ${reference} had status ${code} an hour past its expiration, neither pending (${this.codes.pending}) nor approved (${this.codes.approved}),` +
+        ` so ${code} can only be canceled, but PIX_STATUS_CODES says canceled is ${this.codes.canceled}: set PIX_STATUS_CODES to the partner's numbering`,
+      reference,
+    );
   }
 
   /**
-   * An explicit outcome, in words, from an authenticated notification, checked against the code the
-   * partner reports now. True when it may be applied (see the rules at the top). `learn`: a payment's
-   * approval may teach the approved code; a transfer's may not.
+   * What a status read from the partner means, for deciding: a word always; a code only once it is
+   * verified (or, under a mismatch, the approved code learned from words). Null means "decide nothing from it".
+   */
+  meaning(status: PartnerStatus | null, kind: 'payment' | 'transfer' = 'payment'): StatusMeaning | null {
+    if (!status) return null;
+    if (status.word !== null) return wordMeaning(status.word);
+    if (kind === 'transfer' && this.transfersProblem !== undefined) return null;
+    if (this.mismatched) return status.code !== null && status.code === this.approvedCode ? 'approved' : null;
+    const meaning = statusMeaning(this.codes, status);
+    return meaning !== null && this.verified.has(meaning) ? meaning : null;
+  }
+
+  /**
+   * An explicit outcome, in words, from an authenticated notification, checked against the status
+   * the partner reports now. True when it may be applied (see the rules at the top). `learn`: a
+   * payment's words may verify or contradict a code; a transfer's only use what payments verified,
+   * and their contradiction is a transfers mismatch.
    */
   confirmExplicit(outcome: 'approved' | 'canceled', status: PartnerStatus | null, reference: string, learn = true): boolean {
     if (!status) return false;
-    if (status.word !== null) return wordMeaning(status.word) === outcome;
-    const code = status.code!;
-    if (this.state === 'verified') {
-      const meaning = statusMeaning(this.codes, status);
-      // Only a payment's notification may contradict (transfers only share the numbering by assumption).
-      if (learn && meaning !== null && meaning !== 'pending' && meaning !== outcome) {
-        // The partner's own notification contradicts the setting's reading of its code: the setting
-        // is wrong about approved and canceled. From now on no code decides, until a restart (this
-        // verdict is not kept: one misread event must not disable a right setting for good).
-        this.seenPending = this.codes.pending;
-        void this.mismatch(
-          `a notification said ${outcome} for ${reference}, but the partner reports status ${code}, which PIX_STATUS_CODES calls ${meaning}` +
-            ` (approved and canceled swapped?): set PIX_STATUS_CODES to the partner's numbering`,
-          reference,
-          false,
-        );
-        return false;
-      }
-      return meaning === outcome;
+    const kind = learn ? 'payment' : 'transfer';
+    if (status.word !== null) {
+      const said = wordMeaning(status.word);
+      if (said !== outcome && (said === 'approved' || said === 'canceled'))
+        this.contradiction(kind, `a notification said ${outcome} for ${kind} ${reference}, but the partner reports it "${status.word}"`, reference);
+      return said === outcome;
     }
-    // Unverified: the pending code is not known, so "no longer pending" cannot be told.
-    if (this.state !== 'mismatch' || this.seenPending === null || code === this.seenPending) return false;
+    const code = status.code;
+    if (code === null) return false;
+    if (this.mismatched) return this.confirmUnderMismatch(outcome, code, reference, learn);
+    // Until pending is verified, "no longer pending" cannot be told; still pending decides nothing.
+    if (!this.verified.has('pending') || code === this.codes.pending) return false;
+    const configured = statusMeaning(this.codes, status);
+    const verified = configured !== null && this.verified.has(configured) ? configured : null;
+    if (verified === outcome) return true;
+    if (verified !== null) {
+      // The partner's own notification contradicts a verified code: neither wins.
+      this.contradiction(
+        kind,
+        `a notification said ${outcome} for ${kind} ${reference}, but the partner reports status ${code}, verified as ${verified}`,
+        reference,
+      );
+      return false;
+    }
+    // A code not verified yet: a transfer's words teach nothing.
+    if (!learn) return false;
+    if (code === this.codes[outcome]) {
+      // Words agreeing with the setting corroborate the code, in the spec's order: canceled only once approved is known.
+      if (outcome === 'canceled' && !this.verified.has('approved')) return false;
+      void this.verify(outcome, `an authenticated notification said ${outcome} for ${reference}, whose status is ${code}`);
+      return true;
+    }
+    this.contradiction(
+      kind,
+      `a notification said ${outcome} for ${reference}, but the partner reports status ${code}, which PIX_STATUS_CODES calls ${configured ?? 'nothing'}` +
+        ` (approved and canceled swapped?): set PIX_STATUS_CODES to the partner's numbering`,
+      reference,
+    );
+    return false;
+  }
+
+  /** The words-only path (a mismatch): see the rules at the top. */
+  private confirmUnderMismatch(outcome: 'approved' | 'canceled', code: number, reference: string, learn: boolean): boolean {
+    // The pending code is not known, so "no longer pending" cannot be told.
+    if (this.seenPending === null || code === this.seenPending) return false;
     if (outcome === 'approved') {
       if (this.approvedCode === null && learn) {
         this.approvedCode = code;
@@ -196,21 +324,68 @@ export class StatusNumbering {
     return this.approvedCode !== null && code !== this.approvedCode;
   }
 
-  /** `keep`: the verdict outlives a restart (a new payment's code is proof; a contradiction by words is kept for this run only). */
+  /** Authenticated words contradicting the partner's status: a mismatch of the payments' numbering (this run only), or of the transfers'. */
+  private contradiction(kind: 'payment' | 'transfer', problem: string, reference: string): void {
+    if (kind === 'payment') {
+      void this.mismatch(problem, reference, false);
+      return;
+    }
+    if (this.transfersProblem !== undefined) return;
+    this.transfersProblem = problem;
+    this.log.error(
+      { reference, status_codes: this.configured },
+      `transfer status codes contradict the partner's notification: ${problem}; no transfer code decides anything now`,
+    );
+    void this.memory?.save(this.transfersKey, JSON.stringify({ configured: this.configured, problem })).catch(() => undefined);
+  }
+
+  private async verify(meaning: StatusMeaning, why: string): Promise<void> {
+    if (this.mismatched || this.verified.has(meaning)) return;
+    this.verified.add(meaning);
+    this.log.info({ status_codes: this.configured, code: this.codes[meaning] }, `partner status code ${this.codes[meaning]} verified as ${meaning}: ${why}`);
+    if (!this.memory) return;
+    // Merged with what another instance may have kept meanwhile.
+    const kept = keptVerdicts(await this.memory.load(this.verifiedKey).catch(() => null), this.configured);
+    const all = MEANINGS.filter((m) => this.verified.has(m) || kept.includes(m));
+    await this.memory.save(this.verifiedKey, JSON.stringify({ configured: this.configured, verified: all })).catch(() => undefined);
+  }
+
+  /** `keep`: the verdict outlives a restart (a code's proof; a contradiction by words is kept for this run only). */
   private async mismatch(problem: string, reference: string, keep = true): Promise<void> {
-    const first = this.state !== 'mismatch';
-    this.state = 'mismatch';
+    const first = !this.mismatched;
+    this.mismatched = true;
     this.problem ??= problem;
+    // The words-only path needs the pending code: the verified one, when it is.
+    if (this.seenPending === null && this.verified.has('pending')) this.seenPending = this.codes.pending;
     this.kept ||= keep;
-    if (first) this.log.error({ reference, status_codes: formatStatusCodes(this.codes) }, `partner status codes do not match the setting: ${problem}`);
+    if (first) this.log.error({ reference, status_codes: this.configured }, `partner status codes do not match the setting: ${problem}`);
     if (!keep) return;
-    await this.memory?.clear(this.verifiedKey).catch(() => undefined);
     await this.keepMismatch();
   }
 
   private async keepMismatch(): Promise<void> {
     if (!this.kept) return;
-    const kept = { configured: formatStatusCodes(this.codes), seen_pending: this.seenPending, approved: this.approvedCode, problem: this.problem };
+    const kept = { configured: this.configured, seen_pending: this.seenPending, approved: this.approvedCode, problem: this.problem };
     await this.memory?.save(this.mismatchKey, JSON.stringify(kept)).catch(() => undefined);
   }
 }
+
+function parse<T>(text: string | null | undefined): T | null {
+  if (!text) return null;
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    return null;
+  }
+}
+
+/** The codes a kept verdict names for this setting. An older release kept the setting itself once its pending code was verified. */
+function keptVerdicts(text: string | null | undefined, configured: string): StatusMeaning[] {
+  if (!text) return [];
+  if (text === configured) return ['pending'];
+  const kept = parse<{ configured?: string; verified?: unknown }>(text);
+  if (kept?.configured !== configured || !Array.isArray(kept.verified)) return [];
+  return MEANINGS.filter((m) => (kept.verified as unknown[]).includes(m));
+}
+
+const iso = (ms: number) => (Number.isFinite(ms) ? new Date(ms).toISOString() : String(ms));

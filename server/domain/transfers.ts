@@ -39,13 +39,14 @@ export class TransferService {
     if (upstream.isPayment) return null;
     const { numbering, log } = this.options;
     await numbering.load();
-    // As for payments: a code decides only under a verified numbering; a notification's words, when
-    // the partner no longer reports the transfer pending.
-    let meaning = numbering.meaning(upstream.status);
+    // As for payments: a code decides only once payments verified it; a notification's words, when
+    // the partner no longer reports the transfer pending. A check contradicting the words is a
+    // transfers mismatch (domain/status-numbering.ts): then neither is applied.
+    let meaning = numbering.meaning(upstream.status, 'transfer');
     if (explicit !== null && meaning !== explicit) {
       // Transfers teach no code: their numbering is only assumed to be the payments'.
       const confirmed = numbering.confirmExplicit(explicit, upstream.status, reference, false);
-      meaning = confirmed && meaning === null ? explicit : numbering.meaning(upstream.status);
+      meaning = confirmed && meaning === null ? explicit : numbering.meaning(upstream.status, 'transfer');
     }
     const valueCents = upstream.value === null ? null : Math.round(upstream.value * 100);
     if (meaning === null) {
@@ -53,22 +54,34 @@ export class TransferService {
         { reference, status: upstream.status?.code ?? upstream.status?.word ?? null },
         'a transfer status was not applied: its meaning is not known for sure',
       );
-      await this.track(reference, valueCents);
+      await this.track(reference, valueCents, upstream.transactionId);
       return false;
     }
-    return this.apply(reference, PARTNER_STATUS[meaning], valueCents);
+    return this.apply(reference, PARTNER_STATUS[meaning], valueCents, upstream.transactionId);
   }
 
-  private async track(reference: string, valueCents: number | null): Promise<void> {
+  private async track(reference: string, valueCents: number | null, transactionId: string | null): Promise<void> {
     const now = this.options.now();
-    await this.options.store.transfers.track({ reference, partnerStatus: PARTNER_STATUS.pending, final: false, valueCents, createdAt: now, updatedAt: now });
+    await this.options.store.transfers.track({
+      reference,
+      partnerStatus: PARTNER_STATUS.pending,
+      final: false,
+      valueCents,
+      createdAt: now,
+      updatedAt: now,
+      transactionId,
+    });
   }
 
-  /** Records a status in the proxy's own numbering (PARTNER_STATUS), tracking the transfer if new; true when it is final. */
-  async apply(reference: string, partnerStatus: number, valueCents: number | null): Promise<boolean> {
+  /**
+   * Records a status in the proxy's own numbering (PARTNER_STATUS), tracking the transfer if new; true
+   * when it is final. `transactionId`, as the partner's record of it says: links it to the payout this
+   * proxy sent with that id, even before the create's answer gave the payout its reference.
+   */
+  async apply(reference: string, partnerStatus: number, valueCents: number | null, transactionId: string | null = null): Promise<boolean> {
     const { store, outcomes } = this.options;
     const now = this.options.now();
-    await store.transfers.track({ reference, partnerStatus: PARTNER_STATUS.pending, final: false, valueCents, createdAt: now, updatedAt: now });
+    await store.transfers.track({ reference, partnerStatus: PARTNER_STATUS.pending, final: false, valueCents, createdAt: now, updatedAt: now, transactionId });
     const change = await store.transfers.updateStatus(reference, partnerStatus, isFinalPartnerStatus(partnerStatus), now, transferOutcome);
     const record = await store.transfers.get(reference);
     if (change.changed && record?.final) outcomes.published(change.outcome);

@@ -1,21 +1,44 @@
 /**
  * Processing stored notifications, after the answer: each is confirmed by reading the payment or
  * transfer from the partner (the body is never trusted), then only a final status is applied, and a
- * final one is never changed. The same event twice, or events out of order, change nothing. An
- * event whose processing fails (the partner is down) stays unprocessed and is taken up again by the
- * reconciler's next pass, and at startup: a crash between the 202 and the processing loses nothing.
+ * final one is never changed. The same event twice, or events out of order, change nothing.
+ *
+ * A confirmation that could not be applied yet (the partner still says pending, this instance does
+ * not know its code's meaning yet, the partner is down) is never consumed: its events stay unprocessed
+ * (`waiting`, claimed by this instance) and are confirmed again on a short schedule (1 s, doubling up
+ * to 30 s): an authenticated notification's words while the payment is open, until they apply or are
+ * contradicted; a notification without them a few times, then the reconciler follows the payment. A
+ * crash loses nothing: the next start takes them up (drain), words and all when they were authenticated.
+ * Authenticated words that contradict a final payment open a dispute (domain/disputes.ts).
  *
  * Notifications about one reference share the partner's answer: one confirmation at a time per
  * reference, at most one every `confirmIntervalMs`, and each confirmation settles every notification
  * of that reference received before it started. A flood of copies (or spoofs) of one notification
- * costs the partner one call every couple of seconds, not one call each.
+ * costs the partner one call every couple of seconds, not one call each; on an open intake, a flood
+ * of references the store does not know costs it nothing, and takes no place in the queue.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../log.ts';
 import { notificationBody, readNotification, type PartnerNotification } from '../partner/notification.ts';
-import type { Store } from '../store/store.ts';
+import { DEFAULTS } from '../config.ts';
+import { LIMITS } from '../../src/shared/limits.ts';
+import type { PaymentRecord, Store } from '../store/store.ts';
+import { recordedOutcome, type DisputeService } from './disputes.ts';
 import type { PaymentService } from './payments.ts';
+import type { StatusNumbering } from './status-numbering.ts';
 import type { TransferService } from './transfers.ts';
+
+/** The schedule of confirmations tried again (DEFAULTS.webhookIntake). */
+export interface RetrySettings {
+  firstRetryMs: number;
+  maxRetryMs: number;
+  /** Tries again of a notification without authenticated words. */
+  plainRetries: number;
+  /** Authenticated words are tried until this long before the payment's automatic cancellation. */
+  retryMarginMs: number;
+  /** ...and, for a transfer, this long after the first try. */
+  pendingRetentionMs: number;
+}
 
 export interface ProcessorDeps {
   store: Store;
@@ -27,16 +50,43 @@ export interface ProcessorDeps {
   concurrency: number;
   /** One reference is confirmed at most this often (real time). */
   confirmIntervalMs: number;
+  /**
+   * Whether only the partner can reach the intake (a secret path or source addresses). When it is
+   * open, anyone can name any reference: only the payments and transfers the store knows are
+   * confirmed, and the others are settled `unknown_reference` without asking the partner.
+   */
+  intakeAuthenticated: boolean;
+  /** Read again at once when it cannot decide yet: another instance may have verified it (issue 30). */
+  numbering?: StatusNumbering;
+  /** Where authenticated words that contradict a final payment go. */
+  disputes?: DisputeService;
+  retry?: Partial<RetrySettings>;
 }
 
-/** What processing made of an event (stored as `webhook_events.result`). */
-export type ProcessResult = 'applied' | 'already_final' | 'not_confirmed' | 'unknown_reference' | 'invalid';
+/**
+ * What processing made of an event (stored as `webhook_events.result`): `not_confirmed` once its
+ * tries again are over; `contradicted`, authenticated words the partner's verified code contradicts;
+ * `disputed`, authenticated words that contradict a final payment.
+ */
+export type ProcessResult = 'applied' | 'already_final' | 'not_confirmed' | 'unknown_reference' | 'invalid' | 'contradicted' | 'disputed';
+
+/** A confirmation that could not be applied yet: tried again later. */
+type Attempt = ProcessResult | 'retry';
 
 /** The notifications of one reference waiting for a confirmation, and when the last one started. */
 interface Group {
   event: PartnerNotification;
   /** The outcome an authenticated notification of this reference stated in words, if any. */
   explicit: 'approved' | 'canceled' | null;
+  /** The events that came with authenticated words (kept so, when they wait). */
+  trusted: Set<number>;
+  /** Waiting for a try again (`timer`), after `attempts` confirmations that could not be applied. */
+  deferred: Set<number>;
+  timer: ReturnType<typeof setTimeout> | undefined;
+  attempts: number;
+  /** When the first confirmation started (the proxy's clock), and until when a payment's words are tried again. */
+  firstAt: number | null;
+  openUntil: number | null;
   /** Waiting for the next confirmation, and that confirmation's end. */
   ids: Set<number>;
   next: Round | null;
@@ -64,38 +114,89 @@ export class WebhookProcessor {
   private readonly waiting: (() => void)[] = [];
   private running = 0;
   private closed = false;
+  private readonly retry: RetrySettings;
 
-  constructor(private readonly deps: ProcessorDeps) {}
+  constructor(private readonly deps: ProcessorDeps) {
+    const intake = DEFAULTS.webhookIntake;
+    this.retry = {
+      firstRetryMs: intake.firstRetryMs,
+      maxRetryMs: intake.maxRetryMs,
+      plainRetries: intake.plainRetries,
+      retryMarginMs: intake.retryMarginMs,
+      pendingRetentionMs: intake.pendingRetentionMs,
+      ...deps.retry,
+    };
+  }
 
   /**
    * Processes one stored event, with the others of its reference; resolves when the confirmation that
-   * covers it has ended (settled, or failed and left for the next pass). `received`: the intake's
-   * reading of a notification it just stored, and whether the intake is authenticated; a stored event
-   * taken up again (drain) is read anew and its words never count.
+   * covers it has ended (settled, or kept to be confirmed again). `received`: the intake's reading of
+   * a notification it just stored, and whether the intake is authenticated; a stored event taken up
+   * again (drain) is read anew, and its words count only when it was kept as authenticated.
    */
-  async process(id: number, rawBody: string, received?: { event: PartnerNotification; authenticated: boolean }): Promise<void> {
+  async process(id: number, rawBody: string, received?: { event: PartnerNotification | null; authenticated: boolean }): Promise<void> {
     if (this.closed) return;
     const event = received?.event ?? parseEvent(rawBody);
     const authenticated = received?.authenticated ?? false;
     if (!event) return this.settle([id], 'invalid');
+    // Decided before it takes a group or a slot: a flood of made-up references never delays real ones.
+    if (!this.deps.intakeAuthenticated) {
+      let known: boolean;
+      try {
+        known = await this.known(event.reference);
+      } catch (error) {
+        // The store could not say: left unprocessed, taken up again by the next pass.
+        this.deps.log.warn(
+          { webhook_event: id, err: { message: error instanceof Error ? error.message : String(error) } },
+          'webhook not processed yet; will retry',
+        );
+        return;
+      }
+      if (!known) return this.settle([id], 'unknown_reference');
+      if (this.closed) return;
+    }
     const key = `${event.kind ?? 'any'}:${event.reference}`;
     let group = this.groups.get(key);
     if (!group) {
-      group = { event, explicit: null, ids: new Set(), next: null, taken: new Set(), current: null, lastStart: -Infinity, runner: null };
+      group = {
+        event,
+        explicit: null,
+        trusted: new Set(),
+        deferred: new Set(),
+        timer: undefined,
+        attempts: 0,
+        firstAt: null,
+        openUntil: null,
+        ids: new Set(),
+        next: null,
+        taken: new Set(),
+        current: null,
+        lastStart: -Infinity,
+        runner: null,
+      };
       this.groups.set(key, group);
     }
-    // Words count only from a notification that came through an authenticated intake, to this
-    // process (one left over from before a restart may have come through an open one).
-    if (authenticated && event.outcome !== null) group.explicit = event.outcome;
+    // Words count only from a notification that came through an authenticated intake (to this
+    // process, or to one before a restart that kept it so).
+    if (authenticated && event.outcome !== null) {
+      group.explicit = event.outcome;
+      group.trusted.add(id);
+    }
     if (group.taken.has(id)) return group.current?.done;
+    // Already waiting for its try again (a drain found it still unprocessed): it keeps its schedule.
+    if (group.deferred.has(id)) return;
     group.ids.add(id);
     const waitFor = (group.next ??= round()).done;
-    const current = group;
-    current.runner ??= this.confirmAll(current).finally(() => {
-      current.runner = null;
-      if (current.ids.size === 0 && this.groups.get(key) === current) this.groups.delete(key);
-    });
+    this.run(key, group);
     return waitFor;
+  }
+
+  private run(key: string, group: Group): void {
+    group.runner ??= this.confirmAll(group).finally(() => {
+      group.runner = null;
+      if (group.ids.size > 0 && !this.closed) return this.run(key, group);
+      if (group.ids.size === 0 && group.deferred.size === 0 && this.groups.get(key) === group) this.groups.delete(key);
+    });
   }
 
   /** Takes up every stored event not processed yet (startup, and each reconciler pass). */
@@ -103,7 +204,7 @@ export class WebhookProcessor {
     if (this.closed) return;
     // Those no other instance is processing (each instance processes what its intake received).
     const events = await this.deps.store.webhookEvents.claimUnprocessed(limit, this.deps.now());
-    await Promise.all(events.map((e) => this.process(e.id, e.rawBody)));
+    await Promise.all(events.map((e) => this.process(e.id, e.rawBody, e.authenticated ? { event: parseEvent(e.rawBody), authenticated: true } : undefined)));
   }
 
   /** Resolves when nothing is in flight. */
@@ -117,6 +218,7 @@ export class WebhookProcessor {
 
   close(): void {
     this.closed = true;
+    for (const group of this.groups.values()) clearTimeout(group.timer);
   }
 
   /** Confirms a reference until no notification of it is left waiting, one confirmation per interval. */
@@ -125,20 +227,31 @@ export class WebhookProcessor {
       const wait = group.lastStart + this.deps.confirmIntervalMs - performance.now();
       if (wait > 0) await sleep(wait, undefined, { ref: false });
       if (this.closed) break;
-      const ids = [...group.ids];
+      // Those waiting for a try again are covered by this confirmation too.
+      const ids = [...group.ids, ...group.deferred];
       group.ids.clear();
+      group.deferred.clear();
+      clearTimeout(group.timer);
+      group.timer = undefined;
       for (const id of ids) group.taken.add(id);
       group.current = group.next;
       group.next = null;
       group.lastStart = performance.now();
+      group.firstAt ??= this.deps.now();
       try {
-        await this.settle(ids, await this.slot(() => this.apply(group.event, group.explicit)));
-      } catch (error) {
-        // The partner could not confirm it now: left unprocessed, taken up again by the next pass.
-        this.deps.log.warn(
-          { webhook_events: ids, err: { message: error instanceof Error ? error.message : String(error) } },
-          'webhook not confirmed yet; will retry',
-        );
+        let attempt: Attempt;
+        try {
+          attempt = await this.slot(() => this.apply(group, ids));
+        } catch (error) {
+          // The partner could not confirm it now: kept, and tried again.
+          this.deps.log.warn(
+            { webhook_events: ids, err: { message: error instanceof Error ? error.message : String(error) } },
+            'webhook not confirmed yet; will retry',
+          );
+          attempt = 'retry';
+        }
+        if (attempt === 'retry') await this.later(group, ids);
+        else await this.settle(ids, attempt);
       } finally {
         for (const id of ids) group.taken.delete(id);
         group.current?.end();
@@ -146,9 +259,61 @@ export class WebhookProcessor {
       }
     }
     // Closing: what still waits is left unprocessed for the next start, and its callers are released.
-    group.ids.clear();
+    if (this.closed) group.ids.clear();
     group.next?.end();
     group.next = null;
+  }
+
+  /**
+   * A confirmation that could not be applied yet: its events are kept (unprocessed, `waiting`) and
+   * confirmed again after the next delay of the schedule, or, when their tries are over, settled
+   * `not_confirmed` (the reconciler still follows the payment).
+   */
+  private async later(group: Group, ids: number[]): Promise<void> {
+    if (this.closed) return;
+    const { log, now, store } = this.deps;
+    const { firstRetryMs, maxRetryMs, plainRetries, pendingRetentionMs } = this.retry;
+    group.attempts++;
+    const delay = Math.min(firstRetryMs * 2 ** (group.attempts - 1), maxRetryMs);
+    const at = now();
+    const reference = group.event.reference;
+    const over = group.explicit === null ? group.attempts > plainRetries : at + delay > (group.openUntil ?? (group.firstAt ?? at) + pendingRetentionMs);
+    if (over) {
+      if (group.explicit !== null)
+        log.error(
+          { reference, webhook_events: ids, outcome: group.explicit },
+          'an authenticated notification could not be confirmed while the payment was open; the reconciler still follows it',
+        );
+      else log.info({ reference, webhook_events: ids }, 'a notification could not be confirmed; the reconciler follows the payment');
+      group.attempts = 0;
+      return this.settle(ids, 'not_confirmed');
+    }
+    // The events with authenticated words wait, each (their words must survive a restart); of copies
+    // without them one is enough to carry the reference's next try, and the others are settled by
+    // the confirmation they shared (a flood of copies keeps one row waiting, not one each).
+    const trusted = ids.filter((id) => group.trusted.has(id));
+    const carriers = trusted.length > 0 ? trusted : [Math.min(...ids)];
+    const covered = ids.filter((id) => !carriers.includes(id));
+    if (covered.length > 0) await this.settle(covered, 'not_confirmed');
+    for (const id of carriers) {
+      group.deferred.add(id);
+      try {
+        await store.webhookEvents.keep(id, at + delay, group.trusted.has(id));
+      } catch (error) {
+        // Still unprocessed: the next drain takes it up.
+        log.warn({ webhook_event: id, err: { message: (error as Error).message } }, 'could not keep a webhook to confirm again');
+      }
+    }
+    log.info({ reference, webhook_events: carriers, retry_in_ms: delay, attempts: group.attempts }, 'webhook not applied yet; confirming again soon');
+    clearTimeout(group.timer);
+    group.timer = setTimeout(() => {
+      group.timer = undefined;
+      if (this.closed || group.deferred.size === 0) return;
+      for (const id of group.deferred) group.ids.add(id);
+      group.deferred.clear();
+      this.run(`${group.event.kind ?? 'any'}:${reference}`, group);
+    }, delay);
+    group.timer.unref?.();
   }
 
   private async settle(ids: number[], result: ProcessResult): Promise<void> {
@@ -177,21 +342,45 @@ export class WebhookProcessor {
     }
   }
 
+  /** Whether the store knows the reference, as a payment this proxy issued or a transfer it follows. */
+  private async known(reference: string): Promise<boolean> {
+    const { store } = this.deps;
+    return (store.peekPayment?.(reference) ?? (await store.getPayment(reference))) !== null || (await store.transfers.get(reference)) !== null;
+  }
+
   /**
    * Confirms a notification with the partner. Its kind, when it does not say, is found by looking the
    * reference up: a payment this proxy issued, else a transfer the service may know. Its explicit
    * outcome (words), from an authenticated source, is applied where the status code cannot decide,
-   * once the partner no longer reports the transaction pending.
+   * once the partner no longer reports the transaction pending. `retry`: not applied yet.
    */
-  private async apply(event: PartnerNotification, outcome: 'approved' | 'canceled' | null): Promise<ProcessResult> {
+  private async apply(group: Group, ids: readonly number[]): Promise<Attempt> {
+    const { event, explicit: outcome } = group;
     const { reference } = event;
+    const { numbering } = this.deps;
     // A payment this proxy issued is a payment, whatever kind the notification seems to name.
     const stored = await this.deps.store.getPayment(reference);
     if (stored) {
-      if (stored.final) return 'already_final';
+      // Words are tried again only while a final code can only be the payment's own outcome: before
+      // its automatic cancellation (less a margin for clock skew), never against that cancellation.
+      group.openUntil = stored.expiresAt + LIMITS.cancelAfterExpirationSeconds * 1000 - this.retry.retryMarginMs;
+      if (stored.final) return this.finalPayment(group, ids);
+      // Another instance sharing the store may have reached a verdict on the numbering a moment ago
+      // (verified it, or proven it wrong): heard now, before deciding, not at the next reload (issue 30).
+      if (numbering && (numbering.report().state === 'unverified' || (this.deps.store.cluster && numbering.report().state !== 'mismatch')))
+        await numbering.reload();
+      const before = numbering?.report().state;
       // Confirmed with the partner; the body's status is never used alone.
       const record = await this.deps.payments.confirm(reference, outcome);
-      return record?.final ? 'applied' : 'not_confirmed';
+      if (record?.final) return outcome !== null && recordedOutcome(record) !== outcome ? this.finalPayment(group, ids, record) : 'applied';
+      if (outcome !== null && before !== undefined && before !== 'mismatch' && numbering?.report().state === 'mismatch') {
+        this.deps.log.error(
+          { reference, webhook_events: ids, outcome },
+          "an authenticated notification's outcome is contradicted by the partner's status code: not applied (see /ready)",
+        );
+        return 'contradicted';
+      }
+      return 'retry';
     }
     // Only payments this proxy issued are followed.
     if (event.kind === 'payment') return 'unknown_reference';
@@ -201,7 +390,15 @@ export class WebhookProcessor {
     // Confirmed with the service, which knows whose it is: one it does not know is not ours.
     const final = await this.deps.transfers.confirm(reference, outcome);
     if (final === null) return 'unknown_reference';
-    return final ? 'applied' : 'not_confirmed';
+    return final ? 'applied' : 'retry';
+  }
+
+  /** A final payment: authenticated words that contradict it open a dispute; anything else changes nothing. */
+  private async finalPayment(group: Group, ids: readonly number[], record?: PaymentRecord): Promise<ProcessResult> {
+    const payment = record ?? (await this.deps.store.getPayment(group.event.reference));
+    if (!payment || group.explicit === null || !this.deps.disputes) return 'already_final';
+    const eventId = ids.find((id) => group.trusted.has(id)) ?? null;
+    return (await this.deps.disputes.contradicts(payment, group.explicit, eventId)) ? 'disputed' : 'already_final';
   }
 }
 

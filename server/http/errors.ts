@@ -36,12 +36,13 @@ const DOMAIN_STATUS: Record<DomainErrorKind, [ContentfulStatusCode, ErrorCode]> 
   not_found: [404, 'not_found'],
   conflict: [409, 'conflict'],
   renewals_exhausted: [409, 'renewals_exhausted'],
-  status_unverified: [503, 'not_ready'],
+  status_unverified: [503, 'status_unverified'],
   unknown_status: [502, 'upstream_unavailable'],
   invalid: [400, 'invalid_request'],
   not_paid: [409, 'checkout_not_paid'],
   refund_exceeds: [409, 'refund_exceeds_paid'],
   idempotency_conflict: [409, 'idempotency_key_reused'],
+  disputed: [409, 'disputed'],
 };
 
 export function respondError(c: Context, error: unknown, log: Logger): Response {
@@ -53,6 +54,10 @@ export function respondError(c: Context, error: unknown, log: Logger): Response 
   }
   if (error instanceof DomainError) {
     const [status, code] = DOMAIN_STATUS[error.kind];
+    if (error.kind === 'status_unverified') {
+      // No new code while an earlier one may be paid: the checkout service logged why.
+      return c.json(errorBody(code, error.message), status, { 'retry-after': '30' });
+    }
     if (status >= 500) {
       log.error({ err: { message: error.message } }, 'the partner service answered what the proxy cannot use');
       return c.json(errorBody(code, 'The payment service answered with an unknown status; try again.'), status);

@@ -3,19 +3,27 @@
  * shown"). All a notification must give is a reference, in any plausible field; everything else is
  * a hint. Its body is never trusted: the proxy confirms each one with the partner before acting.
  *
- * - The reference: `external_reference` (or `externalReference`, `reference`), at the top or under
- *   `data`, `transaction`, `pix_deposit`, `payload`, `object`...
- * - The kind, when it says: `type`/`kind` or the event's first word (`payment`, `deposit`,
- *   `transfer`, `withdrawal`...). Unsaid, the proxy looks the reference up.
- * - An explicit outcome only from words (`payment.approved`, `PAYMENT_PAID`, `status: "cancelled"`);
- *   a numeric status is kept as given, its meaning being configuration (status-codes.ts).
+ * The fields are looked for anywhere in the body (objects and arrays, breadth first, to a bounded
+ * depth and node count: `WALK`), under whatever wrappers the partner puts around them
+ * (`{event, payload: {transaction: {...}}}`, `{body: {data: ...}}`, `[{...}]`):
+ * - The reference: `external_reference` (or `externalReference`), else `reference`, else
+ *   `ext_reference`. Two different values of the first of these found make the notification
+ *   ambiguous: it names no reference (stored for the operator, never processed as either).
+ * - The kind, when it says: `type`/`kind` (two fields naming different kinds say nothing) or the
+ *   event's first word (`payment`, `deposit`, `transfer`, `withdrawal`...). Unsaid, the proxy looks
+ *   the reference up.
+ * - An explicit outcome only from words (`payment.approved`, `PAYMENT_PAID`, `status: "cancelled"`,
+ *   `pagamento.aprovado`: status-codes.ts `WORDS`), in any case, with or without accents; words that
+ *   disagree state none. A numeric status is kept as given, its meaning being configuration.
+ * - The status of the record that holds the reference (or of the nearest object around it), never
+ *   an envelope's further out.
  * - The event id, when the envelope has one (new format).
  *
  * A form-encoded body is read as its fields (a field holding JSON as that JSON).
  */
 import { LIMITS } from '../../src/shared/limits.ts';
-import { at, isObject, readNumber, type PartnerStatus } from './read.ts';
-import { wordMeaning } from './status-codes.ts';
+import { isObject, readNumber, type PartnerStatus } from './read.ts';
+import { plainWord, wordMeaning } from './status-codes.ts';
 
 export interface PartnerNotification {
   reference: string;
@@ -28,12 +36,34 @@ export interface PartnerNotification {
 
 type Json = unknown;
 
-const ENVELOPES = ['', 'data', 'transaction', 'payload', 'object', 'resource', 'body', 'data.transaction', 'data.object', 'event'];
+/** How far into a body the fields are looked for: nesting depth, and objects and arrays visited. */
+export const WALK = { maxDepth: 6, maxNodes: 2_000 } as const;
+/** The reference's names, by confidence: the first of these groups found decides. */
+const REFERENCE_NAMES = [['external_reference', 'externalReference'], ['reference'], ['ext_reference']] as const;
+const EVENT_NAMES = ['event', 'event_type', 'eventType', 'event_name', 'topic', 'action'];
+const KIND_NAMES = ['type', 'kind', 'transaction_type', 'transactionType', 'resource', 'object'];
+const EVENT_ID_NAMES = ['event_id', 'eventId', 'notification_id'];
 // `pix` alone names neither (a Pix transfer is a Pix too): only with `in`/`out` or another word.
-const PAYMENT_WORDS = new Set(['payment', 'deposit', 'pix_deposit', 'charge', 'cobranca', 'pix_in', 'pixin', 'receivement', 'receipt', 'qrcode']);
-/** Words an event name may have before its outcome: kinds, and the parts of two-word kinds. */
-const KIND_PARTS = new Set(['pix', 'in', 'out', 'cash', 'qr', 'code']);
-const TRANSFER_WORDS = new Set(['transfer', 'withdrawal', 'withdraw', 'payout', 'pix_out', 'pixout', 'cashout', 'cash_out']);
+const PAYMENT_WORDS = new Set([
+  'payment',
+  'deposit',
+  'pix_deposit',
+  'charge',
+  'cobranca',
+  'pix_in',
+  'pixin',
+  'receivement',
+  'receipt',
+  'qrcode',
+  'deposito',
+  'recebimento',
+]);
+/**
+ * Words an event name may have before its outcome: kinds, the parts of two-word kinds, and words
+ * naming no kind (`pagamento` is a payment received or one sent: a payout).
+ */
+const KIND_PARTS = new Set(['pix', 'in', 'out', 'cash', 'qr', 'code', 'transaction', 'transacao', 'pagamento']);
+const TRANSFER_WORDS = new Set(['transfer', 'withdrawal', 'withdraw', 'payout', 'pix_out', 'pixout', 'cashout', 'cash_out', 'transferencia', 'saque']);
 
 /** The body as JSON: a JSON text, or form fields. Null when it is neither. */
 export function notificationBody(raw: string, contentType: string | undefined): Json {
@@ -71,23 +101,9 @@ export function notificationBody(raw: string, contentType: string | undefined): 
   return null;
 }
 
-/** The first of `names` (in their order of confidence) found in any envelope. */
-function findString(root: Json, names: readonly string[], envelopes = ENVELOPES): string | null {
-  for (const name of names) {
-    for (const envelope of envelopes) {
-      const node = at(root, envelope);
-      if (!isObject(node)) continue;
-      const value = node[name];
-      if (typeof value === 'string' && value.trim() !== '' && value.length <= LIMITS.referenceMaxLength) return value.trim();
-    }
-  }
-  return null;
-}
-
-/** `payment.approved`, `PAYMENT_PAID`, `deposit.cancelled`, `pix-in:confirmed` -> its words, lower case. */
+/** `payment.approved`, `PAYMENT_PAID`, `deposit.cancelled`, `pix-in:confirmed` -> its words, lower case, without accents. */
 const words = (text: string): string[] =>
-  text
-    .toLowerCase()
+  plainWord(text)
     .split(/[._:/\s-]+/)
     .filter(Boolean);
 
@@ -110,6 +126,22 @@ const NOT_AN_OUTCOME = new Set([
   'pre',
   'attempt',
   'attempted',
+  // The same in Portuguese (accents dropped): `pagamento.nao_aprovado`, `pix.estornado`, `devolucao.concluida`.
+  'nao',
+  'estorno',
+  'estornado',
+  'estornada',
+  'devolucao',
+  'devolvido',
+  'devolvida',
+  'reembolso',
+  'reembolsado',
+  'contestacao',
+  'expirado',
+  'expirada',
+  'parcial',
+  'parcialmente',
+  'tentativa',
 ]);
 
 /** The outcome an event's name states: only its last word, and only with nothing that turns it into something else. */
@@ -123,7 +155,7 @@ function eventOutcome(eventWords: string[]): PartnerNotification['outcome'] {
 
 function kindOf(word: string | null): PartnerNotification['kind'] {
   if (word === null) return null;
-  const w = word.toLowerCase().replace(/-/g, '_');
+  const w = plainWord(word).replace(/-/g, '_');
   if (PAYMENT_WORDS.has(w)) return 'payment';
   if (TRANSFER_WORDS.has(w)) return 'transfer';
   return null;
@@ -134,40 +166,124 @@ function outcomeOf(word: string | null): PartnerNotification['outcome'] {
   return meaning === 'approved' || meaning === 'canceled' ? meaning : null;
 }
 
-/** What a notification says; null when it names no reference we could find. */
-export function readNotification(body: Json): PartnerNotification | null {
-  if (!isObject(body)) return null;
-  const reference =
-    findString(body, ['external_reference', 'externalReference', 'reference', 'ext_reference']) ??
-    findString(body, ['external_reference', 'externalReference'], ['pix_deposit', 'data.pix_deposit']);
-  if (!reference) return null;
+/** An object found in a body, with the one it was found in (an array between them is skipped). */
+interface Place {
+  node: Record<string, Json>;
+  parent: Place | null;
+}
 
-  const event = findString(body, ['event', 'event_type', 'eventType', 'event_name', 'topic', 'action'], ['', 'data']);
-  const eventWords = event ? words(event) : [];
-  const kind =
-    kindOf(findString(body, ['type', 'kind', 'transaction_type', 'transactionType', 'resource', 'object'])) ??
-    // Two-word kinds first (`pix_out`, `pix_deposit`), then single words.
-    eventWords
-      .slice(0, -1)
-      .map((w, i) => kindOf(`${w}_${eventWords[i + 1]}`))
-      .find((k) => k !== null) ??
-    eventWords.map(kindOf).find((k) => k !== null) ??
-    null;
-
-  let status: PartnerStatus | null = null;
-  for (const envelope of ENVELOPES) {
-    const node = at(body, envelope);
-    if (!isObject(node) || node.status === undefined || node.status === null) continue;
-    const code = readNumber(node.status);
-    if (code !== null && Number.isInteger(code)) status = { code, word: null };
-    else if (typeof node.status === 'string') status = { code: null, word: node.status.trim().toLowerCase() };
-    if (status) break;
+/** Every object of a body, breadth first (the shallowest first), within `WALK`'s bounds. */
+function objectsOf(root: Json): Place[] {
+  const places: Place[] = [];
+  let level: { value: Json; parent: Place | null }[] = [{ value: root, parent: null }];
+  let visited = 0;
+  for (let depth = 0; depth <= WALK.maxDepth && level.length > 0; depth++) {
+    const next: typeof level = [];
+    for (const { value, parent } of level) {
+      if (visited >= WALK.maxNodes) return places;
+      // Children past the node count are never visited: not queued either.
+      const room = () => visited + next.length < WALK.maxNodes;
+      if (Array.isArray(value)) {
+        visited++;
+        for (const item of value) {
+          if (!room()) break;
+          if (typeof item === 'object' && item !== null) next.push({ value: item, parent });
+        }
+      } else if (isObject(value)) {
+        visited++;
+        const place = { node: value, parent };
+        places.push(place);
+        for (const key in value) {
+          if (!room()) break;
+          const child = value[key];
+          if (typeof child === 'object' && child !== null) next.push({ value: child, parent: place });
+        }
+      }
+    }
+    level = next;
   }
-  // An event name decides when there is one; else an outcome field, else a status word.
+  return places;
+}
+
+/** A field's text, trimmed; null when it is no text a reference or a word could be. */
+function textOf(value: Json): string | null {
+  if (typeof value !== 'string') return null;
+  const text = value.trim();
+  return text !== '' && text.length <= LIMITS.referenceMaxLength ? text : null;
+}
+
+/** Each place holding one of `names` as text, in order of the names, then of the walk. */
+function found(places: Place[], names: readonly string[]): { text: string; place: Place }[] {
+  const hits: { text: string; place: Place }[] = [];
+  for (const name of names) {
+    for (const place of places) {
+      const text = Object.hasOwn(place.node, name) ? textOf(place.node[name]) : null;
+      if (text !== null) hits.push({ text, place });
+    }
+  }
+  return hits;
+}
+
+/** The one value all of `values` agree on; null when there is none, or they disagree. */
+function agreed<T>(values: readonly (T | null)[]): T | null {
+  const distinct = new Set(values.filter((v) => v !== null));
+  return distinct.size === 1 ? [...distinct][0]! : null;
+}
+
+/** What reading a notification made of it: what it says, or why it could not say. */
+export type NotificationReading = { notification: PartnerNotification } | { ambiguous: string[] } | { unreadable: true };
+
+/** What a notification says; `ambiguous` when it names two different references; `unreadable` when none. */
+export function examineNotification(body: Json): NotificationReading {
+  if (typeof body !== 'object' || body === null) return { unreadable: true };
+  const places = objectsOf(body);
+  let references: { text: string; place: Place }[] = [];
+  for (const names of REFERENCE_NAMES) {
+    references = found(places, names);
+    if (references.length > 0) break;
+  }
+  if (references.length === 0) return { unreadable: true };
+  const distinct = [...new Set(references.map((r) => r.text))];
+  if (distinct.length > 1) return { ambiguous: distinct };
+  const { text: reference, place: record } = references[0]!;
+
+  const events = found(places, EVENT_NAMES);
+  const event = events[0] ?? null;
+  const eventWords = event ? words(event.text) : [];
+  // Two fields naming different kinds say none; no field, the event's words may.
+  const kinds = found(places, KIND_NAMES).map((k) => kindOf(k.text));
+  const kind = kinds.some((k) => k !== null)
+    ? agreed(kinds)
+    : (eventWords
+        .slice(0, -1)
+        // Two-word kinds first (`pix_out`, `pix_deposit`), then single words.
+        .map((w, i) => kindOf(`${w}_${eventWords[i + 1]}`))
+        .find((k) => k !== null) ??
+      eventWords.map(kindOf).find((k) => k !== null) ??
+      null);
+
+  // The record's own status, else the nearest around it.
+  let status: PartnerStatus | null = null;
+  for (let place: Place | null = record; place !== null && status === null; place = place.parent) {
+    const value = place.node.status;
+    const code = readNumber(value);
+    if (code !== null && Number.isInteger(code)) status = { code, word: null };
+    else if (typeof value === 'string' && value.trim() !== '') status = { code: null, word: value.trim().toLowerCase() };
+  }
+  // An event name decides when there is one (all of them, when they disagree: none); else an outcome field, else a status word.
   const outcome =
-    event !== null ? eventOutcome(eventWords) : (outcomeOf(findString(body, ['outcome', 'result'])) ?? (status?.word ? outcomeOf(status.word) : null));
+    event !== null
+      ? agreed(events.map((e) => eventOutcome(words(e.text))))
+      : (agreed(found(places, ['outcome', 'result']).map((r) => outcomeOf(r.text))) ?? (status?.word ? outcomeOf(status.word) : null));
 
   // The event id of an envelope: its own field, or `id` beside an event name (the old format's `id` is the transaction's).
-  const eventId = findString(body, ['event_id', 'eventId', 'notification_id'], ['']) ?? (event !== null && typeof body.id === 'string' ? body.id : null);
-  return { reference, kind, outcome, status, eventId };
+  const beside = event?.place.node.id;
+  const eventId = found(places, EVENT_ID_NAMES)[0]?.text ?? (event !== null && event.place !== record ? textOf(beside) : null);
+  return { notification: { reference, kind, outcome, status, eventId } };
+}
+
+/** What a notification says; null when it names no reference we could find, or two different ones. */
+export function readNotification(body: Json): PartnerNotification | null {
+  const reading = examineNotification(body);
+  return 'notification' in reading ? reading.notification : null;
 }

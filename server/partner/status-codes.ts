@@ -41,13 +41,30 @@ export function parseStatusCodes(text: string): StatusCodes | null {
 
 export const formatStatusCodes = (codes: StatusCodes): string => `pending=${codes.pending},approved=${codes.approved},canceled=${codes.canceled}`;
 
-const WORDS: Record<string, StatusMeaning> = {
+/**
+ * The status and outcome words a partner may use, and what each means: the one list, read by the
+ * payment and transfer readers and by the notification reader. English and Portuguese, keyed
+ * without accents (`plainWord`). Words not here mean nothing: `expired`/`expirado` among them (not
+ * an outcome: a payment is canceled an hour after it expires).
+ */
+export const WORDS: Readonly<Record<string, StatusMeaning>> = {
   pending: 'pending',
   waiting: 'pending',
   created: 'pending',
   active: 'pending',
   open: 'pending',
   processing: 'pending',
+  pendente: 'pending',
+  aguardando: 'pending',
+  aguardando_pagamento: 'pending',
+  em_processamento: 'pending',
+  processando: 'pending',
+  criado: 'pending',
+  criada: 'pending',
+  ativo: 'pending',
+  ativa: 'pending',
+  aberto: 'pending',
+  aberta: 'pending',
   approved: 'approved',
   paid: 'approved',
   confirmed: 'approved',
@@ -55,15 +72,40 @@ const WORDS: Record<string, StatusMeaning> = {
   concluded: 'approved',
   settled: 'approved',
   received: 'approved',
+  pago: 'approved',
+  paga: 'approved',
+  aprovado: 'approved',
+  aprovada: 'approved',
+  confirmado: 'approved',
+  confirmada: 'approved',
+  concluido: 'approved',
+  concluida: 'approved',
+  liquidado: 'approved',
+  liquidada: 'approved',
+  recebido: 'approved',
+  recebida: 'approved',
   canceled: 'canceled',
   cancelled: 'canceled',
   refused: 'canceled',
   rejected: 'canceled',
   failed: 'canceled',
+  cancelado: 'canceled',
+  cancelada: 'canceled',
+  recusado: 'canceled',
+  recusada: 'canceled',
+  rejeitado: 'canceled',
+  rejeitada: 'canceled',
 };
 
-/** What a status word means; null for one we do not know (`expired` among them: not an outcome). */
-export const wordMeaning = (word: string): StatusMeaning | null => WORDS[word.toLowerCase().replace(/[\s-]+/g, '_')] ?? null;
+/** A word as `WORDS` keys it: lower case, without accents (`Concluído` -> `concluido`). */
+export const plainWord = (word: string): string => word.normalize('NFD').replace(/\p{M}/gu, '').toLowerCase();
+
+/** What a status word means, in any case, with or without accents; null for one we do not know (`expired` among them: not an outcome). */
+export function wordMeaning(word: string): StatusMeaning | null {
+  const key = plainWord(word.trim()).replace(/[\s-]+/g, '_');
+  // Own keys only: `constructor` is no status.
+  return Object.hasOwn(WORDS, key) ? WORDS[key]! : null;
+}
 
 /** What a status means under `codes`; null when it is a code or word they do not name. */
 export function statusMeaning(codes: StatusCodes, status: PartnerStatus): StatusMeaning | null {

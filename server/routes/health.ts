@@ -18,8 +18,9 @@ export function healthRoutes(ready: () => Promise<ReadinessReport>): Hono {
     const report = await ready();
     const warnings = report.warnings ? { warnings: report.warnings } : {};
     const reads = report.reads ? { reads: report.reads } : {};
-    if (report.ready) return c.json({ status: 'ready', checks: report.checks, ...reads, ...warnings }, 200, NO_STORE);
-    return c.json({ ...errorBody('not_ready', 'Not ready to serve payments yet.'), checks: report.checks, ...reads, ...warnings }, 503, NO_STORE);
+    const codes = report.status_codes ? { status_codes: report.status_codes } : {};
+    if (report.ready) return c.json({ status: 'ready', checks: report.checks, ...codes, ...reads, ...warnings }, 200, NO_STORE);
+    return c.json({ ...errorBody('not_ready', 'Not ready to serve payments yet.'), checks: report.checks, ...codes, ...reads, ...warnings }, 503, NO_STORE);
   });
   allowOnly(routes, HEALTH_PATHS.health, 'GET');
   allowOnly(routes, HEALTH_PATHS.ready, 'GET');

@@ -1,7 +1,8 @@
 /** The browser API for payments: thin handlers that validate with src/shared and call the service. */
-import { Hono, type MiddlewareHandler } from 'hono';
+import { Hono, type Context, type MiddlewareHandler } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import { OpenPaymentRequest, type PaymentView } from '../../src/shared/contract.ts';
+import { errorBody } from '../../src/shared/errors.ts';
 import { formatReais } from '../../src/shared/limits.ts';
 import { isFinalStatus } from '../../src/shared/status.ts';
 import { API_PATHS, STATUS_STREAM, fillPath } from '../../src/shared/wire.ts';
@@ -10,11 +11,16 @@ import { HttpError } from '../http/errors.ts';
 import { parseBody, referenceOf } from '../http/input.ts';
 import { allowOnly } from '../http/method-not-allowed.ts';
 import { alreadySent, headerBag, jsonResponse, nodeResponse } from '../http/response-headers.ts';
+import { StreamSlots, type StreamCaps } from '../http/stream-slots.ts';
 
 export interface PaymentRoutesDeps {
   payments: PaymentService;
   /** Serve the live status stream; off where long-lived connections are not possible. */
   streams: boolean;
+  /** Streams open at once per client address and per payment (this instance's); past either, 429. */
+  streamCaps: StreamCaps;
+  /** The caller's address (X-Forwarded-For through trusted proxies, else the socket). */
+  clientOf: (c: Context) => string;
   /** Bounds of open-amount payments, or false: the browser may not choose an amount (default). */
   openAmount: { min: number; max: number } | false;
   /** Rate limits on creating and on reading. */
@@ -72,8 +78,9 @@ function chunkOf(view: PaymentView): Buffer {
   return chunk;
 }
 
-export function paymentRoutes({ payments, streams, openAmount, limitCreate, limitStatus, cors, sameOrigin }: PaymentRoutesDeps): Hono {
+export function paymentRoutes({ payments, streams, streamCaps, clientOf, openAmount, limitCreate, limitStatus, cors, sameOrigin }: PaymentRoutesDeps): Hono {
   const routes = new Hono();
+  const slots = new StreamSlots(streamCaps);
   // The browser calls these: CORS on every method, preflights included.
   routes.use(API_PATHS.payments, cors);
   routes.use(`${API_PATHS.payments}/*`, cors);
@@ -105,6 +112,12 @@ export function paymentRoutes({ payments, streams, openAmount, limitCreate, limi
   routes.get(API_PATHS.paymentEvents, limitStatus, async (c) => {
     if (!streams) throw new HttpError(404, 'not_found', 'Live status streams are off on this server; poll the payment instead.');
     const reference = referenceOf(c);
+    // Counted before anything is read or held: past a cap the widget polls (EventSource gives up on a 429).
+    const slot = slots.take(clientOf(c), reference);
+    if ('refused' in slot) {
+      const cap = slot.refused === 'client' ? `${streamCaps.perClient} from one address` : `${streamCaps.perPayment} of one payment`;
+      return c.json(errorBody('too_many_streams', `Too many live status streams are open (at most ${cap}); poll the payment instead.`), 429);
+    }
     // Queue views until the stream is open; the first read's errors answer as plain HTTP errors.
     const queue: PaymentView[] = [];
     let wake: (() => void) | null = null;
@@ -112,10 +125,16 @@ export function paymentRoutes({ payments, streams, openAmount, limitCreate, limi
     // Read before the first await: the adapter aborts it when the client goes away, even while the
     // first read still waits on the partner, when the stream's own abort handler would never run.
     const gone = c.req.raw.signal;
-    const stop = await payments.watch(reference, (view) => {
-      queue.push(view);
-      wake?.();
-    });
+    let stop: () => void;
+    try {
+      stop = await payments.watch(reference, (view) => {
+        queue.push(view);
+        wake?.();
+      });
+    } catch (error) {
+      slot.release();
+      throw error;
+    }
     // Shutdown ends the stream; EventSource reconnects to the next instance after `retry`.
     const forget = payments.onClose(() => {
       open = false;
@@ -132,6 +151,7 @@ export function paymentRoutes({ payments, streams, openAmount, limitCreate, limi
       gone.removeEventListener('abort', release);
       forget();
       stop();
+      slot.release();
     };
     if (gone.aborted) {
       release();

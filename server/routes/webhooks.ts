@@ -9,7 +9,8 @@
  * two retries, so a 4xx would lose an event for good. A notification (JSON or form-encoded) that
  * names a reference in any plausible field (partner/notification.ts) is stored to be confirmed with
  * the partner, whoever it is about; one we cannot read at all is stored whole too, already
- * processed with the result `unreadable`, logged, and listed for the operator
+ * processed with the result `unreadable` (or `ambiguous`: it names two different references), logged,
+ * and listed for the operator
  * (`pix-checkout webhook received --unreadable`). Calls from a wrong source or to a wrong secret path
  * are refused and not stored (anyone can send them, so storing them would let anyone fill the disk).
  */
@@ -17,7 +18,7 @@ import { timingSafeEqual } from 'node:crypto';
 import { Hono, type Context, type MiddlewareHandler } from 'hono';
 import { DEFAULTS } from '../config.ts';
 import { errorBody } from '../../src/shared/errors.ts';
-import { notificationBody, readNotification, type PartnerNotification } from '../partner/notification.ts';
+import { examineNotification, notificationBody, type PartnerNotification } from '../partner/notification.ts';
 import { PARTNER_MAX_BODY_BYTES } from '../partner/wire.ts';
 import { readBodyBytes } from '../http/body.ts';
 import { allowOnly } from '../http/method-not-allowed.ts';
@@ -86,27 +87,33 @@ export function webhookRoutes(deps: WebhookReceiverDeps): Hono {
       log.warn('webhook refused: empty body');
       return c.json(errorBody('invalid_json', 'The notification is empty (did a body parser run before the proxy?).'), 400);
     }
-    const event = readNotification(notificationBody(raw, c.req.header('content-type')));
-    if (!event) {
+    const reading = examineNotification(notificationBody(raw, c.req.header('content-type')));
+    if (!('notification' in reading)) {
       // Kept and acknowledged: answering 4xx would lose it for good. Whole, unless a flood of them
-      // is arriving: then only its start (the intake may be open to anyone).
+      // is arriving: then only its start (the intake may be open to anyone). One naming two different
+      // references is processed as neither: the operator decides.
+      const result = 'ambiguous' in reading ? 'ambiguous' : 'unreadable';
       const hourAgo = receivedAt - 3_600_000;
       while (unreadable.length > 0 && unreadable[0]! <= hourAgo) unreadable.shift();
       const whole = unreadable.length < DEFAULTS.webhookIntake.unreadableWholePerHour;
       unreadable.push(receivedAt);
       try {
         const kept = whole ? raw : raw.slice(0, DEFAULTS.webhookIntake.auditBytes);
-        const id = await deps.store.webhookEvents.addRejected(kept, receivedAt, 'unreadable');
-        log.error(
-          { webhook_event: id, bytes: Buffer.byteLength(raw) },
-          'webhook unreadable: stored for the operator (pix-checkout webhook received --unreadable)',
-        );
+        const id = await deps.store.webhookEvents.addRejected(kept, receivedAt, result);
+        const fields = { webhook_event: id, bytes: Buffer.byteLength(raw) };
+        if ('ambiguous' in reading) {
+          log.warn(
+            { ...fields, references: reading.ambiguous.slice(0, 5) },
+            'webhook ambiguous: it names different references; stored for the operator (pix-checkout webhook received --unreadable)',
+          );
+        } else log.error(fields, 'webhook unreadable: stored for the operator (pix-checkout webhook received --unreadable)');
       } catch (error) {
         log.error({ err: { message: (error as Error).message } }, 'webhook not stored: answering 503 so the service retries');
         return c.json(errorBody('not_ready', 'Could not record the notification; try again.'), 503);
       }
       return c.json({ received: true }, 202);
     }
+    const event = reading.notification;
 
     let id: number;
     try {

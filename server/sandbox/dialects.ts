@@ -13,7 +13,11 @@
  * - `numbered`: statuses 0 pending, 1 approved, 2 canceled (a canceled 2 is the default's approved);
  *   the token as a top-level `accessToken` with no lifetime; `{tenant: {id, name}}`; no `message`, no
  *   `created_at` and no `favoured` in the create (its codes flat, no `pix_deposit`); times in milliseconds at +00:00; PATCH 200 `{}`; errors
- *   `{errors: [{field, message}], reason}` or `{detail, reason?}`; webhooks in camelCase words.
+ *   `{errors: [{field, message}], reason}` or `{detail, reason?}`; webhooks in camelCase words, the
+ *   new format's transaction under `payload`.
+ * - `swapped`: the default in every way but approved and canceled: 1 pending, 3 approved, 2
+ *   canceled. Its pending code is ours, so only the approved and canceled codes' own proofs
+ *   (domain/status-numbering.ts) show the default setting wrong: the mismatch path, by hand.
  *
  * A dialect is an object of knobs (SandboxDialect): app.ts, control.ts, public.ts, webhooks.ts and
  * transport.ts hand it neutral views (canonical status names, epoch milliseconds, numbers) and send
@@ -32,7 +36,7 @@ import {
 } from '../partner/wire.ts';
 import type { SandboxWebhookEvent } from './webhooks.ts';
 
-export const DIALECT_NAMES = ['default', 'terse', 'numbered'] as const;
+export const DIALECT_NAMES = ['default', 'terse', 'numbered', 'swapped'] as const;
 export type DialectName = (typeof DIALECT_NAMES)[number];
 
 /** The three states of a payment or transfer, by name: what the sandbox keeps, whatever the dialect says. */
@@ -351,12 +355,37 @@ const numberedDialect: SandboxDialect = {
     const transaction = { externalReference: t.externalReference, status: webhookStatus(event, numberedForm.statusCodes), value: t.value };
     const type = event.kind === 'payment' ? 'deposit' : 'withdrawal';
     if (format === 'old') return { type, ...transaction };
+    // The transaction under a wrapper the proxy never names (`payload`): it reads the whole body.
     return {
       event_id: event.id,
       event_type: `${type}.${event.outcome === 'approved' ? 'paid' : 'cancelled'}`,
       occurred_at: millisUtcTimestamp(event.occurredAt),
-      transaction,
+      payload: { transaction },
     };
+  },
+};
+
+const swappedCodes: StatusNumbering = { pending: 1, approved: 3, canceled: 2 };
+
+/** The default's answer, its record's `status` written in the swapped numbering. */
+function swappedRecord(answer: DialectAnswer, status: StatusName): DialectAnswer {
+  const body = answer.body as { data: Record<string, unknown> };
+  return { ...answer, body: { ...body, data: { ...body.data, status: swappedCodes[status] } } };
+}
+
+/** The default with approved and canceled swapped (pending 1 as ours): a paid 3 reads canceled, a canceled 2 approved, in the default's numbering. */
+const swappedDialect: SandboxDialect = {
+  ...defaultDialect,
+  name: 'swapped',
+  statusCodes: swappedCodes,
+  paymentCreated: (p) => swappedRecord(defaultDialect.paymentCreated(p), p.status),
+  payment: (p) => swappedRecord(defaultDialect.payment(p), p.status),
+  transferAccepted: (t) => swappedRecord(defaultDialect.transferAccepted(t), t.status),
+  transfer: (t) => swappedRecord(defaultDialect.transfer(t), t.status),
+  webhookPayload(event, format) {
+    const payload = defaultDialect.webhookPayload(event, format);
+    const status = webhookStatus(event, swappedCodes);
+    return format === 'old' ? { ...payload, status } : { ...payload, data: { ...(payload.data as Record<string, unknown>), status } };
   },
 };
 
@@ -364,6 +393,7 @@ export const SANDBOX_DIALECTS: Readonly<Record<DialectName, SandboxDialect>> = {
   default: defaultDialect,
   terse: terseDialect,
   numbered: numberedDialect,
+  swapped: swappedDialect,
 };
 
 export function isDialectName(name: string): name is DialectName {

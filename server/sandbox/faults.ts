@@ -21,8 +21,10 @@ export interface Fault {
   path_prefix: string | null;
   /** latency (before the request is processed) and late_answer (after): milliseconds added. */
   latency_ms: number | null;
-  /** server_error: the status answered, 500..599. */
+  /** server_error: the status answered, 500..599 (in-process, any error status: a 409, a firewall's 400). */
   status: number | null;
+  /** server_error: the body answered instead of the dialect's error (JSON when it starts with `{`, else HTML), in-process only. */
+  body?: string | null;
   /** How many more times it may strike; null for no end. At 0 it is removed. */
   times: number | null;
 }
@@ -113,6 +115,10 @@ export function faultMiddleware(
     const error = faults.strike('server_error', path)[0];
     if (error) {
       const status = error.status ?? 503;
+      if (error.body != null) {
+        const type = error.body.trimStart().startsWith('{') ? 'application/json' : 'text/html; charset=utf-8';
+        return c.body(error.body, status as 503, { 'content-type': type });
+      }
       return c.json(errorBody(status, 'Service unavailable (sandbox fault).'), status as 503);
     }
 

@@ -2,7 +2,7 @@
  * The rows both stores keep, under the same column names, and the records made of them: one mapping
  * for SQLite and Postgres (a flag is 0/1 in one, a boolean in the other).
  */
-import type { CheckoutRecord, OutboxEntry, PaymentRecord, PayoutRecord, PayoutState, TransferRecord } from './store.ts';
+import type { CheckoutRecord, DisputeRecord, OutboxEntry, PaymentRecord, PayoutRecord, PayoutState, TransferRecord } from './store.ts';
 
 export interface TransferRow {
   reference: string;
@@ -11,6 +11,7 @@ export interface TransferRow {
   value_cents: number | null;
   created_at: number;
   updated_at: number;
+  transaction_id?: string | null;
 }
 
 export interface PayoutRow {
@@ -67,6 +68,7 @@ export interface OutboxRow {
   next_attempt_at: number;
   delivered_at: number | null;
   last_error: string | null;
+  claim?: string | null;
 }
 
 export const toTransfer = (r: TransferRow): TransferRecord => ({
@@ -76,6 +78,7 @@ export const toTransfer = (r: TransferRow): TransferRecord => ({
   valueCents: r.value_cents,
   createdAt: r.created_at,
   updatedAt: r.updated_at,
+  transactionId: r.transaction_id ?? null,
 });
 
 export const toOutbox = (r: OutboxRow): OutboxEntry => ({
@@ -90,6 +93,7 @@ export const toOutbox = (r: OutboxRow): OutboxEntry => ({
   nextAttemptAt: r.next_attempt_at,
   deliveredAt: r.delivered_at,
   lastError: r.last_error,
+  claim: r.claim ?? null,
 });
 
 export interface PaymentRow {
@@ -107,6 +111,7 @@ export interface PaymentRow {
   updated_at: number;
   final: number | boolean;
   favoured: string | null;
+  reported_value_cents?: number | null;
 }
 
 export interface CheckoutRow {
@@ -137,6 +142,7 @@ export const toPayment = (r: PaymentRow): PaymentRecord => ({
   updatedAt: r.updated_at,
   final: r.final === 1 || r.final === true,
   favoured: r.favoured,
+  reportedValueCents: r.reported_value_cents ?? null,
 });
 
 export const toCheckout = (r: CheckoutRow): CheckoutRecord => ({
@@ -150,4 +156,28 @@ export const toCheckout = (r: CheckoutRow): CheckoutRecord => ({
   paymentReference: r.payment_reference,
   renewalsUsed: r.renewals_used,
   createdAt: r.created_at,
+});
+
+export interface DisputeRow {
+  id: number;
+  reference: string;
+  checkout_id: string | null;
+  recorded_status: number;
+  notified: DisputeRecord['notified'];
+  webhook_event_id: number | null;
+  opened_at: number;
+  resolved_at: number | null;
+  resolution: string | null;
+}
+
+export const toDispute = (r: DisputeRow): DisputeRecord => ({
+  id: r.id,
+  reference: r.reference,
+  checkoutId: r.checkout_id,
+  recordedStatus: r.recorded_status,
+  notified: r.notified,
+  webhookEventId: r.webhook_event_id,
+  openedAt: r.opened_at,
+  resolvedAt: r.resolved_at,
+  resolution: r.resolution,
 });

@@ -30,6 +30,11 @@ export interface PaymentRecord {
   final: boolean;
   /** Who is being paid (the partner's `favoured`, spec 2.1), once read; null until then. */
   favoured?: string | null;
+  /**
+   * The value the partner reported for it, in cents, when that differed from `valueCents` (an amount
+   * mismatch: never shown paid); null or absent when no difference was seen.
+   */
+  reportedValueCents?: number | null;
 }
 
 /** An order the merchant's server wants paid; the amount is fixed here, never by the browser. */
@@ -57,6 +62,29 @@ export interface WebhookEventRecord {
   processedAt: number | null;
   /** What processing made of it (applied, duplicate, unknown_reference, invalid_json...). */
   result?: string | null;
+  /** It came through an authenticated intake (secret path, listed source) and was kept to be confirmed again: its words count. */
+  authenticated?: boolean;
+}
+
+/**
+ * A final payment that an authenticated notification contradicts (it says canceled for a paid one, or
+ * approved for a canceled one). The final status never changes; the dispute stands beside it, open
+ * until an operator resolves it (`pix-checkout disputes resolve`). At most one open per payment.
+ */
+export interface DisputeRecord {
+  id: number;
+  /** The disputed payment. */
+  reference: string;
+  checkoutId: string | null;
+  /** The final status recorded (PARTNER_STATUS.approved or canceled). */
+  recordedStatus: number;
+  /** What the notification said. */
+  notified: 'approved' | 'canceled';
+  /** The stored notification that said it. */
+  webhookEventId: number | null;
+  openedAt: number;
+  resolvedAt: number | null;
+  resolution: string | null;
 }
 
 /** A transfer the proxy follows (it does not create them; the partner's webhooks tell it of them). */
@@ -67,6 +95,12 @@ export interface TransferRecord {
   valueCents: number | null;
   createdAt: number;
   updatedAt: number;
+  /**
+   * The `transaction_id` the partner's record of it carries, when read: ours, sent with the create,
+   * for a payout this proxy started. It links the transfer to its payout when the partner tells its
+   * outcome before the create's answer gave the payout its reference.
+   */
+  transactionId?: string | null;
 }
 
 /**
@@ -129,6 +163,8 @@ export interface OutboxEntry {
   nextAttemptAt: number;
   deliveredAt: number | null;
   lastError: string | null;
+  /** The claim it was answered under (claimDue): renew, recordAttempt and release hold to it. */
+  claim?: string | null;
 }
 
 export interface DeliveryAttemptRecord {
@@ -145,8 +181,25 @@ export interface DeliveryAttemptRecord {
  */
 export type PaymentOutcomeOf = (payment: PaymentRecord, orderId: string | null) => OutcomeEvent | null;
 export type TransferOutcomeOf = (transfer: TransferRecord, payout: PayoutLink | null) => OutcomeEvent | null;
+/** The event of a dispute just opened (`ordinal`: the how-many-th dispute of its payment, 1 first). */
+export type DisputeOutcomeOf = (dispute: DisputeRecord, payment: PaymentRecord, orderId: string | null, ordinal: number) => OutcomeEvent;
 /** The event of a payout refused up front. */
 export type RefusalOutcomeOf = (payout: PayoutRecord, orderId: string | null) => OutcomeEvent;
+
+/**
+ * When a payment not final is read again (Reconciler.dueAt), from its last read: `parkedEveryMs` once
+ * it expired more than `parkAfterMs` ago (its cancellation is long past and still undecided), else
+ * `nearMs` within `nearWindowMs` of its expiry or of its cancellation (`cancelAfterMs` after expiry),
+ * else `everyMs`.
+ */
+export interface ReadSchedule {
+  everyMs: number;
+  nearMs: number;
+  nearWindowMs: number;
+  cancelAfterMs: number;
+  parkAfterMs: number;
+  parkedEveryMs: number;
+}
 
 /** What a status update did: whether the record changed, and the outcome event it recorded, if any. */
 export interface StatusChange {
@@ -198,8 +251,18 @@ export interface Store {
   updatePaymentStatus(reference: string, partnerStatus: number, final: boolean, updatedAt: number, outcomeOf: PaymentOutcomeOf): Promise<StatusChange>;
   /** Records who is being paid, read after the create when its answer did not say. */
   setPaymentFavoured(reference: string, favoured: string): Promise<void>;
-  /** Payments not final yet, oldest first (the reconciler's work list). */
+  /** Payments not final yet, oldest first. */
   nonFinalPayments(limit: number): Promise<PaymentRecord[]>;
+  /**
+   * The reconciler's work list: payments not final whose next read is due at `now` under `schedule`
+   * (domain/reconciler.ts, Reconciler.dueAt: the same rule), the longest overdue first. A payment's
+   * last read is its last confirmed status or its last check (markPaymentsChecked), the later one.
+   */
+  duePayments(now: number, limit: number, schedule: ReadSchedule): Promise<PaymentRecord[]>;
+  /** Records that these payments were read at `at`, whatever the read meant (an undecided status included). */
+  markPaymentsChecked(references: readonly string[], at: number): Promise<void>;
+  /** How many payments are not final though they expired before `expiredBefore` (the parked ones). */
+  countOpenPaymentsExpiredBefore(expiredBefore: number): Promise<number>;
 
   /** Inserts the checkout unless its order id exists; answers the stored one either way. */
   createCheckout(checkout: CheckoutRecord): Promise<{ checkout: CheckoutRecord; created: boolean }>;
@@ -208,11 +271,25 @@ export interface Store {
   checkoutPayments(checkoutId: string): Promise<PaymentRecord[]>;
   /**
    * Stores a newly issued payment and, in the same transaction, makes it the checkout's current one
-   * if the current one is still `expected` (what the issuer read; null: none yet). False when another
-   * issuer (another instance) got there first: the payment is kept, in the checkout's list, never
-   * shown, and the caller serves the checkout's current one instead.
+   * if the current one is still `expected` (what the issuer read; null: none yet) and no payment of
+   * the checkout is recorded paid (final with `paidStatus`; the domain always gives it). False when another issuer (another
+   * instance) got there first, or a payment of the checkout was recorded paid meanwhile (another
+   * instance's webhook): the payment is kept, in the checkout's list, never shown, and the caller
+   * serves the checkout's current (or paid) one instead.
    */
-  attachPayment(checkoutId: string, payment: PaymentRecord, renewalsUsed: number, expected: string | null): Promise<boolean>;
+  attachPayment(checkoutId: string, payment: PaymentRecord, renewalsUsed: number, expected: string | null, paidStatus?: number): Promise<boolean>;
+  /**
+   * Records that the partner reported another value for a payment not yet final (`reportedCents`) and,
+   * in the same transaction, `outcomeOf(the updated record, its checkout's order id)` in the outbox
+   * (its id is stable: told once). `changed` false when that value was already recorded (or the
+   * payment is final or unknown).
+   */
+  flagAmountMismatch(reference: string, reportedCents: number, at: number, outcomeOf: PaymentOutcomeOf): Promise<StatusChange>;
+  /**
+   * Puts a checkout's event (`checkout.overpaid`) in the outbox unless one with its id is there: true
+   * when it was added now (the event is new), false when it was told already.
+   */
+  addCheckoutEvent(event: OutcomeEvent, reference: string, at: number): Promise<boolean>;
 
   /** The partner's access token, kept across restarts. */
   readonly tokens: TokenStore;
@@ -238,6 +315,31 @@ export interface Store {
     listByResult(results: readonly string[], limit: number): Promise<WebhookEventRecord[]>;
     /** Marks those received before `receivedBefore` and never confirmed as processed, `expired`; answers how many. */
     expireUnprocessed(receivedBefore: number, at: number): Promise<number>;
+    /**
+     * Keeps an unprocessed one waiting to be confirmed again at `retryAt` (result `waiting`): claimed
+     * by this instance until then plus the claim time, so no other instance takes it meanwhile, and
+     * after a crash it is taken up again. `authenticated` (never unset once set): its words count then too.
+     */
+    keep(id: number, retryAt: number, authenticated: boolean): Promise<void>;
+  };
+
+  /** Final payments an authenticated notification contradicts, and their resolution by an operator. */
+  readonly disputes: {
+    /**
+     * Opens a dispute of a final payment unless one of it is open; when opened, `outcomeOf` goes to the
+     * outbox in the same transaction (so the event is written once per dispute). Null when the payment
+     * is unknown or not final.
+     */
+    open(
+      input: { reference: string; notified: 'approved' | 'canceled'; webhookEventId: number | null; at: number },
+      outcomeOf: DisputeOutcomeOf,
+    ): Promise<{ dispute: DisputeRecord; opened: boolean; outcome: OutcomeEvent | null } | null>;
+    /** Open ones, oldest first. */
+    listOpen(limit: number): Promise<DisputeRecord[]>;
+    /** The open ones of a checkout's payments. */
+    openOfCheckout(checkoutId: string): Promise<DisputeRecord[]>;
+    /** Closes the open dispute of a payment with the operator's note; null when none is open. */
+    resolve(reference: string, note: string, at: number): Promise<DisputeRecord | null>;
   };
 
   /** Transfers the proxy learned of (a webhook, the CLI), so the reconciler can follow them. */
@@ -248,6 +350,10 @@ export interface Store {
     /** As updatePaymentStatus: never downgrades; a final status writes `outcomeOf(record)` to the outbox in the same transaction. */
     updateStatus(reference: string, partnerStatus: number, final: boolean, updatedAt: number, outcomeOf: TransferOutcomeOf): Promise<StatusChange>;
     nonFinal(limit: number): Promise<TransferRecord[]>;
+    /** The reconciler's work list: transfers not final last read (updated or checked) `everyMs` or more before `now`, the longest overdue first. */
+    due(now: number, limit: number, everyMs: number): Promise<TransferRecord[]>;
+    /** Records that these transfers were read at `at`, whatever the read meant. */
+    markChecked(references: readonly string[], at: number): Promise<void>;
   };
 
   /** Payouts and refunds the proxy starts (domain/payouts.ts). */
@@ -296,17 +402,30 @@ export interface Store {
      * Claims pending deliveries whose next attempt is due, oldest first: each is moved out of every
      * worker's sight for the store's claim time (its next attempt is put off), so two workers (two
      * instances) never send it at once, and a worker that dies leaves it due again when that runs out.
-     * `recordAttempt` or `release` ends the claim.
+     * `recordAttempt` or `release` ends the claim. Each entry carries its claim (`claim`): a claim
+     * that ran out before its entry was sent may be another worker's by then.
      */
     claimDue(now: number, limit: number): Promise<OutboxEntry[]>;
-    /** Claimed but not attempted (shutdown): due again at `now`. */
-    release(ids: readonly number[], now: number): Promise<void>;
-    /** Records one attempt and what comes next, in one transaction. */
+    /**
+     * Renews the claim for the store's claim time from `now`, right before the entry is sent: false
+     * when it is no longer held (it ran out and another worker claimed it, or it was delivered):
+     * then it is not sent.
+     */
+    renew(id: number, claim: string, now: number): Promise<boolean>;
+    /** Claimed but not attempted (shutdown): due again at `now`; with `claim`, only entries still held under it. */
+    release(ids: readonly number[], now: number, claim?: string | null): Promise<void>;
+    /**
+     * Records one attempt and what comes next, in one transaction. A delivery is never undone: a
+     * delivered entry keeps its state whatever is recorded after; with `claim`, a failure is recorded
+     * on the entry only while that claim is held (another worker's claim decides it otherwise). The
+     * attempt itself is always kept. Answers whether the entry took `next`.
+     */
     recordAttempt(
       id: number,
       attempt: { at: number; status: number | null; error: string | null; durationMs: number },
       next: Pick<OutboxEntry, 'state' | 'nextAttemptAt' | 'lastError' | 'deliveredAt'>,
-    ): Promise<void>;
+      claim?: string | null,
+    ): Promise<boolean>;
     list(filter?: { state?: OutboxEntry['state']; limit?: number }): Promise<OutboxEntry[]>;
     get(id: number): Promise<OutboxEntry | null>;
     attempts(id: number): Promise<DeliveryAttemptRecord[]>;

@@ -177,6 +177,19 @@ export const CheckoutView = /* @__PURE__ */ z.object({
   renewals_left: z.number(),
   /** Its refunds, oldest first (payouts.ts). */
   refunds: z.optional(z.array(TransferView)),
+  /**
+   * Paid more than once (an earlier code paid after a renewal, or two codes paid): `value` is the
+   * extra in reais, `references` every paid payment of the checkout, oldest first. The status stays
+   * `paid`; the extra is the merchant's to refund (or the proxy's, PIX_REFUND_OVERPAYMENTS).
+   */
+  overpaid: z.optional(z.object({ value: z.number(), references: z.array(z.string()) })),
+  /**
+   * A payment of the checkout for which the partner reported another value than ours: never shown
+   * paid (docs/webhooks.md, `payment.amount_mismatch`); an operator settles it with the partner.
+   */
+  amount_mismatch: z.optional(z.object({ reference: z.string(), value: z.number(), reported_value: z.number() })),
+  /** True while an authenticated notification contradicts a final status of its payments and no operator has resolved it: refunds wait. */
+  disputed: z.optional(z.boolean()),
 });
 export type CheckoutView = z.infer<typeof CheckoutView>;
 
@@ -202,7 +215,19 @@ export const OpenPaymentRequest = /* @__PURE__ */ z.strictObject({
 export type OpenPaymentRequest = z.infer<typeof OpenPaymentRequest>;
 
 /** What the proxy tells the merchant's backend of each final outcome (its signed webhook, `onOutcome`). */
-export const OUTCOME_TYPES = ['payment.paid', 'payment.canceled', 'transfer.approved', 'transfer.canceled', 'transfer.refused'] as const;
+export const OUTCOME_TYPES = [
+  'payment.paid',
+  'payment.canceled',
+  'transfer.approved',
+  'transfer.canceled',
+  'transfer.refused',
+  /** The partner reported another value for a payment than the one issued: not taken as paid (`reported_value`). */
+  'payment.amount_mismatch',
+  /** A checkout paid more than once: `value` is the extra, `references` the paid payments, `refund` what the proxy did about it. */
+  'checkout.overpaid',
+  /** An authenticated notification contradicts a final payment (`recorded_status`, `notified_status`): refunds wait for an operator. */
+  'payment.disputed',
+] as const;
 export type OutcomeType = (typeof OUTCOME_TYPES)[number];
 
 /**
@@ -217,7 +242,7 @@ export const OutcomeEvent = /* @__PURE__ */ z.object({
   created_at: z.string(),
   data: z.object({
     reference: z.string(),
-    status: z.enum(['paid', 'canceled', 'approved', 'refused']),
+    status: z.enum(['paid', 'canceled', 'approved', 'refused', 'amount_mismatch', 'overpaid', 'disputed']),
     /** Reais. */
     value: z.nullable(z.number()),
     /** The paid checkout; for a refund, the refunded one. */
@@ -227,6 +252,22 @@ export const OutcomeEvent = /* @__PURE__ */ z.object({
     transfer_id: z.optional(z.nullable(z.string())),
     transfer_reference: z.optional(z.nullable(z.string())),
     reason: z.optional(z.string()),
+    /** `payment.amount_mismatch`: the value the partner reported, in reais. */
+    reported_value: z.optional(z.number()),
+    /** `checkout.overpaid`: every paid payment of the checkout, oldest first. */
+    references: z.optional(z.array(z.string())),
+    /**
+     * `checkout.overpaid`: `off` (PIX_REFUND_OVERPAYMENTS is not set: the merchant refunds), `sent`
+     * (a refund of the extra was started: `transfer_id`), or `payer_key_unknown` (asked to refund,
+     * but the partner names no payer key: the merchant must).
+     */
+    refund: z.optional(z.string()),
+    /**
+     * `payment.disputed`: the final status the proxy recorded, and what an authenticated notification
+     * of the partner said since. The recorded status stands; refunds of the checkout wait for an operator.
+     */
+    recorded_status: z.optional(z.enum(['paid', 'canceled'])),
+    notified_status: z.optional(z.enum(['paid', 'canceled'])),
   }),
 });
 export type OutcomeEvent = z.infer<typeof OutcomeEvent>;

@@ -15,6 +15,8 @@ export const ERROR_CODES = [
   'unauthorized',
   'forbidden',
   'rate_limited',
+  /** Too many live status streams open from one address, or of one payment: poll instead. */
+  'too_many_streams',
   /** The request contradicts what exists (an order id already used with another value). */
   'conflict',
   /** An Idempotency-Key sent again with a different request (payouts.ts). */
@@ -23,12 +25,19 @@ export const ERROR_CODES = [
   'checkout_not_paid',
   /** A refund that would take the refunds past what the checkout was paid. */
   'refund_exceeds_paid',
+  /** A refund of a checkout whose payment is disputed (a final status an authenticated notification contradicts), until an operator resolves it. */
+  'disputed',
   /** A checkout's payment expired and no more renewals are allowed. */
   'renewals_exhausted',
   /** Open-amount payments are off on this server: use a checkout. */
   'open_amount_disabled',
   /** The server is up but cannot serve yet (store closed, partner unreachable). */
   'not_ready',
+  /**
+   * A checkout's earlier code cannot be confirmed unpaid right now (the partner is down, or its
+   * answer decides nothing), so no new code is issued: it may have been paid. Try again later.
+   */
+  'status_unverified',
   /** The proxy's database cannot serve (damaged, unwritable, full): the operator must act. */
   'store_unavailable',
   'upstream_refused',

@@ -10,10 +10,14 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { CheckoutId, CheckoutView, PaymentView } from '../../src/shared/contract.ts';
 import { ErrorBody } from '../../src/shared/errors.ts';
+import { createApp, type AppDeps } from '../../server/app.ts';
 import { startDevStack, type DevStack } from '../../server/dev-stack.ts';
 import { createLogger } from '../../server/log.ts';
-import { DEFAULTS } from '../../server/config.ts';
-import { PARTNER_PATHS } from '../../server/partner/wire.ts';
+import { DEFAULTS, proxyConfig } from '../../server/config.ts';
+import { tokenStoreKey, type PartnerClient } from '../../server/partner/client.ts';
+import { PartnerError } from '../../server/partner/errors.ts';
+import { PARTNER_PATHS, PARTNER_STATUS } from '../../server/partner/wire.ts';
+import { paymentOutcome } from '../../server/domain/outcomes.ts';
 import { startSandbox } from '../../server/sandbox/server.ts';
 import { DEFAULT_ACCOUNT } from '../../server/sandbox/state.ts';
 import { SANDBOX_DIALECTS } from '../../server/sandbox/dialects.ts';
@@ -284,7 +288,7 @@ describe('renewal after expiry', () => {
       assert.equal((await payFor(local, checkout.checkout_id)).res.status, 201);
       assert.equal(local.pix.numbering.report().state, 'mismatch');
       local.sandbox.state.clock.advance(HOUR);
-      expectError(await payFor(local, checkout.checkout_id), 503, 'not_ready');
+      expectError(await payFor(local, checkout.checkout_id), 503, 'status_unverified');
       assert.equal(local.sandbox.state.payments.size, 1, 'no second payment created upstream');
     } finally {
       await local.close();
@@ -339,6 +343,249 @@ describe('renewal after expiry', () => {
     stack.sandbox.state.clock.advance(2 * HOUR);
     const again = PaymentView.parse((await payFor(stack, checkout.checkout_id)).json);
     assert.deepEqual([again.reference, again.status], [first.reference, 'paid']);
+  });
+});
+
+/**
+ * Another proxy instance on the stack's store (the same SQLite file, the same partner account and
+ * status numbering), whose partner client a test alters: faults and races only; every call it does
+ * not alter goes to the real sandbox over HTTPS.
+ */
+function secondInstance(on: DevStack, alter: (real: PartnerClient) => Partial<PartnerClient>, settings: Partial<AppDeps> = {}) {
+  const base = proxyConfig({});
+  const counts = { createPayment: 0 };
+  const altered: PartnerClient = { ...on.partner, ...alter(on.partner) };
+  const partner: PartnerClient = {
+    ...altered,
+    createPayment: (input) => {
+      counts.createPayment++;
+      return altered.createPayment(input);
+    },
+  };
+  const app = createApp({
+    partner,
+    store: on.store,
+    now: on.sandbox.state.clock.now,
+    logger: createLogger({ level: 'silent' }),
+    rateLimits: false,
+    partnerScope: tokenStoreKey(base.partner.baseUrl, base.partner.credentials?.email),
+    ...settings,
+  });
+  return { app, counts };
+}
+
+describe('a new code only when every earlier code is confirmed unpaid', () => {
+  const unreadable = (operation: string) => new PartnerError('unavailable', `${operation}: the answer could not be read`, { operation });
+  const cases: [string, (real: PartnerClient, reference: string) => PartnerClient['getPayment']][] = [
+    [
+      'a status code the numbering does not know',
+      (real, reference) => async (r) => ({ ...(await real.getPayment(r)), ...(r === reference ? { status: { code: 7, word: null } } : {}) }),
+    ],
+    ['no status at all', (real, reference) => async (r) => ({ ...(await real.getPayment(r)), ...(r === reference ? { status: null } : {}) })],
+    [
+      'an unreadable answer (the partner down)',
+      (real, reference) => async (r) => (r === reference ? Promise.reject(unreadable('getPayment')) : real.getPayment(r)),
+    ],
+  ];
+  for (const [label, getPayment] of cases) {
+    test(`the expired code reads as ${label}: 503 status_unverified, and no payment is created`, async () => {
+      const checkout = await newCheckout();
+      const first = PaymentView.parse((await payFor(stack, checkout.checkout_id)).json);
+      stack.sandbox.state.clock.advance(HOUR);
+      const before = stack.sandbox.state.payments.size;
+      const other = secondInstance(stack, (real) => ({ getPayment: getPayment(real, first.reference) }));
+      const res = await other.app.request(`/api/checkouts/${checkout.checkout_id}/payment`, { method: 'POST' });
+      const error = expectError({ res, json: await res.json() }, 503, 'status_unverified');
+      assert.match(error.message, /no new code/);
+      assert.equal(other.counts.createPayment, 0, 'no create call');
+      assert.equal(stack.sandbox.state.payments.size, before);
+      assert.equal((await stack.store.getCheckout(checkout.checkout_id))?.paymentReference, first.reference);
+      // Read for sure (the real partner: pending), the same checkout gets its new code.
+      assert.equal((await payFor(stack, checkout.checkout_id)).res.status, 201);
+    });
+  }
+
+  test('the expired code paid (recorded by another instance) between the check and the attach: no new code attached, the answer is paid', async () => {
+    const checkout = await newCheckout();
+    const first = PaymentView.parse((await payFor(stack, checkout.checkout_id)).json);
+    stack.sandbox.state.clock.advance(HOUR);
+    // This instance confirms the code unpaid, then creates a new one; meanwhile the customer pays the
+    // expired code and the other instance (the stack) records it paid: what its webhook does.
+    const other = secondInstance(stack, (real) => ({
+      createPayment: async (input) => {
+        const created = await real.createPayment(input);
+        assert.equal(stack.sandbox.state.pay(stack.sandbox.state.payments.get(first.reference)!).ok, true);
+        assert.equal((await stack.pix.payments.confirm(first.reference))?.final, true);
+        return created;
+      },
+    }));
+    const res = await other.app.request(`/api/checkouts/${checkout.checkout_id}/payment`, { method: 'POST' });
+    assert.equal(res.status, 200);
+    const answer = PaymentView.parse(await res.json());
+    assert.deepEqual([answer.reference, answer.status], [first.reference, 'paid']);
+    assert.equal(other.counts.createPayment, 1, 'the new code was created upstream');
+    const stored = await stack.store.getCheckout(checkout.checkout_id);
+    assert.deepEqual([stored?.paymentReference, stored?.renewalsUsed], [first.reference, 0], 'but never attached');
+    const view = CheckoutView.parse((await merchant(stack, 'GET', `/checkouts/${checkout.checkout_id}`)).json);
+    assert.deepEqual([view.status, view.payment?.reference, view.payment?.status], ['paid', first.reference, 'paid']);
+    // The page asking again still gets the paid code.
+    const again = PaymentView.parse((await payFor(stack, checkout.checkout_id)).json);
+    assert.deepEqual([again.reference, again.status], [first.reference, 'paid']);
+  });
+
+  test('the expired code paid at the partner (no one told yet) while the new code is created: the check is asked again, the new code never shown', async () => {
+    const checkout = await newCheckout();
+    const first = PaymentView.parse((await payFor(stack, checkout.checkout_id)).json);
+    stack.sandbox.state.clock.advance(HOUR);
+    // The customer pays the expired code right after the proxy confirmed it unpaid, while its new code
+    // is being created; no webhook, no other instance: only the partner knows.
+    const other = secondInstance(stack, (real) => ({
+      createPayment: async (input) => {
+        assert.equal(stack.sandbox.state.pay(stack.sandbox.state.payments.get(first.reference)!).ok, true);
+        return real.createPayment(input);
+      },
+    }));
+    const res = await other.app.request(`/api/checkouts/${checkout.checkout_id}/payment`, { method: 'POST' });
+    assert.equal(res.status, 200);
+    const answer = PaymentView.parse(await res.json());
+    assert.deepEqual([answer.reference, answer.status], [first.reference, 'paid']);
+    assert.equal(other.counts.createPayment, 1, 'the new code was created upstream');
+    const stored = await stack.store.getCheckout(checkout.checkout_id);
+    assert.deepEqual([stored?.paymentReference, stored?.renewalsUsed], [first.reference, 0], 'but never attached');
+    const again = PaymentView.parse((await payFor(stack, checkout.checkout_id)).json);
+    assert.deepEqual([again.reference, again.status], [first.reference, 'paid']);
+  });
+});
+
+describe('the amount the partner reports', () => {
+  test('another value than ours: not paid; flagged on the checkout, a payment.amount_mismatch event and an error log', async () => {
+    const checkout = await newCheckout();
+    const first = PaymentView.parse((await payFor(stack, checkout.checkout_id)).json);
+    const upstream = stack.sandbox.state.payments.get(first.reference)!;
+    upstream.value = 4.99;
+    assert.equal(stack.sandbox.state.pay(upstream).ok, true);
+    // Confirmed with the partner (as its notification is): approved, but for R$ 4,99.
+    await stack.pix.payments.confirm(first.reference);
+    const events = (await stack.store.outbox.list()).filter((e) => e.reference === first.reference);
+    assert.deepEqual(
+      events.map((e) => e.type),
+      ['payment.amount_mismatch'],
+      'told once, never payment.paid',
+    );
+    const event = JSON.parse(events[0]!.body) as { data: Record<string, unknown> };
+    assert.deepEqual([event.data.value, event.data.reported_value, event.data.checkout_id], [49.9, 4.99, checkout.checkout_id]);
+    assert.ok(
+      logLines.some((l) => l.includes('"level":50') && l.includes('another value') && l.includes(first.reference)),
+      'an error log line',
+    );
+    stack.sandbox.state.clock.advance(DEFAULTS.partnerReads.trustedMs);
+    const view = CheckoutView.parse((await merchant(stack, 'GET', `/checkouts/${checkout.checkout_id}`)).json);
+    assert.notEqual(view.status, 'paid');
+    assert.deepEqual(view.amount_mismatch, { reference: first.reference, value: 49.9, reported_value: 4.99 });
+    const page = PaymentView.parse((await browser(stack, 'GET', `/payments/${first.reference}`)).json);
+    assert.notEqual(page.status, 'paid', 'the widget never shows it paid');
+    assert.equal((await stack.store.getPayment(first.reference))?.final, false);
+    // Nor is a new code issued beside it: the customer paid something.
+    stack.sandbox.state.clock.advance(HOUR);
+    expectError(await payFor(stack, checkout.checkout_id), 503, 'status_unverified');
+  });
+});
+
+describe('a checkout paid twice', () => {
+  test('the expired code paid after its renewal was shown: the page and the merchant get the paid code, never the pending new one', async () => {
+    const checkout = await newCheckout();
+    const first = PaymentView.parse((await payFor(stack, checkout.checkout_id)).json);
+    stack.sandbox.state.clock.advance(HOUR);
+    const second = PaymentView.parse((await payFor(stack, checkout.checkout_id)).json);
+    assert.equal(second.status, 'pending');
+    assert.equal(stack.sandbox.state.pay(stack.sandbox.state.payments.get(first.reference)!).ok, true);
+    await stack.pix.payments.confirm(first.reference);
+    const again = PaymentView.parse((await payFor(stack, checkout.checkout_id)).json);
+    assert.deepEqual([again.reference, again.status], [first.reference, 'paid']);
+    const view = CheckoutView.parse((await merchant(stack, 'GET', `/checkouts/${checkout.checkout_id}`)).json);
+    assert.deepEqual([view.status, view.payment?.reference, view.overpaid], ['paid', first.reference, undefined]);
+  });
+
+  for (const refundOverpayments of [false, true]) {
+    test(`the expired code paid after a renewal: the checkout says overpaid, the merchant is told once${refundOverpayments ? ' (PIX_REFUND_OVERPAYMENTS: no payer key, reported)' : ''}`, async () => {
+      const lines: string[] = [];
+      const local = await startDevStack({
+        renewals: 1,
+        refundOverpayments,
+        logger: createLogger({ level: 'warn', destination: { write: (line: string) => void lines.push(line) } }),
+      });
+      try {
+        const checkout = await newCheckout(local);
+        const first = PaymentView.parse((await payFor(local, checkout.checkout_id)).json);
+        local.sandbox.state.clock.advance(HOUR);
+        const second = PaymentView.parse((await payFor(local, checkout.checkout_id)).json);
+        assert.notEqual(second.reference, first.reference);
+        // The renewed code is paid, and the expired one too (its payer's bank, within the hour).
+        for (const reference of [second.reference, first.reference]) {
+          assert.equal(local.sandbox.state.pay(local.sandbox.state.payments.get(reference)!).ok, true);
+          await local.pix.payments.confirm(reference);
+        }
+        const told = await waitFor('the overpayment told', async () => {
+          const rows = (await local.store.outbox.list()).filter((e) => e.type === 'checkout.overpaid');
+          return rows.length > 0 && rows;
+        });
+        local.sandbox.state.clock.advance(DEFAULTS.partnerReads.trustedMs);
+        const view = CheckoutView.parse((await merchant(local, 'GET', `/checkouts/${checkout.checkout_id}`)).json);
+        assert.equal(view.status, 'paid');
+        assert.deepEqual(view.overpaid, { value: 49.9, references: [first.reference, second.reference] });
+        await merchant(local, 'GET', `/checkouts/${checkout.checkout_id}`);
+        const rows = (await local.store.outbox.list()).filter((e) => e.type === 'checkout.overpaid');
+        assert.equal(rows.length, 1, 'told once');
+        assert.equal(rows[0]!.eventId, told[0]!.eventId);
+        const event = JSON.parse(rows[0]!.body) as { data: Record<string, unknown> };
+        assert.deepEqual(
+          [event.data.value, event.data.references, event.data.checkout_id, event.data.refund],
+          [49.9, [first.reference, second.reference], checkout.checkout_id, refundOverpayments ? 'payer_key_unknown' : 'off'],
+        );
+        const warned = lines.filter((l) => l.includes('"level":40') && l.includes('paid more than once'));
+        assert.equal(warned.length, 1);
+        if (refundOverpayments) assert.match(warned[0]!, /no payer key/);
+        assert.deepEqual(view.refunds, [], 'no refund sent without a payer key');
+      } finally {
+        await local.close();
+      }
+    });
+  }
+});
+
+describe('an overpayment refunded to its payer (PIX_REFUND_OVERPAYMENTS)', () => {
+  test('with the payer key known (a partner whose records name it): the extra is refunded once, labelled overpayment, and told with its transfer', async () => {
+    const checkout = await newCheckout();
+    const first = PaymentView.parse((await payFor(stack, checkout.checkout_id)).json);
+    stack.sandbox.state.clock.advance(HOUR);
+    const second = PaymentView.parse((await payFor(stack, checkout.checkout_id)).json);
+    // Both codes recorded paid, here with no event published (as another instance's webhooks would).
+    for (const reference of [first.reference, second.reference]) {
+      assert.equal(
+        (await stack.store.updatePaymentStatus(reference, PARTNER_STATUS.approved, true, stack.sandbox.state.clock.now(), paymentOutcome)).changed,
+        true,
+      );
+    }
+    const other = secondInstance(stack, () => ({}), { refundOverpayments: true, payerKeyOf: () => 'ana@cliente.example', apiKey: stack.apiKey });
+    const read = async () => {
+      const res = await other.app.request(`/api/checkouts/${checkout.checkout_id}`, { headers: { authorization: `Bearer ${stack.apiKey}` } });
+      assert.equal(res.status, 200);
+      return CheckoutView.parse(await res.json());
+    };
+    const view = await read();
+    assert.deepEqual([view.status, view.overpaid], ['paid', { value: 49.9, references: [first.reference, second.reference] }]);
+    assert.equal(view.refunds?.length, 1);
+    assert.deepEqual([view.refunds[0]!.value, view.refunds[0]!.reference, view.refunds[0]!.pix_key === 'ana@cliente.example'], [49.9, 'overpayment', false]);
+    const again = await read();
+    assert.deepEqual(
+      again.refunds?.map((r) => r.transfer_id),
+      [view.refunds[0]!.transfer_id],
+      'refunded once',
+    );
+    const rows = (await stack.store.outbox.list()).filter((e) => e.type === 'checkout.overpaid' && e.reference === second.reference);
+    assert.equal(rows.length, 1);
+    const event = JSON.parse(rows[0]!.body) as { data: Record<string, unknown> };
+    assert.deepEqual([event.data.refund, event.data.transfer_id], ['sent', view.refunds[0]!.transfer_id]);
   });
 });
 
@@ -724,5 +971,28 @@ describe('secrets', () => {
       logLines.some((line) => JSON.parse(line).upstream?.operation === 'createPayment'),
       'upstream calls are logged (without secrets)',
     );
+  });
+});
+
+describe('renewal while only the pending code is verified (domain/status-numbering.ts)', () => {
+  test('a first code paid, then read after its expiry (before the hour): the read proves approved, the paid payment is answered, no second code', async () => {
+    const local = await startDevStack({ logger: createLogger({ level: 'silent' }) });
+    try {
+      const checkout = await newCheckout(local);
+      const first = PaymentView.parse((await payFor(local, checkout.checkout_id)).json);
+      assert.deepEqual(local.pix.numbering.report().codes, { pending: 'verified', approved: 'unverified', canceled: 'unverified' });
+      // Paid with its notification lost: only a read can tell.
+      const control = (path: string, body?: unknown) =>
+        fetch(`${local.url}/sandbox/_sandbox${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body ?? {}) });
+      assert.equal((await control('/faults', { kind: 'drop_webhook', rate: 1 })).status, 201);
+      assert.equal((await control(`/payments/${first.reference}/pay`)).status, 200);
+      local.sandbox.state.clock.advance(HOUR);
+      const again = PaymentView.parse((await payFor(local, checkout.checkout_id)).json);
+      assert.deepEqual([again.reference, again.status], [first.reference, 'paid']);
+      assert.equal(local.pix.numbering.report().codes.approved, 'verified');
+      assert.equal(local.sandbox.state.payments.size, 1, 'no second payment created upstream');
+    } finally {
+      await local.close();
+    }
   });
 });

@@ -18,7 +18,7 @@ import { LIMITS } from '../../src/shared/limits.ts';
 import { TransferView } from '../../src/shared/payouts.ts';
 import { main } from '../../server/cli/index.ts';
 import { SANDBOX_DEFAULTS } from '../../server/config.ts';
-import { paymentOutcome } from '../../server/domain/outcomes.ts';
+import { disputeOutcome, paymentOutcome } from '../../server/domain/outcomes.ts';
 import { openSqliteStore } from '../../server/store/sqlite/sqlite-store.ts';
 import { startSandbox, type RunningSandbox } from '../../server/sandbox/server.ts';
 import { DEFAULT_ACCOUNT } from '../../server/sandbox/state.ts';
@@ -75,13 +75,15 @@ describe('cli: help', () => {
       'transfer status',
       'deliveries list',
       'deliveries replay',
+      'disputes [list]',
+      'disputes resolve',
     ]) {
       assert.ok(out.includes(`  ${command} `), command);
     }
     assert.match(out, /Exit codes: 0 done; 1 the service refused or failed; 2 bad arguments or configuration/);
     assert.match(out, /local\s+sandbox \(pix-checkout sandbox/);
   });
-  for (const command of ['sandbox', 'serve', 'login', 'doctor', 'webhook', 'payment', 'transfer', 'deliveries']) {
+  for (const command of ['sandbox', 'serve', 'login', 'doctor', 'webhook', 'payment', 'transfer', 'deliveries', 'disputes']) {
     test(`${command} --help`, async () => {
       const { code, out } = await cli([command, '--help']);
       assert.equal(code, 0);
@@ -261,6 +263,7 @@ describe('cli: webhook received', () => {
     const id = await store.webhookEvents.add('{"external_reference":"not-ours"}', Date.UTC(2030, 0, 2));
     await store.webhookEvents.markProcessed(id, Date.UTC(2030, 0, 2), 'unknown_reference');
     await store.webhookEvents.add('{"external_reference":"waiting"}', Date.UTC(2030, 0, 3));
+    await store.webhookEvents.addRejected('[{"external_reference":"a"},{"external_reference":"b"}]', Date.UTC(2030, 0, 4), 'ambiguous');
     await store.close();
     const all = await cli(['webhook', 'received', '--json'], { PIX_DATA_DIR: dataDir });
     assert.equal(all.code, 0, all.err);
@@ -268,13 +271,58 @@ describe('cli: webhook received', () => {
     assert.deepEqual(
       rows.map((r) => [r.result, r.body]),
       [
+        ['ambiguous', '[{"external_reference":"a"},{"external_reference":"b"}]'],
         ['unknown_reference', '{"external_reference":"not-ours"}'],
         ['unreadable', '{"type": "payment", '],
       ],
     );
     const unreadable = await cli(['webhook', 'received', '--unreadable'], { PIX_DATA_DIR: dataDir });
     assert.match(unreadable.out, /#1 {2}2030-01-01T00:00:00.000Z {2}unreadable\n {2}\{"type": "payment", /);
+    assert.match(unreadable.out, /ambiguous\n {2}\[\{"external_reference":"a"\}/);
     assert.equal(unreadable.out.includes('not-ours'), false);
+  });
+});
+
+describe('cli: disputes', () => {
+  test('lists the open disputes from the store, resolves one with a note (then it is gone), and says when none is open', async () => {
+    const dataDir = join(dir, 'disputes');
+    const store = openSqliteStore({ dataDir, cacheSize: 0 });
+    const at = Date.UTC(2030, 0, 1);
+    await store.insertPayment(paymentRecord('disputed-ref', at));
+    await store.updatePaymentStatus('disputed-ref', 2, true, at, paymentOutcome);
+    await store.disputes.open({ reference: 'disputed-ref', notified: 'canceled', webhookEventId: 3, at: at + 1000 }, disputeOutcome);
+    await store.close();
+    const env = { PIX_DATA_DIR: dataDir };
+
+    const listed = await cli(['disputes'], env);
+    assert.equal(listed.code, 0, listed.err);
+    assert.match(listed.out, /^disputed-ref {2}recorded paid {6}notified canceled {2}checkout - {2}since 2030-01-01T00:00:01.000Z$/);
+    const json = await cli(['disputes', 'list', '--json'], env);
+    assert.deepEqual(JSON.parse(json.out), [
+      {
+        reference: 'disputed-ref',
+        checkout_id: null,
+        recorded_status: 'paid',
+        notified_status: 'canceled',
+        webhook_event: 3,
+        opened_at: '2030-01-01T00:00:01.000Z',
+      },
+    ]);
+
+    const resolved = await cli(['disputes', 'resolve', 'disputed-ref', '--note', 'checked with the partner: paid'], env);
+    assert.equal(resolved.code, 0, resolved.err);
+    assert.match(resolved.out, /Dispute of disputed-ref resolved; refunds of its checkout are accepted again\./);
+    assert.equal((await cli(['disputes'], env)).out, 'No open disputes.');
+    const again = await cli(['disputes', 'resolve', 'disputed-ref', '--note', 'twice'], env);
+    assert.deepEqual([again.code, again.err], [1, 'pix-checkout: no open dispute of disputed-ref']);
+
+    const check = openSqliteStore({ dataDir, cacheSize: 0 });
+    try {
+      assert.deepEqual(await check.disputes.listOpen(10), []);
+      assert.equal((await check.getPayment('disputed-ref'))?.partnerStatus, 2, 'the final status stands');
+    } finally {
+      await check.close();
+    }
   });
 });
 
@@ -326,6 +374,10 @@ describe('cli: arguments outside the shared limits exit 2, naming the option, an
     [['doctor', '--webhook-url', 'ftp://shop.example/hook'], /--webhook-url must be an http\(s\) URL/],
     [['webhook', 'received', '--limit', '0'], /--limit must be a positive whole number/],
     [['deliveries', 'list', '--limit', 'abc'], /--limit must be a positive whole number/],
+    [['disputes', 'close'], /unknown disputes command close; use list or resolve/],
+    [['disputes', 'resolve'], /disputes resolve needs the reference/],
+    [['disputes', 'resolve', 'ref-1'], /disputes resolve needs --note/],
+    [['disputes', 'resolve', 'ref-1', '--note', '  '], /disputes resolve needs --note/],
   ];
   let partner: Awaited<ReturnType<typeof countingServer>>;
   before(async () => (partner = await countingServer()));
@@ -384,6 +436,7 @@ describe('cli: one casing in every --json output', () => {
     await store.insertPayment(paymentRecord('json-ref', at));
     await store.updatePaymentStatus('json-ref', 2, true, at, paymentOutcome);
     const [delivery] = await store.outbox.list();
+    await store.disputes.open({ reference: 'json-ref', notified: 'canceled', webhookEventId: null, at }, disputeOutcome);
     await store.close();
 
     const created = await cli(['payment', 'create', '--value', '7.50', '--name', 'Maria Silva', '--document', '529.982.247-25', '--json']);
@@ -402,6 +455,7 @@ describe('cli: one casing in every --json output', () => {
       [['webhook', 'received'], { PIX_DATA_DIR: dataDir }],
       [['deliveries', 'list'], { PIX_DATA_DIR: dataDir }],
       [['deliveries', 'replay', String(delivery!.id)], { PIX_DATA_DIR: dataDir }],
+      [['disputes', 'list'], { PIX_DATA_DIR: dataDir }],
       [['transfer', 'create', '--value', '2', '--key', 'ana@cliente.example', '--reference', 'json-1']],
       [['transfer', 'list']],
     ];
@@ -551,7 +605,7 @@ describe('cli: pix-checkout sandbox, as a real process', () => {
   test('a bad --port or --dialect exits 2 naming the option', async () => {
     const bad = await cli(['sandbox', '--dialect', 'klingon']);
     assert.equal(bad.code, 2);
-    assert.match(bad.err, /--dialect must be one of: default, terse, numbered \(it is "klingon"\)/);
+    assert.match(bad.err, /--dialect must be one of: default, terse, numbered, swapped \(it is "klingon"\)/);
     const port = await cli(['sandbox', '--port', '99999']);
     assert.equal(port.code, 2);
     assert.match(port.err, /--port must be a whole number from 0 to 65535/);

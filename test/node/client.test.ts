@@ -329,6 +329,29 @@ describe('client: faults', () => {
   const fault = (input: Partial<Parameters<RunningSandbox['state']['faults']['add']>[0]>) =>
     sandbox.state.faults.add({ kind: 'server_error', rate: 1, path_prefix: null, latency_ms: null, status: 503, ...input });
 
+  test('a transfer create answered a 4xx that names no refusal (409, 423, an HTML 400, 404): outcome unknown, with the transaction_id sent; never retried', async () => {
+    const TRANSFER = '/api/v3.1/wallet/partner/pix-key/transfer';
+    for (const [status, body] of [
+      [409, null],
+      [423, null],
+      [400, '<html><body><h1>400 Bad Request</h1></body></html>'],
+      [404, null],
+    ] as const) {
+      fault({ path_prefix: TRANSFER, status, body, times: 1 });
+      const { partner, log } = client();
+      const error = await rejection(partner.transferToKey({ value: 5, pix_key: 'ana@cliente.example', transaction_id: `tx-4xx-${status}` }));
+      assert.deepEqual(
+        [error.kind, error.details.status, error.details.outcomeUnknown, error.details.transactionId],
+        ['outcome_unknown', status, true, `tx-4xx-${status}`],
+      );
+      assert.equal(log.filter((e) => e.operation === 'transferToKey').length, 1, 'sent once');
+    }
+    // One the caller gave no transaction_id for names the one the client sent.
+    fault({ path_prefix: TRANSFER, status: 409, times: 1 });
+    const error = await rejection(client().partner.transferToKey({ value: 5, pix_key: 'ana@cliente.example' }));
+    assert.match(error.details.transactionId ?? '', /^[0-9a-f-]{36}$/);
+  });
+
   test('a read is retried after a 5xx and then succeeds', async () => {
     const { partner: setup } = client();
     const { externalReference } = await setup.createPayment({ value: 1 });

@@ -94,6 +94,8 @@ before(async () => {
     PIX_RATE_LIMIT_CREATE: '0',
     PIX_RATE_LIMIT_STATUS: '0',
     PIX_RATE_LIMIT_WEBHOOK: '0',
+    // Every stream comes from loopback (60, and again after the kill): no cap per address.
+    PIX_STREAMS_PER_CLIENT: '0',
     PIX_WEBHOOK_SECRET_PATH: WEBHOOK_SECRET_PATH,
     PIX_MERCHANT_WEBHOOK_URL: receiver.url,
     PIX_MERCHANT_WEBHOOK_SECRET: MERCHANT_SECRET,

@@ -63,6 +63,16 @@ describe('proxy configuration', () => {
     assert.deepEqual([config.trustedProxies, config.logLevel, config.port, config.host], [1, 'warn', 9000, '0.0.0.0']);
   });
 
+  test('status stream caps: 20 per client address and 200 per payment by default; 0 is no cap; a bad one is named', () => {
+    const defaults = proxyConfig({});
+    assert.deepEqual([defaults.streamsPerClient, defaults.streamsPerPayment], [20, 200]);
+    const set = proxyConfig({ PIX_STREAMS_PER_CLIENT: '4', PIX_STREAMS_PER_PAYMENT: '0' });
+    assert.deepEqual([set.streamsPerClient, set.streamsPerPayment], [4, 0]);
+    const list = problems({ PIX_STREAMS_PER_CLIENT: '-1', PIX_STREAMS_PER_PAYMENT: 'many' });
+    assert.ok(list.some((p) => p.startsWith('PIX_STREAMS_PER_CLIENT must be a whole number')));
+    assert.ok(list.some((p) => p.startsWith('PIX_STREAMS_PER_PAYMENT must be a whole number')));
+  });
+
   test('outside the sandbox the API key is required', () => {
     const { PIX_API_KEY: _, ...withoutKey } = PRODUCTION;
     assert.ok(problems(withoutKey).some((p) => p.startsWith('PIX_API_KEY is required')));

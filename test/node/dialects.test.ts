@@ -32,7 +32,7 @@ import { DIALECT_NAMES, SANDBOX_DIALECTS, type DialectName } from '../../server/
 import { startSandbox, type RunningSandbox } from '../../server/sandbox/server.ts';
 import { DEFAULT_ACCOUNT } from '../../server/sandbox/state.ts';
 import { DB_FILE_NAME } from '../../server/store/sqlite/sqlite-store.ts';
-import { rejection, stackControl, waitFor } from '../support/checks.ts';
+import { rejection, stackControl, verifyStatusCodes, waitFor } from '../support/checks.ts';
 
 /** 2030-01-01T00:00:00Z: the client suites' sandbox clock is frozen here and moved by the tests. */
 const T0 = Date.UTC(2030, 0, 1);
@@ -46,7 +46,7 @@ const HOOK = 'https://shop.example/hook';
 /** The last path segment of an authenticated webhook intake (PIX_WEBHOOK_SECRET_PATH): only then do a notification's words count. */
 const SECRET_PATH = 'd1a1ec75a1b2c3d4e5f6a7b8';
 /** Each dialect's new-format words for a paid payment. */
-const PAID_WORDS: Record<DialectName, string> = { default: 'payment.approved', terse: 'PAYMENT_PAID', numbered: 'deposit.paid' };
+const PAID_WORDS: Record<DialectName, string> = { default: 'payment.approved', terse: 'PAYMENT_PAID', numbered: 'deposit.paid', swapped: 'payment.approved' };
 /** The proxy stacks' staleness window: longer than any test waits, so only a webhook (or a moved clock) changes a status. */
 const STALE_MS = 60_000;
 
@@ -99,6 +99,16 @@ const EXPECTED: Record<
     notificationEchoed: false,
     oldKey: 'externalReference',
     newPaid: '"event_type":"deposit.paid"',
+  },
+  swapped: {
+    tokenAt: 'data.access_token',
+    tenantAt: 'data.id',
+    createdAtInCreate: true,
+    headPending: { httpStatus: 202, hint: 'pending' },
+    headCanceled: { httpStatus: 410, hint: 'canceled' },
+    notificationEchoed: true,
+    oldKey: 'external_reference',
+    newPaid: '"event":"payment.approved"',
   },
 };
 
@@ -292,6 +302,7 @@ for (const dialect of DIALECT_NAMES) {
     test('the dialect numbers statuses as its description says', () => {
       assert.deepEqual(codes, { ...SANDBOX_DIALECTS[dialect].statusCodes });
       if (dialect === 'numbered') assert.deepEqual(codes, { pending: 0, approved: 1, canceled: 2 });
+      else if (dialect === 'swapped') assert.deepEqual(codes, { pending: 1, approved: 3, canceled: 2 });
       else assert.deepEqual(codes, { ...PARTNER_STATUS });
     });
 
@@ -532,13 +543,12 @@ for (const dialect of DIALECT_NAMES) {
           assert.match(err, /pix-checkout doctor --create/);
         });
 
-        test('PIX_STATUS_CODES left at the default: transfer create warns too, and --json says where a meaning comes from', async () => {
+        test('PIX_STATUS_CODES left at the default: transfer create checks no code (transfers verify no numbering); the payout waits for its outcome', async () => {
           const { code, out, err } = await cli(['transfer', 'create', '--value', '25', '--key', 'ana@cliente.example', '--json'], {
             PIX_STATUS_CODES: undefined,
           });
           assert.equal(code, 0, err);
-          assert.match(err, /warning: a new transfer \(\S+\) has status 0, but PIX_STATUS_CODES says pending is 1/);
-          assert.match(err, /pix-checkout doctor --create/);
+          assert.doesNotMatch(err, /a new transfer/, "a transfer proves nothing about the payments' numbering");
           const shown = JSON.parse(out) as { status: string };
           assert.equal(shown.status, 'pending', "the proxy's own state: sent, its outcome awaited");
         });
@@ -565,18 +575,20 @@ for (const dialect of DIALECT_NAMES) {
     const final = (reference: string) => async () => (await p.stack.store.getPayment(reference))?.final === true;
     const paidEvents = (reference: string) => p.outcomes.filter((e) => e.data.reference === reference && e.type === 'payment.paid');
 
-    test('a payment made through the proxy is pending, verifies the numbering, and shows paid by the webhook in this dialect’s payload', async () => {
+    test('a payment made through the proxy is pending and verifies the pending code; paid in time, shown paid by the webhook in this dialect’s payload, it verifies approved', async () => {
       const reference = await p.create(12.34);
       assert.equal(await p.status(reference), 'pending');
       const report = await ready(p.stack);
       assert.equal(report.status, 'ready');
-      assert.equal(report.checks.status_codes, 'verified');
+      assert.equal(report.checks.status_codes, 'unverified');
+      assert.deepEqual(report.status_codes.codes, { pending: 'verified', approved: 'unverified', canceled: 'unverified' });
 
       await p.control('POST', `/payments/${reference}/pay`);
       // Stale after 60 s and nothing polls: only the sandbox's notification can bring it this soon.
       await waitFor('the payment final', final(reference));
       await waitFor('the notification processed', processed(p, reference));
       assert.equal(await p.status(reference), 'paid');
+      assert.deepEqual(p.stack.pix.numbering.report().codes, { pending: 'verified', approved: 'verified', canceled: 'unverified' });
       assert.equal(paidEvents(reference).length, 1);
       const events = p.events(reference);
       assert.deepEqual(
@@ -601,17 +613,19 @@ for (const dialect of DIALECT_NAMES) {
       }
     });
 
-    test('canceled at the sandbox, and canceled by the clock an hour past expiration: shown canceled, never paid', async () => {
-      const now = await p.create(2);
+    test('canceled by the clock an hour past expiration, once a payment paid in time verified approved: verifies canceled, shown canceled, never paid', async () => {
+      const paid = await p.create(2);
       const later = await p.create(2);
-      await p.control('POST', `/payments/${now}/cancel`);
-      await waitFor('the cancel applied', final(now));
-      assert.equal(await p.status(now), 'canceled');
+      const next = await p.create(2);
+      await p.control('POST', `/payments/${paid}/pay`);
+      await waitFor('the paid one final', final(paid));
 
       await p.control('POST', '/clock/advance', { seconds: 3600 + 3600 + 1 });
       assert.equal(await p.status(later), 'canceled');
       assert.equal(await storedStatus(later), PARTNER_STATUS.canceled);
-      for (const reference of [now, later]) assert.equal(paidEvents(reference).length, 0);
+      assert.equal(p.stack.pix.numbering.report().state, 'verified');
+      assert.equal(await p.status(next), 'canceled');
+      for (const reference of [later, next]) assert.equal(paidEvents(reference).length, 0);
     });
 
     test('a payout through the proxy: pending, approved by the bank’s notification in this dialect, told once naming the transfer', async () => {
@@ -647,7 +661,8 @@ for (const dialect of DIALECT_NAMES) {
           const paid = await p.create(5);
           const canceled = await p.create(5);
           await p.control('POST', `/payments/${paid}/pay`);
-          await p.control('POST', `/payments/${canceled}/cancel`);
+          // Canceled as the spec says: an hour after its expiration.
+          await p.control('POST', '/clock/advance', { seconds: 3600 + 3600 + 1 });
           await waitFor(`both final (notify_type ${notifyType})`, async () => (await final(paid)()) && (await final(canceled)()));
           await waitFor('both notifications processed', () => processed(p, paid)() && processed(p, canceled)());
           assert.equal(await p.status(paid), 'paid');
@@ -671,13 +686,14 @@ for (const dialect of DIALECT_NAMES) {
         const drop = await p.control('POST', '/faults', { kind: 'drop_webhook', rate: 1 });
         const body = { data: { externalReference: reference }, event: 'PAYMENT_PAID' };
         try {
-          // Before the payment: kept and confirmed with the partner, who says pending; not applied.
+          // Before the payment: kept and confirmed with the partner, who says pending; not applied,
+          // and kept (`waiting`) to be confirmed again.
           const early = await p.notify(body);
           assert.ok(early.status >= 200 && early.status <= 299, String(early.status));
           await waitFor('the early one processed', processed(p, reference));
           assert.deepEqual(
             p.events(reference).map((e) => e.result),
-            ['not_confirmed'],
+            ['waiting'],
           );
           assert.equal(await p.status(reference), 'pending');
 
@@ -685,11 +701,12 @@ for (const dialect of DIALECT_NAMES) {
           const answer = await p.notify(body);
           assert.ok(answer.status >= 200 && answer.status <= 299, String(answer.status));
           await waitFor('the payment final', final(reference));
-          await waitFor('the second one processed', processed(p, reference, 2));
+          await waitFor('the second one processed', () => p.events(reference).filter((e) => e.result === 'applied').length === 2);
           assert.equal(await p.status(reference), 'paid');
+          // The kept one is settled by the confirmation that applied the second.
           assert.deepEqual(
             p.events(reference).map((e) => e.result),
-            ['not_confirmed', 'applied'],
+            ['applied', 'applied'],
           );
         } finally {
           await p.control('DELETE', `/faults/${drop.fault.id}`);
@@ -703,20 +720,26 @@ for (const dialect of DIALECT_NAMES) {
       // A secret path: the intake is authenticated, so the notification's words are heard.
       const p = await openProxied({ dialect, statusCodes: { ...SANDBOX_DIALECTS[dialect].statusCodes }, webhooks: { secretPath: SECRET_PATH } });
       try {
+        // Every code verified: a payment paid in time (approved), another canceled an hour past its expiration (canceled).
+        const paid = await p.create(9);
+        const canceled = await p.create(9);
         const reference = await p.create(9);
-        assert.equal(p.stack.pix.numbering.report().state, 'verified');
+        await p.control('POST', `/payments/${paid}/pay`);
+        await waitFor('the paid one final', async () => (await p.stack.store.getPayment(paid))?.final === true);
         await p.control('POST', '/faults', { kind: 'drop_webhook', rate: 1 });
-        await p.control('POST', `/payments/${reference}/cancel`);
+        await p.control('POST', '/clock/advance', { seconds: 3600 + 3600 + 1 });
+        assert.equal(await p.status(canceled), 'canceled');
+        assert.equal(p.stack.pix.numbering.report().state, 'verified');
         const answer = await p.notify({ external_reference: reference, event: PAID_WORDS[dialect] });
         assert.equal(answer.status, 202);
         await waitFor('the notification processed', processed(p, reference));
         assert.notEqual(await partnerStatusOf(p, reference), PARTNER_STATUS.approved, 'a canceled payment shown paid');
         assert.notEqual(await p.status(reference), 'paid');
-        assert.equal(p.outcomes.filter((e) => e.type === 'payment.paid').length, 0);
+        assert.equal(p.outcomes.filter((e) => e.type === 'payment.paid' && e.data.reference === reference).length, 0);
         // The partner's own (authenticated) words contradict the setting's reading of its code: the
         // setting may have approved and canceled swapped, so no code decides any more.
         assert.equal(p.stack.pix.numbering.report().state, 'mismatch');
-        assert.match(p.stack.pix.numbering.report().problem ?? '', /approved and canceled swapped/);
+        assert.match(p.stack.pix.numbering.report().problem ?? '', /said approved for payment \S+, but the partner reports status \d, verified as canceled/);
       } finally {
         await p.close();
       }
@@ -750,9 +773,9 @@ describe('a wrong status numbering (numbered’s 0/1/2 read with the default 1/2
   test('a payment canceled at the sandbox (2, "approved" under the setting) is never shown paid: webhook, stale read, confirm, reconciler', async () => {
     const reference = await p.create(5);
     await p.control('POST', `/payments/${reference}/cancel`);
-    // The sandbox's old-format notification carries the bare code 2, no words.
+    // The sandbox's old-format notification carries the bare code 2, no words: kept to be confirmed again.
     await waitFor('the notification processed', processed(p, reference));
-    assert.equal(p.events(reference)[0]!.result, 'not_confirmed');
+    assert.equal(p.events(reference)[0]!.result, 'waiting');
     await neverPaid(p, reference);
     await p.control('POST', '/clock/advance', { seconds: STALE_MS / 1000 + 1 });
     await neverPaid(p, reference);
@@ -781,7 +804,7 @@ describe('a wrong status numbering (numbered’s 0/1/2 read with the default 1/2
     await p.stack.pix.reconciler.runOnce();
     assert.equal((await p.notify({ transaction: { externalReference: reference }, event_type: 'deposit.paid' })).status, 202);
     await waitFor('the notification processed', processed(p, reference));
-    assert.equal(p.events(reference)[0]!.result, 'not_confirmed');
+    assert.equal(p.events(reference)[0]!.result, 'waiting');
     await neverPaid(p, reference);
     assert.equal((await p.stack.store.getPayment(reference))?.final, false);
   });
@@ -859,6 +882,162 @@ describe('a wrong status numbering (numbered’s 0/1/2 read with the default 1/2
     } finally {
       await sandbox.close();
       await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('approved and canceled swapped (the swapped dialect’s 1/3/2 read with the default 1/2/3): a paid payment is never shown canceled, nor a canceled one paid', () => {
+  test('the pending code alone verifies nothing else: each final code proves itself or shows the mismatch, and words still settle', async () => {
+    // No statusCodes: the default numbering, whose pending 1 is the partner's too. An authenticated intake (a secret path).
+    const p = await openProxied({ dialect: 'swapped', webhooks: { secretPath: SECRET_PATH } });
+    const eventsOf = (reference: string, type: string) => p.outcomes.filter((e) => e.data.reference === reference && e.type === type);
+    try {
+      // Canceled by the partner an hour past its expiration (its code 2, the setting's approved), before any payment was paid.
+      const canceled = await p.create(8);
+      await p.control('POST', '/clock/advance', { seconds: 3600 + 3600 + 1 });
+      await waitFor('its notification processed', processed(p, canceled));
+      assert.notEqual(await p.status(canceled), 'paid');
+      await neverPaid(p, canceled);
+      assert.equal(p.stack.pix.numbering.report().codes.pending, 'verified', 'by the new payment');
+      assert.equal(p.stack.pix.numbering.report().codes.approved, 'unverified', 'a final code after the hour may be a late payment: it proves nothing');
+
+      // Paid in time (its code 3, the setting's canceled): only approved can be final this early, and 3 is not the configured 2.
+      const paid = await p.create(8);
+      await p.control('POST', `/payments/${paid}/pay`);
+      await waitFor('its notification processed', processed(p, paid));
+      assert.notEqual(await p.status(paid), 'canceled');
+      assert.notEqual(await partnerStatusOf(p, paid), PARTNER_STATUS.canceled);
+      assert.equal(eventsOf(paid, 'payment.canceled').length, 0);
+
+      const report = await ready(p.stack);
+      assert.equal(report.checks.status_codes, 'mismatch');
+      assert.ok(
+        report.warnings?.some((w: string) => w.includes('PIX_STATUS_CODES') && w.includes('status 3') && w.includes('can only be approved')),
+        JSON.stringify(report.warnings),
+      );
+      assert.ok(
+        p.logs.some((line) => line.level >= 50 && line.msg.includes('status 3') && line.msg.includes('PIX_STATUS_CODES says approved is 2')),
+        'an error names the code and the setting',
+      );
+
+      // Words from the authenticated intake still settle, each the right way: 3 learned as approved, then 2 believed canceled.
+      assert.equal((await p.notify({ external_reference: paid, event: 'payment.approved' })).status, 202);
+      await waitFor('the approval processed', processed(p, paid, 2));
+      assert.equal(await p.status(paid), 'paid');
+      assert.equal(eventsOf(paid, 'payment.paid').length, 1);
+      assert.equal((await p.notify({ external_reference: canceled, event: 'payment.canceled' })).status, 202);
+      await waitFor('the cancellation processed', processed(p, canceled, 2));
+      assert.equal(await p.status(canceled), 'canceled');
+      await neverPaid(p, canceled);
+      assert.equal(p.stack.pix.numbering.report().state, 'mismatch', 'still a mismatch: fixing the setting is the operator’s job');
+    } finally {
+      await p.close();
+    }
+  });
+
+  test('with PIX_STATUS_CODES set to its numbering, every code proves itself: pending, approved paid in time, canceled an hour past expiry', async () => {
+    const p = await openProxied({ dialect: 'swapped', statusCodes: { ...SANDBOX_DIALECTS.swapped.statusCodes } });
+    try {
+      const paid = await p.create(4);
+      const canceled = await p.create(4);
+      await p.control('POST', `/payments/${paid}/pay`);
+      await waitFor('the paid one final', async () => (await p.stack.store.getPayment(paid))?.final === true);
+      await p.control('POST', '/clock/advance', { seconds: 3600 + 3600 + 1 });
+      await waitFor('the canceled one final', async () => (await p.stack.store.getPayment(canceled))?.final === true);
+      assert.deepEqual([await p.status(paid), await p.status(canceled)], ['paid', 'canceled']);
+      const report = await ready(p.stack);
+      assert.equal(report.checks.status_codes, 'verified');
+      assert.deepEqual(report.status_codes, {
+        configured: 'pending=1,approved=3,canceled=2',
+        codes: { pending: 'verified', approved: 'verified', canceled: 'verified' },
+        transfers: 'ok',
+      });
+    } finally {
+      await p.close();
+    }
+  });
+});
+
+describe('the verdicts outlive a restart', () => {
+  test('on the same SQLite store, every code proved before a restart is verified at once after it', async () => {
+    const sandbox = await startSandbox({ dialect: 'swapped' });
+    const dataDir = await mkdtemp(join(tmpdir(), 'pix-verdicts-restart-'));
+    const options = { sandbox, dataDir, statusCodes: { ...SANDBOX_DIALECTS.swapped.statusCodes } };
+    try {
+      const first = await openProxied(options);
+      try {
+        await verifyStatusCodes(first.stack);
+      } finally {
+        await first.close();
+      }
+      const second = await openProxied(options);
+      try {
+        const report = await ready(second.stack);
+        assert.equal(report.checks.status_codes, 'verified', 'known at once, not unverified');
+        assert.deepEqual(report.status_codes.codes, { pending: 'verified', approved: 'verified', canceled: 'verified' });
+      } finally {
+        await second.close();
+      }
+    } finally {
+      await sandbox.close();
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('transfers: their outcome comes from the bank, never from the create’s answer; a check contradicting the notification is a mismatch', () => {
+  test('a create answered with the approved code (verified by payments) leaves the payout pending; the bank’s later cancellation decides', async () => {
+    // A partner whose transfer create answers with its approved code already: the spec says the result comes later.
+    const eager = {
+      ...SANDBOX_DIALECTS.default,
+      name: 'eager',
+      transferAccepted: (t: Parameters<(typeof SANDBOX_DIALECTS)['default']['transferAccepted']>[0]) => {
+        const answer = SANDBOX_DIALECTS.default.transferAccepted(t);
+        const body = answer.body as { data: Record<string, unknown> };
+        return { ...answer, body: { ...body, data: { ...body.data, status: PARTNER_STATUS.approved } } };
+      },
+    };
+    const p = await openProxied({ dialect: eager });
+    try {
+      await verifyStatusCodes(p.stack);
+      const { status, transfer } = await payout(p, { value: 9, pix_key: ELISA.email, customer_document: ELISA.document });
+      assert.equal(status, 201);
+      assert.equal(transfer.status, 'pending', 'not approved from the create’s answer');
+      assert.equal(await transferStatus(p, transfer.transfer_id), 'pending');
+      assert.equal(p.outcomes.filter((e) => e.type === 'transfer.approved').length, 0);
+      // Elisa's bank cancels: that outcome, by its notification, is the one recorded.
+      await p.control('POST', '/clock/advance', { seconds: 10 });
+      await waitFor('the payout canceled', async () => (await transferStatus(p, transfer.transfer_id)) === 'canceled');
+      assert.equal(p.outcomes.filter((e) => e.type === 'transfer.approved').length, 0);
+    } finally {
+      await p.close();
+    }
+  });
+
+  test('a transfer approved at the partner, said canceled by an authenticated notification: neither applied; an error and /ready name the transfers mismatch', async () => {
+    const p = await openProxied({ dialect: 'default', webhooks: { secretPath: SECRET_PATH } });
+    try {
+      await verifyStatusCodes(p.stack);
+      await p.control('POST', '/faults', { kind: 'drop_webhook', rate: 1 });
+      const { transfer } = await payout(p, { value: 11, pix_key: ANA_EMAIL });
+      await p.control('POST', `/transfers/${transfer.partner_reference}/approve`);
+      const answer = await p.notify({ type: 'transfer', external_reference: transfer.partner_reference, event: 'transfer.canceled' });
+      assert.equal(answer.status, 202);
+      await waitFor('the notification processed', processed(p, transfer.partner_reference!));
+      assert.equal(await transferStatus(p, transfer.transfer_id), 'pending', 'no silent choice between the check and the words');
+      const report = await ready(p.stack);
+      assert.equal(report.status_codes.transfers, 'mismatch');
+      assert.equal(report.checks.status_codes, 'verified', "the payments' codes stand");
+      assert.ok(
+        report.warnings?.some((w: string) => w.includes('transfer status codes contradict')),
+        JSON.stringify(report.warnings),
+      );
+      assert.ok(p.logs.some((line) => line.level >= 50 && line.msg.includes('transfer status codes contradict')));
+      // From now on no transfer code decides: a check finding it approved applies nothing either.
+      await p.stack.pix.transfers.confirm(transfer.partner_reference!);
+      assert.equal(await transferStatus(p, transfer.transfer_id), 'pending');
+    } finally {
+      await p.close();
     }
   });
 });

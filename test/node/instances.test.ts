@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startDevStack, startSandbox, type DevStack, type RunningSandbox } from '../../server/dev-stack.ts';
+import { firstPayment } from '../support/first-payment.ts';
 import { startPostgres, type RunningPostgres } from '../support/postgres.ts';
 
 let postgres: RunningPostgres;
@@ -217,9 +218,23 @@ describe('two instances over one Postgres', () => {
 
   test('the status numbering is one verdict: verified by one instance, proven wrong by another, for both', async () => {
     const [a, b] = await pair();
-    // B verifies it with its own new payment; A proves it wrong later (a new payment with another pending code).
+    // B verifies the pending code with its own new payment, and approved with a payment paid in time.
     await fetch(`${b.apiUrl}/payments`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"value":3}' });
-    assert.equal(b.pix.numbering.report().state, 'verified');
+    assert.equal(b.pix.numbering.report().codes.pending, 'verified');
+    const now = Date.now();
+    await b.pix.numbering.observe({ code: 2, word: null }, { reference: 'paid-in-time', expiresAt: now + 3600_000, now });
+    assert.equal(b.pix.numbering.report().codes.approved, 'verified');
+    // A reads the kept verdicts again every 2 s (real time): then those codes decide on A too.
+    await until(
+      async () => {
+        await a.pix.numbering.load();
+        return a.pix.numbering.report().codes.approved === 'verified';
+      },
+      "A to learn B's verdicts",
+      10_000,
+    );
+    assert.equal(a.pix.numbering.meaning({ code: 2, word: null }), 'approved');
+    // A proves it wrong later (a new payment with another pending code).
     await a.pix.numbering.observeFresh({ code: 7, word: null }, 'some-new-payment');
     assert.equal(a.pix.numbering.report().state, 'mismatch');
     // B reads the kept verdicts again every 2 s (real time): then no code decides anything on B either.
@@ -232,6 +247,16 @@ describe('two instances over one Postgres', () => {
       10_000,
     );
     assert.equal(b.pix.numbering.meaning({ code: 2, word: null }), null, 'a code decides nothing on B now');
+  });
+
+  test("issue 30: the first payment of a new database, verified at B and notified at A within the same second, reaches B's stream within a second and the merchant within 2 s", async () => {
+    // A has just read the shared verdicts (none yet) when B's new payment verifies the numbering:
+    // A's confirmation reads the verdict again at once instead of dropping the outcome.
+    for (let run = 1; run <= 3; run++) {
+      const times = await firstPayment(sandbox, await postgres.createDatabase());
+      assert.ok(times.streamMs !== null && times.streamMs < 1000, `run ${run}: B's stream said paid after ${times.streamMs} ms`);
+      assert.ok(times.merchantMs !== null && times.merchantMs < 2000, `run ${run}: the merchant was told after ${times.merchantMs} ms`);
+    }
   });
 
   test('a database that cannot be used is a sentence to act on, naming the host, never the password', async () => {

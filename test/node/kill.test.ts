@@ -15,6 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import Database from 'libsql';
+import { createClock } from '../../server/sandbox/clock.ts';
 import { startSandbox, type RunningSandbox } from '../../server/sandbox/server.ts';
 import { DEFAULT_ACCOUNT } from '../../server/sandbox/state.ts';
 import { verifyWebhookSignature } from '../../server/domain/signature.ts';
@@ -23,6 +24,13 @@ import { createPartnerClient } from '../../server/partner/client.ts';
 import { freePort } from '../support/ports.ts';
 
 const OUTCOMES = 500;
+/**
+ * The sandbox's clock runs this far behind the proxy's (real time). The spec cancels a payment only an
+ * hour past its expiry, and the proxy trusts a canceled code only then (domain/status-numbering.ts):
+ * the payments to cancel are issued with the shortest expiry (60 s), so in the proxy's time their
+ * hour is already over, while in the sandbox's it is far off (it cancels none by itself).
+ */
+const SANDBOX_LAG_MS = 65 * 60_000;
 const SECRET = 'kill-test-merchant-secret-0123456789abcdef';
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -36,7 +44,7 @@ let badSignatures = 0;
 
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'pix-kill-'));
-  sandbox = await startSandbox({ webhooks: { timeoutMs: 2000, retryDelayMs: 100 } });
+  sandbox = await startSandbox({ clock: createClock(() => Date.now() - SANDBOX_LAG_MS), webhooks: { timeoutMs: 2000, retryDelayMs: 100 } });
   writeFileSync(join(dir, 'ca.pem'), sandbox.ca);
   receiver = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -94,8 +102,12 @@ test('a burst of 500 outcomes while the proxy is SIGKILLed and restarted: every 
     PIX_LOG_LEVEL: 'error',
   };
 
-  const startProxy = async () => {
-    child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], { cwd: process.cwd(), env, stdio: ['ignore', 'ignore', 'inherit'] });
+  const startProxy = async (extra: Record<string, string> = {}) => {
+    child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
+      cwd: process.cwd(),
+      env: { ...env, ...extra },
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
     const deadline = Date.now() + 30_000;
     for (;;) {
       if (child.exitCode !== null) throw new Error(`the proxy exited with ${child.exitCode}`);
@@ -115,20 +127,11 @@ test('a burst of 500 outcomes while the proxy is SIGKILLed and restarted: every 
     await exited;
   };
 
-  await startProxy();
-  const partner = createPartnerClient({
-    baseUrl: sandbox.url,
-    ca: sandbox.ca,
-    userAgent: env.PIX_USER_AGENT,
-    credentials: { email: env.PIX_EMAIL, accessKey: env.PIX_ACCESS_KEY },
-  });
-  await partner.setNotificationUrl({ notification_url: `${origin}/api/webhooks/partner` });
-
-  // 500 payments issued through the proxy (so it knows them), before the burst.
-  const refs: string[] = [];
-  for (let i = 0; i < OUTCOMES; i += 25) {
-    const batch = await Promise.all(
-      Array.from({ length: Math.min(25, OUTCOMES - i) }, async () => {
+  // The payments the burst cancels: issued with a 60 s expiry (see SANDBOX_LAG_MS), then the proxy restarts with the default.
+  await startProxy({ PIX_EXPIRATION_SECONDS: '60' });
+  const issue = async (n: number) =>
+    Promise.all(
+      Array.from({ length: n }, async () => {
         const res = await fetch(`${origin}/api/payments`, {
           method: 'POST',
           headers: { 'content-type': 'application/json' },
@@ -138,8 +141,30 @@ test('a burst of 500 outcomes while the proxy is SIGKILLed and restarted: every 
         return (await res.json()).reference as string;
       }),
     );
-    refs.push(...batch);
-  }
+  const toCancel: string[] = [];
+  for (let i = 0; i < Math.floor(OUTCOMES / 3); i += 25) toCancel.push(...(await issue(Math.min(25, Math.floor(OUTCOMES / 3) - i))));
+  await kill();
+  await startProxy();
+  const partner = createPartnerClient({
+    baseUrl: sandbox.url,
+    ca: sandbox.ca,
+    userAgent: env.PIX_USER_AGENT,
+    credentials: { email: env.PIX_EMAIL, accessKey: env.PIX_ACCESS_KEY },
+  });
+  await partner.setNotificationUrl({ notification_url: `${origin}/api/webhooks/partner` });
+
+  // 500 payments issued through the proxy (so it knows them), before the burst: the rest, to be paid.
+  const toPay: string[] = [];
+  for (let i = toCancel.length; i < OUTCOMES; i += 25) toPay.push(...(await issue(Math.min(25, OUTCOMES - i))));
+  // One paid first, in time: it proves the approved code (a canceled code is trusted only once it is).
+  const first = toPay[0]!;
+  assert.ok(sandbox.state.pay(sandbox.state.payments.get(first)!).ok);
+  const paidRead = async () => (await (await fetch(`${origin}/api/payments/${first}`)).json()).status === 'paid';
+  for (const deadline = Date.now() + 30_000; !(await paidRead()); await sleep(50)) if (Date.now() > deadline) assert.fail('the first payment never read paid');
+  // 2 in 3 paid, 1 in 3 canceled, interleaved.
+  const refs: string[] = [first];
+  for (let k = 1, c = 0, q = 1; refs.length < OUTCOMES; k++) refs.push(k % 3 === 2 && c < toCancel.length ? toCancel[c++]! : (toPay[q++] ?? toCancel[c++]!));
+  const canceling = new Set(toCancel);
 
   // The burst: 500 outcomes over a few seconds, 2 in 3 paid, 1 in 3 canceled, while a killer runs.
   let kills = 0;
@@ -165,9 +190,10 @@ test('a burst of 500 outcomes while the proxy is SIGKILLed and restarted: every 
       if (killerState.failed) throw killerState.failed;
       await sleep(20);
     }
-    for (const [j, ref] of refs.slice(i, i + 20).entries()) {
+    for (const ref of refs.slice(i, i + 20)) {
+      if (ref === first) continue;
       const payment = sandbox.state.payments.get(ref)!;
-      const outcome = (i + j) % 3 === 2 ? sandbox.state.cancelPayment(payment) : sandbox.state.pay(payment);
+      const outcome = canceling.has(ref) ? sandbox.state.cancelPayment(payment) : sandbox.state.pay(payment);
       assert.ok(outcome.ok);
     }
     await sleep(120);

@@ -13,7 +13,7 @@ import { startDevStack, type DevStack } from '../../server/dev-stack.ts';
 import { createLogger } from '../../server/log.ts';
 import { verifyWebhookSignature, SIGNATURE_HEADER } from '../../server/domain/signature.ts';
 import { newTransferId } from '../../server/domain/payouts.ts';
-import { stackControl, waitFor } from '../support/checks.ts';
+import { stackControl, verifyStatusCodes, waitFor } from '../support/checks.ts';
 import { startReceiver, type Receiver } from '../support/sandbox-harness.ts';
 
 const ANA = { document: '123.456.789-09', email: 'ana@cliente.example', cpf: '123.456.789-09', phone: '+55 (11) 98765-4321' };
@@ -33,7 +33,11 @@ before(async () => {
   stack = await startDevStack({
     logger: createLogger({ level: 'trace', destination: { write: (line: string) => void logLines.push(line) } }),
     merchantWebhook: { url: receiver.url, secret: SECRET, baseDelayMs: 20, maxDelayMs: 100 },
+    // Only the partner reaches the intake: a transfer's notification is confirmed even before its create's answer named it.
+    webhooks: { secretPath: 'payouts-test-intake-0123456789', sourceIps: [] },
   });
+  // Transfers read only the codes payments proved (domain/status-numbering.ts).
+  await verifyStatusCodes(stack);
 });
 after(async () => {
   await stack.close();
@@ -222,6 +226,29 @@ describe('payouts: POST /transfers', () => {
   });
 });
 
+describe('the partner tells the outcome before the create answers', () => {
+  test('the merchant event of a refund names the transfer, its checkout and order (linked by our transaction_id)', async () => {
+    const checkoutId = await paidCheckout(7);
+    const order = CheckoutView.parse((await api('GET', `/checkouts/${checkoutId}`)).json).order_id;
+    const path = '/api/v3.1/wallet/partner/pix-key/transfer';
+    // The partner acts at once but its answer is held: meanwhile the bank approves and the notification comes.
+    await stackControl(stack, 'POST', '/faults', { kind: 'late_answer', rate: 1, path_prefix: path, latency_ms: 1_500, times: 1 });
+    const known = new Set(stack.sandbox.state.transfers.keys());
+    const creating = post(`/checkouts/${checkoutId}/refunds`, { value: 2, pix_key: ANA.email });
+    const reference = await waitFor('the partner to create the transfer', () => [...stack.sandbox.state.transfers.keys()].find((k) => !known.has(k)));
+    await stackControl(stack, 'POST', `/transfers/${encodeURIComponent(reference)}/approve`);
+    const told = await waitFor('the outcome delivered', () => events('transfer.approved').find((e) => e.data.reference === reference));
+    const created = view(await creating, 201);
+    assert.equal(created.partner_reference, reference);
+    assert.deepEqual(
+      [told.data.transfer_id, told.data.transfer_reference, told.data.checkout_id, told.data.order_id],
+      [created.transfer_id, null, checkoutId, order],
+    );
+    assert.equal(view(await api('GET', `/transfers/${created.transfer_id}`), 200).status, 'approved');
+    assert.equal(events('transfer.approved').filter((e) => e.data.reference === reference).length, 1, 'told once');
+  });
+});
+
 describe('an answer lost: unknown, never sent again', () => {
   test('an accepted transfer whose answer cannot be read: 201 unknown; the same key answers it again without a second call', async () => {
     await stackControl(stack, 'POST', '/faults', { kind: 'malformed_json', rate: 1, path_prefix: '/api/v3.1/wallet/partner/pix-key/transfer', times: 1 });
@@ -251,6 +278,42 @@ describe('an answer lost: unknown, never sent again', () => {
     const lost = view(await post('/transfers', { value: 9.5, pix_key: ANA.email }), 201);
     assert.equal(lost.status, 'unknown');
   });
+
+  const TRANSFER_PATH = '/api/v3.1/wallet/partner/pix-key/transfer';
+  const FIREWALL_PAGE = '<html><head><title>400 Bad Request</title></head><body><h1>Bad Request</h1><p>Request blocked.</p></body></html>';
+  for (const [label, status, body] of [
+    ['a 409', 409, null],
+    ['a 423', 423, null],
+    ["a firewall's 400 with an HTML page", 400, FIREWALL_PAGE],
+    ['a 404', 404, null],
+    ['a 429', 429, null],
+    ['a bare 403', 403, '{"message":"Forbidden."}'],
+  ] as const) {
+    test(`${label} to the create, no refusal named: 201 unknown, never sent again, the operator told its transaction_id`, async () => {
+      stack.sandbox.state.faults.add({ kind: 'server_error', rate: 1, path_prefix: TRANSFER_PATH, latency_ms: null, status, body, times: 1 });
+      const key = randomUUID();
+      const lost = view(await post('/transfers', { value: 4.5, pix_key: ANA.email }, key), 201);
+      assert.deepEqual([lost.status, lost.reason], ['unknown', 'answer_lost']);
+      const before = stack.sandbox.state.transfers.size;
+      const again = view(await post('/transfers', { value: 4.5, pix_key: ANA.email }, key), 200);
+      assert.deepEqual([again.transfer_id, again.status], [lost.transfer_id, 'unknown']);
+      assert.equal(stack.sandbox.state.transfers.size, before, 'not sent again');
+      const line = logLines.find((l) => l.includes(lost.transfer_id) && l.includes('"level":50'));
+      assert.ok(line?.includes(lost.transaction_id) && line.includes(`"status":${status}`), `an error line naming its transaction_id: ${line}`);
+    });
+  }
+
+  for (const [label, status, body, reason] of [
+    ['a 403 whose message names the KYC', 403, '{"message":"The customer KYC is not approved."}', 'refused'],
+    ['a 422 naming the fields at fault', 422, '{"errors":{"pix_key":["pix_key is not a valid key"]}}', 'refused'],
+    ['a 400 giving a documented reason', 400, '{"message":"No.","code":"bank_refused"}', 'bank_refused'],
+  ] as const) {
+    test(`${label}: a refusal the partner states, refused (nothing moved)`, async () => {
+      stack.sandbox.state.faults.add({ kind: 'server_error', rate: 1, path_prefix: TRANSFER_PATH, latency_ms: null, status, body, times: 1 });
+      const refused = view(await post('/transfers', { value: 4.75, pix_key: ANA.email }), 201);
+      assert.deepEqual([refused.status, refused.reason], ['refused', reason]);
+    });
+  }
 
   test('a payout cut off mid-call by a crash becomes unknown at the next reconciler pass', async () => {
     const id = newTransferId();

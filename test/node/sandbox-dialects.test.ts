@@ -27,6 +27,7 @@ const STAMP: Record<DialectName, string> = {
   default: '2030-01-01T00:00:05.123000Z',
   terse: '2029-12-31T21:00:05-03:00',
   numbered: '2030-01-01T00:00:05.123+00:00',
+  swapped: '2030-01-01T00:00:05.123000Z',
 };
 /** Bank answers after 60 sandbox seconds (Ana's approves, Elisa's cancels). */
 const BANK_SECONDS = 60;
@@ -415,9 +416,9 @@ describe('numbered: 0 pending, 1 approved, 2 canceled; top-level token and tenan
     }
   });
 
-  test('webhooks: old `{type: deposit|withdrawal, externalReference, status, value}`, new `{event_id, event_type, occurred_at, transaction}`', async () => {
+  test('webhooks: old `{type: deposit|withdrawal, externalReference, status, value}`, new `{event_id, event_type, occurred_at, payload: {transaction}}`', async () => {
     const r = await receiver();
-    const referenceOf = (body: any) => body.externalReference ?? body.transaction?.externalReference;
+    const referenceOf = (body: any) => body.externalReference ?? body.payload?.transaction?.externalReference;
     await c.api('PATCH', PARTNER_PATHS.notificationUrl, { notification_url: r.url });
     const canceled = (await c.api('POST', PARTNER_PATHS.createPayment, createBody)).json.data.external_reference;
     await c.control('POST', `/payments/${canceled}/cancel`);
@@ -443,15 +444,71 @@ describe('numbered: 0 pending, 1 approved, 2 canceled; top-level token and tenan
       event_id: paymentEvent.event_id,
       event_type: 'deposit.paid',
       occurred_at: STAMP.numbered,
-      transaction: { externalReference: paid, status: CODES.approved, value: 10.5 },
+      payload: { transaction: { externalReference: paid, status: CODES.approved, value: 10.5 } },
+    });
+    // Read through the wrapper, as any other.
+    assert.deepEqual(readNotification(paymentEvent), {
+      reference: paid,
+      kind: 'payment',
+      outcome: 'approved',
+      status: { code: CODES.approved, word: null },
+      eventId: paymentEvent.event_id,
     });
     const transferEvent = await received(r, transfer, referenceOf);
     assert.deepEqual(transferEvent, {
       event_id: transferEvent.event_id,
       event_type: 'withdrawal.cancelled',
       occurred_at: new Date(NOW + BANK_SECONDS * 1000).toISOString().replace('Z', '+00:00'),
-      transaction: { externalReference: transfer, status: CODES.canceled, value: 12 },
+      payload: { transaction: { externalReference: transfer, status: CODES.canceled, value: 12 } },
     });
+  });
+});
+
+describe('swapped: the default with approved and canceled the other way round (1 pending, 3 approved, 2 canceled)', () => {
+  const CODES = { pending: 1, approved: 3, canceled: 2 };
+  let c: Client;
+  before(async () => {
+    c = await openClient('swapped', (login) => login.data.access_token);
+  });
+
+  test('create and read: pending 1 as ours; a paid payment reads 3, a canceled one 2 (the default reads them canceled and approved)', async () => {
+    const created = await c.api('POST', PARTNER_PATHS.createPayment, createBody);
+    assert.equal(created.status, 201, created.text);
+    assert.equal(created.json.data.status, CODES.pending);
+    const paid = created.json.data.external_reference;
+    const canceled = (await c.api('POST', PARTNER_PATHS.createPayment, createBody)).json.data.external_reference;
+    assert.equal((await c.api('GET', paymentPath(PARTNER_PATHS.getPayment, paid))).json.data.status, CODES.pending);
+    assert.deepEqual((await c.control('POST', `/payments/${paid}/pay`)).json, { reference: paid, status: CODES.approved });
+    assert.deepEqual((await c.control('POST', `/payments/${canceled}/cancel`)).json, { reference: canceled, status: CODES.canceled });
+    const read = await c.api('GET', paymentPath(PARTNER_PATHS.getPayment, paid));
+    assert.equal(read.json.message, 'Transaction.', 'otherwise the default');
+    assert.equal(read.json.data.status, 3);
+    assert.equal((await c.api('GET', paymentPath(PARTNER_PATHS.getPayment, canceled))).json.data.status, 2);
+    assert.equal(c.sandbox.state.payments.get(paid)!.status, PARTNER_STATUS.approved, 'the state keeps the canonical numbering');
+  });
+
+  test('transfers and webhooks in both formats speak the swapped numbering', async () => {
+    const transfer = await c.api('POST', PARTNER_PATHS.transferToKey, transferBody);
+    assert.equal(transfer.status, 201, transfer.text);
+    assert.equal(transfer.json.data.status, CODES.pending);
+    const r = await receiver();
+    const referenceOf = (body: any) => body.external_reference ?? body.data?.external_reference;
+    await c.api('PATCH', PARTNER_PATHS.notificationUrl, { notification_url: r.url });
+    const paid = (await c.api('POST', PARTNER_PATHS.createPayment, createBody)).json.data.external_reference;
+    await c.control('POST', `/payments/${paid}/pay`);
+    const old = await received(r, paid, referenceOf);
+    assert.equal(old.status, CODES.approved);
+    assert.equal(old.type, 'payment');
+    await c.api('PATCH', PARTNER_PATHS.notificationUrl, { notification_url: r.url, notify_type: 2 });
+    const canceled = (await c.api('POST', PARTNER_PATHS.createPayment, createBody)).json.data.external_reference;
+    await c.control('POST', `/payments/${canceled}/cancel`);
+    const fresh = await received(r, canceled, referenceOf);
+    assert.equal(fresh.event, 'payment.canceled');
+    assert.equal(fresh.data.status, CODES.canceled);
+  });
+
+  test('GET /_sandbox/dialect names its codes', async () => {
+    assert.deepEqual((await c.control('GET', '/dialect')).json, { name: 'swapped', status_codes: CODES });
   });
 });
 
@@ -487,7 +544,7 @@ describe('choosing a dialect', () => {
     assert.deepEqual((await c.control('GET', '/dialect')).json, { name: 'mine', status_codes: { pending: 1, approved: 2, canceled: 3 } });
     assert.equal((await c.api('HEAD', paymentPath(PARTNER_PATHS.checkPayment, 'nope'))).status, 299);
     await assert.rejects(startSandbox({ dialect: 'klingon' as DialectName }), /default, terse, numbered/);
-    assert.deepEqual([...DIALECT_NAMES], ['default', 'terse', 'numbered']);
+    assert.deepEqual([...DIALECT_NAMES], ['default', 'terse', 'numbered', 'swapped']);
   });
 
   test('npm run sandbox: PIX_SANDBOX_DIALECT picks it and the banner says so; an unknown one exits 2 naming the valid ones', async () => {

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { after, afterEach, before, describe, test as nodeTest } from 'node:test';
 import Database from 'libsql';
 import pg from 'pg';
-import { paymentOutcome, refusalOutcome, transferOutcome } from '../../server/domain/outcomes.ts';
+import { amountMismatchOutcome, disputeOutcome, overpaidOutcome, paymentOutcome, refusalOutcome, transferOutcome } from '../../server/domain/outcomes.ts';
 import { PARTNER_STATUS } from '../../server/partner/wire.ts';
 import { openStore, type StoreOptions } from '../../server/store/open.ts';
 import { DB_FILE_NAME } from '../../server/store/sqlite/sqlite-store.ts';
@@ -250,6 +250,64 @@ for (const kind of kinds) {
       );
     });
 
+    test("the reconciler's due payments: by due time from the last read (a check counts), near expiry sooner, parked ones hourly; counted when parked", async () => {
+      const store = await kind.open();
+      const schedule = { everyMs: 60_000, nearMs: 10_000, nearWindowMs: 300_000, cancelAfterMs: 3_600_000, parkAfterMs: 4_500_000, parkedEveryMs: 3_600_000 };
+      const now = 10_000_000;
+      const open = (reference: string, createdAt: number, expiresAt: number, updatedAt: number) =>
+        store.insertPayment(payment({ reference, transactionId: `tx-${reference}`, createdAt, expiresAt, updatedAt }));
+      await open('read-recently', 1_000, 9_000_000, 9_900_000); // due at 9,960,000
+      await open('checked-recently', 2_000, 9_000_000, 9_000_000); // checked below: due at 10,010,000
+      await open('near-expiry', 3_000, now + 100_000, 9_985_000); // near: due at 9,995,000
+      await open('parked-checked', 500, 1_000_000, 1_000_000); // parked, checked at 8,000,000: due at 11,600,000
+      await open('parked-due', 600, 1_000_000, 1_000_000); // parked, checked at 6,000,000: due at 9,600,000
+      await open('newest-never-checked', 4_000, 9_000_000, 9_000_000); // due at 9,060,000
+      await open('final', 100, 1_000_000, 1_000_000);
+      await store.updatePaymentStatus('final', CANCELED, true, 1_000_000, paymentOutcome);
+      await store.markPaymentsChecked(['checked-recently'], 9_950_000);
+      await store.markPaymentsChecked(['parked-checked'], 8_000_000);
+      await store.markPaymentsChecked(['parked-due', 'final'], 6_000_000);
+      // A check is not a confirmed status: the record's updatedAt stays.
+      assert.equal((await store.getPayment('checked-recently'))?.updatedAt, 9_000_000);
+      assert.deepEqual(
+        (await store.duePayments(now, 10, schedule)).map((p) => p.reference),
+        ['newest-never-checked', 'parked-due', 'read-recently', 'near-expiry'],
+      );
+      assert.deepEqual(
+        (await store.duePayments(now, 2, schedule)).map((p) => p.reference),
+        ['newest-never-checked', 'parked-due'],
+      );
+      assert.deepEqual(
+        (await store.duePayments(now + 10_000, 10, schedule)).map((p) => p.reference),
+        ['newest-never-checked', 'parked-due', 'read-recently', 'near-expiry', 'checked-recently'],
+      );
+      assert.equal(await store.countOpenPaymentsExpiredBefore(now - schedule.parkAfterMs), 2);
+      assert.equal(await store.countOpenPaymentsExpiredBefore(1_000_000), 0);
+    });
+
+    test("the reconciler's due transfers: by due time from the last read, a check counting, the longest overdue first", async () => {
+      const store = await kind.open();
+      await store.transfers.track({ ...transfer('t-old-checked', 1_000), createdAt: 1_000 });
+      await store.transfers.track({ ...transfer('t-newer', 50_000), createdAt: 50_000 });
+      await store.transfers.track({ ...transfer('t-old', 2_000), createdAt: 2_000 });
+      await store.transfers.track({ ...transfer('t-final', 500), createdAt: 500 });
+      await store.transfers.updateStatus('t-final', APPROVED, true, 600, transferOutcome);
+      await store.transfers.markChecked(['t-old-checked', 't-final'], 100_000);
+      assert.equal((await store.transfers.get('t-old-checked'))?.updatedAt, 1_000, 'a check is not an update');
+      assert.deepEqual(
+        (await store.transfers.due(120_000, 10, 60_000)).map((t) => t.reference),
+        ['t-old', 't-newer'],
+      );
+      assert.deepEqual(
+        (await store.transfers.due(120_000, 1, 60_000)).map((t) => t.reference),
+        ['t-old'],
+      );
+      assert.deepEqual(
+        (await store.transfers.due(160_000, 10, 60_000)).map((t) => t.reference),
+        ['t-old', 't-newer', 't-old-checked'],
+      );
+    });
+
     test("a checkout's payments, oldest first; attach is atomic", async () => {
       const store = await kind.open();
       await store.createCheckout(checkout());
@@ -301,6 +359,84 @@ for (const kind of kinds) {
       );
       assert.equal(await store.attachPayment(checkout().id, renewal(5), 2, 'ref2'), true);
       assert.deepEqual([(await store.getCheckout(checkout().id))?.paymentReference, (await store.getCheckout(checkout().id))?.renewalsUsed], ['ref5', 2]);
+    });
+
+    test('a renewal is not made current once a payment of the checkout is recorded paid (by another instance): it is kept, never current', async () => {
+      const a = await kind.open();
+      const b = await kind.reopen(a);
+      await a.createCheckout(checkout());
+      await a.attachPayment(checkout().id, payment({ checkoutId: checkout().id }), 0, null, APPROVED);
+      // The issuer (A) checked ref1 unpaid; another instance (B) records it paid before A attaches.
+      assert.equal((await b.updatePaymentStatus('ref1', APPROVED, true, 2_000, paymentOutcome)).changed, true);
+      const renewal = payment({ reference: 'ref2', transactionId: 'tx-2', createdAt: 2_000, checkoutId: checkout().id });
+      assert.equal(await a.attachPayment(checkout().id, renewal, 1, 'ref1', APPROVED), false);
+      const stored = await a.getCheckout(checkout().id);
+      assert.deepEqual([stored?.paymentReference, stored?.renewalsUsed], ['ref1', 0]);
+      assert.deepEqual(
+        (await a.checkoutPayments(checkout().id)).map((p) => p.reference),
+        ['ref1', 'ref2'],
+      );
+      // A canceled code does not stop a renewal.
+      await a.createCheckout(checkout({ id: 'co_CCCCCCCCCCCCCCCCCCCCCCCC', orderId: 'order-c' }));
+      await a.attachPayment(
+        'co_CCCCCCCCCCCCCCCCCCCCCCCC',
+        payment({ reference: 'c1', transactionId: 'tx-c1', checkoutId: 'co_CCCCCCCCCCCCCCCCCCCCCCCC' }),
+        0,
+        null,
+      );
+      await b.updatePaymentStatus('c1', CANCELED, true, 2_000, paymentOutcome);
+      const next = payment({ reference: 'c2', transactionId: 'tx-c2', checkoutId: 'co_CCCCCCCCCCCCCCCCCCCCCCCC' });
+      assert.equal(await a.attachPayment('co_CCCCCCCCCCCCCCCCCCCCCCCC', next, 1, 'c1', APPROVED), true);
+    });
+
+    test('an amount mismatch is recorded on a payment not final, with its event in the outbox once', async () => {
+      const store = await kind.open();
+      await store.createCheckout(checkout());
+      await store.attachPayment(checkout().id, payment({ checkoutId: checkout().id }), 0, null);
+      const first = await store.flagAmountMismatch('ref1', 5_000, 3_000, amountMismatchOutcome);
+      assert.deepEqual(
+        [first.changed, first.outcome?.type, first.outcome?.data.reported_value, first.outcome?.data.order_id],
+        [true, 'payment.amount_mismatch', 50, checkout().orderId],
+      );
+      assert.equal((await store.getPayment('ref1'))?.reportedValueCents, 5_000);
+      // The same value again changes nothing; another one is recorded, its event already told (one id per payment).
+      assert.deepEqual(await store.flagAmountMismatch('ref1', 5_000, 4_000, amountMismatchOutcome), { changed: false, outcome: null });
+      assert.equal((await store.flagAmountMismatch('ref1', 6_000, 4_000, amountMismatchOutcome)).changed, true);
+      assert.deepEqual(
+        (await store.outbox.list()).map((e) => e.type),
+        ['payment.amount_mismatch'],
+      );
+      const again = await kind.reopen(store);
+      assert.deepEqual(
+        [(await again.getPayment('ref1'))?.reportedValueCents, (await again.checkoutPayments(checkout().id))[0]?.reportedValueCents],
+        [6_000, 6_000],
+      );
+      // A final payment is never flagged.
+      await store.updatePaymentStatus('ref1', CANCELED, true, 5_000, paymentOutcome);
+      assert.equal((await store.flagAmountMismatch('ref1', 7_000, 6_000, amountMismatchOutcome)).changed, false);
+    });
+
+    test("a checkout's event is added to the outbox once per id", async () => {
+      const store = await kind.open();
+      await store.createCheckout(checkout());
+      const paid = [payment({ checkoutId: checkout().id }), payment({ reference: 'ref2', transactionId: 'tx-2', checkoutId: checkout().id })];
+      const event = overpaidOutcome(checkout(), paid, 'off', 3_000);
+      assert.equal(await store.addCheckoutEvent(event, 'ref2', 3_000), true);
+      assert.equal(await store.addCheckoutEvent(overpaidOutcome(checkout(), paid, 'off', 4_000), 'ref2', 4_000), false);
+      const rows = await store.outbox.list();
+      assert.deepEqual(
+        rows.map((e) => [e.type, e.reference, e.eventId]),
+        [['checkout.overpaid', 'ref2', event.id]],
+      );
+      assert.deepEqual(JSON.parse(rows[0]!.body).data, {
+        reference: 'ref2',
+        status: 'overpaid',
+        value: 49.9,
+        checkout_id: checkout().id,
+        order_id: checkout().orderId,
+        references: ['ref1', 'ref2'],
+        refund: 'off',
+      });
     });
 
     test('two store objects attaching at once to a checkout with nothing attached: exactly one is made current', async () => {
@@ -389,6 +525,98 @@ for (const kind of kinds) {
       });
     }
 
+    test('a notification kept to be confirmed again: unprocessed, `waiting`, held until its retry plus the claim time, its authentication remembered', async () => {
+      const a = await kind.open({ claimMs: 10_000 });
+      const kept = await a.webhookEvents.add('{"n":1}', 1_000);
+      const plain = await a.webhookEvents.add('{"n":2}', 1_000);
+      await a.webhookEvents.keep(kept, 30_000, true);
+      await a.webhookEvents.keep(plain, 30_000, false);
+      // Kept again without words: it stays authenticated.
+      await a.webhookEvents.keep(kept, 31_000, false);
+      assert.deepEqual(ids(await a.webhookEvents.unprocessed(10)), [kept, plain]);
+      assert.equal(await a.webhookEvents.countUnprocessed(), 2);
+      assert.deepEqual(ids(await a.webhookEvents.listByResult(['waiting'], 10)).sort(), [kept, plain].sort());
+      // Taken up again (a restart: drain): its words still count.
+      const again = await (await kind.reopen(a, { claimMs: 10_000 })).webhookEvents.claimUnprocessed(10, 2_000);
+      if (kind.name === 'SQLite') {
+        assert.deepEqual(
+          again.map((e) => [e.id, e.authenticated ?? false]),
+          [
+            [kept, true],
+            [plain, false],
+          ],
+        );
+      } else {
+        // Another instance: not while this one holds it (until the retry plus the claim time).
+        assert.deepEqual(again, []);
+        const b = await kind.reopen(a, { claimMs: 10_000 });
+        assert.deepEqual(await b.webhookEvents.claimUnprocessed(10, 39_999), []);
+        assert.deepEqual(
+          (await b.webhookEvents.claimUnprocessed(10, 41_000)).map((e) => [e.id, e.authenticated ?? false]),
+          [
+            [kept, true],
+            [plain, false],
+          ],
+        );
+      }
+      // Settled: never kept again.
+      await a.webhookEvents.markProcessed(kept, 50_000, 'applied');
+      await a.webhookEvents.keep(kept, 60_000, true);
+      assert.deepEqual(ids(await a.webhookEvents.unprocessed(10)), [plain]);
+    });
+
+    test('disputes: only of a final payment, one open at a time, its event written once with it; resolved, the next one is another event', async () => {
+      const store = await kind.open();
+      const id = await paidCheckout(store, 2_000);
+      const reference = `pay-${id}`;
+      await store.insertPayment(payment({ reference: 'open-one', transactionId: 'tx-open' }));
+      const input = { reference, notified: 'canceled' as const, webhookEventId: 7, at: 5_000 };
+      assert.equal(await store.disputes.open({ ...input, reference: 'open-one' }, disputeOutcome), null, 'not final: no dispute');
+      assert.equal(await store.disputes.open({ ...input, reference: 'nobody' }, disputeOutcome), null, 'unknown: no dispute');
+
+      const first = await store.disputes.open(input, disputeOutcome);
+      assert.ok(first?.opened && first.outcome, 'opened, with its event');
+      assert.deepEqual(
+        [first.dispute.reference, first.dispute.checkoutId, first.dispute.recordedStatus, first.dispute.notified, first.dispute.webhookEventId],
+        [reference, id, APPROVED, 'canceled', 7],
+      );
+      const again = await store.disputes.open({ ...input, at: 6_000, webhookEventId: 8 }, disputeOutcome);
+      assert.deepEqual([again?.opened, again?.outcome, again?.dispute.id], [false, null, first.dispute.id]);
+      const written = () => store.outbox.list().then((rows) => rows.filter((e) => e.type === 'payment.disputed'));
+      assert.deepEqual(
+        (await written()).map((e) => [e.eventId, e.reference]),
+        [[first.outcome.id, reference]],
+      );
+      assert.deepEqual(ids(await store.disputes.listOpen(10)), [first.dispute.id]);
+      assert.deepEqual(ids(await store.disputes.openOfCheckout(id)), [first.dispute.id]);
+      assert.deepEqual(await store.disputes.openOfCheckout('co_other'), []);
+      // The final status is untouched.
+      assert.deepEqual([(await store.getPayment(reference))?.partnerStatus, (await store.getPayment(reference))?.final], [APPROVED, true]);
+
+      const resolved = await store.disputes.resolve(reference, 'checked with the partner', 9_000);
+      assert.deepEqual([resolved?.resolvedAt, resolved?.resolution], [9_000, 'checked with the partner']);
+      assert.equal(await store.disputes.resolve(reference, 'again', 9_500), null, 'nothing open');
+      assert.deepEqual(await store.disputes.listOpen(10), []);
+      assert.deepEqual(await store.disputes.openOfCheckout(id), []);
+
+      const second = await store.disputes.open({ ...input, at: 10_000 }, disputeOutcome);
+      assert.ok(second?.opened && second.outcome, 'a new dispute');
+      assert.notEqual(second.outcome.id, first.outcome.id, 'another event');
+      assert.equal((await written()).length, 2);
+    });
+
+    test('disputes opened at once by two store objects: one dispute, one event', async () => {
+      const a = await kind.open();
+      const b = await kind.reopen(a);
+      await warm(a, b);
+      const id = await paidCheckout(a, 2_000);
+      const input = { reference: `pay-${id}`, notified: 'canceled' as const, webhookEventId: null, at: 5_000 };
+      const results = await Promise.all([a, b, a, b].map((store) => store.disputes.open(input, disputeOutcome)));
+      assert.equal(results.filter((r) => r?.opened).length, 1);
+      assert.equal(new Set(results.map((r) => r?.dispute.id)).size, 1);
+      assert.equal((await a.outbox.list()).filter((e) => e.type === 'payment.disputed').length, 1);
+    });
+
     test('deliveries: a claim answers the due ones oldest first and puts them off for claimMs; release makes them due again; an attempt sets the next one', async () => {
       const store = await kind.open({ claimMs: 10_000 });
       const [d1, d2, d3] = await dueDeliveries(store, 3, 2_000);
@@ -465,6 +693,70 @@ for (const kind of kinds) {
       }
     });
 
+    test('deliveries: a claim that ran out and was taken by another is not renewed, released nor failed by its first holder; a delivery is never undone', async () => {
+      const a = await kind.open({ claimMs: 10_000 });
+      const b = await kind.reopen(a, { claimMs: 10_000 });
+      const [d1, d2] = await dueDeliveries(a, 2, 1_000);
+      assert.ok(d1 !== undefined && d2 !== undefined, 'two deliveries');
+      const [byA] = await a.outbox.claimDue(1_000, 1);
+      assert.ok(byA?.claim, 'a claim names its token');
+      // Renewed right before it is sent: held for the claim time from then.
+      assert.equal(await a.outbox.renew(d1, byA.claim, 5_000), true);
+      assert.equal((await a.outbox.get(d1))?.nextAttemptAt, 15_000);
+      assert.deepEqual(ids(await b.outbox.claimDue(14_999, 1)), [d2]);
+      // The first holder's claim runs out: another worker takes it.
+      const [byB] = await b.outbox.claimDue(15_000, 10);
+      assert.equal(byB?.id, d1);
+      assert.notEqual(byB.claim, byA.claim);
+      assert.equal(await a.outbox.renew(d1, byA.claim, 15_001), false, 'no longer held');
+      assert.equal(await a.outbox.renew(d1, byB.claim!, 15_001), true, 'held by the second claim (whichever store object renews it)');
+      // A release under the old claim leaves the new holder's claim alone.
+      await a.outbox.release([d1], 15_002, byA.claim);
+      assert.equal((await a.outbox.get(d1))?.nextAttemptAt, 25_001);
+      assert.equal(
+        await b.outbox.recordAttempt(
+          d1,
+          { at: 16_000, status: 204, error: null, durationMs: 5 },
+          { state: 'delivered', nextAttemptAt: 16_000, lastError: null, deliveredAt: 16_000 },
+          byB.claim,
+        ),
+        true,
+      );
+      // The first holder's late failure, with its claim or with none, never undoes the delivery; the attempt is kept.
+      for (const claim of [byA.claim, null]) {
+        assert.equal(
+          await a.outbox.recordAttempt(
+            d1,
+            { at: 17_000, status: 500, error: 'HTTP 500', durationMs: 30_000 },
+            { state: 'pending', nextAttemptAt: 27_000, lastError: 'HTTP 500', deliveredAt: null },
+            claim,
+          ),
+          false,
+        );
+      }
+      const delivered = await a.outbox.get(d1);
+      assert.deepEqual([delivered?.state, delivered?.deliveredAt, delivered?.lastError, delivered?.attempts], ['delivered', 16_000, null, 1]);
+      assert.deepEqual(
+        (await a.outbox.attempts(d1)).map((x) => x.status),
+        [204, 500, 500],
+      );
+      // A failure under a claim that ran out, while the other holder has not answered yet, is not recorded on the row either.
+      const [again] = await a.outbox.claimDue(30_000, 10);
+      assert.equal(again?.id, d2);
+      const [taken] = await b.outbox.claimDue(40_000, 10);
+      assert.equal(taken?.id, d2);
+      assert.equal(
+        await a.outbox.recordAttempt(
+          d2,
+          { at: 41_000, status: null, error: 'timeout', durationMs: 10_000 },
+          { state: 'failed', nextAttemptAt: 41_000, lastError: 'timeout', deliveredAt: null },
+          again.claim,
+        ),
+        false,
+      );
+      assert.deepEqual([(await a.outbox.get(d2))?.state, (await a.outbox.get(d2))?.nextAttemptAt], ['pending', 50_000]);
+    });
+
     test('two store objects making one payment final at once: one change, one outcome, one delivery', async () => {
       const a = await kind.open();
       const b = await kind.reopen(a);
@@ -496,6 +788,42 @@ for (const kind of kinds) {
       assert.equal(outbox.length, 10);
       assert.equal(new Set(outbox.map((e) => e.reference)).size, 10);
     });
+    test('a write through another store object on the same database (a command line beside the proxy) is read here, though the record was cached', async () => {
+      const proxy = await kind.open();
+      const cli = await kind.reopen(proxy, { cacheSize: 0 });
+      await proxy.insertPayment(payment({ reference: 'seen-1', transactionId: 'tx-seen-1' }));
+      assert.equal((await proxy.getPayment('seen-1'))?.final, false);
+      assert.equal(proxy.peekPayment?.('seen-1')?.final, false, 'cached');
+      assert.equal((await cli.updatePaymentStatus('seen-1', APPROVED, true, 2_000, paymentOutcome)).changed, true);
+      // SQLite sees it at once (the file's data_version moved); a Postgres instance once the change is heard.
+      const read =
+        kind.name === 'SQLite'
+          ? await proxy.getPayment('seen-1')
+          : await waitFor("the other instance's write heard", async () => ((await proxy.getPayment('seen-1'))?.final ? proxy.getPayment('seen-1') : undefined));
+      assert.deepEqual([read?.partnerStatus, read?.updatedAt], [APPROVED, 2_000]);
+      assert.equal(proxy.peekPayment?.('seen-1')?.final ?? true, true, 'the fast path never answers the old record');
+      // An update that changes no status (who is being paid) is seen too.
+      await cli.setPaymentFavoured('seen-1', 'Loja Exemplo');
+      if (kind.name === 'SQLite') assert.equal((await proxy.getPayment('seen-1'))?.favoured, 'Loja Exemplo');
+    });
+
+    if (kind.name === 'SQLite') {
+      test('a write by another connection to the file (another process) evicts the cached record within a millisecond', async () => {
+        const proxy = await kind.open();
+        await proxy.insertPayment(payment({ reference: 'seen-2', transactionId: 'tx-seen-2' }));
+        assert.equal((await proxy.getPayment('seen-2'))?.partnerStatus, PENDING);
+        const other = new Database(join(locationOf(proxy).dataDir, DB_FILE_NAME));
+        try {
+          other.prepare('UPDATE payments SET partner_status = ?, final = 1, updated_at = 5000 WHERE reference = ?').run(CANCELED, 'seen-2');
+        } finally {
+          other.close();
+        }
+        // Another process's write is looked for at most every millisecond (a pragma per read would cost as much as the read).
+        await sleep(5);
+        assert.equal(proxy.peekPayment?.('seen-2'), undefined, 'evicted');
+        assert.deepEqual([(await proxy.getPayment('seen-2'))?.partnerStatus, (await proxy.getPayment('seen-2'))?.final], [CANCELED, true]);
+      });
+    }
   });
 
   describe(`${kind.name} store: payouts`, () => {
@@ -542,6 +870,70 @@ for (const kind of kinds) {
       assert.equal(sent.payout.state, 'canceled');
       assert.equal(sent.outcome?.type, 'transfer.canceled');
       assert.equal((await store.outbox.list()).length, 1);
+    });
+
+    test("its webhook before its answer, the partner's record naming our transaction_id: the event names the payout, its checkout and order; the payout takes the outcome and its reference", async () => {
+      const store = await kind.open();
+      const checkoutId = await paidCheckout(store, 4990);
+      await store.payouts.create(payout({ checkoutId, valueCents: 1000 }), APPROVED);
+      // The notification is handled first: the transfer, read from the partner, carries the transaction_id we sent.
+      await store.transfers.track({ ...transfer('pref-tx', 2_400), transactionId: 'ptx-1' });
+      const change = await store.transfers.updateStatus('pref-tx', APPROVED, true, 2_500, transferOutcome);
+      const linked = {
+        transfer_id: 'tr_AAAAAAAAAAAAAAAAAAAAAAAA',
+        transfer_reference: 'seller-1',
+        checkout_id: checkoutId,
+        order_id: `order-${checkoutId}`,
+      };
+      const named = (data: Record<string, unknown> | undefined) =>
+        data && { transfer_id: data.transfer_id, transfer_reference: data.transfer_reference, checkout_id: data.checkout_id, order_id: data.order_id };
+      assert.deepEqual(named(change.outcome?.data), linked);
+      const early = await store.payouts.get('tr_AAAAAAAAAAAAAAAAAAAAAAAA');
+      assert.deepEqual([early?.state, early?.reference, early?.customerDocument], ['approved', 'pref-tx', null]);
+      // The create's answer at last: nothing changes, nothing is written twice.
+      const sent = await store.payouts.markSent('tr_AAAAAAAAAAAAAAAAAAAAAAAA', transfer('pref-tx', 3_000), transferOutcome);
+      assert.equal(sent.payout.state, 'approved');
+      const rows = (await store.outbox.list()).filter((e) => e.type === 'transfer.approved');
+      assert.equal(rows.length, 1);
+      assert.deepEqual(named(JSON.parse(rows[0]!.body).data), linked);
+      // A payout whose answer was lost (unknown) takes its transfer's outcome the same way.
+      await store.payouts.create(payout({ id: 'tr_CCCCCCCCCCCCCCCCCCCCCCCC', idempotencyKey: 'key-3', transactionId: 'ptx-3' }), APPROVED);
+      await store.payouts.markUnknown('tr_CCCCCCCCCCCCCCCCCCCCCCCC', 2_600);
+      await store.transfers.track({ ...transfer('pref-lost', 2_700), transactionId: 'ptx-3' });
+      const lost = await store.transfers.updateStatus('pref-lost', CANCELED, true, 2_800, transferOutcome);
+      assert.equal(lost.outcome?.data.transfer_id, 'tr_CCCCCCCCCCCCCCCCCCCCCCCC');
+      const settled = await store.payouts.get('tr_CCCCCCCCCCCCCCCCCCCCCCCC');
+      assert.deepEqual([settled?.state, settled?.reference], ['canceled', 'pref-lost']);
+    });
+
+    test("its webhook before its answer, the partner's record naming no transaction_id: the event not delivered yet is written again naming the payout; a delivered one is left", async () => {
+      const store = await kind.open();
+      const checkoutId = await paidCheckout(store, 4990);
+      await store.payouts.create(payout({ checkoutId }), APPROVED);
+      await store.transfers.track(transfer('pref-late', 2_400));
+      const told = await store.transfers.updateStatus('pref-late', APPROVED, true, 2_500, transferOutcome);
+      assert.equal(told.outcome?.data.transfer_id, undefined, 'nothing links it yet');
+      const sent = await store.payouts.markSent('tr_AAAAAAAAAAAAAAAAAAAAAAAA', transfer('pref-late', 3_000), transferOutcome);
+      assert.equal(sent.payout.state, 'approved');
+      const [row] = (await store.outbox.list()).filter((e) => e.type === 'transfer.approved');
+      const data = JSON.parse(row!.body).data;
+      assert.deepEqual(
+        [data.transfer_id, data.transfer_reference, data.checkout_id, data.order_id, row!.eventId],
+        ['tr_AAAAAAAAAAAAAAAAAAAAAAAA', 'seller-1', checkoutId, `order-${checkoutId}`, told.outcome?.id],
+      );
+      // Delivered before the answer came: what the merchant received stays what it was.
+      await store.payouts.create(payout({ id: 'tr_DDDDDDDDDDDDDDDDDDDDDDDD', idempotencyKey: 'key-4', transactionId: 'ptx-4' }), APPROVED);
+      await store.transfers.track(transfer('pref-delivered', 2_400));
+      const first = await store.transfers.updateStatus('pref-delivered', CANCELED, true, 2_500, transferOutcome);
+      const delivered = (await store.outbox.list()).find((e) => e.eventId === first.outcome?.id)!;
+      await store.outbox.recordAttempt(
+        delivered.id,
+        { at: 2_600, status: 204, error: null, durationMs: 3 },
+        { state: 'delivered', nextAttemptAt: 2_600, lastError: null, deliveredAt: 2_600 },
+      );
+      await store.payouts.markSent('tr_DDDDDDDDDDDDDDDDDDDDDDDD', transfer('pref-delivered', 3_000), transferOutcome);
+      assert.equal((await store.outbox.get(delivered.id))?.body, delivered.body);
+      assert.equal((await store.payouts.get('tr_DDDDDDDDDDDDDDDDDDDDDDDD'))?.state, 'canceled');
     });
 
     test('refused: the reason, the event in the outbox with the order of a refund, in one step; unknown and discard', async () => {
@@ -697,8 +1089,8 @@ describe('SQLite store: its file', () => {
     const versions = (db.prepare('SELECT version FROM migrations').all() as { version: number }[]).map((r) => r.version);
     const tables = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as { name: string }[]).map((r) => r.name);
     db.close();
-    assert.deepEqual(versions, [1, 2, 3, 4, 5]);
-    for (const table of ['checkouts', 'payments', 'partner_tokens', 'webhook_events', 'transfers', 'outbox', 'delivery_attempts', 'payouts']) {
+    assert.deepEqual(versions, [1, 2, 3, 4, 5, 6, 7, 8]);
+    for (const table of ['checkouts', 'payments', 'partner_tokens', 'webhook_events', 'transfers', 'outbox', 'delivery_attempts', 'payouts', 'disputes']) {
       assert.ok(tables.includes(table), `a ${table} table`);
     }
   });
@@ -721,11 +1113,22 @@ describe('Postgres store: its database', () => {
     await store.close();
     await (await postgresKind.reopen(store)).close();
     const versions = (await sql<{ version: number }>(store, 'SELECT version FROM migrations ORDER BY version')).map((r) => r.version);
-    assert.deepEqual(versions, [1]);
+    assert.deepEqual(versions, [1, 2, 3, 4]);
     const tables = (await sql<{ name: string }>(store, "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = 'public'")).map(
       (r) => r.name,
     );
-    for (const table of ['checkouts', 'payments', 'partner_tokens', 'webhook_events', 'transfers', 'outbox', 'delivery_attempts', 'payouts', 'leases']) {
+    for (const table of [
+      'checkouts',
+      'payments',
+      'partner_tokens',
+      'webhook_events',
+      'transfers',
+      'outbox',
+      'delivery_attempts',
+      'payouts',
+      'leases',
+      'disputes',
+    ]) {
       assert.ok(tables.includes(table), `a ${table} table`);
     }
   });

@@ -18,6 +18,7 @@ import { openSqliteStore } from '../../server/store/sqlite/sqlite-store.ts';
 import type { Store } from '../../server/store/store.ts';
 import { paymentOutcome } from '../../server/domain/outcomes.ts';
 import { paymentRecord } from '../support/records.ts';
+import { waitFor } from '../support/checks.ts';
 
 const SECRET = 'delivery-test-secret-0123456789abcdef0123';
 const H = 3600_000;
@@ -136,5 +137,83 @@ describe('delivering outcomes to the merchant', () => {
     assert.equal(out[0], 'No failed deliveries.');
     assert.equal(await main(['deliveries', 'replay', '--all'], io), 0);
     assert.match(out.at(-1)!, /^0 deliveries/);
+  });
+});
+
+describe('delivering outcomes from two instances on one store', () => {
+  let dir: string;
+  let server: Server;
+  let url: string;
+  /** Requests the receiver holds until the test answers them. */
+  const held: { id: string; answer: (status: number) => void }[] = [];
+  const received: string[] = [];
+  let holdNext = 0;
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'pix-deliveries-two-'));
+    server = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        const id = req.headers['pix-checkout-event-id'] as string;
+        received.push(id);
+        if (holdNext > 0) {
+          holdNext--;
+          held.push({ id, answer: (status) => res.writeHead(status).end() });
+        } else res.writeHead(204).end();
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
+  });
+  after(async () => {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test("one instance's late failure never undoes the other's delivery, and a row whose claim ran out while it waited is not sent again", async () => {
+    let clock = Date.UTC(2030, 0, 2);
+    // Two store objects on one file: two instances (SQLite has one claim holder, but each claim its own token).
+    const first = openSqliteStore({ dataDir: dir, claimMs: 1_000 });
+    const second = openSqliteStore({ dataDir: dir, claimMs: 1_000 });
+    try {
+      for (const reference of ['two-1', 'two-2']) {
+        await first.insertPayment(paymentRecord(reference, clock));
+        assert.ok((await first.updatePaymentStatus(reference, 2, true, clock, paymentOutcome)).outcome, `an outcome for ${reference}`);
+      }
+      const [one, two] = await first.outbox.list();
+      assert.ok(one && two, 'two deliveries');
+      const log = createLogger({ level: 'silent' });
+      const notifier = (store: Store) =>
+        new MerchantNotifier({ store, url, secret: SECRET, now: () => clock, log, concurrency: 1, timeoutMs: 60_000, random: () => 0.5 });
+
+      // The first instance claims both and sends the first; the receiver is slow to answer it.
+      holdNext = 1;
+      const slow = notifier(first).runOnce();
+      await waitFor('the first delivery held by the receiver', () => held.length === 1);
+      // Its claims run out meanwhile: the second instance takes both up and delivers them.
+      clock += 2_000;
+      assert.equal(await notifier(second).runOnce(), 2);
+      assert.deepEqual(
+        (await second.outbox.list()).map((e) => e.state),
+        ['delivered', 'delivered'],
+      );
+      const deliveredAt = (await second.outbox.get(one.id))?.deliveredAt;
+      // The first instance's answer comes at last: a failure, which undoes nothing.
+      held[0]!.answer(500);
+      await slow;
+      const after = await second.outbox.get(one.id);
+      assert.deepEqual([after?.state, after?.deliveredAt], ['delivered', deliveredAt]);
+      assert.equal((await second.outbox.attempts(one.id)).length, 2, 'both attempts are kept');
+      // The second row, claimed by the first instance but not sent before its claim ran out, was sent once: by the second.
+      assert.deepEqual(
+        received.filter((id) => id === two.eventId),
+        [two.eventId],
+      );
+      assert.equal((await second.outbox.get(two.id))?.state, 'delivered');
+    } finally {
+      await first.close();
+      await second.close();
+    }
   });
 });

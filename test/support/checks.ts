@@ -39,3 +39,22 @@ export async function stackControl(stack: DevStack, method: string, path: string
   assert.ok(res.ok, `${method} ${path}: ${res.status} ${text}`);
   return text ? JSON.parse(text) : undefined;
 }
+
+/**
+ * Makes every status code of a dev stack prove itself (domain/status-numbering.ts), as a partner's
+ * first hours would: a new payment verifies pending, one paid in time approved, and one the sandbox
+ * cancels an hour past its expiry canceled. Moves the sandbox clock past that hour.
+ */
+export async function verifyStatusCodes(stack: DevStack): Promise<void> {
+  const { payments, numbering } = stack.pix;
+  const paid = await payments.create({ value: 1 });
+  const canceled = await payments.create({ value: 1 });
+  await stackControl(stack, 'POST', `/payments/${encodeURIComponent(paid.reference)}/pay`);
+  await payments.confirm(paid.reference);
+  await waitFor('the approved code verified', () => numbering.report().codes.approved === 'verified');
+  const now = Date.parse((await stackControl(stack, 'GET', '/clock')).now);
+  const hourPast = Date.parse(canceled.expires_at) + 3600_000;
+  await stackControl(stack, 'POST', '/clock/advance', { seconds: Math.ceil((hourPast - now) / 1000) + 1 });
+  await payments.confirm(canceled.reference);
+  await waitFor('every status code verified', () => numbering.report().state === 'verified');
+}

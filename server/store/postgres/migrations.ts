@@ -120,6 +120,28 @@ export const MIGRATIONS: readonly string[] = [
      expires_at BIGINT NOT NULL
    );
    CREATE INDEX leases_holder ON leases(holder);`,
+  // The value the partner reported for a payment when it differed from ours (an amount mismatch).
+  `ALTER TABLE payments ADD COLUMN reported_value_cents INTEGER;`,
+  // As SQLite's: when the reconciler last read a payment or a transfer; a transfer's transaction_id; a delivery's claim.
+  `ALTER TABLE payments ADD COLUMN checked_at BIGINT;
+   ALTER TABLE transfers ADD COLUMN transaction_id TEXT;
+   ALTER TABLE transfers ADD COLUMN checked_at BIGINT;
+   ALTER TABLE outbox ADD COLUMN claim TEXT;`,
+  // As SQLite's migration 6: whether a kept notification's words count; disputes, one open per payment.
+  `ALTER TABLE webhook_events ADD COLUMN authenticated BOOLEAN NOT NULL DEFAULT false;
+   CREATE TABLE disputes (
+     id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+     reference TEXT NOT NULL REFERENCES payments(reference),
+     checkout_id TEXT,
+     recorded_status INTEGER NOT NULL,
+     notified TEXT NOT NULL,
+     webhook_event_id BIGINT,
+     opened_at BIGINT NOT NULL,
+     resolved_at BIGINT,
+     resolution TEXT
+   );
+   CREATE UNIQUE INDEX disputes_open ON disputes(reference) WHERE resolved_at IS NULL;
+   CREATE INDEX disputes_checkout ON disputes(checkout_id) WHERE resolved_at IS NULL;`,
 ];
 
 /** Brings the schema up to date, once across every instance starting now; refuses a database newer than this code. */

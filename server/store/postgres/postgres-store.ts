@@ -22,11 +22,13 @@ import { guarded } from '../guard.ts';
 import { RecordCache } from '../record-cache.ts';
 import {
   toCheckout,
+  toDispute,
   toOutbox,
   toPayment,
   toPayout,
   toTransfer,
   type CheckoutRow,
+  type DisputeRow,
   type OutboxRow,
   type PaymentRow,
   type PayoutRow,
@@ -242,42 +244,64 @@ function opened(pool: pg.Pool, options: PostgresStoreOptions, where: string): { 
     listening: () => listening,
   };
 
-  const addToOutbox = async (q: Query, event: OutcomeEvent | null, reference: string, at: number): Promise<OutcomeEvent | null> => {
+  /** Writes an outcome event once; `restate`: an event already written is written again as given (more fully told) while it is not delivered. */
+  const addToOutbox = async (q: Query, event: OutcomeEvent | null, reference: string, at: number, restate = false): Promise<OutcomeEvent | null> => {
     if (event) {
-      await q(
+      const body = JSON.stringify(event);
+      const { rowCount } = await q(
         'INSERT INTO outbox (event_id, type, reference, body, created_at, next_attempt_at) VALUES ($1, $2, $3, $4, $5, $5) ON CONFLICT (event_id) DO NOTHING',
-        [event.id, event.type, reference, JSON.stringify(event), at],
+        [event.id, event.type, reference, body, at],
       );
+      if (rowCount === 0 && restate) await q(`UPDATE outbox SET body = $1 WHERE event_id = $2 AND state <> 'delivered' AND body <> $1`, [body, event.id]);
     }
     return event;
   };
-  /** A final transfer's outcome, with the payout it belongs to (if the proxy started it), which takes the outcome too. */
-  const transferOutcome = async (q: Query, reference: string, at: number, outcomeOf: TransferOutcomeOf): Promise<OutcomeEvent | null> => {
+  /**
+   * A final transfer's outcome, with the payout it belongs to (if the proxy started it: by the
+   * partner's reference, or, before its create's answer gave it one, by our transaction_id), which
+   * takes the outcome too. `restate`: as addToOutbox's (the payout was just linked).
+   */
+  const transferOutcome = async (q: Query, reference: string, at: number, outcomeOf: TransferOutcomeOf, restate = false): Promise<OutcomeEvent | null> => {
+    const transfer = toTransfer((await q<TransferRow>('SELECT * FROM transfers WHERE reference = $1', [reference])).rows[0]!);
     const payout = (
       await q<PayoutRow & { order_id: string | null }>(
-        'SELECT p.*, c.order_id AS order_id FROM payouts p LEFT JOIN checkouts c ON c.id = p.checkout_id WHERE p.reference = $1',
-        [reference],
+        `SELECT p.*, c.order_id AS order_id FROM payouts p LEFT JOIN checkouts c ON c.id = p.checkout_id
+         WHERE p.reference = $1 OR ($2::text IS NOT NULL AND p.transaction_id = $2 AND p.reference IS NULL) ORDER BY p.reference IS NULL LIMIT 1`,
+        [reference, transfer.transactionId ?? null],
       )
     ).rows[0];
     const link: PayoutLink | null = payout
       ? { transferId: payout.id, merchantReference: payout.merchant_reference, checkoutId: payout.checkout_id, orderId: payout.order_id }
       : null;
-    const transfer = (await q<TransferRow>('SELECT * FROM transfers WHERE reference = $1', [reference])).rows[0]!;
-    const outcome = await addToOutbox(q, outcomeOf(toTransfer(transfer), link), reference, at);
+    const outcome = await addToOutbox(q, outcomeOf(transfer, link), reference, at, restate);
     const state = outcome?.data.status;
     if (payout && (state === 'approved' || state === 'canceled')) {
-      await q(`UPDATE payouts SET state = $1, updated_at = $2 WHERE id = $3 AND state IN ('sending', 'pending')`, [state, at, payout.id]);
+      // Whatever its answer did (a lost one: `unknown`); its reference, when the outcome came first.
+      await q(
+        `UPDATE payouts SET state = $1, updated_at = $2, reference = COALESCE(reference, $4), customer_document = NULL
+         WHERE id = $3 AND state IN ('sending', 'pending', 'unknown')`,
+        [state, at, payout.id, reference],
+      );
     }
     return outcome;
   };
+  // Known transfers keep what they have; a transaction_id read later is added.
   const trackTransfer = (
     q: Query,
-    t: { reference: string; partnerStatus: number; final: boolean; valueCents: number | null; createdAt: number; updatedAt: number },
+    t: {
+      reference: string;
+      partnerStatus: number;
+      final: boolean;
+      valueCents: number | null;
+      createdAt: number;
+      updatedAt: number;
+      transactionId?: string | null | undefined;
+    },
   ) =>
     q(
-      `INSERT INTO transfers (reference, partner_status, final, value_cents, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6)
-       ON CONFLICT (reference) DO NOTHING`,
-      [t.reference, t.partnerStatus, t.final, t.valueCents, t.createdAt, t.updatedAt],
+      `INSERT INTO transfers (reference, partner_status, final, value_cents, created_at, updated_at, transaction_id) VALUES ($1, $2, $3, $4, $5, $6, $7)
+       ON CONFLICT (reference) DO UPDATE SET transaction_id = EXCLUDED.transaction_id WHERE transfers.transaction_id IS NULL AND EXCLUDED.transaction_id IS NOT NULL`,
+      [t.reference, t.partnerStatus, t.final, t.valueCents, t.createdAt, t.updatedAt, t.transactionId ?? null],
     );
   const payoutById = async (q: Query, id: string) => (await q<PayoutRow>('SELECT * FROM payouts WHERE id = $1', [id])).rows[0];
   const insertPayment = (q: Query, p: Parameters<Store['insertPayment']>[0]) =>
@@ -301,12 +325,20 @@ function opened(pool: pg.Pool, options: PostgresStoreOptions, where: string): { 
         p.favoured ?? null,
       ],
     );
-  const eventRecord = (r: { id: number; raw_body: string; received_at: number; processed_at: number | null; result?: string | null }): WebhookEventRecord => ({
+  const eventRecord = (r: {
+    id: number;
+    raw_body: string;
+    received_at: number;
+    processed_at: number | null;
+    result?: string | null;
+    authenticated?: boolean;
+  }): WebhookEventRecord => ({
     id: r.id,
     rawBody: r.raw_body,
     receivedAt: r.received_at,
     processedAt: r.processed_at,
     ...(r.result !== undefined ? { result: r.result } : {}),
+    ...(r.authenticated ? { authenticated: true } : {}),
   });
 
   const tokens: TokenStore = {
@@ -373,6 +405,28 @@ function opened(pool: pg.Pool, options: PostgresStoreOptions, where: string): { 
     async nonFinalPayments(limit) {
       return (await query<PaymentRow>('SELECT * FROM payments WHERE NOT final ORDER BY created_at LIMIT $1', [limit])).rows.map(toPayment);
     },
+    async duePayments(now, limit, schedule) {
+      // Reconciler.dueAt in SQL: the last read, plus the interval the payment's place in time asks for.
+      const { rows } = await query<PaymentRow>(
+        `SELECT * FROM (
+           SELECT p.*, GREATEST(p.updated_at, COALESCE(p.checked_at, 0)) + CASE
+               WHEN p.expires_at + $2::bigint < $1::bigint THEN $3::bigint
+               WHEN abs($1::bigint - p.expires_at) <= $4::bigint OR abs($1::bigint - (p.expires_at + $5::bigint)) <= $4::bigint THEN LEAST($6::bigint, $7::bigint)
+               ELSE $7::bigint END AS due_at
+           FROM payments p WHERE NOT p.final) due
+         WHERE due_at <= $1::bigint ORDER BY due_at, created_at, reference LIMIT $8`,
+        [now, schedule.parkAfterMs, schedule.parkedEveryMs, schedule.nearWindowMs, schedule.cancelAfterMs, schedule.nearMs, schedule.everyMs, limit],
+      );
+      return rows.map(toPayment);
+    },
+    async markPaymentsChecked(references, at) {
+      if (references.length === 0) return;
+      await query('UPDATE payments SET checked_at = $1 WHERE reference = ANY($2) AND NOT final', [at, [...references]]);
+    },
+    async countOpenPaymentsExpiredBefore(expiredBefore) {
+      const { rows } = await query<{ n: number }>('SELECT count(*) AS n FROM payments WHERE NOT final AND expires_at < $1', [expiredBefore]);
+      return rows[0]!.n;
+    },
     async createCheckout(checkout) {
       const inserted = (
         await query<CheckoutRow>(
@@ -392,19 +446,47 @@ function opened(pool: pg.Pool, options: PostgresStoreOptions, where: string): { 
     async checkoutPayments(checkoutId) {
       return (await query<PaymentRow>('SELECT * FROM payments WHERE checkout_id = $1 ORDER BY created_at, seq', [checkoutId])).rows.map(toPayment);
     },
-    async attachPayment(checkoutId, payment, renewalsUsed, expected) {
+    async attachPayment(checkoutId, payment, renewalsUsed, expected, paidStatus) {
       const attached = await tx(async (q) => {
         await insertPayment(q, payment);
         // Compare-and-set: under READ COMMITTED a second issuer waits for the first's row lock, then
-        // finds the current payment changed and sets nothing.
+        // finds the current payment changed and sets nothing. Nor while a payment of the checkout is
+        // recorded paid (a late payment of the old code, recorded by another instance, wins).
         const { rowCount } = await q(
-          'UPDATE checkouts SET payment_reference = $1, renewals_used = $2 WHERE id = $3 AND payment_reference IS NOT DISTINCT FROM $4',
-          [payment.reference, renewalsUsed, checkoutId, expected],
+          `UPDATE checkouts SET payment_reference = $1, renewals_used = $2 WHERE id = $3 AND payment_reference IS NOT DISTINCT FROM $4
+             AND NOT EXISTS (SELECT 1 FROM payments WHERE checkout_id = $3 AND final AND partner_status = $5)`,
+          [payment.reference, renewalsUsed, checkoutId, expected, paidStatus ?? null],
         );
         return rowCount === 1;
       });
       cache.remember({ ...payment });
       return attached;
+    },
+    async flagAmountMismatch(reference, reportedCents, at, outcomeOf) {
+      const result = await tx(async (q) => {
+        const row = (
+          await q<PaymentRow>(
+            'UPDATE payments SET reported_value_cents = $2 WHERE reference = $1 AND NOT final AND reported_value_cents IS DISTINCT FROM $2 RETURNING *',
+            [reference, reportedCents],
+          )
+        ).rows[0];
+        if (!row) return { row: null, outcome: null };
+        await announce(q, reference);
+        const orderId = row.checkout_id
+          ? ((await q<{ order_id: string }>('SELECT order_id FROM checkouts WHERE id = $1', [row.checkout_id])).rows[0]?.order_id ?? null)
+          : null;
+        return { row, outcome: await addToOutbox(q, outcomeOf(toPayment(row), orderId), reference, at) };
+      });
+      if (!result.row) return { changed: false, outcome: null };
+      cache.remember(toPayment(result.row));
+      return { changed: true, outcome: result.outcome };
+    },
+    async addCheckoutEvent(event, reference, at) {
+      const { rowCount } = await query(
+        'INSERT INTO outbox (event_id, type, reference, body, created_at, next_attempt_at) VALUES ($1, $2, $3, $4, $5, $5) ON CONFLICT (event_id) DO NOTHING',
+        [event.id, event.type, reference, JSON.stringify(event), at],
+      );
+      return rowCount === 1;
     },
     tokens,
     webhookEvents: {
@@ -439,7 +521,7 @@ function opened(pool: pg.Pool, options: PostgresStoreOptions, where: string): { 
                  WHERE processed_at IS NULL AND (claimed_by IS NULL OR claimed_by = $1 OR claimed_until <= $2)
                  ORDER BY received_at, id LIMIT $4 FOR UPDATE SKIP LOCKED) pick
            WHERE w.id = pick.id
-           RETURNING w.id, w.raw_body, w.received_at, w.processed_at`,
+           RETURNING w.id, w.raw_body, w.received_at, w.processed_at, w.authenticated`,
           [instanceId, now, claimMs, limit],
         );
         return rows.map(eventRecord).sort((a, b) => a.receivedAt - b.receivedAt || a.id - b.id);
@@ -465,6 +547,58 @@ function opened(pool: pg.Pool, options: PostgresStoreOptions, where: string): { 
         ]);
         return rowCount ?? 0;
       },
+      async keep(id, retryAt, authenticated) {
+        await query(
+          `UPDATE webhook_events SET result = 'waiting', authenticated = authenticated OR $2, claimed_by = $3, claimed_until = $4::bigint + $5::bigint
+           WHERE id = $1 AND processed_at IS NULL`,
+          [id, authenticated, instanceId, retryAt, claimMs],
+        );
+      },
+    },
+    disputes: {
+      async open(input, outcomeOf) {
+        return tx(async (q) => {
+          // The payment's row lock: disputes of one payment (from any instance) are opened one at a time.
+          const row = (
+            await q<PaymentRow & { order_id: string | null }>(
+              'SELECT p.*, c.order_id AS order_id FROM payments p LEFT JOIN checkouts c ON c.id = p.checkout_id WHERE p.reference = $1 FOR UPDATE OF p',
+              [input.reference],
+            )
+          ).rows[0];
+          if (!row || !row.final) return null;
+          const existing = (await q<DisputeRow>('SELECT * FROM disputes WHERE reference = $1 AND resolved_at IS NULL', [input.reference])).rows[0];
+          if (existing) return { dispute: toDispute(existing), opened: false, outcome: null };
+          const inserted = (
+            await q<DisputeRow>(
+              'INSERT INTO disputes (reference, checkout_id, recorded_status, notified, webhook_event_id, opened_at) VALUES ($1, $2, $3, $4, $5, $6) RETURNING *',
+              [input.reference, row.checkout_id, row.partner_status, input.notified, input.webhookEventId, input.at],
+            )
+          ).rows[0]!;
+          const ordinal = (await q<{ n: number }>('SELECT count(*) AS n FROM disputes WHERE reference = $1', [input.reference])).rows[0]!.n;
+          const dispute = toDispute(inserted);
+          const outcome = outcomeOf(dispute, toPayment(row), row.order_id, ordinal);
+          await addToOutbox(q, outcome, input.reference, input.at);
+          return { dispute, opened: true, outcome };
+        });
+      },
+      async listOpen(limit) {
+        return (await query<DisputeRow>('SELECT * FROM disputes WHERE resolved_at IS NULL ORDER BY opened_at, id LIMIT $1', [limit])).rows.map(toDispute);
+      },
+      async openOfCheckout(checkoutId) {
+        return (await query<DisputeRow>('SELECT * FROM disputes WHERE checkout_id = $1 AND resolved_at IS NULL ORDER BY opened_at, id', [checkoutId])).rows.map(
+          toDispute,
+        );
+      },
+      async resolve(reference, note, at) {
+        const row = (
+          await query<DisputeRow>('UPDATE disputes SET resolved_at = $1, resolution = $2 WHERE reference = $3 AND resolved_at IS NULL RETURNING *', [
+            at,
+            note,
+            reference,
+          ])
+        ).rows[0];
+        return row ? toDispute(row) : null;
+      },
     },
     transfers: {
       async track(transfer) {
@@ -489,6 +623,18 @@ function opened(pool: pg.Pool, options: PostgresStoreOptions, where: string): { 
       },
       async nonFinal(limit) {
         return (await query<TransferRow>('SELECT * FROM transfers WHERE NOT final ORDER BY created_at LIMIT $1', [limit])).rows.map(toTransfer);
+      },
+      async due(now, limit, everyMs) {
+        const { rows } = await query<TransferRow>(
+          `SELECT * FROM (SELECT t.*, GREATEST(t.updated_at, COALESCE(t.checked_at, 0)) + $3::bigint AS due_at FROM transfers t WHERE NOT t.final) due
+           WHERE due_at <= $1::bigint ORDER BY due_at, created_at, reference LIMIT $2`,
+          [now, limit, everyMs],
+        );
+        return rows.map(toTransfer);
+      },
+      async markChecked(references, at) {
+        if (references.length === 0) return;
+        await query('UPDATE transfers SET checked_at = $1 WHERE reference = ANY($2) AND NOT final', [at, [...references]]);
       },
     },
     payouts: {
@@ -560,11 +706,13 @@ function opened(pool: pg.Pool, options: PostgresStoreOptions, where: string): { 
             at,
             id,
           ]);
-          await trackTransfer(q, { ...transfer, updatedAt: at });
+          const transactionId = (await payoutById(q, id))?.transaction_id ?? transfer.transactionId ?? null;
+          await trackTransfer(q, { ...transfer, updatedAt: at, transactionId });
           // Locked: a webhook making it final now (another transaction) is waited for and seen.
           const followed = (await q<TransferRow>('SELECT * FROM transfers WHERE reference = $1 FOR UPDATE', [reference])).rows[0]!;
-          // Its webhook came before its answer: the outcome is already known (its event, if written, is not written twice).
-          const outcome = followed.final ? await transferOutcome(q, reference, at, outcomeOf) : null;
+          // Its webhook came before its answer: the outcome is already known (its event is not written twice, but
+          // written again naming this payout when it was written without it and is not delivered yet).
+          const outcome = followed.final ? await transferOutcome(q, reference, at, outcomeOf, true) : null;
           return { payout: toPayout((await payoutById(q, id))!), outcome };
         });
       },
@@ -629,21 +777,34 @@ function opened(pool: pg.Pool, options: PostgresStoreOptions, where: string): { 
     outbox: {
       async claimDue(now, limit) {
         const { rows } = await query<OutboxRow>(
-          `UPDATE outbox o SET next_attempt_at = $1::bigint + $2::bigint
+          `UPDATE outbox o SET next_attempt_at = $1::bigint + $2::bigint, claim = $4
            FROM (SELECT id FROM outbox WHERE state = 'pending' AND next_attempt_at <= $1
                  ORDER BY next_attempt_at, id LIMIT $3 FOR UPDATE SKIP LOCKED) pick
            WHERE o.id = pick.id
            RETURNING o.*`,
-          [now, claimMs, limit],
+          [now, claimMs, limit, randomBytes(12).toString('base64url')],
         );
         return rows.map(toOutbox).sort((a, b) => a.id - b.id);
       },
-      async release(ids, now) {
-        if (ids.length === 0) return;
-        await query(`UPDATE outbox SET next_attempt_at = $1 WHERE id = ANY($2) AND state = 'pending'`, [now, [...ids]]);
+      async renew(id, claim, now) {
+        const { rowCount } = await query(`UPDATE outbox SET next_attempt_at = $1::bigint + $2::bigint WHERE id = $3 AND claim = $4 AND state = 'pending'`, [
+          now,
+          claimMs,
+          id,
+          claim,
+        ]);
+        return rowCount === 1;
       },
-      async recordAttempt(id, a, n) {
-        await tx(async (q) => {
+      async release(ids, now, claim = null) {
+        if (ids.length === 0) return;
+        await query(`UPDATE outbox SET next_attempt_at = $1, claim = NULL WHERE id = ANY($2) AND state = 'pending' AND ($3::text IS NULL OR claim = $3)`, [
+          now,
+          [...ids],
+          claim,
+        ]);
+      },
+      async recordAttempt(id, a, n, claim = null) {
+        return tx(async (q) => {
           await q('INSERT INTO delivery_attempts (delivery_id, at, status, error, duration_ms) VALUES ($1, $2, $3, $4, $5)', [
             id,
             a.at,
@@ -651,13 +812,13 @@ function opened(pool: pg.Pool, options: PostgresStoreOptions, where: string): { 
             a.error,
             a.durationMs,
           ]);
-          await q('UPDATE outbox SET attempts = attempts + 1, state = $1, next_attempt_at = $2, last_error = $3, delivered_at = $4 WHERE id = $5', [
-            n.state,
-            n.nextAttemptAt,
-            n.lastError,
-            n.deliveredAt,
-            id,
-          ]);
+          // Never undoes a delivery; a failure only under the claim it was sent with, when one is named.
+          const { rowCount } = await q(
+            `UPDATE outbox SET attempts = attempts + 1, state = $1, next_attempt_at = $2, last_error = $3, delivered_at = $4, claim = NULL
+             WHERE id = $5 AND state <> 'delivered' AND ($1 = 'delivered' OR $6::text IS NULL OR claim = $6)`,
+            [n.state, n.nextAttemptAt, n.lastError, n.deliveredAt, id, claim],
+          );
+          return rowCount === 1;
         });
       },
       async list(filter = {}) {

@@ -111,6 +111,31 @@ export const MIGRATIONS: readonly string[] = [
   // instances share the work; here one process holds them all).
   `ALTER TABLE webhook_events ADD COLUMN claimed_by TEXT;
    ALTER TABLE webhook_events ADD COLUMN claimed_until INTEGER;`,
+  // The value the partner reported for a payment when it differed from ours (an amount mismatch).
+  `ALTER TABLE payments ADD COLUMN reported_value_cents INTEGER;`,
+  // When the reconciler last read a payment or a transfer, whatever the read meant (a status it could not decide
+  // leaves updated_at as it was); the partner's transaction_id of a transfer, which links a transfer
+  // told before its create's answer to our payout; the claim a delivery is held under.
+  `ALTER TABLE payments ADD COLUMN checked_at INTEGER;
+   ALTER TABLE transfers ADD COLUMN transaction_id TEXT;
+   ALTER TABLE transfers ADD COLUMN checked_at INTEGER;
+   ALTER TABLE outbox ADD COLUMN claim TEXT;`,
+  // Notifications kept to be confirmed again remember whether their words count (an authenticated
+  // intake); disputes: final payments an authenticated notification contradicts, one open per payment.
+  `ALTER TABLE webhook_events ADD COLUMN authenticated INTEGER NOT NULL DEFAULT 0;
+   CREATE TABLE disputes (
+     id INTEGER PRIMARY KEY AUTOINCREMENT,
+     reference TEXT NOT NULL REFERENCES payments(reference),
+     checkout_id TEXT,
+     recorded_status INTEGER NOT NULL,
+     notified TEXT NOT NULL,
+     webhook_event_id INTEGER,
+     opened_at INTEGER NOT NULL,
+     resolved_at INTEGER,
+     resolution TEXT
+   );
+   CREATE UNIQUE INDEX disputes_open ON disputes(reference) WHERE resolved_at IS NULL;
+   CREATE INDEX disputes_checkout ON disputes(checkout_id) WHERE resolved_at IS NULL;`,
 ];
 
 /** Brings the schema up to date; refuses a database newer than this code. */
