@@ -62,16 +62,9 @@ const PROFILES: Profile[] = [
  */
 const KNOWN_DEFECTS: Record<string, string> = {
   'every status numbering and a wrong setting':
-    'status numbering: approved and canceled swapped show a paid payment canceled (and a canceled one paid); a wrong pending code goes unreported',
-  'renewals, late payments, an earlier code paid after a renewal': 'checkouts: an extra payment (two codes paid) is kept silently (overpaid)',
-  'a status the partner leaves out before a new code':
-    'checkouts: a code read without a status counts as unpaid and a new code is issued (503 status_unverified)',
-  'payments of another amount': "checkouts: the partner's value is not compared; an underpaid payment is shown paid (amount mismatch)",
-  'transfer creates answered 4xx after the partner acted': 'stores: a 409 after the partner acted releases the money (refused) though the transfer was made',
+    "status numbering (numbering branch): approved and canceled swapped show a paid payment canceled (and a canceled one paid); a new payment's code that is the setting's approved code goes unreported",
   'a code paid between the check and the new code (interleavings)':
-    "checkouts: the check of the old code and the new code's create are not one decision (a code paid in between)",
-  "a transfer's notification before its create's answer, a delivery outliving its claim (interleavings)":
-    "stores: a transfer's outcome event without its payout link; another instance's late failure overwrites delivered",
+    "checkouts: a code paid after the proxy's check and before the new code's create, with no notification yet, is not seen: the earlier codes are not read again after the create",
 };
 
 function describe(report: SimulationReport): string {

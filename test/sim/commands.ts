@@ -448,6 +448,14 @@ export async function heal(sim: Sim): Promise<void> {
   sim.receiver.duringNext = undefined;
   for (const at of sim.instances.keys()) crashIfHung(sim, at);
   for (const notice of sim.world.outgoing.splice(0)) await deliver(sim, notice.body, true);
+  // A few passes seconds apart first, as the proxy's own loops would run before an hour goes by.
+  for (let pass = 0; pass < 3; pass++) {
+    sim.clock += 10_000;
+    for (const instance of sim.instances) {
+      await instance.app.pix.reconciler.runOnce().catch(() => undefined);
+      await sim.settle();
+    }
+  }
   sim.advance(EXPIRATION_SECONDS * 1000 + 2 * 3_600_000);
   for (const notice of sim.world.outgoing.splice(0)) await deliver(sim, notice.body, true);
   for (let pass = 0; pass < 4; pass++) {

@@ -168,7 +168,7 @@ export class Sim {
     const { behaviour } = this.options;
     const errors = this.errors;
     const logger = createLogger({
-      level: 'error',
+      level: (process.env.SIM_LOG_LEVEL as 'error' | undefined) ?? 'error',
       destination: {
         write(line: string) {
           errors.push(line);

@@ -83,6 +83,7 @@ export async function runOne(config: RunConfig, commands: Iterable<fc.AsyncComma
   } catch (error) {
     if (error instanceof SimViolationError || error instanceof Error) {
       (error as Error & { simLog?: string[]; simConfig?: RunConfig }).simLog = [...sim.log];
+      if (process.env.SIM_TRACE) console.log(`run failed: ${(error as Error).message}\n  ${sim.log.join('\n  ')}\nerror lines:\n${sim.errors.join('')}`);
       (error as Error & { simConfig?: RunConfig }).simConfig = config;
     }
     throw error;
