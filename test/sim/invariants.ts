@@ -275,11 +275,11 @@ export async function checkEnd(sim: Sim, memory: FinalMemory, options: CheckOpti
       counts.final++;
       const view = await sim.api(0, 'GET', `/api/checkouts/${checkout.id}`);
       const flagged = view.body?.overpaid !== undefined && view.body.overpaid !== null && view.body.overpaid !== false;
-      // One code paid more than asked may be told as that payment's amount mismatch instead.
+      // A code paid another amount is told as that payment's amount mismatch (the merchant then knows its money came in).
       const told = outbox.some(
         (e) =>
           (e.type === 'checkout.overpaid' && e.body.includes(checkout.id)) ||
-          (e.type === 'payment.amount_mismatch' && paid.length === 1 && e.reference === paid[0]!.reference),
+          (e.type === 'payment.amount_mismatch' && paid.some((p) => p.reference === e.reference && p.paidCents !== p.valueCents)),
       );
       if (!flagged && !told)
         fail(
