@@ -552,7 +552,7 @@ function finalState(record: PaymentRecord): 'paid' | 'canceled' | 'unknown' {
 
 /** Whether the partner reported a value for the payment, and another than ours (to the cent). */
 function amountDiffers(stored: PaymentRecord, upstream: PaymentDetails): boolean {
-  return upstream.value !== null && Math.round(upstream.value * 100) !== stored.valueCents;
+  return upstream.value != null && Math.round(upstream.value * 100) !== stored.valueCents;
 }
 
 /** The lease of whoever asks the partner about a payment now, across instances. */
