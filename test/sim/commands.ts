@@ -120,9 +120,11 @@ async function page({ sim, memory }: SimContext, ci: number, renew: boolean, at:
   }
 }
 
+const intakePath = (sim: Sim, authenticated: boolean) =>
+  authenticated && sim.world.behaviour.intake === 'secret' ? `/api/webhooks/partner/${SECRET_PATH}` : '/api/webhooks/partner';
+
 async function deliver(sim: Sim, body: string, authenticated: boolean, at = 0): Promise<void> {
-  const path = authenticated && sim.world.behaviour.intake === 'secret' ? `/api/webhooks/partner/${SECRET_PATH}` : '/api/webhooks/partner';
-  await sim.request(at, 'POST', path, body);
+  await sim.request(at, 'POST', intakePath(sim, authenticated), body);
   crashIfHung(sim, at);
 }
 
@@ -310,11 +312,15 @@ export function commandArbitraries(enabled: ReadonlySet<BehaviourName>): fc.Arbi
     // Interleaving: the customer pays a code just after the proxy asked the partner about it (the
     // check before a new code), so the new code would be created after the old one was paid.
     list.push(
-      index.map((ci) =>
-        command('payAfterNextRead', [ci], async ({ sim }) => {
+      fc.tuple(index, fc.boolean()).map(([ci, notified]) =>
+        command('payAfterNextRead', [ci, notified], async ({ sim }) => {
           const checkout = sim.checkouts[ci % Math.max(1, sim.checkouts.length)];
           const last = checkout?.shown.at(-1);
-          if (last) sim.world.payAfterRead = last;
+          if (last)
+            sim.world.payAfterRead = {
+              reference: last,
+              notified: notified ? (notice) => sim.postOnly(0, intakePath(sim, true), notice.body).then(() => undefined) : null,
+            };
         }),
       ),
     );
@@ -442,6 +448,14 @@ export async function heal(sim: Sim): Promise<void> {
   sim.receiver.duringNext = undefined;
   for (const at of sim.instances.keys()) crashIfHung(sim, at);
   for (const notice of sim.world.outgoing.splice(0)) await deliver(sim, notice.body, true);
+  // A few passes seconds apart first, as the proxy's own loops would run before an hour goes by.
+  for (let pass = 0; pass < 3; pass++) {
+    sim.clock += 10_000;
+    for (const instance of sim.instances) {
+      await instance.app.pix.reconciler.runOnce().catch(() => undefined);
+      await sim.settle();
+    }
+  }
   sim.advance(EXPIRATION_SECONDS * 1000 + 2 * 3_600_000);
   for (const notice of sim.world.outgoing.splice(0)) await deliver(sim, notice.body, true);
   for (let pass = 0; pass < 4; pass++) {

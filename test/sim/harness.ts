@@ -34,8 +34,8 @@ let currentClock: (() => number) | null = null;
 
 /**
  * Makes the process deterministic for simulated runs: performance.now follows the run's clock,
- * randomUUID and randomBytes count, the confirmation interval is 0, global fetch answers the
- * merchant's receiver in-process. Answers the undo.
+ * randomUUID and randomBytes count, the confirmation interval is 0, timers of a second or more
+ * never fire, global fetch answers the merchant's receiver in-process. Answers the undo.
  */
 export function installDeterminism(): () => void {
   const perf = globalThis.performance;
@@ -66,6 +66,15 @@ export function installDeterminism(): () => void {
     return bytes(size);
   };
   syncBuiltinESMExports();
+  // Timers of a second or more never fire during a run (a retry the proxy schedules in real time):
+  // their work is left to the passes the sim runs, on its clock (the store keeps when each is due).
+  const realSetTimeout = globalThis.setTimeout;
+  globalThis.setTimeout = ((callback: (...args: unknown[]) => void, ms?: number, ...args: unknown[]) => {
+    if (ms === undefined || ms < 1000) return realSetTimeout(callback, ms, ...args);
+    const inert = realSetTimeout(() => {}, 0);
+    clearTimeout(inert);
+    return inert;
+  }) as typeof setTimeout;
   const realFetch = globalThis.fetch;
   globalThis.fetch = async (input: RequestInfo | URL, init?: RequestInit) => {
     const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
@@ -79,6 +88,7 @@ export function installDeterminism(): () => void {
     (crypto as unknown as { randomBytes: typeof realBytes }).randomBytes = realBytes;
     syncBuiltinESMExports();
     globalThis.fetch = realFetch;
+    globalThis.setTimeout = realSetTimeout;
     currentClock = null;
     currentReceiver = null;
   };
@@ -168,7 +178,7 @@ export class Sim {
     const { behaviour } = this.options;
     const errors = this.errors;
     const logger = createLogger({
-      level: 'error',
+      level: (process.env.SIM_LOG_LEVEL as 'error' | undefined) ?? 'error',
       destination: {
         write(line: string) {
           errors.push(line);
@@ -279,6 +289,16 @@ export class Sim {
     }
     await this.settle();
     return result as SimResponse;
+  }
+
+  /**
+   * A notification's POST answered (stored, 202), its processing left to run: for interleavings
+   * inside a partner call, which must not wait for work that may wait for that call.
+   */
+  async postOnly(via: number, path: string, body: string): Promise<number> {
+    const res = await this.instance(via).app.request(path, { method: 'POST', body, headers: { 'content-type': 'application/json' } });
+    await res.text();
+    return res.status;
   }
 
   api(via: number, method: string, path: string, body?: unknown, extra: Record<string, string> = {}): Promise<SimResponse> {

@@ -243,9 +243,14 @@ export async function checkEnd(sim: Sim, memory: FinalMemory, options: CheckOpti
       for (const record of await observer.checkoutPayments(checkout.id)) {
         const truth = world.payments.get(record.reference);
         if (!truth || truth.status === 'pending') continue;
-        // An underpaid payment is not paid in full: it is flagged, not paid (invariant 1 watches it).
-        if (truth.status === 'approved' && (truth.paidCents ?? 0) < truth.valueCents) continue;
         counts.delivered++;
+        // Paid another amount: flagged to the merchant (payment.amount_mismatch), or, paid more, recorded paid.
+        if (truth.status === 'approved' && truth.paidCents !== truth.valueCents) {
+          const flag = events.get(`payment.amount_mismatch|${record.reference}`);
+          if (flag?.state === 'delivered') continue;
+          if ((truth.paidCents ?? 0) < truth.valueCents)
+            fail('delivered', `${record.reference} was paid ${truth.paidCents} of ${truth.valueCents} cents, and the merchant was not told the difference`);
+        }
         if (!record.final) fail('delivered', `${record.reference} is ${truth.status} at the partner, but the proxy never learned it`);
         const type = truth.status === 'approved' ? 'payment.paid' : 'payment.canceled';
         const event = events.get(`${type}|${record.reference}`);
@@ -260,8 +265,9 @@ export async function checkEnd(sim: Sim, memory: FinalMemory, options: CheckOpti
     if (entry.state !== 'delivered') fail('delivered', `event ${entry.eventId} (${entry.type}) is ${entry.state} at the end, the receiver healthy`);
   }
 
-  // 5: an extra payment is never silently kept.
-  if (options.overpaid) {
+  // 5: an extra payment is never silently kept (where the proxy can know the payments were paid at all;
+  // otherwise they stay open and /ready reports them parked).
+  if (options.overpaid && knowable) {
     for (const checkout of sim.checkouts) {
       const paid = [...world.payments.values()].filter((p) => p.tag === checkout.tag && p.status === 'approved');
       const total = paid.reduce((sum, p) => sum + (p.paidCents ?? 0), 0);
@@ -269,11 +275,11 @@ export async function checkEnd(sim: Sim, memory: FinalMemory, options: CheckOpti
       counts.final++;
       const view = await sim.api(0, 'GET', `/api/checkouts/${checkout.id}`);
       const flagged = view.body?.overpaid !== undefined && view.body.overpaid !== null && view.body.overpaid !== false;
-      // One code paid more than asked may be told as that payment's amount mismatch instead.
+      // A code paid another amount is told as that payment's amount mismatch (the merchant then knows its money came in).
       const told = outbox.some(
         (e) =>
           (e.type === 'checkout.overpaid' && e.body.includes(checkout.id)) ||
-          (e.type === 'payment.amount_mismatch' && paid.length === 1 && e.reference === paid[0]!.reference),
+          (e.type === 'payment.amount_mismatch' && paid.some((p) => p.reference === e.reference && p.paidCents !== p.valueCents)),
       );
       if (!flagged && !told)
         fail(

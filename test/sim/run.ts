@@ -47,7 +47,7 @@ export function behavioursFrom(text: string | undefined): BehaviourName[] {
 async function stepWithin(step: Promise<void>, label: string): Promise<void> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const stuck = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`step ${label} did not end within ${STEP_LIMIT_MS / 1000} s (a deadlock)`)), STEP_LIMIT_MS);
+    timer = realSetTimeout(() => reject(new Error(`step ${label} did not end within ${STEP_LIMIT_MS / 1000} s (a deadlock)`)), STEP_LIMIT_MS);
   });
   try {
     await Promise.race([step, stuck]);
@@ -56,7 +56,9 @@ async function stepWithin(step: Promise<void>, label: string): Promise<void> {
   }
 }
 
-const STEP_LIMIT_MS = 30_000;
+const STEP_LIMIT_MS = 10_000;
+/** The real timer, taken before installDeterminism makes long ones inert. */
+const realSetTimeout = globalThis.setTimeout;
 
 /** One run: its config and steps, against a fresh proxy. Throws on a violation. */
 export async function runOne(config: RunConfig, commands: Iterable<fc.AsyncCommand<object, SimContext>>, checks: CheckOptions): Promise<Sim> {
@@ -83,6 +85,7 @@ export async function runOne(config: RunConfig, commands: Iterable<fc.AsyncComma
   } catch (error) {
     if (error instanceof SimViolationError || error instanceof Error) {
       (error as Error & { simLog?: string[]; simConfig?: RunConfig }).simLog = [...sim.log];
+      if (process.env.SIM_TRACE) console.log(`run failed: ${(error as Error).message}\n  ${sim.log.join('\n  ')}\nerror lines:\n${sim.errors.join('')}`);
       (error as Error & { simConfig?: RunConfig }).simConfig = config;
     }
     throw error;

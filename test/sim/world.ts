@@ -95,8 +95,11 @@ export class SimWorld implements PartnerClient {
   readonly approvedReadEarly = new Set<string>();
   /** Whether a new payment's or transfer's status reached the proxy at its creation (evidence for a wrong pending code). */
   freshSeen = false;
-  /** Interleavings: the customer pays this code just after the proxy's next read of it answered (pending). */
-  payAfterRead: string | null = null;
+  /**
+   * Interleavings: the customer pays this code just after the proxy's next read of it answered
+   * (pending); with `notified`, the partner's notification of it is handled before that read returns.
+   */
+  payAfterRead: { reference: string; notified: ((notice: PartnerNotice) => Promise<void>) | null } | null = null;
   /** Interleavings: the next transfer created is approved at once, its notification handled before the create answers. */
   settleDuringCreate: ((notice: PartnerNotice) => Promise<void>) | null = null;
   private seq = 0;
@@ -267,16 +270,19 @@ export class SimWorld implements PartnerClient {
     const p = this.payments.get(externalReference);
     if (!p || fault === 'not_found') throw new PartnerError('not_found', 'getPayment: not found (HTTP 404)', { operation: 'getPayment', status: 404 });
     const status = fault === 'no_status' ? {} : this.statusField(p.status);
-    if (p.status === 'approved' && 'status' in status && this.now() < p.expiresAt + 55 * 60_000) this.approvedReadEarly.add(p.reference);
+    // A paid code read before the hour less 5 minutes proves the approved code (a payment of another amount proves nothing: it is flagged, not read).
+    if (p.status === 'approved' && p.paidCents === p.valueCents && 'status' in status && this.now() < p.expiresAt + 55 * 60_000)
+      this.approvedReadEarly.add(p.reference);
     // A read at the instant of the create (the proxy's read right after it) shows a new payment's code.
     if (p.status === 'pending' && 'status' in status && p.createdAt === this.now()) this.freshSeen = true;
     const value = (p.paidCents ?? p.valueCents) / 100;
     const { found: _found, ...read } = readPayment({
       data: { external_reference: p.reference, ...status, value, created_at: new Date(p.createdAt).toISOString(), type: 'payment' },
     });
-    if (this.payAfterRead === p.reference) {
+    const after = this.payAfterRead;
+    if (after?.reference === p.reference) {
       this.payAfterRead = null;
-      this.pay(p.reference, p.valueCents);
+      if (this.pay(p.reference, p.valueCents) && after.notified) await after.notified(this.outgoing.pop()!);
     }
     // Who is being paid is left out: the proxy then never waits (in real time) to remember it.
     return { ...read, externalReference: p.reference, favoured: null };
