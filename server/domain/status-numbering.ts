@@ -312,6 +312,13 @@ export class StatusNumbering {
   private confirmUnderMismatch(outcome: 'approved' | 'canceled', code: number, reference: string, learn: boolean): boolean {
     // The pending code is not known, so "no longer pending" cannot be told.
     if (this.seenPending === null || code === this.seenPending) return false;
+    // A code proven by the spec's own rules is never taught another meaning by words: a notification
+    // repeated after its contradiction would otherwise make the verified canceled code "approved".
+    const provenOtherwise =
+      outcome === 'approved'
+        ? (this.verified.has('approved') && code !== this.codes.approved) || (this.verified.has('canceled') && code === this.codes.canceled)
+        : this.verified.has('approved') && code === this.codes.approved;
+    if (provenOtherwise) return false;
     if (outcome === 'approved') {
       if (this.approvedCode === null && learn) {
         this.approvedCode = code;

@@ -535,6 +535,12 @@ describe('the numbering guard', () => {
     assert.equal(guard.meaning(code(2)), null);
     assert.equal(guard.meaning(code(3)), null);
     assert.equal(guard.confirmExplicit('approved', code(1), 'r4'), false);
+    // The same notification again (the partner resends it): the verified canceled code is never
+    // taught "approved" by words, so no canceled payment is ever read as paid.
+    assert.equal(guard.confirmExplicit('approved', code(3), 'r2'), false);
+    assert.equal(guard.meaning(code(3)), null);
+    assert.equal(guard.confirmExplicit('canceled', code(2), 'r5'), false, 'nor the verified approved code "canceled"');
+    assert.equal(guard.meaning(code(2)), null);
   });
 
   test('verdicts are kept per partner service and account, and a changed setting starts unverified', async () => {
