@@ -103,7 +103,10 @@ export class PaymentService {
     try {
       const created = await this.partner.createPayment({ ...input, expiration: expirationSeconds, transaction_id: transactionId });
       logBrCodeWarnings(this.options.log, created.externalReference, created.pixKey);
-      const createdAt = created.createdAt ?? sentAt;
+      // Never later than the request left: a partner clock ahead of ours (or a created_at in the
+      // wrong zone) must not push the expiry, and with it the hour before which a final code can only
+      // be approved (domain/status-numbering.ts), past the partner's real cancellation.
+      const createdAt = Math.min(created.createdAt ?? sentAt, sentAt);
       if (created.status) await numbering.observeFresh(created.status, created.externalReference);
       // One read after the create, in the background, when its answer lacked the status the numbering
       // still needs or who is being paid: the first QR does not wait for it.

@@ -11,6 +11,10 @@ import { fillPath, API_PATHS } from '../../src/shared/wire.ts';
 import { Reference } from '../../src/shared/contract.ts';
 import { startDevStack, type DevStack } from '../../server/dev-stack.ts';
 import { StatusNumbering } from '../../server/domain/status-numbering.ts';
+import { PaymentService } from '../../server/domain/payments.ts';
+import { Outcomes } from '../../server/domain/outcomes.ts';
+import { openSqliteStore } from '../../server/store/sqlite/sqlite-store.ts';
+import type { PartnerClient } from '../../server/partner/client.ts';
 import { createLogger } from '../../server/log.ts';
 import { notificationBody, readNotification } from '../../server/partner/notification.ts';
 import { parsePartnerTime, readError, readLogin, readPayment, readTenant, readTransfer, redactBody, shape } from '../../server/partner/read.ts';
@@ -714,5 +718,35 @@ describe('a partner that echoes secrets or floods', () => {
       );
     assert.equal(error.kind, 'unavailable');
     assert.match(error.message, /ANSWER_TOO_LARGE/);
+  });
+});
+
+describe("the partner's clock", () => {
+  const silent = createLogger({ level: 'silent' });
+  test("a created_at ahead of the proxy's clock never pushes the expiry, nor the hour that proves codes, past the partner's", async () => {
+    const now = Date.UTC(2030, 0, 1, 12, 0, 0);
+    const store = openSqliteStore({ dataDir: ':memory:' });
+    const numbering = new StatusNumbering(DEFAULT_STATUS_CODES, silent, memoryTokenStore());
+    for (const [label, aheadMs, expected] of [
+      ['30 min ahead (or a created_at in the wrong zone)', 30 * 60_000, now],
+      ['2 s behind', -2000, now - 2000],
+    ] as const) {
+      const partner = {
+        createPayment: async () => ({
+          externalReference: `ref-${aheadMs}`,
+          pixKey: '00020101021226',
+          qrCodeUrl: null,
+          checkoutUrl: null,
+          createdAt: now + aheadMs,
+          status: { code: DEFAULT_STATUS_CODES.pending, word: null },
+          favoured: 'Loja',
+        }),
+      } as unknown as PartnerClient;
+      const service = new PaymentService(partner, { store, expirationSeconds: 600, now: () => now, log: silent, outcomes: new Outcomes(silent), numbering });
+      const record = await service.issue({ value: 1 }, null);
+      assert.equal(record.createdAt, expected, label);
+      assert.equal(record.expiresAt, expected + 600_000, label);
+    }
+    await store.close();
   });
 });
