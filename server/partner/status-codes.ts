@@ -45,7 +45,8 @@ export const formatStatusCodes = (codes: StatusCodes): string => `pending=${code
  * The status and outcome words a partner may use, and what each means: the one list, read by the
  * payment and transfer readers and by the notification reader. English and Portuguese, keyed
  * without accents (`plainWord`). Words not here mean nothing: `expired`/`expirado` among them (not
- * an outcome: a payment is canceled an hour after it expires).
+ * an outcome: a payment is canceled an hour after it expires), and `processing`/`em processamento`/
+ * `processando`: money may be in flight, so they are not "unpaid for sure" (no new code beside them).
  */
 export const WORDS: Readonly<Record<string, StatusMeaning>> = {
   pending: 'pending',
@@ -53,12 +54,9 @@ export const WORDS: Readonly<Record<string, StatusMeaning>> = {
   created: 'pending',
   active: 'pending',
   open: 'pending',
-  processing: 'pending',
   pendente: 'pending',
   aguardando: 'pending',
   aguardando_pagamento: 'pending',
-  em_processamento: 'pending',
-  processando: 'pending',
   criado: 'pending',
   criada: 'pending',
   ativo: 'pending',

@@ -162,8 +162,10 @@ describe('status and outcome words: one list, any case, with or without accents'
     ['rejeitado', 'canceled'],
     ['pendente', 'pending'],
     ['aguardando', 'pending'],
-    ['Em processamento', 'pending'],
-    ['em-processamento', 'pending'],
+    // Money may be in flight: never read as unpaid (a new code beside it could be a second payment).
+    ['Em processamento', null],
+    ['em-processamento', null],
+    ['processing', null],
     ['expirado', null],
     ['expired', null],
     ['estornado', null],
