@@ -308,6 +308,14 @@ export class StatusNumbering {
     return false;
   }
 
+  /** Payments whose authenticated words the partner's status contradicted in this run. */
+  private readonly contradicted = new Set<string>();
+
+  /** Whether authenticated words about this payment were contradicted by the partner's status (not another payment's doing). */
+  wasContradicted(reference: string): boolean {
+    return this.contradicted.has(reference);
+  }
+
   /** The words-only path (a mismatch): see the rules at the top. */
   private confirmUnderMismatch(outcome: 'approved' | 'canceled', code: number, reference: string, learn: boolean): boolean {
     // The pending code is not known, so "no longer pending" cannot be told.
@@ -334,6 +342,7 @@ export class StatusNumbering {
   /** Authenticated words contradicting the partner's status: a mismatch of the payments' numbering (this run only), or of the transfers'. */
   private contradiction(kind: 'payment' | 'transfer', problem: string, reference: string): void {
     if (kind === 'payment') {
+      this.contradicted.add(reference);
       void this.mismatch(problem, reference, false);
       return;
     }

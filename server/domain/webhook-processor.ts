@@ -369,11 +369,12 @@ export class WebhookProcessor {
       // (verified it, or proven it wrong): heard now, before deciding, not at the next reload (issue 30).
       if (numbering && (numbering.report().state === 'unverified' || (this.deps.store.cluster && numbering.report().state !== 'mismatch')))
         await numbering.reload();
-      const before = numbering?.report().state;
       // Confirmed with the partner; the body's status is never used alone.
       const record = await this.deps.payments.confirm(reference, outcome);
       if (record?.final) return outcome !== null && recordedOutcome(record) !== outcome ? this.finalPayment(group, ids, record) : 'applied';
-      if (outcome !== null && before !== undefined && before !== 'mismatch' && numbering?.report().state === 'mismatch') {
+      // Contradicted only when this payment's own words were (another payment's mismatch meanwhile
+      // leaves these words waiting: under a mismatch they are the only way it can be settled).
+      if (outcome !== null && numbering?.wasContradicted(reference)) {
         this.deps.log.error(
           { reference, webhook_events: ids, outcome },
           "an authenticated notification's outcome is contradicted by the partner's status code: not applied (see /ready)",
