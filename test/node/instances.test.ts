@@ -129,8 +129,9 @@ describe('two instances over one Postgres', () => {
   });
 
   test('one instance asks the partner about a payment at a time: the other serves the store', async () => {
-    // Every read is stale, so each would ask the partner if it could.
-    const [a, b] = await pair({ staleAfterMs: 0 });
+    // Every read is stale, so each would ask the partner if it could (also once the partner's
+    // notification of the payment reaches A: else A's webhooks' health would serve its stored status).
+    const [a, b] = await pair({ staleAfterMs: 0, webhookReadIntervalMs: 0 });
     const readsA = countReads(a);
     const readsB = countReads(b);
     const created = await fetch(`${a.apiUrl}/payments`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"value":6}' });
