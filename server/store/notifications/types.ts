@@ -1,0 +1,42 @@
+/** Notifications from the partner (webhooks), kept before they are acknowledged. */
+
+/** A webhook exactly as received, kept before it is processed. */
+export interface WebhookEventRecord {
+  id: number;
+  rawBody: string;
+  receivedAt: number;
+  processedAt: number | null;
+  /** What processing made of it (applied, duplicate, unknown_reference, invalid_json...). */
+  result?: string | null;
+  /** It came through an authenticated intake (secret path, listed source) and was kept to be confirmed again: its words count. */
+  authenticated?: boolean;
+}
+
+/**
+ * Notifications from the partner, kept before they are acknowledged. Processing one is claimed: the
+ * instance that received it holds it for the store's claim time, so no other instance confirms it
+ * at the same time; a claim runs out when its instance dies, and another takes the event up.
+ */
+export interface WebhookEventStore {
+  /** Stores one, claimed by this instance (its intake processes it at once). */
+  add(rawBody: string, receivedAt: number): Promise<number>;
+  /** Keeps a refused notification for audit, already processed, with why it was refused. */
+  addRejected(rawBody: string, receivedAt: number, result: string): Promise<number>;
+  markProcessed(id: number, processedAt: number, result?: string): Promise<void>;
+  /** Oldest first, whoever holds them (the operator's view). */
+  unprocessed(limit: number): Promise<WebhookEventRecord[]>;
+  /** Unprocessed ones no other instance holds (never claimed, claimed by this one, or a claim run out), claimed now; oldest first. */
+  claimUnprocessed(limit: number, now: number): Promise<WebhookEventRecord[]>;
+  /** How many wait to be confirmed, counting no further than `upTo` (the intake's cap: bounded work per notification). */
+  countUnprocessed(upTo?: number): Promise<number>;
+  /** Processed notifications with one of these results (`unreadable`, `unknown_reference`), newest first: for the operator. */
+  listByResult(results: readonly string[], limit: number): Promise<WebhookEventRecord[]>;
+  /** Marks those received before `receivedBefore` and never confirmed as processed, `expired`; answers how many. */
+  expireUnprocessed(receivedBefore: number, at: number): Promise<number>;
+  /**
+   * Keeps an unprocessed one waiting to be confirmed again at `retryAt` (result `waiting`): claimed
+   * by this instance until then plus the claim time, so no other instance takes it meanwhile, and
+   * after a crash it is taken up again. `authenticated` (never unset once set): its words count then too.
+   */
+  keep(id: number, retryAt: number, authenticated: boolean): Promise<void>;
+}
