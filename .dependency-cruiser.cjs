@@ -3,6 +3,10 @@
  * build. The rooms are described in the README's layout section.
  */
 const SERVER_ROOT_COMPOSITION = '^server/(app|proxy|main|dev-stack|sandbox-mode|index)\\.ts$';
+/** An aggregate's statements for one database (server/store/payments/sqlite.ts...): only the stores compose them. */
+const STORE_IMPLEMENTATIONS = '^server/store/[a-z-]+/(sqlite|postgres)\\.ts$';
+/** The pure money rules in domain/ that both stores call inside their transactions. */
+const MONEY_RULES = '^server/domain/(refunds|payout-link|final-state)\\.ts$';
 
 module.exports = {
   forbidden: [
@@ -26,14 +30,25 @@ module.exports = {
       severity: 'error',
       comment: 'The domain never imports HTTP, routes, the composition, the command line or the sandbox.',
       from: { path: '^server/domain/' },
-      to: { path: [`^server/(http|routes|cli|sandbox|store/sqlite|store/postgres)/`, SERVER_ROOT_COMPOSITION] },
+      to: { path: [`^server/(http|routes|cli|sandbox|store/sqlite|store/postgres)/`, STORE_IMPLEMENTATIONS, SERVER_ROOT_COMPOSITION] },
     },
     {
       name: 'store-builds-nothing',
       severity: 'error',
-      comment: 'The store persists what it is given: no domain, HTTP or composition; of the partner room, only the token store type.',
+      comment:
+        'The store persists what it is given: no domain (but the pure money rules it calls in its transactions), HTTP or composition; of the partner room, only the token store type.',
       from: { path: '^server/store/' },
-      to: { path: [`^server/(domain|http|routes|cli|sandbox)/`, '^server/partner/(?!token-store\\.ts)', SERVER_ROOT_COMPOSITION] },
+      to: {
+        path: [`^server/(domain|http|routes|cli|sandbox)/`, '^server/partner/(?!token-store\\.ts)', SERVER_ROOT_COMPOSITION],
+        pathNot: MONEY_RULES,
+      },
+    },
+    {
+      name: 'money-rules-are-pure',
+      severity: 'error',
+      comment: 'The money rules both stores call (refunds, the payout-transfer link, final states) are pure: types of the store and src/shared, nothing else.',
+      from: { path: MONEY_RULES },
+      to: { path: '^(?!src/shared/|server/store/(store|[a-z-]+/types)\\.ts$)' },
     },
     {
       name: 'partner-is-self-contained',
@@ -54,7 +69,7 @@ module.exports = {
       severity: 'error',
       comment: 'Routes take their services; they never build the app or reach the store directly or the sandbox.',
       from: { path: '^server/routes/' },
-      to: { path: [`^server/(cli|sandbox|store/sqlite|store/postgres)/`, SERVER_ROOT_COMPOSITION] },
+      to: { path: [`^server/(cli|sandbox|store/sqlite|store/postgres)/`, STORE_IMPLEMENTATIONS, SERVER_ROOT_COMPOSITION] },
     },
     {
       name: 'config-is-a-leaf',

@@ -2,7 +2,17 @@
  * The rows both stores keep, under the same column names, and the records made of them: one mapping
  * for SQLite and Postgres (a flag is 0/1 in one, a boolean in the other).
  */
-import type { CheckoutRecord, DisputeRecord, OutboxEntry, PaymentRecord, PayoutRecord, PayoutState, TransferRecord } from './store.ts';
+import type {
+  CheckoutRecord,
+  DeliveryAttemptRecord,
+  DisputeRecord,
+  OutboxEntry,
+  PaymentRecord,
+  PayoutRecord,
+  PayoutState,
+  TransferRecord,
+  WebhookEventRecord,
+} from './store.ts';
 
 export interface TransferRow {
   reference: string;
@@ -181,3 +191,41 @@ export const toDispute = (r: DisputeRow): DisputeRecord => ({
   resolvedAt: r.resolved_at,
   resolution: r.resolution,
 });
+
+export interface DeliveryAttemptRow {
+  delivery_id: number;
+  at: number;
+  status: number | null;
+  error: string | null;
+  duration_ms: number;
+}
+
+export const toAttempt = (r: DeliveryAttemptRow): DeliveryAttemptRecord => ({
+  deliveryId: r.delivery_id,
+  at: r.at,
+  status: r.status,
+  error: r.error,
+  durationMs: r.duration_ms,
+});
+
+/** A stored notification; `result` and `authenticated` only when the statement selected them. */
+export interface WebhookEventRow {
+  id: number;
+  raw_body: string;
+  received_at: number;
+  processed_at: number | null;
+  result?: string | null;
+  authenticated?: number | boolean;
+}
+
+export const toWebhookEvent = (r: WebhookEventRow): WebhookEventRecord => ({
+  id: r.id,
+  rawBody: r.raw_body,
+  receivedAt: r.received_at,
+  processedAt: r.processed_at,
+  ...(r.result !== undefined ? { result: r.result } : {}),
+  ...(r.authenticated === 1 || r.authenticated === true ? { authenticated: true } : {}),
+});
+
+/** A row read with its checkout's order id (a LEFT JOIN: null without a checkout). */
+export type WithOrder<Row> = Row & { order_id: string | null };
