@@ -26,6 +26,14 @@ export function outcomeEventId(type: OutcomeType, reference: string): string {
   return `evt_${createHash('sha256').update(`${type}:${reference}`).digest('hex').slice(0, 32)}`;
 }
 
+/**
+ * The envelope every outcome event shares: its id derived from its type and `key` (what happened, so
+ * the same outcome is the same event however it was learned), its type, when, and what it says.
+ */
+function envelope(type: OutcomeType, key: string, at: number, data: OutcomeEvent['data']): OutcomeEvent {
+  return { id: outcomeEventId(type, key), type, created_at: new Date(at).toISOString(), data };
+}
+
 export function outcomeEvent(
   kind: OutcomeKind,
   partnerStatus: number,
@@ -34,18 +42,13 @@ export function outcomeEvent(
 ): OutcomeEvent | null {
   const type = outcomeType(kind, partnerStatus);
   if (!type) return null;
-  return {
-    id: outcomeEventId(type, subject.reference),
-    type,
-    created_at: new Date(at).toISOString(),
-    data: {
-      reference: subject.reference,
-      status: type.split('.')[1] as OutcomeEvent['data']['status'],
-      value: subject.valueCents === null ? null : subject.valueCents / 100,
-      checkout_id: subject.checkoutId ?? null,
-      order_id: subject.orderId ?? null,
-    },
-  };
+  return envelope(type, subject.reference, at, {
+    reference: subject.reference,
+    status: type.split('.')[1] as OutcomeEvent['data']['status'],
+    value: subject.valueCents === null ? null : subject.valueCents / 100,
+    checkout_id: subject.checkoutId ?? null,
+    order_id: subject.orderId ?? null,
+  });
 }
 
 /** The event of a payment that has just become final, as the store hands it over. */
@@ -78,19 +81,14 @@ export function transferOutcome(transfer: TransferRecord, payout: PayoutLink | n
 export function amountMismatchOutcome(payment: PaymentRecord, orderId: string | null, at = payment.updatedAt): OutcomeEvent | null {
   if (payment.reportedValueCents == null) return null;
   const type = 'payment.amount_mismatch';
-  return {
-    id: outcomeEventId(type, payment.reference),
-    type,
-    created_at: new Date(at).toISOString(),
-    data: {
-      reference: payment.reference,
-      status: 'amount_mismatch',
-      value: payment.valueCents / 100,
-      reported_value: payment.reportedValueCents / 100,
-      checkout_id: payment.checkoutId,
-      order_id: orderId,
-    },
-  };
+  return envelope(type, payment.reference, at, {
+    reference: payment.reference,
+    status: 'amount_mismatch',
+    value: payment.valueCents / 100,
+    reported_value: payment.reportedValueCents / 100,
+    checkout_id: payment.checkoutId,
+    order_id: orderId,
+  });
 }
 
 /** What the proxy did about a checkout's extra payment (OutcomeEvent `refund`). */
@@ -110,21 +108,16 @@ export function overpaidOutcome(
 ): OutcomeEvent {
   const type = 'checkout.overpaid';
   const references = paid.map((p) => p.reference);
-  return {
-    id: outcomeEventId(type, `${checkout.id}:${references.join(',')}`),
-    type,
-    created_at: new Date(at).toISOString(),
-    data: {
-      reference: references[references.length - 1]!,
-      status: 'overpaid',
-      value: overpaidCents(checkout.valueCents, paid) / 100,
-      checkout_id: checkout.id,
-      order_id: checkout.orderId,
-      references,
-      refund,
-      ...(transferId ? { transfer_id: transferId } : {}),
-    },
-  };
+  return envelope(type, `${checkout.id}:${references.join(',')}`, at, {
+    reference: references[references.length - 1]!,
+    status: 'overpaid',
+    value: overpaidCents(checkout.valueCents, paid) / 100,
+    checkout_id: checkout.id,
+    order_id: checkout.orderId,
+    references,
+    refund,
+    ...(transferId ? { transfer_id: transferId } : {}),
+  });
 }
 
 /** What a checkout's paid payments brought in beyond its value, in cents (0 when paid once). */
@@ -138,21 +131,16 @@ export function overpaidCents(valueCents: number, paid: readonly PaymentRecord[]
  */
 export function refusalOutcome(payout: PayoutRecord, orderId: string | null): OutcomeEvent {
   const type = 'transfer.refused';
-  return {
-    id: outcomeEventId(type, payout.id),
-    type,
-    created_at: new Date(payout.updatedAt).toISOString(),
-    data: {
-      reference: payout.id,
-      status: 'refused',
-      value: payout.valueCents / 100,
-      checkout_id: payout.checkoutId,
-      order_id: orderId,
-      transfer_id: payout.id,
-      transfer_reference: payout.merchantReference,
-      reason: payout.reason ?? 'refused',
-    },
-  };
+  return envelope(type, payout.id, payout.updatedAt, {
+    reference: payout.id,
+    status: 'refused',
+    value: payout.valueCents / 100,
+    checkout_id: payout.checkoutId,
+    order_id: orderId,
+    transfer_id: payout.id,
+    transfer_reference: payout.merchantReference,
+    reason: payout.reason ?? 'refused',
+  });
 }
 
 /**
@@ -164,20 +152,15 @@ export function refusalOutcome(payout: PayoutRecord, orderId: string | null): Ou
 export function disputeOutcome(dispute: DisputeRecord, payment: PaymentRecord, orderId: string | null, ordinal: number): OutcomeEvent {
   const type = 'payment.disputed';
   const recorded = payment.partnerStatus === PARTNER_STATUS.approved ? 'paid' : 'canceled';
-  return {
-    id: outcomeEventId(type, `${payment.reference}#${ordinal}`),
-    type,
-    created_at: new Date(dispute.openedAt).toISOString(),
-    data: {
-      reference: payment.reference,
-      status: 'disputed',
-      value: payment.valueCents / 100,
-      checkout_id: payment.checkoutId,
-      order_id: orderId,
-      recorded_status: recorded,
-      notified_status: dispute.notified === 'approved' ? 'paid' : 'canceled',
-    },
-  };
+  return envelope(type, `${payment.reference}#${ordinal}`, dispute.openedAt, {
+    reference: payment.reference,
+    status: 'disputed',
+    value: payment.valueCents / 100,
+    checkout_id: payment.checkoutId,
+    order_id: orderId,
+    recorded_status: recorded,
+    notified_status: dispute.notified === 'approved' ? 'paid' : 'canceled',
+  });
 }
 
 /**
