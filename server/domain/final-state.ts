@@ -3,6 +3,11 @@
  * (approved or canceled) never changes again: the stores write a status with a compare-and-set
  * (`WHERE not final`), and the write that made the record final is the one, and the only one, that
  * writes its outcome event. A payout takes its transfer's outcome only while it awaits one.
+ *
+ * The compare-and-sets themselves stay in each store's SQL, where they are atomic: a status write
+ * (`payments/`, `payouts/` `{sqlite,postgres}.ts`: `WHERE final = 0` / `WHERE NOT final`), and
+ * attachPayment's (`checkouts/`: the current payment still the one the issuer read, and no payment of
+ * the checkout recorded paid, so a late payment of an old code wins over a new code).
  */
 import type { PayoutState } from '../store/store.ts';
 
