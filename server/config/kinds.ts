@@ -21,18 +21,22 @@ const empty = (raw: string) => raw === '';
 const blank = (raw: string) => raw.trim() === '';
 const never = () => false;
 
-/** A whole number from `min` to `max`; `scale` converts it to the unit it lands in (1000: seconds to ms). */
-export function wholeNumber(min: number, max: number, scale = 1): Kind<number> {
+/** A whole number from `min` to `max` of `unit`; `scale` converts it to the unit it lands in (1000: seconds to ms). */
+export function wholeNumber(min: number, max: number, unit = 'whole number', scale = 1): Kind<number> {
   return {
     schema: z.pipe(
       z.string().check(z.refine((raw) => /^\d+$/.test(raw.trim()) && Number(raw) >= min && Number(raw) <= max, `must be a whole number from ${min} to ${max}`)),
       z.transform((raw) => Number(raw) * scale),
     ),
-    type: `${scale === 1000 ? 'seconds' : 'whole number'}, ${min} to ${max}`,
+    type: `${unit}, ${min} to ${max}`,
     unset: empty,
     show: (value) => String(value / scale),
   };
 }
+
+export const milliseconds = (min: number, max: number) => wholeNumber(min, max, 'milliseconds');
+/** Whole seconds in the variable; `inMs` lands them in milliseconds. */
+export const seconds = (min: number, max: number, inMs = false) => wholeNumber(min, max, 'seconds', inMs ? 1000 : 1);
 
 const TRUE = ['true', '1', 'yes', 'on'];
 const FALSE = ['false', '0', 'no', 'off'];

@@ -48,7 +48,7 @@ const clone = <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T;
  */
 export const DEFAULTS = land(
   entries.filter(([, s]) => s.at !== undefined && s.default !== undefined).map(([, s]) => [s.at!, s.default]),
-  clone(TUNABLES) as Record<string, unknown>,
+  clone(TUNABLES),
 ) as Defaults;
 
 export interface Reading {

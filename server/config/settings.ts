@@ -12,7 +12,7 @@ import { PARTNER_CLIENT_DEFAULTS } from '../partner/client.ts';
 import { SANDBOX_ACCOUNT } from '../partner/sandbox-account.ts';
 import { DEFAULT_STATUS_CODES, formatStatusCodes, parseStatusCodes, type StatusCodes } from '../partner/status-codes.ts';
 import { USER_AGENT_PATTERN } from '../partner/wire.ts';
-import { checked, flag, list, oneOf, reais, text, wholeNumber, type Kind } from './kinds.ts';
+import { checked, flag, list, milliseconds, oneOf, reais, seconds, text, wholeNumber, type Kind } from './kinds.ts';
 
 /** One environment variable. */
 export interface Setting<T = unknown> {
@@ -244,9 +244,9 @@ export const SETTINGS = {
   },
   PIX_EXPIRATION_SECONDS: {
     for: 'proxy',
-    kind: wholeNumber(60, 7 * 24 * 3600),
+    kind: seconds(60, 7 * 24 * 3600),
     default: LIMITS.defaultExpirationSeconds,
-    doc: 'how long each QR code stays payable, in seconds',
+    doc: 'how long each QR code stays payable',
     at: 'expirationSeconds',
     app: true,
   },
@@ -281,7 +281,7 @@ export const SETTINGS = {
   },
   PIX_CLAIM_SECONDS: {
     for: 'proxy',
-    kind: wholeNumber(5, 3600, 1000),
+    kind: seconds(5, 3600, true),
     default: 30_000,
     doc: "with Postgres: how long an instance's claim on a notification or a delivery lasts; an instance that dies leaves its claimed work to the others this long after",
     at: 'cluster.claimMs',
@@ -349,15 +349,15 @@ export const SETTINGS = {
   },
   PIX_RECONCILE_TICK_MS: {
     for: 'proxy',
-    kind: wholeNumber(100, 600_000),
+    kind: milliseconds(100, 600_000),
     default: 5000,
-    doc: 'time between reconciler passes, in milliseconds',
+    doc: 'time between reconciler passes',
     at: 'reconcile.tickMs',
     app: true,
   },
   PIX_RECONCILE_EVERY_S: {
     for: 'proxy',
-    kind: wholeNumber(1, 3600, 1000),
+    kind: seconds(1, 3600, true),
     default: 60_000,
     doc: 'how often an open payment or transfer is asked about',
     at: 'reconcile.everyMs',
@@ -365,7 +365,7 @@ export const SETTINGS = {
   },
   PIX_RECONCILE_NEAR_S: {
     for: 'proxy',
-    kind: wholeNumber(1, 3600, 1000),
+    kind: seconds(1, 3600, true),
     default: 10_000,
     doc: "how often near a payment's expiry and its automatic cancellation",
     at: 'reconcile.nearMs',
@@ -398,7 +398,7 @@ export const SETTINGS = {
   },
   PIX_STALE_AFTER_MS: {
     for: 'proxy',
-    kind: wholeNumber(0, 60_000),
+    kind: milliseconds(0, 60_000),
     default: 2000,
     doc: "a stored unfinished status younger than this is served without asking the partner, while the partner's notifications look late or missing, and near a payment's expiry",
     at: 'staleAfterMs',
@@ -406,7 +406,7 @@ export const SETTINGS = {
   },
   PIX_WATCH_INTERVAL_MS: {
     for: 'proxy',
-    kind: wholeNumber(250, 60_000),
+    kind: milliseconds(250, 60_000),
     default: 2000,
     doc: 'how often a payment with open streams is asked about, on the same terms',
     at: 'watchIntervalMs',
@@ -414,7 +414,7 @@ export const SETTINGS = {
   },
   PIX_WEBHOOK_READ_INTERVAL_MS: {
     for: 'proxy',
-    kind: wholeNumber(250, 60_000),
+    kind: milliseconds(250, 60_000),
     default: 10_000,
     doc: "while the partner's notifications arrive on time, both of the above instead: pending payments are read from the store and the partner asked at most this often ([docs/proxy.md](docs/proxy.md#partner-reads-follow-the-webhooks)); `/ready` shows the pace (`reads`)",
     at: 'partnerReads.trustedMs',
