@@ -57,18 +57,22 @@ export interface Reading {
   problems: string[];
   /** The variables set to a value their kind refused (their default stands in). */
   invalid: Set<SettingName>;
+  /** The variables set (not unset), valid or not. */
+  given: Set<SettingName>;
 }
 
-/** Reads the variables of `group` from `env`: each through its kind, its default when unset. */
-export function readSettings(env: Record<string, string | undefined>, group: Setting['for']): Reading {
+/** Reads the variables of `group` (or those named) from `env`: each through its kind, its default when unset. */
+export function readSettings(env: Record<string, string | undefined>, group: Setting['for'] | readonly SettingName[]): Reading {
   const values: Record<string, unknown> = {};
   const problems: string[] = [];
   const invalid = new Set<SettingName>();
+  const given = new Set<SettingName>();
   for (const [name, setting] of entries) {
-    if (setting.for !== group) continue;
+    if (typeof group === 'string' ? setting.for !== group : !group.includes(name)) continue;
     const raw = env[name];
     values[name] = setting.default;
     if (raw === undefined || setting.kind.unset(raw)) continue;
+    given.add(name);
     const parsed = setting.kind.schema.safeParse(raw, { reportInput: false });
     if (parsed.success) {
       values[name] = parsed.data;
@@ -78,7 +82,7 @@ export function readSettings(env: Record<string, string | undefined>, group: Set
     for (const { message } of parsed.error.issues)
       problems.push(`${name}${message.startsWith(':') ? '' : ' '}${message === 'Invalid input' ? 'is invalid' : message}`);
   }
-  return { values: values as Values, problems, invalid };
+  return { values: values as Values, problems, invalid, given };
 }
 
 /** The values of `group` landed at their paths (`at`). */
