@@ -18,5 +18,6 @@ export {
   type RateLimit,
   type ReconcileSettings,
 } from './proxy-config.ts';
-export { LOG_LEVELS, MIN_API_KEY_LENGTH, SETTINGS, TUNABLES, isDatabaseUrl, type Setting, type SettingName } from './settings.ts';
+export { LOG_LEVELS, MIN_API_KEY_LENGTH, SETTINGS, isDatabaseUrl, type Setting, type SettingName } from './settings.ts';
+export { TUNABLES } from './tunables.ts';
 export type { Kind } from './kinds.ts';

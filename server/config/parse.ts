@@ -4,7 +4,8 @@
  * defaults. The types are inferred from the table, never written again.
  */
 import type { Kind } from './kinds.ts';
-import { SETTINGS, TUNABLES, type Setting, type SettingName } from './settings.ts';
+import { SETTINGS, type Setting, type SettingName } from './settings.ts';
+import { TUNABLES } from './tunables.ts';
 
 type Table = typeof SETTINGS;
 type ValueOf<E> = E extends { kind: Kind<infer T> } ? T : never;

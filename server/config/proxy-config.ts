@@ -8,7 +8,8 @@ import { readFileSync } from 'node:fs';
 import { SANDBOX_ACCOUNT } from '../partner/sandbox-account.ts';
 import type { StatusCodes } from '../partner/status-codes.ts';
 import { DEFAULTS, landValues, readSettings, type AppLanded, type Settings } from './parse.ts';
-import { MIN_API_KEY_LENGTH, TUNABLES } from './settings.ts';
+import { MIN_API_KEY_LENGTH } from './settings.ts';
+import { TUNABLES } from './tunables.ts';
 
 /**
  * The sandbox `npm run sandbox` starts, its published test account, and the API key of sandbox mode.
