@@ -121,8 +121,8 @@ export function createApp(deps: AppDeps): PixApp {
     expirationSeconds: deps.expirationSeconds ?? DEFAULTS.expirationSeconds,
     now,
     log: logger,
-    staleAfterMs: deps.staleAfterMs,
-    watchIntervalMs: deps.watchIntervalMs,
+    staleAfterMs: deps.staleAfterMs ?? DEFAULTS.staleAfterMs,
+    watchIntervalMs: deps.watchIntervalMs ?? DEFAULTS.watchIntervalMs,
     outcomes,
     numbering,
     health,
@@ -139,6 +139,7 @@ export function createApp(deps: AppDeps): PixApp {
     log: logger.child({ component: 'webhooks' }),
     concurrency: DEFAULTS.webhookIntake.concurrency,
     confirmIntervalMs: DEFAULTS.webhookIntake.confirmIntervalMs,
+    retry: DEFAULTS.webhookIntake,
     intakeAuthenticated,
     numbering,
     disputes,
@@ -157,7 +158,9 @@ export function createApp(deps: AppDeps): PixApp {
     disputes,
   });
   const reconciler = new Reconciler({
+    ...DEFAULTS.reconcile,
     ...deps.reconcile,
+    pendingRetentionMs: DEFAULTS.webhookIntake.pendingRetentionMs,
     store,
     payments,
     transfers,
@@ -167,7 +170,7 @@ export function createApp(deps: AppDeps): PixApp {
     log: logger.child({ component: 'reconciler' }),
   });
   const notifier = deps.merchantWebhook
-    ? new MerchantNotifier({ now, ...deps.merchantWebhook, store, log: logger.child({ component: 'merchant-webhook' }) })
+    ? new MerchantNotifier({ now, ...DEFAULTS.merchantWebhook, ...deps.merchantWebhook, store, log: logger.child({ component: 'merchant-webhook' }) })
     : null;
   if (notifier) outcomes.onRecorded(() => notifier.wake());
   checkouts = new CheckoutService({
@@ -255,6 +258,7 @@ export function createApp(deps: AppDeps): PixApp {
       readinessCheck({
         store,
         partner,
+        cacheMs: DEFAULTS.readinessCacheMs,
         upstream: deps.upstream,
         warnings: deps.warnings,
         numbering,

@@ -9,7 +9,6 @@
 import { randomUUID } from 'node:crypto';
 import type { PaymentView } from '../../src/shared/contract.ts';
 import { isFinalStatus, type PaymentStatus } from '../../src/shared/status.ts';
-import { DEFAULTS } from '../config.ts';
 import type { Logger } from '../log.ts';
 import type { PartnerClient, PaymentDetails } from '../partner/client.ts';
 import { PartnerError } from '../partner/errors.ts';
@@ -29,9 +28,9 @@ export interface PaymentServiceOptions {
   now: () => number;
   log: Logger;
   /** A stored, unfinished status younger than this is served without asking the partner. */
-  staleAfterMs?: number;
+  staleAfterMs: number;
   /** How often a watched, unfinished payment is asked about. */
-  watchIntervalMs?: number;
+  watchIntervalMs: number;
   /** Told of each payment that becomes final here (a webhook, the reconciler, a read), after the store has it. */
   outcomes: Outcomes;
   /** What the partner's status codes mean, and whether that can be trusted yet. */
@@ -84,8 +83,8 @@ export class PaymentService {
     private readonly partner: PartnerClient,
     private readonly options: PaymentServiceOptions,
   ) {
-    this.staleAfterMs = options.staleAfterMs ?? DEFAULTS.staleAfterMs;
-    this.watchIntervalMs = options.watchIntervalMs ?? DEFAULTS.watchIntervalMs;
+    this.staleAfterMs = options.staleAfterMs;
+    this.watchIntervalMs = options.watchIntervalMs;
     // Several instances: a change another one recorded (its webhook, its poll) reaches the streams held here at once.
     this.unheard = options.store.cluster?.onChange((change) => void this.heard(change)) ?? (() => {});
   }

@@ -20,7 +20,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../log.ts';
 import { notificationBody, readNotification, type PartnerNotification } from '../partner/notification.ts';
-import { DEFAULTS } from '../config.ts';
 import { LIMITS } from '../../src/shared/limits.ts';
 import type { PaymentRecord, Store } from '../store/store.ts';
 import { recordedOutcome, type DisputeService } from './disputes.ts';
@@ -60,7 +59,7 @@ export interface ProcessorDeps {
   numbering?: StatusNumbering;
   /** Where authenticated words that contradict a final payment go. */
   disputes?: DisputeService;
-  retry?: Partial<RetrySettings>;
+  retry: RetrySettings;
 }
 
 /**
@@ -117,15 +116,7 @@ export class WebhookProcessor {
   private readonly retry: RetrySettings;
 
   constructor(private readonly deps: ProcessorDeps) {
-    const intake = DEFAULTS.webhookIntake;
-    this.retry = {
-      firstRetryMs: intake.firstRetryMs,
-      maxRetryMs: intake.maxRetryMs,
-      plainRetries: intake.plainRetries,
-      retryMarginMs: intake.retryMarginMs,
-      pendingRetentionMs: intake.pendingRetentionMs,
-      ...deps.retry,
-    };
+    this.retry = deps.retry;
   }
 
   /**
