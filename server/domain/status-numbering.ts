@@ -36,7 +36,7 @@
  */
 import { LIMITS } from '../../src/shared/limits.ts';
 import type { Logger } from '../log.ts';
-import type { PartnerStatus } from '../partner/read.ts';
+import type { PartnerStatus } from '../partner/read-fields.ts';
 import { formatStatusCodes, statusMeaning, wordMeaning, type StatusCodes, type StatusMeaning } from '../partner/status-codes.ts';
 import type { TokenStore } from '../partner/token-store.ts';
 

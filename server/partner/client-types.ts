@@ -3,7 +3,8 @@
  * lines, and the typed results of each operation (server/partner/client.ts builds it).
  */
 import type { CreatePartnerPaymentRequest, KeyTransferRequest, NotifyType, SolicitTransferRequest } from './wire.ts';
-import type { Found, PaymentAnswer, TransferAnswer } from './read.ts';
+import type { PaymentAnswer, TransferAnswer } from './read.ts';
+import type { Found } from './read-fields.ts';
 import type { TokenStore } from './token-store.ts';
 
 export interface PartnerClientOptions {
