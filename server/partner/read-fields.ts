@@ -25,7 +25,7 @@ export function at(json: Json, path: string): Json {
 }
 
 /** The first path whose value `accept` takes, with the value it made of it. */
-export function first<T>(json: Json, paths: readonly string[], accept: (value: Json) => T | null): { value: T; at: string } | null {
+export function first<T>(json: Json, paths: readonly string[], accept: (value: Json) => T | null): Read<T> {
   for (const path of paths) {
     const raw = at(json, path);
     if (raw === undefined || raw === null) continue;
@@ -33,6 +33,16 @@ export function first<T>(json: Json, paths: readonly string[], accept: (value: J
     if (value !== null) return { value, at: path };
   }
   return null;
+}
+
+/** What `first` found: the value and its path, or null. */
+export type Read<T> = { value: T; at: string } | null;
+
+/** The value of each read, null for what was not found (the one form every reader answers in). */
+export function valuesOf<R extends Record<string, Read<unknown>>>(reads: R): { [K in keyof R]: NonNullable<R[K]>['value'] | null } {
+  return Object.fromEntries(Object.entries(reads).map(([name, read]) => [name, read?.value ?? null])) as {
+    [K in keyof R]: NonNullable<R[K]>['value'] | null;
+  };
 }
 
 /**

@@ -26,6 +26,7 @@ import {
   text,
   time,
   url,
+  valuesOf,
   type Found,
   type Json,
   type PartnerStatus,
@@ -111,14 +112,7 @@ export function readPayment(json: Json): PaymentAnswer {
   const value = first(json, [...own('value', 'amount'), ...payment('value', 'amount')], readNumber);
   const favoured = first(json, payment('favoured', 'favored'), text);
   return {
-    externalReference: reference?.value ?? null,
-    pixKey: pixKey?.value ?? null,
-    qrCodeUrl: qr?.value ?? null,
-    checkoutUrl: checkout?.value ?? null,
-    createdAt: createdAt?.value ?? null,
-    status: state?.value ?? null,
-    value: value?.value ?? null,
-    favoured: favoured?.value ?? null,
+    ...valuesOf({ externalReference: reference, pixKey, qrCodeUrl: qr, checkoutUrl: checkout, createdAt, status: state, value, favoured }),
     found: {
       external_reference: reference?.at ?? null,
       pix_key: pixKey?.at ?? null,
@@ -173,15 +167,7 @@ export function readTransfer(json: Json): TransferAnswer {
     ['payment', 'deposit', 'pix_deposit'].includes(kind?.value.toLowerCase() ?? '') ||
     first(json, own('pix_deposit', 'pixDeposit'), (v) => (isObject(v) ? v : null)) !== null;
   return {
-    externalReference: reference?.value ?? null,
-    status: state?.value ?? null,
-    value: value?.value ?? null,
-    pixKey: key?.value ?? null,
-    pixKeyType: keyType?.value ?? null,
-    transactionId: transactionId?.value ?? null,
-    end2end: end2end?.value ?? null,
-    createdAt: createdAt?.value ?? null,
-    updatedAt: updatedAt?.value ?? null,
+    ...valuesOf({ externalReference: reference, status: state, value, pixKey: key, pixKeyType: keyType, transactionId, end2end, createdAt, updatedAt }),
     isPayment,
     found: { external_reference: reference?.at ?? null, status: state?.at ?? null, value: value?.at ?? null },
   };
