@@ -18,6 +18,7 @@ import { setMaxListeners } from 'node:events';
 import type { Logger } from '../log.ts';
 import { EVENT_ID_HEADER, SIGNATURE_HEADER, signWebhook } from './signature.ts';
 import type { OutboxEntry, Store } from '../store/store.ts';
+import { runPool } from './worker-pool.ts';
 
 /** Rows claimed at a time per worker in flight: a claim covers what can be sent soon, and each row's is renewed before it is sent. */
 const CLAIMED_PER_WORKER = 4;
@@ -126,14 +127,11 @@ export class MerchantNotifier {
       const claimed = await this.options.store.outbox.claimDue(this.options.now(), batch);
       const due = claimed.filter((e) => !this.inFlight.has(e.id));
       if (due.length === 0) return attempts;
-      let next = 0;
-      const worker = async () => {
-        while (next < due.length && !this.closing.signal.aborted) {
-          await this.deliver(due[next++]!);
-          attempts++;
-        }
+      const deliver = async (entry: OutboxEntry) => {
+        await this.deliver(entry);
+        attempts++;
       };
-      await Promise.all(Array.from({ length: Math.min(this.policy.concurrency, due.length) }, worker));
+      const next = await runPool(due, this.policy.concurrency, deliver, () => this.closing.signal.aborted);
       // Shutting down: what was claimed and not started is due again now, for another instance.
       if (next < due.length) await this.release(due.slice(next));
       // Whatever failed is scheduled later; loop only while more was due than one batch.

@@ -24,6 +24,7 @@ import type { PaymentRecord, ReadSchedule, Store } from '../store/store.ts';
 import type { PaymentService } from './payments.ts';
 import type { TransferService } from './transfers.ts';
 import type { WebhookProcessor } from './webhook-processor.ts';
+import { runPool } from './worker-pool.ts';
 
 /** The partner cancels an unpaid payment this long after it expires (spec 3). */
 export const CANCEL_AFTER_EXPIRY_MS = LIMITS.cancelAfterExpirationSeconds * 1000;
@@ -192,20 +193,16 @@ export class Reconciler {
         }
       }),
     ];
-    let next = 0;
-    const worker = async () => {
-      while (next < tasks.length && !this.stoppedDuringPass()) {
-        const task = tasks[next++]!;
-        report.checked++;
-        try {
-          if (await task()) report.final++;
-        } catch (error) {
-          report.failed++;
-          log.warn({ err: { message: (error as Error).message } }, 'reconciler: the partner did not answer; asking again next pass');
-        }
+    const run = async (task: () => Promise<boolean>) => {
+      report.checked++;
+      try {
+        if (await task()) report.final++;
+      } catch (error) {
+        report.failed++;
+        log.warn({ err: { message: (error as Error).message } }, 'reconciler: the partner did not answer; asking again next pass');
       }
     };
-    await Promise.all(Array.from({ length: Math.min(this.concurrency, tasks.length) }, worker));
+    await runPool(tasks, this.concurrency, run, () => this.stoppedDuringPass());
     await store.markPaymentsChecked(checked, now());
     await store.transfers.markChecked(checkedTransfers, now());
     if (report.checked > 0) log.info(report, 'reconciler pass');
