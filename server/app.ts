@@ -127,7 +127,7 @@ export function createApp(deps: AppDeps): PixApp {
     numbering,
     health,
   });
-  repace = () => payments.repace();
+  repace = () => payments.rescheduleWatches();
   const transfers = new TransferService({ store, partner, outcomes, now, numbering, log: logger.child({ component: 'transfers' }) });
   const intakeAuthenticated = Boolean(deps.webhooks?.secretPath) || (deps.webhooks?.sourceIps?.length ?? 0) > 0;
   const disputes = new DisputeService({ store, now, outcomes, log: logger.child({ component: 'disputes' }) });
