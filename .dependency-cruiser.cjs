@@ -2,7 +2,7 @@
  * The house's layering, checked by `npm run lint` (dependency-cruiser): a wrong import fails the
  * build. The rooms are described in the README's layout section.
  */
-const SERVER_ROOT_COMPOSITION = '^server/(app|proxy|main|dev-stack|sandbox-mode|index)\\.ts$';
+const SERVER_ROOT_COMPOSITION = '^server/(app|services|proxy|main|dev-stack|sandbox-mode|index)\\.ts$';
 
 module.exports = {
   forbidden: [
@@ -62,6 +62,13 @@ module.exports = {
       comment: 'Routes take their services; they never build the app or reach the store directly or the sandbox.',
       from: { path: '^server/routes/' },
       to: { path: [`^server/(cli|sandbox|store/sqlite|store/postgres)/`, SERVER_ROOT_COMPOSITION] },
+    },
+    {
+      name: 'routes-do-not-import-store',
+      severity: 'error',
+      comment: 'Routes speak HTTP to domain services: what they need of the store (the webhook intake, a payment) sits behind a service.',
+      from: { path: '^server/routes/' },
+      to: { path: '^server/store/' },
     },
     {
       name: 'config-is-a-leaf',
