@@ -12,36 +12,20 @@
  * - view.ts: the browser's view of a record and its JSON bytes, from one ordered field list.
  */
 import type { PaymentView } from '../../src/shared/contract.ts';
-import type { Logger } from '../log.ts';
 import type { PartnerClient } from '../partner/client.ts';
-import type { PaymentRecord, Store } from '../store/store.ts';
-import type { Outcomes } from './outcomes.ts';
+import type { PaymentRecord } from '../store/store.ts';
 import { PaymentIssuer, type IssueInput } from './payments/issue.ts';
-import { PaymentReads, type Source } from './payments/reads.ts';
+import { PaymentReads, type PaymentReadsOptions, type Source } from './payments/reads.ts';
 import { PaymentViews } from './payments/view.ts';
 import { PaymentWatches, type Listener } from './payments/watches.ts';
 import { Signal } from './signal.ts';
-import type { StatusNumbering } from './status-numbering.ts';
-import type { WebhookHealth } from './webhook-health.ts';
 
 export type { IssueInput } from './payments/issue.ts';
 
-export interface PaymentServiceOptions {
-  store: Store;
+/** The reads' options (store, clock, log, freshness, outcomes, numbering, health), and how long a code stays payable. */
+export interface PaymentServiceOptions extends Omit<PaymentReadsOptions, 'finals'> {
   /** Seconds each QR code stays payable; sent to the partner and stored as `expires_at`. */
   expirationSeconds: number;
-  now: () => number;
-  log: Logger;
-  /** A stored, unfinished status younger than this is served without asking the partner. */
-  staleAfterMs: number;
-  /** How often a watched, unfinished payment is asked about. */
-  watchIntervalMs: number;
-  /** Told of each payment that becomes final here (a webhook, the reconciler, a read), after the store has it. */
-  outcomes: Outcomes;
-  /** What the partner's status codes mean, and whether that can be trusted yet. */
-  numbering: StatusNumbering;
-  /** Whether the partner's notifications arrive on time: then pending payments are asked about less often. */
-  health?: WebhookHealth;
 }
 
 export class PaymentService {
