@@ -1,5 +1,5 @@
 /**
- * What cluster.test.ts puts around several proxy instances: each instance a child process
+ * What stack/cluster.test.ts puts around several proxy instances: each instance a child process
  * (`node --import tsx server/main.ts`) that can be SIGKILLed and started again on its port; a small
  * round-robin front (the load balancer) that skips an instance refusing connections and pipes
  * streams; the merchant's webhook receiver, which checks signatures and counts duplicates by event
