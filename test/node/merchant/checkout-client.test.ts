@@ -10,11 +10,11 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { errorBody } from '../../../src/shared/errors.ts';
-import { CheckoutId, PaymentView } from '../../../src/shared/contract.ts';
+import { CheckoutId } from '../../../src/shared/contract.ts';
 import { startDevStack, type DevStack } from '../../../server/dev-stack.ts';
 import { createLogger } from '../../../server/log.ts';
 import { CheckoutApiError, createCheckoutClient, type CheckoutClient } from '../../../server/merchant/checkout-client.ts';
-import { stackControl, waitFor } from '../../support/checks.ts';
+import { paidCheckout } from '../../support/checks.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 /** Ana Aprovada (server/sandbox/customers.ts): her bank approves. */
@@ -42,15 +42,6 @@ async function apiError(promise: Promise<unknown>): Promise<CheckoutApiError> {
     return error;
   }
   assert.fail('expected a CheckoutApiError');
-}
-
-/** A checkout paid in the sandbox, as a customer would pay it, and known paid to the proxy. */
-async function paidCheckout(value: number): Promise<string> {
-  const checkout = await client.checkouts.create({ value, order_id: newOrder() });
-  const payment = PaymentView.parse(await (await fetch(`${stack.apiUrl}/checkouts/${checkout.checkout_id}/payment`, { method: 'POST' })).json());
-  await stackControl(stack, 'POST', `/payments/${encodeURIComponent(payment.reference)}/pay`);
-  await waitFor('the checkout paid', async () => (await client.checkouts.retrieve(checkout.checkout_id)).status === 'paid');
-  return checkout.checkout_id;
 }
 
 type Plan = 'forward' | 'drop-before' | 'drop-after' | 'hang' | { status: number; body: string };
@@ -119,7 +110,7 @@ describe('checkouts', () => {
   });
 
   test('retrieve follows the checkout to paid, with its payment', async () => {
-    const id = await paidCheckout(15.5);
+    const id = await paidCheckout(stack, 15.5);
     const view = await client.checkouts.retrieve(id);
     assert.equal(view.status, 'paid');
     assert.equal(view.payment?.status, 'paid');
@@ -274,7 +265,7 @@ describe('transfers', () => {
 
 describe('refunds', () => {
   test('part of a paid checkout: a transfer naming it, listed on the checkout; more than is left: 409 refund_exceeds_paid', async () => {
-    const id = await paidCheckout(30);
+    const id = await paidCheckout(stack, 30);
     const refund = await client.refunds.create(id, { value: 10, pix_key: ANA.email });
     assert.deepEqual([refund.checkout_id, refund.value, refund.status, refund.pix_key], [id, 10, 'pending', 'a***@cliente.example']);
     const checkout = await client.checkouts.retrieve(id);
@@ -321,7 +312,7 @@ describe('faults: retries only what is safe to send again', () => {
   });
 
   test('a refund whose connection drops before it reaches the proxy: sent again with its given key', async () => {
-    const id = await paidCheckout(8);
+    const id = await paidCheckout(stack, 8);
     const front = await startFront((n) => (n === 1 ? 'drop-before' : 'forward'));
     try {
       const through = createCheckoutClient({ url: front.url, apiKey: stack.apiKey });

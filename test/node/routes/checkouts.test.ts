@@ -21,7 +21,7 @@ import { paymentOutcome } from '../../../server/domain/outcomes.ts';
 import { startSandbox } from '../../../server/sandbox/server.ts';
 import { DEFAULT_ACCOUNT } from '../../../server/sandbox/state.ts';
 import { SANDBOX_DIALECTS } from '../../../server/sandbox/dialects.ts';
-import { verifyStatusCodes, waitFor } from '../../support/checks.ts';
+import { expectError, verifyStatusCodes, waitFor } from '../../support/checks.ts';
 
 const HOUR = 3600 * 1000;
 let stack: DevStack;
@@ -66,14 +66,6 @@ async function newCheckout(on: DevStack = stack, extra: Record<string, unknown> 
 }
 
 const payFor = (on: DevStack, id: string) => browser(on, 'POST', `/checkouts/${id}/payment`);
-
-function expectError(result: { res: Response; json: unknown }, status: number, code: string): ErrorBody['error'] {
-  assert.equal(result.res.status, status, JSON.stringify(result.json));
-  const body = ErrorBody.parse(result.json);
-  assert.equal(body.error.code, code);
-  assert.ok(body.error.message.length > 0);
-  return body.error;
-}
 
 describe('creating a checkout (merchant server, API key)', () => {
   test('201 with an opaque id, status open and the renewals left; no customer data echoed', async () => {

@@ -11,6 +11,7 @@ import { startDevStack, type DevStack } from '../../../server/dev-stack.ts';
 import { createLogger } from '../../../server/log.ts';
 import { DEFAULTS } from '../../../server/config.ts';
 import { DEFAULT_ACCOUNT } from '../../../server/sandbox/state.ts';
+import { expectError } from '../../support/checks.ts';
 
 let stack: DevStack;
 const seen: string[] = [];
@@ -34,14 +35,6 @@ async function call(method: string, path: string, init: { body?: string; type?: 
 
 async function create(body: unknown) {
   return call('POST', '/payments', { body: JSON.stringify(body) });
-}
-
-function expectError(result: { res: Response; json: unknown }, status: number, code: string) {
-  assert.equal(result.res.status, status);
-  const body = ErrorBody.parse(result.json);
-  assert.equal(body.error.code, code);
-  assert.ok(body.error.message.length > 0);
-  return body.error;
 }
 
 describe('creating a payment', () => {

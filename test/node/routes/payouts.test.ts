@@ -7,13 +7,12 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { CheckoutView, OutcomeEvent } from '../../../src/shared/contract.ts';
-import { ErrorBody } from '../../../src/shared/errors.ts';
 import { IDEMPOTENCY_HEADER, TransferList, TransferView, maskPixKey } from '../../../src/shared/payouts.ts';
 import { startDevStack, type DevStack } from '../../../server/dev-stack.ts';
 import { createLogger } from '../../../server/log.ts';
 import { verifyWebhookSignature, SIGNATURE_HEADER } from '../../../server/domain/signature.ts';
 import { newTransferId } from '../../../server/domain/payouts.ts';
-import { stackControl, verifyStatusCodes, waitFor } from '../../support/checks.ts';
+import { expectError, paidCheckout, stackControl, verifyStatusCodes, waitFor } from '../../support/checks.ts';
 import { startReceiver, type Receiver } from '../../support/sandbox-harness.ts';
 
 const ANA = { document: '123.456.789-09', email: 'ana@cliente.example', cpf: '123.456.789-09', phone: '+55 (11) 98765-4321' };
@@ -59,29 +58,6 @@ const post = (path: string, body: unknown, key: string | null = randomUUID()) =>
 function view(result: { status: number; json: unknown }, status: number): TransferView {
   assert.equal(result.status, status, JSON.stringify(result.json));
   return TransferView.parse(result.json);
-}
-
-function expectError(result: { status: number; json: unknown }, status: number, code: string) {
-  assert.equal(result.status, status, JSON.stringify(result.json));
-  const body = ErrorBody.parse(result.json);
-  assert.equal(body.error.code, code);
-  assert.ok(body.error.message.length > 0, 'body.error.message.length > 0');
-  return body.error;
-}
-
-/** A checkout paid in the sandbox, as a customer would, and known paid to the proxy. */
-async function paidCheckout(value: number): Promise<string> {
-  const created = await api('POST', '/checkouts', { value, order_id: `refund-${process.pid}-${++orders}` });
-  assert.equal(created.status, 201, created.text);
-  const id = CheckoutView.parse(created.json).checkout_id;
-  const payment = await fetch(`${stack.apiUrl}/checkouts/${id}/payment`, { method: 'POST' });
-  const { reference } = (await payment.json()) as { reference: string };
-  await stackControl(stack, 'POST', `/payments/${encodeURIComponent(reference)}/pay`);
-  await waitFor('the checkout paid', async () => {
-    const read = await api('GET', `/checkouts/${id}`);
-    return CheckoutView.parse(read.json).status === 'paid';
-  });
-  return id;
 }
 
 const events = (type: string) => receiver.received.filter((r) => (r.body as OutcomeEvent | undefined)?.type === type).map((r) => r.body as OutcomeEvent);
@@ -228,7 +204,7 @@ describe('payouts: POST /transfers', () => {
 
 describe('the partner tells the outcome before the create answers', () => {
   test('the merchant event of a refund names the transfer, its checkout and order (linked by our transaction_id)', async () => {
-    const checkoutId = await paidCheckout(7);
+    const checkoutId = await paidCheckout(stack, 7, 'refund');
     const order = CheckoutView.parse((await api('GET', `/checkouts/${checkoutId}`)).json).order_id;
     const path = '/api/v3.1/wallet/partner/pix-key/transfer';
     // The partner acts at once but its answer is held: meanwhile the bank approves and the notification comes.
@@ -416,7 +392,7 @@ describe('refunds: POST /checkouts/:id/refunds', () => {
   });
 
   test('part, then the rest (no value), then nothing is left: 409; the checkout lists its refunds; the merchant is told', async () => {
-    const id = await paidCheckout(30);
+    const id = await paidCheckout(stack, 30, 'refund');
     const part = view(await post(`/checkouts/${id}/refunds`, { value: 10, pix_key: ANA.email }), 201);
     assert.equal(part.checkout_id, id);
     assert.equal(part.status, 'pending');
@@ -439,13 +415,13 @@ describe('refunds: POST /checkouts/:id/refunds', () => {
   });
 
   test('more than was paid: 409 naming what is left', async () => {
-    const id = await paidCheckout(10);
+    const id = await paidCheckout(stack, 10, 'refund');
     const error = expectError(await post(`/checkouts/${id}/refunds`, { value: 10.01, pix_key: ANA.email }), 409, 'refund_exceeds_paid');
     assert.match(error.message, /10[.,]00/);
   });
 
   test('concurrent refunds that would exceed the paid value: only those that fit succeed', async () => {
-    const id = await paidCheckout(100);
+    const id = await paidCheckout(stack, 100, 'refund');
     const before = stack.sandbox.state.transfers.size;
     const results = await Promise.all(Array.from({ length: 7 }, () => post(`/checkouts/${id}/refunds`, { value: 30, pix_key: ANA.email })));
     const statuses = results.map((r) => r.status).sort();
@@ -456,7 +432,7 @@ describe('refunds: POST /checkouts/:id/refunds', () => {
   });
 
   test('a refused or canceled refund gives its value back; an unknown one does not', async () => {
-    const id = await paidCheckout(20);
+    const id = await paidCheckout(stack, 20, 'refund');
     const refused = view(await post(`/checkouts/${id}/refunds`, { value: 20, pix_key: DIEGO.email }), 201);
     assert.equal(refused.status, 'refused');
     const canceled = view(await post(`/checkouts/${id}/refunds`, { value: 20, pix_key: ELISA.email }), 201);
@@ -470,7 +446,7 @@ describe('refunds: POST /checkouts/:id/refunds', () => {
   });
 
   test('the same key for a refund and a payout: 409, not a second transfer', async () => {
-    const id = await paidCheckout(5);
+    const id = await paidCheckout(stack, 5, 'refund');
     const key = randomUUID();
     view(await post(`/checkouts/${id}/refunds`, { value: 1, pix_key: ANA.email }, key), 201);
     expectError(await post('/transfers', { value: 1, pix_key: ANA.email }, key), 409, 'idempotency_key_reused');

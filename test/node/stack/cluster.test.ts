@@ -29,6 +29,7 @@ import { startSandbox, type RunningSandbox } from '../../../server/sandbox/serve
 import { DEFAULT_ACCOUNT } from '../../../server/sandbox/state.ts';
 import {
   killAll,
+  proxyEnv,
   proxyInstance,
   sandboxControl,
   sleep,
@@ -79,18 +80,9 @@ before(async () => {
   databaseUrl = await postgres.createDatabase();
   writeFileSync(join(dir, 'ca.pem'), sandbox.ca);
   const env = {
-    PATH: process.env.PATH,
-    HOME: process.env.HOME,
-    PIX_BASE_URL: sandbox.url,
-    PIX_EMAIL: DEFAULT_ACCOUNT.email,
-    PIX_ACCESS_KEY: DEFAULT_ACCOUNT.accessKey,
-    PIX_USER_AGENT: USER_AGENT,
-    PIX_CA_FILE: join(dir, 'ca.pem'),
-    PIX_TOKEN_FILE: join(dir, 'token.json'),
-    PIX_API_KEY: API_KEY,
+    ...proxyEnv(sandbox.url, dir, USER_AGENT, API_KEY),
     PIX_DATABASE_URL: databaseUrl,
     PIX_CLAIM_SECONDS: '5',
-    PIX_DATA_DIR: join(dir, 'data'),
     PIX_RATE_LIMIT_CREATE: '0',
     PIX_RATE_LIMIT_STATUS: '0',
     PIX_RATE_LIMIT_WEBHOOK: '0',

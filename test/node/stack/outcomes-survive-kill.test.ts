@@ -17,10 +17,10 @@ import { after, before, test } from 'node:test';
 import Database from 'libsql';
 import { createClock } from '../../../server/sandbox/clock.ts';
 import { startSandbox, type RunningSandbox } from '../../../server/sandbox/server.ts';
-import { DEFAULT_ACCOUNT } from '../../../server/sandbox/state.ts';
 import { verifyWebhookSignature } from '../../../server/domain/signature.ts';
 import { DB_FILE_NAME } from '../../../server/store/sqlite/sqlite-store.ts';
 import { createPartnerClient } from '../../../server/partner/client.ts';
+import { proxyEnv } from '../../support/cluster-harness.ts';
 import { freePort } from '../../support/ports.ts';
 
 const OUTCOMES = 500;
@@ -80,16 +80,7 @@ test('a burst of 500 outcomes while the proxy is SIGKILLed and restarted: every 
   const port = await freePort();
   const origin = `http://127.0.0.1:${port}`;
   const env = {
-    PATH: process.env.PATH,
-    HOME: process.env.HOME,
-    PIX_BASE_URL: sandbox.url,
-    PIX_EMAIL: DEFAULT_ACCOUNT.email,
-    PIX_ACCESS_KEY: DEFAULT_ACCOUNT.accessKey,
-    PIX_USER_AGENT: 'Kill Test (dev@loja.example)',
-    PIX_CA_FILE: join(dir, 'ca.pem'),
-    PIX_TOKEN_FILE: join(dir, 'token.json'),
-    PIX_API_KEY: 'kill-test-api-key-0123456789abcdef0123456789',
-    PIX_DATA_DIR: join(dir, 'data'),
+    ...proxyEnv(sandbox.url, dir, 'Kill Test (dev@loja.example)', 'kill-test-api-key-0123456789abcdef0123456789'),
     PORT: String(port),
     PIX_OPEN_AMOUNT: 'true',
     PIX_RATE_LIMIT_CREATE: '0',

@@ -16,8 +16,9 @@ import { amountMismatchOutcome, disputeOutcome, overpaidOutcome, paymentOutcome,
 import { PARTNER_STATUS } from '../../../server/partner/wire.ts';
 import { openStore, type StoreOptions } from '../../../server/store/open.ts';
 import { DB_FILE_NAME } from '../../../server/store/sqlite/sqlite-store.ts';
-import { StoreError, type CheckoutRecord, type PaymentRecord, type PayoutRecord, type Store, type StoreChange } from '../../../server/store/store.ts';
+import { StoreError, type PaymentRecord, type Store, type StoreChange } from '../../../server/store/store.ts';
 import { waitFor } from '../../support/checks.ts';
+import { checkoutRecord as checkout, paymentRecord, payoutRecord as payout, transferRecord as transfer } from '../../support/records.ts';
 import { startPostgres, type RunningPostgres } from '../../support/postgres.ts';
 
 /** A store call that never answers fails its test instead of hanging the file. */
@@ -109,58 +110,8 @@ async function sql<R extends pg.QueryResultRow>(store: Store, text: string, valu
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-const checkout = (over: Partial<CheckoutRecord> = {}): CheckoutRecord => ({
-  id: 'co_AAAAAAAAAAAAAAAAAAAAAAAA',
-  orderId: 'order-1',
-  valueCents: 4990,
-  description: 'Loja',
-  name: 'Maria',
-  document: '52998224725',
-  callback: null,
-  paymentReference: null,
-  renewalsUsed: 0,
-  createdAt: 1_000,
-  ...over,
-});
-
-const payment = (over: Partial<PaymentRecord> = {}): PaymentRecord => ({
-  reference: 'ref1',
-  checkoutId: null,
-  valueCents: 4990,
-  description: null,
-  partnerStatus: PENDING,
-  brcode: '000201...',
-  qrCodeUrl: 'https://x/qr',
-  checkoutUrl: 'https://x/c',
-  createdAt: 1_000,
-  expiresAt: 3_601_000,
-  transactionId: 'tx-1',
-  updatedAt: 1_000,
-  final: false,
-  ...over,
-});
-
-const payout = (over: Partial<PayoutRecord> = {}): PayoutRecord => ({
-  id: 'tr_AAAAAAAAAAAAAAAAAAAAAAAA',
-  idempotencyKey: 'key-1',
-  requestHash: 'hash-1',
-  kind: 'key',
-  checkoutId: null,
-  valueCents: 1000,
-  pixKey: 'ana@cliente.example',
-  pixKeyType: 'EMAIL',
-  customerDocument: '12345678909',
-  merchantReference: 'seller-1',
-  transactionId: 'ptx-1',
-  state: 'sending',
-  reference: null,
-  reason: null,
-  reasonMessage: null,
-  createdAt: 1_000,
-  updatedAt: 1_000,
-  ...over,
-});
-const transfer = (reference: string, at = 2_000) => ({ reference, partnerStatus: PENDING, final: false, valueCents: 1000, createdAt: at, updatedAt: at });
+/** The store suite's payment: a whole checkout's R$ 49,90, created at 1 s. */
+const payment = (over: Partial<PaymentRecord> = {}): PaymentRecord => paymentRecord('ref1', 1_000, { valueCents: 4990, transactionId: 'tx-1', ...over });
 
 /** `tr_` and 24 characters, unique per tag and number. */
 const payoutId = (tag: string, n: number) => `tr_${tag}${String(n).padStart(24 - tag.length, '0')}`;
