@@ -103,6 +103,8 @@ function received(r: Receiver, reference: string, referenceOf: (body: any) => un
 
 const createBody = { value: 10.5, tenant_id: tenantId, transaction_id: 'pedido-1' };
 const transferBody = { value: 12, pix_key: ana.keys.EMAIL, transaction_id: 'saque-1' };
+/** Bruno's KYC is pending: the partner refuses a transfer for him up front. */
+const refusedTransferBody = { customer_document: bruno.document, value: 12, pix_key: bruno.keys.EMAIL, pix_key_type: 'EMAIL' };
 const recordUrls = (c: Client, reference: string) => ({
   qr_code_url: `${c.sandbox.url}/qr/${reference}.svg`,
   checkout: `${c.sandbox.url}/checkout/${reference}`,
@@ -183,12 +185,7 @@ describe('default: what ASSUMPTIONS.md lists (the other suites test it whole)', 
     const invalid = await c.api('POST', PARTNER_PATHS.transferToKey, { ...transferBody, value: 0.1 });
     assert.equal(invalid.status, 422);
     assert.deepEqual(invalid.json, { message: 'The given data was invalid.', errors: { value: ['value must be at least 0.20'] }, reason: 'invalid_data' });
-    const refused = await c.api('POST', PARTNER_PATHS.solicitTransferForCustomer, {
-      customer_document: bruno.document,
-      value: 12,
-      pix_key: bruno.keys.EMAIL,
-      pix_key_type: 'EMAIL',
-    });
+    const refused = await c.api('POST', PARTNER_PATHS.solicitTransferForCustomer, refusedTransferBody);
     assert.equal(refused.status, 403);
     assert.deepEqual(refused.json, { message: "The customer's KYC is pending, not approved.", reason: 'kyc_not_approved' });
   });
@@ -394,12 +391,7 @@ describe('numbered: 0 pending, 1 approved, 2 canceled; top-level token and tenan
     const invalid = await c.api('POST', PARTNER_PATHS.createPayment, { ...createBody, value: 0.1 });
     assert.equal(invalid.status, 422);
     assert.deepEqual(invalid.json, { errors: [{ field: 'value', message: 'must be at least 0.20' }], reason: 'invalid_data' });
-    const refused = await c.api('POST', PARTNER_PATHS.solicitTransferForCustomer, {
-      customer_document: bruno.document,
-      value: 12,
-      pix_key: bruno.keys.EMAIL,
-      pix_key_type: 'EMAIL',
-    });
+    const refused = await c.api('POST', PARTNER_PATHS.solicitTransferForCustomer, refusedTransferBody);
     assert.equal(refused.status, 403);
     assert.deepEqual(refused.json, { detail: "The customer's KYC is pending, not approved.", reason: 'kyc_not_approved' });
     const unauthenticated = await c.api('GET', PARTNER_PATHS.getTenant, undefined, false);
