@@ -2,7 +2,7 @@
  * The house's layering, checked by `npm run lint` (dependency-cruiser): a wrong import fails the
  * build. The rooms are described in the README's layout section.
  */
-const SERVER_ROOT_COMPOSITION = '^server/(app|proxy|main|dev-stack|sandbox-mode|index)\\.ts$';
+const SERVER_ROOT_COMPOSITION = '^server/(app|services|proxy|main|dev-stack|sandbox-mode|index)\\.ts$';
 
 module.exports = {
   forbidden: [
@@ -29,6 +29,13 @@ module.exports = {
       to: { path: [`^server/(http|routes|cli|sandbox|store/sqlite|store/postgres)/`, SERVER_ROOT_COMPOSITION] },
     },
     {
+      name: 'domain-does-not-read-config',
+      severity: 'error',
+      comment: 'Settings are resolved once, by the composition: the domain takes its numbers as options and never reads the configuration.',
+      from: { path: '^server/domain/' },
+      to: { path: '^server/config(\\.ts$|/)' },
+    },
+    {
       name: 'store-builds-nothing',
       severity: 'error',
       comment: 'The store persists what it is given: no domain, HTTP or composition; of the partner room, only the token store type.',
@@ -40,7 +47,7 @@ module.exports = {
       severity: 'error',
       comment: 'The partner client speaks the wire format and knows nothing of the proxy.',
       from: { path: '^server/partner/' },
-      to: { path: [`^server/(domain|http|routes|cli|sandbox|store)/`, '^server/config\\.ts$', SERVER_ROOT_COMPOSITION] },
+      to: { path: [`^server/(domain|http|routes|cli|sandbox|store)/`, '^server/config(\\.ts$|/)', SERVER_ROOT_COMPOSITION] },
     },
     {
       name: 'http-below-routes',
@@ -57,12 +64,19 @@ module.exports = {
       to: { path: [`^server/(cli|sandbox|store/sqlite|store/postgres)/`, SERVER_ROOT_COMPOSITION] },
     },
     {
+      name: 'routes-do-not-import-store',
+      severity: 'error',
+      comment: 'Routes speak HTTP to domain services: what they need of the store (the webhook intake, a payment) sits behind a service.',
+      from: { path: '^server/routes/' },
+      to: { path: '^server/store/' },
+    },
+    {
       name: 'config-is-a-leaf',
       severity: 'error',
       comment:
         "Settings import only the shared rules, the partner wire format they validate against, the status numbering they parse, and the partner client's defaults.",
-      from: { path: '^server/config\\.ts$' },
-      to: { path: '^server/(?!config\\.ts|partner/(wire|sandbox-account|client|errors|http|token-store|read|status-codes)\\.ts)' },
+      from: { path: '^server/config(\\.ts$|/)' },
+      to: { path: '^server/(?!config\\.ts|config/|partner/(wire|sandbox-account|client|errors|http|token-store|read|status-codes)\\.ts)' },
     },
     {
       name: 'sandbox-stands-alone',

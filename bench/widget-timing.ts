@@ -29,7 +29,7 @@ const p50 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length
 const fmt = (xs: number[]) => `p50 ${p50(xs).toFixed(0)} ms  (min ${Math.min(...xs).toFixed(0)}, max ${Math.max(...xs).toFixed(0)}, n=${xs.length})`;
 
 /**
- * connected -> QR painted, cut at the element's marks (src/pix-checkout.ts): each phase runs from the
+ * connected -> QR painted, cut at the element's marks (markOnce, src/marks.ts): each phase runs from the
  * previous mark to its own. `script` is before connected: navigation start -> element connected
  * (HTML, the bundle's fetch, parse and evaluation, the element's upgrade).
  */

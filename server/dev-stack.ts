@@ -12,7 +12,7 @@ import type { AddressInfo } from 'node:net';
 import type { Hono } from 'hono';
 import { LIMITS } from '../src/shared/limits.ts';
 import type { PixApp, PixRuntime } from './app.ts';
-import { DEFAULTS, proxyConfig, type AppSettings, type ProxyConfig } from './config.ts';
+import { ConfigError, DEFAULTS, proxyConfig, readSettings, type AppSettings, type ProxyConfig } from './config.ts';
 import type { OutcomeEvent } from './domain/outcomes.ts';
 import { closeServer } from './http/close-server.ts';
 import { createNodeServer, nodeListener } from './http/node-listener.ts';
@@ -80,6 +80,13 @@ export interface DevStack {
   close(): Promise<void>;
 }
 
+/** The dev stack's own logs: at PIX_LOG_LEVEL when it is set (read as the proxy reads it), else only warnings. */
+function logLevel(): ProxyConfig['logLevel'] {
+  const { values, problems, given } = readSettings(process.env, ['PIX_LOG_LEVEL']);
+  if (problems.length > 0) throw new ConfigError(problems);
+  return given.has('PIX_LOG_LEVEL') ? values.PIX_LOG_LEVEL : 'warn';
+}
+
 export async function startDevStack(options: DevStackOptions = {}): Promise<DevStack> {
   const {
     port,
@@ -99,7 +106,7 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
     ...settings
   } = options;
   if (dialect !== undefined && sandbox) throw new TypeError('startDevStack: give `dialect` or `sandbox`, not both (a sandbox handed in keeps its dialect)');
-  const logger = given ?? createLogger({ level: (process.env.PIX_LOG_LEVEL as 'info' | undefined) ?? 'warn' });
+  const logger = given ?? createLogger({ level: logLevel() });
 
   // Listening before the proxy is built tells its URL to what needs it (a merchant webhook `path`);
   // the app is attached below with no await in between, so no request can come first.
@@ -121,7 +128,7 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
     merchantWebhook:
       merchantWebhook && 'path' in merchantWebhook ? (({ path, ...rest }) => ({ ...rest, url: new URL(path, url).href }))(merchantWebhook) : merchantWebhook,
     partner: { ...base.partner, timeoutMs: partnerTimeoutMs ?? base.partner.timeoutMs },
-    database: databaseUrl ? { url: databaseUrl, poolSize: DEFAULTS.cluster.poolSize, claimMs: claimMs ?? DEFAULTS.cluster.claimMs } : undefined,
+    database: databaseUrl ? { url: databaseUrl, poolSize: base.cluster.poolSize, claimMs: claimMs ?? base.cluster.claimMs } : undefined,
   };
   // A dialect needs the stack's own sandbox, started here and closed with the stack.
   let own: RunningSandbox | undefined;
@@ -146,7 +153,8 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
   server.on('request', nodeListener(proxy.app.fetch, proxy.app.pix.fastPath));
   running.setPublicUrl(`${url}/sandbox`);
 
-  const webhookUrl = `${url}${config.basePath ?? '/api'}${WEBHOOK_PATH}${config.webhooks.secretPath ? `/${config.webhooks.secretPath}` : ''}`;
+  const apiUrl = `${url}${config.basePath ?? DEFAULTS.basePath}`;
+  const webhookUrl = `${apiUrl}${WEBHOOK_PATH}${config.webhooks.secretPath ? `/${config.webhooks.secretPath}` : ''}`;
   if (registerWebhook !== false) {
     const notifyType = typeof registerWebhook === 'object' ? registerWebhook.notifyType : undefined;
     try {
@@ -160,7 +168,7 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
 
   return {
     url,
-    apiUrl: `${url}${config.basePath ?? '/api'}`,
+    apiUrl,
     sandbox: running,
     partner: proxy.partner,
     store: proxy.store,

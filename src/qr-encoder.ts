@@ -3,7 +3,7 @@
  * correction level M, the smallest version 1 to 40 that holds it. It replaces npm `qrcode` in the
  * widget's bundle and draws, for every input, the same symbol as `qrcode`'s `create([{ data, mode:
  * 'byte' }], { errorCorrectionLevel: 'M' })`, mask choice included (its penalty rules N1 to N4, as
- * it computes them; test/node/qr-encoder.test.ts compares the two module by module).
+ * it computes them; test/node/widget/qr-encoder.test.ts compares the two module by module).
  */
 
 /** A QR symbol: `size` modules a side; `get` says whether a module is dark. */
@@ -69,6 +69,26 @@ const maskBits = (i: number, j: number): number => {
   );
 };
 
+/** N1 and N3 along one line: `n` modules from `at`, `step` apart (1: a row, n: a column). */
+function linePenalty(m: Uint8Array, n: number, at: number, step: number): number {
+  let points = 0;
+  let run = 0;
+  let last = -1;
+  let bits = 0;
+  for (let b = 0; b < n; b++, at += step) {
+    const v = m[at]!;
+    if (v === last) run++;
+    else {
+      if (run >= 5) points += run - 2;
+      last = v;
+      run = 1;
+    }
+    bits = ((bits << 1) & 0x7ff) | v;
+    if (b >= 10 && (bits === 0x5d0 || bits === 0x05d)) points += 40;
+  }
+  return run >= 5 ? points + run - 2 : points;
+}
+
 /**
  * The mask penalty, rule for rule as `qrcode` scores it (so both pick the same mask): N1 runs of 5+
  * in a line, N2 2x2 blocks, N3 the finder-like 1:1:3:1:1 with 4 light on one side (inside the
@@ -77,43 +97,12 @@ const maskBits = (i: number, j: number): number => {
 function penalty(m: Uint8Array, n: number): number {
   let points = 0;
   let dark = 0;
-  // Rows (N1, N3), with N2's blocks and N4's dark count.
-  for (let a = 0, row = 0; a < n; a++, row += n) {
-    let run = 0;
-    let last = -1;
-    let bits = 0;
-    for (let b = 0; b < n; b++) {
-      const v = m[row + b]!;
-      if (v === last) run++;
-      else {
-        if (run >= 5) points += run - 2;
-        last = v;
-        run = 1;
-      }
-      bits = ((bits << 1) & 0x7ff) | v;
-      if (b >= 10 && (bits === 0x5d0 || bits === 0x05d)) points += 40;
-      dark += v;
-      if (a && b && v === m[row - n + b] && v === m[row + b - 1] && v === m[row - n + b - 1]) points += 3;
-    }
-    if (run >= 5) points += run - 2;
-  }
-  // Columns (N1, N3).
-  for (let a = 0; a < n; a++) {
-    let run = 0;
-    let last = -1;
-    let bits = 0;
-    for (let b = 0, at = a; b < n; b++, at += n) {
-      const v = m[at]!;
-      if (v === last) run++;
-      else {
-        if (run >= 5) points += run - 2;
-        last = v;
-        run = 1;
-      }
-      bits = ((bits << 1) & 0x7ff) | v;
-      if (b >= 10 && (bits === 0x5d0 || bits === 0x05d)) points += 40;
-    }
-    if (run >= 5) points += run - 2;
+  for (let a = 0; a < n; a++) points += linePenalty(m, n, a * n, 1) + linePenalty(m, n, a, n);
+  // N2's blocks (a module the same as those above, left and above-left) and N4's dark count.
+  for (let at = 0; at < n * n; at++) {
+    const v = m[at]!;
+    dark += v;
+    if (at >= n && at % n && v === m[at - n] && v === m[at - 1] && v === m[at - n - 1]) points += 3;
   }
   return points + Math.abs(Math.ceil((dark * 100) / (n * n) / 5) - 10) * 10;
 }

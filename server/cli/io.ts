@@ -8,7 +8,7 @@ import { z } from 'zod/mini';
 import { Reference } from '../../src/shared/contract.ts';
 import { normalizeDocument } from '../../src/shared/document.ts';
 import { parseInput } from '../../src/shared/errors.ts';
-import { DEFAULTS, isDatabaseUrl, type PartnerConfig } from '../config.ts';
+import { readSettings, type PartnerConfig } from '../config.ts';
 import { createPartnerClient, type ObservedAnswer, type PartnerClient } from '../partner/client.ts';
 import { fileTokenStore } from '../partner/token-store.ts';
 import type { Store } from '../store/store.ts';
@@ -133,9 +133,8 @@ export async function client(config: PartnerConfig, observe?: (answer: ObservedA
 export async function openCliStore(env: CliIo['env']): Promise<Store> {
   // Imported here: only the commands that read or write the store open it.
   const { openStore } = await import('../store/open.ts');
-  const databaseUrl = env.PIX_DATABASE_URL?.trim() || undefined;
-  // Named, never repeated: it may hold a password.
-  if (databaseUrl !== undefined && !isDatabaseUrl(databaseUrl))
-    throw new UsageError('PIX_DATABASE_URL must be a postgres:// (or postgresql://) URL naming the database');
-  return openStore({ dataDir: env.PIX_DATA_DIR?.trim() || DEFAULTS.dataDir, databaseUrl, cacheSize: 0 });
+  // Read as the proxy reads them; a bad PIX_DATABASE_URL is named, never repeated: it may hold a password.
+  const { values, problems } = readSettings(env, ['PIX_DATABASE_URL', 'PIX_DATA_DIR']);
+  if (problems.length > 0) throw new UsageError(problems.join('; '));
+  return openStore({ dataDir: values.PIX_DATA_DIR, databaseUrl: values.PIX_DATABASE_URL, cacheSize: 0 });
 }

@@ -7,6 +7,7 @@
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { settingNames } from '../config.ts';
 import { SANDBOX_ACCOUNT } from '../partner/sandbox-account.ts';
 import { ExitCode, parse, type CliIo } from './io.ts';
 
@@ -37,7 +38,7 @@ export async function sandboxCommand(rest: string[], io: CliIo): Promise<void> {
 
   const env: NodeJS.ProcessEnv = { ...process.env };
   // The sandbox's own settings come from this command's environment (and .env), as every other setting does.
-  for (const name of ['SANDBOX_PORT', 'PIX_SANDBOX_DIALECT']) {
+  for (const name of settingNames('sandbox')) {
     delete env[name];
     if (io.env[name] !== undefined) env[name] = io.env[name];
   }

@@ -3,7 +3,7 @@
  * row of the store's outbox, written in the same transaction as the status change, unique per event
  * id. This worker POSTs due rows, signed (signature.ts), with the `Pix-Checkout-Event-Id`
  * header; a 2xx is delivered, anything else is retried with exponential backoff and jitter (the
- * policy's numbers are DEFAULTS.merchantWebhook in config.ts: 10 s, 20 s, 40 s... capped at 1 h)
+ * policy's numbers are DEFAULTS.merchantWebhook, resolved by the composition: 10 s, 20 s, 40 s... capped at 1 h)
  * until `giveUpAfterMs` (24 h) after the outcome, then marked failed
  * (`pix-checkout deliveries replay` sends it again). Every attempt is recorded. Delivery is at least
  * once: a crash after the merchant answered but before the answer was recorded sends it again, with
@@ -15,15 +15,29 @@
  * sent. An answer recorded late never undoes another instance's delivery (store.outbox.recordAttempt).
  */
 import { setMaxListeners } from 'node:events';
-import { DEFAULTS, type MerchantWebhookPolicy } from '../config.ts';
 import type { Logger } from '../log.ts';
 import { EVENT_ID_HEADER, SIGNATURE_HEADER, signWebhook } from './signature.ts';
 import type { OutboxEntry, Store } from '../store/store.ts';
+import { runPool } from './worker-pool.ts';
 
 /** Rows claimed at a time per worker in flight: a claim covers what can be sent soon, and each row's is renewed before it is sent. */
 const CLAIMED_PER_WORKER = 4;
 
-export interface MerchantNotifierOptions extends Partial<MerchantWebhookPolicy> {
+/** The delivery and retry policy (DEFAULTS.merchantWebhook). */
+export interface DeliveryPolicy {
+  /** Deadline of one attempt. */
+  timeoutMs: number;
+  /** First retry delay, doubled on each failure (with jitter), capped at maxDelayMs; given up giveUpAfterMs after the outcome. */
+  baseDelayMs: number;
+  maxDelayMs: number;
+  giveUpAfterMs: number;
+  /** How often due deliveries are looked for (real time). */
+  pollMs: number;
+  /** Deliveries in flight at most. */
+  concurrency: number;
+}
+
+export interface MerchantNotifierOptions extends DeliveryPolicy {
   store: Store;
   url: string;
   secret: string;
@@ -43,11 +57,10 @@ export class MerchantNotifier {
   private stopped = true;
   private readonly closing = new AbortController();
 
-  private readonly policy: MerchantWebhookPolicy;
+  private readonly policy: DeliveryPolicy;
 
   constructor(private readonly options: MerchantNotifierOptions) {
-    this.policy = { ...DEFAULTS.merchantWebhook };
-    for (const key of Object.keys(this.policy) as (keyof MerchantWebhookPolicy)[]) this.policy[key] = options[key] ?? this.policy[key];
+    this.policy = options;
     // One listener per delivery in flight.
     setMaxListeners(0, this.closing.signal);
   }
@@ -114,14 +127,11 @@ export class MerchantNotifier {
       const claimed = await this.options.store.outbox.claimDue(this.options.now(), batch);
       const due = claimed.filter((e) => !this.inFlight.has(e.id));
       if (due.length === 0) return attempts;
-      let next = 0;
-      const worker = async () => {
-        while (next < due.length && !this.closing.signal.aborted) {
-          await this.deliver(due[next++]!);
-          attempts++;
-        }
+      const deliver = async (entry: OutboxEntry) => {
+        await this.deliver(entry);
+        attempts++;
       };
-      await Promise.all(Array.from({ length: Math.min(this.policy.concurrency, due.length) }, worker));
+      const next = await runPool(due, this.policy.concurrency, deliver, () => this.closing.signal.aborted);
       // Shutting down: what was claimed and not started is due again now, for another instance.
       if (next < due.length) await this.release(due.slice(next));
       // Whatever failed is scheduled later; loop only while more was due than one batch.

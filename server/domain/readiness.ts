@@ -3,7 +3,6 @@
  * instance hears the others' changes) and the partner service is logged in and reachable.
  * Cached a few seconds, so a load balancer probing every second costs the partner nothing extra.
  */
-import { DEFAULTS } from '../config.ts';
 import type { PartnerClient, PartnerLogEntry } from '../partner/client.ts';
 import { PartnerError } from '../partner/errors.ts';
 import type { Store } from '../store/store.ts';
@@ -57,7 +56,8 @@ export function readinessCheck(deps: {
   store: Store;
   partner: PartnerClient;
   upstream?: UpstreamTracker;
-  cacheMs?: number;
+  /** How long an answer is kept (DEFAULTS.readinessCacheMs). */
+  cacheMs: number;
   now?: () => number;
   warnings?: readonly string[] | undefined;
   /** Whether the partner's status codes mean what PIX_STATUS_CODES says: a mismatch is named. */
@@ -70,7 +70,7 @@ export function readinessCheck(deps: {
   disputes?: DisputeService;
 }): () => Promise<ReadinessReport> {
   const now = deps.now ?? Date.now;
-  const cacheMs = deps.cacheMs ?? DEFAULTS.readinessCacheMs;
+  const { cacheMs } = deps;
   let cached: { at: number; report: Promise<ReadinessReport> } | null = null;
 
   /**

@@ -19,17 +19,35 @@
  * claims keep two from processing one notification.
  */
 import { LIMITS } from '../../src/shared/limits.ts';
-import { DEFAULTS, type ReconcileSettings } from '../config.ts';
 import type { Logger } from '../log.ts';
 import type { PaymentRecord, ReadSchedule, Store } from '../store/store.ts';
 import type { PaymentService } from './payments.ts';
 import type { TransferService } from './transfers.ts';
 import type { WebhookProcessor } from './webhook-processor.ts';
+import { runPool } from './worker-pool.ts';
 
 /** The partner cancels an unpaid payment this long after it expires (spec 3). */
 export const CANCEL_AFTER_EXPIRY_MS = LIMITS.cancelAfterExpirationSeconds * 1000;
 
-export interface ReconcilerOptions extends Partial<ReconcileSettings> {
+/** The reconciler's timing (DEFAULTS.reconcile, resolved by the composition). */
+export interface ReconcileTiming {
+  /** Time between passes (real time). */
+  tickMs: number;
+  /** How often an open payment or transfer is asked about; near its expiry and cancellation (within nearWindowMs), every nearMs. */
+  everyMs: number;
+  nearMs: number;
+  nearWindowMs: number;
+  /** Partner calls in flight, and records looked at per pass, at most. */
+  concurrency: number;
+  batch: number;
+  /** A payment open this long after its automatic cancellation is parked, read again every parkedEveryMs. */
+  parkAfterCancelMs: number;
+  parkedEveryMs: number;
+}
+
+export interface ReconcilerOptions extends ReconcileTiming {
+  /** A notification the partner has not confirmed in this long is marked `expired` (DEFAULTS.webhookIntake.pendingRetentionMs). */
+  pendingRetentionMs: number;
   store: Store;
   payments: PaymentService;
   transfers: TransferService;
@@ -64,19 +82,15 @@ export class Reconciler {
   private parkedLogged: { count: number; at: number } | null = null;
 
   constructor(private readonly options: ReconcilerOptions) {
-    this.everyMs = options.everyMs ?? DEFAULTS.reconcile.everyMs;
-    this.nearMs = options.nearMs ?? DEFAULTS.reconcile.nearMs;
-    this.nearWindowMs = options.nearWindowMs ?? DEFAULTS.reconcile.nearWindowMs;
-    this.tickMs = options.tickMs ?? DEFAULTS.reconcile.tickMs;
-    this.concurrency = options.concurrency ?? DEFAULTS.reconcile.concurrency;
-    this.batch = options.batch ?? DEFAULTS.reconcile.batch;
+    ({ everyMs: this.everyMs, nearMs: this.nearMs, nearWindowMs: this.nearWindowMs, tickMs: this.tickMs } = options);
+    ({ concurrency: this.concurrency, batch: this.batch } = options);
     this.schedule = {
       everyMs: this.everyMs,
       nearMs: this.nearMs,
       nearWindowMs: this.nearWindowMs,
       cancelAfterMs: CANCEL_AFTER_EXPIRY_MS,
-      parkAfterMs: CANCEL_AFTER_EXPIRY_MS + (options.parkAfterCancelMs ?? DEFAULTS.reconcile.parkAfterCancelMs),
-      parkedEveryMs: options.parkedEveryMs ?? DEFAULTS.reconcile.parkedEveryMs,
+      parkAfterMs: CANCEL_AFTER_EXPIRY_MS + options.parkAfterCancelMs,
+      parkedEveryMs: options.parkedEveryMs,
     };
   }
 
@@ -150,7 +164,7 @@ export class Reconciler {
     const batch = this.batch;
     const report: ReconcileReport = { checked: 0, final: 0, failed: 0 };
     // Notifications the partner never confirmed stop waiting (the payments they named are still followed below).
-    const expired = await store.webhookEvents.expireUnprocessed(now() - DEFAULTS.webhookIntake.pendingRetentionMs, now());
+    const expired = await store.webhookEvents.expireUnprocessed(now() - this.options.pendingRetentionMs, now());
     if (expired > 0) log.warn({ expired }, 'notifications never confirmed by the partner were set aside');
     await processor.drain();
     await this.options.expireSendingPayouts?.();
@@ -179,20 +193,16 @@ export class Reconciler {
         }
       }),
     ];
-    let next = 0;
-    const worker = async () => {
-      while (next < tasks.length && !this.stoppedDuringPass()) {
-        const task = tasks[next++]!;
-        report.checked++;
-        try {
-          if (await task()) report.final++;
-        } catch (error) {
-          report.failed++;
-          log.warn({ err: { message: (error as Error).message } }, 'reconciler: the partner did not answer; asking again next pass');
-        }
+    const run = async (task: () => Promise<boolean>) => {
+      report.checked++;
+      try {
+        if (await task()) report.final++;
+      } catch (error) {
+        report.failed++;
+        log.warn({ err: { message: (error as Error).message } }, 'reconciler: the partner did not answer; asking again next pass');
       }
     };
-    await Promise.all(Array.from({ length: Math.min(this.concurrency, tasks.length) }, worker));
+    await runPool(tasks, this.concurrency, run, () => this.stoppedDuringPass());
     await store.markPaymentsChecked(checked, now());
     await store.transfers.markChecked(checkedTransfers, now());
     if (report.checked > 0) log.info(report, 'reconciler pass');

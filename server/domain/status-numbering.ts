@@ -16,9 +16,9 @@
  * - A code that contradicts a verified one (a final code other than the verified approved one before
  *   the hour, another one after it than the verified canceled one) is a mismatch too. A mismatch is
  *   logged at error and shown by /ready, and from then on no code decides anything.
- * - Verdicts are kept in the store, per partner service and account, so a restart with the same
- *   setting keeps them; a changed setting or another service starts unverified. Instances sharing a
- *   store share them: each reads them again every few seconds.
+ * - Verdicts are kept in the store (numbering-verdicts.ts), per partner service and account, so a
+ *   restart with the same setting keeps them; a changed setting or another service starts
+ *   unverified. Instances sharing a store share them: each reads them again every few seconds.
  * - Authenticated words (a notification through a secret path or from the partner's source address,
  *   saying "approved" or "canceled") are checked against the code the partner reports now. Words that
  *   agree with the configured code may verify it (approved once pending is verified; canceled once
@@ -36,9 +36,10 @@
  */
 import { LIMITS } from '../../src/shared/limits.ts';
 import type { Logger } from '../log.ts';
-import type { PartnerStatus } from '../partner/read.ts';
+import type { PartnerStatus } from '../partner/read-fields.ts';
 import { formatStatusCodes, statusMeaning, wordMeaning, type StatusCodes, type StatusMeaning } from '../partner/status-codes.ts';
 import type { TokenStore } from '../partner/token-store.ts';
+import { KeptVerdicts, MEANINGS } from './numbering-verdicts.ts';
 
 export type NumberingState = 'unverified' | 'verified' | 'mismatch';
 export type CodeVerdict = 'unverified' | 'verified';
@@ -73,12 +74,6 @@ const CLOCK_SKEW_MS = 5 * 60_000;
 /** How often the kept verdicts are read again (real time): another instance sharing the store may have reached one. */
 const RELOAD_MS = 2000;
 
-/** Where the verdicts are remembered (the store's key-value table), per partner service and account. */
-const VERIFIED = 'status-codes-verified';
-const MISMATCH = 'status-codes-mismatch';
-const TRANSFERS_MISMATCH = 'status-codes-transfers-mismatch';
-const MEANINGS: readonly StatusMeaning[] = ['pending', 'approved', 'canceled'];
-
 export class StatusNumbering {
   private mismatched = false;
   private problem: string | undefined;
@@ -94,20 +89,17 @@ export class StatusNumbering {
   /** Whether the mismatch is kept in the store. */
   private kept = false;
 
-  private readonly verifiedKey: string;
-  private readonly mismatchKey: string;
-  private readonly transfersKey: string;
+  /** Where the verdicts are remembered (the store's key-value table), per partner service and account. */
+  private readonly verdicts: KeptVerdicts;
 
   /** `scope` names the partner service and account (tokenStoreKey): a verdict about one says nothing of another. */
   constructor(
     readonly codes: StatusCodes,
     private readonly log: Logger,
-    private readonly memory?: TokenStore,
+    memory?: TokenStore,
     scope = '',
   ) {
-    this.verifiedKey = `${VERIFIED}|${scope}`;
-    this.mismatchKey = `${MISMATCH}|${scope}`;
-    this.transfersKey = `${TRANSFERS_MISMATCH}|${scope}`;
+    this.verdicts = new KeptVerdicts(memory, scope, formatStatusCodes(codes));
   }
 
   private get configured(): string {
@@ -122,20 +114,13 @@ export class StatusNumbering {
     if (this.loaded && !this.mismatched && performance.now() - this.loadedAt >= RELOAD_MS) this.loaded = null;
     if (!this.loaded) this.loadedAt = performance.now();
     this.loaded ??= (async () => {
-      const configured = this.configured;
-      const [verified, mismatch, transfers] = await Promise.all([
-        this.memory?.load(this.verifiedKey).catch(() => null),
-        this.memory?.load(this.mismatchKey).catch(() => null),
-        this.memory?.load(this.transfersKey).catch(() => null),
-      ]);
-      const keptTransfers = parse<{ configured?: string; problem?: string }>(transfers);
-      if (keptTransfers?.configured === configured && this.transfersProblem === undefined) this.transfersProblem = keptTransfers.problem ?? 'see the log';
+      const { verified, mismatch: kept, transfersProblem } = await this.verdicts.read();
+      if (transfersProblem !== null && this.transfersProblem === undefined) this.transfersProblem = transfersProblem;
       if (this.mismatched) return;
-      const kept = parse<{ configured?: string; seen_pending?: number | null; approved?: number | null; problem?: string }>(mismatch);
-      if (kept?.configured === configured) {
+      if (kept) {
         // Found by another instance sharing the store (or an earlier run): no code decides from now on, here either.
         if (this.verified.size > 0)
-          this.log.error({ status_codes: configured, problem: kept.problem }, 'partner status codes do not match the setting (found by another instance)');
+          this.log.error({ status_codes: this.configured, problem: kept.problem }, 'partner status codes do not match the setting (found by another instance)');
         this.mismatched = true;
         this.kept = true;
         this.seenPending = kept.seen_pending ?? null;
@@ -143,7 +128,7 @@ export class StatusNumbering {
         this.problem = kept.problem;
         return;
       }
-      for (const meaning of keptVerdicts(verified, configured)) this.verified.add(meaning);
+      for (const meaning of verified) this.verified.add(meaning);
     })().catch(() => undefined);
     return this.loaded;
   }
@@ -352,18 +337,14 @@ export class StatusNumbering {
       { reference, status_codes: this.configured },
       `transfer status codes contradict the partner's notification: ${problem}; no transfer code decides anything now`,
     );
-    void this.memory?.save(this.transfersKey, JSON.stringify({ configured: this.configured, problem })).catch(() => undefined);
+    void this.verdicts.saveTransfersProblem(problem);
   }
 
   private async verify(meaning: StatusMeaning, why: string): Promise<void> {
     if (this.mismatched || this.verified.has(meaning)) return;
     this.verified.add(meaning);
     this.log.info({ status_codes: this.configured, code: this.codes[meaning] }, `partner status code ${this.codes[meaning]} verified as ${meaning}: ${why}`);
-    if (!this.memory) return;
-    // Merged with what another instance may have kept meanwhile.
-    const kept = keptVerdicts(await this.memory.load(this.verifiedKey).catch(() => null), this.configured);
-    const all = MEANINGS.filter((m) => this.verified.has(m) || kept.includes(m));
-    await this.memory.save(this.verifiedKey, JSON.stringify({ configured: this.configured, verified: all })).catch(() => undefined);
+    await this.verdicts.saveVerified(this.verified);
   }
 
   /** `keep`: the verdict outlives a restart (a code's proof; a contradiction by words is kept for this run only). */
@@ -381,27 +362,8 @@ export class StatusNumbering {
 
   private async keepMismatch(): Promise<void> {
     if (!this.kept) return;
-    const kept = { configured: this.configured, seen_pending: this.seenPending, approved: this.approvedCode, problem: this.problem };
-    await this.memory?.save(this.mismatchKey, JSON.stringify(kept)).catch(() => undefined);
+    await this.verdicts.saveMismatch({ seen_pending: this.seenPending, approved: this.approvedCode, problem: this.problem });
   }
-}
-
-function parse<T>(text: string | null | undefined): T | null {
-  if (!text) return null;
-  try {
-    return JSON.parse(text) as T;
-  } catch {
-    return null;
-  }
-}
-
-/** The codes a kept verdict names for this setting. An older release kept the setting itself once its pending code was verified. */
-function keptVerdicts(text: string | null | undefined, configured: string): StatusMeaning[] {
-  if (!text) return [];
-  if (text === configured) return ['pending'];
-  const kept = parse<{ configured?: string; verified?: unknown }>(text);
-  if (kept?.configured !== configured || !Array.isArray(kept.verified)) return [];
-  return MEANINGS.filter((m) => (kept.verified as unknown[]).includes(m));
 }
 
 const iso = (ms: number) => (Number.isFinite(ms) ? new Date(ms).toISOString() : String(ms));

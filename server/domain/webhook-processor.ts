@@ -20,13 +20,13 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../log.ts';
 import { notificationBody, readNotification, type PartnerNotification } from '../partner/notification.ts';
-import { DEFAULTS } from '../config.ts';
 import { LIMITS } from '../../src/shared/limits.ts';
 import type { PaymentRecord, Store } from '../store/store.ts';
 import { recordedOutcome, type DisputeService } from './disputes.ts';
 import type { PaymentService } from './payments.ts';
 import type { StatusNumbering } from './status-numbering.ts';
 import type { TransferService } from './transfers.ts';
+import { groupKey, newGroup, round, type Group } from './notification-groups.ts';
 
 /** The schedule of confirmations tried again (DEFAULTS.webhookIntake). */
 export interface RetrySettings {
@@ -60,7 +60,7 @@ export interface ProcessorDeps {
   numbering?: StatusNumbering;
   /** Where authenticated words that contradict a final payment go. */
   disputes?: DisputeService;
-  retry?: Partial<RetrySettings>;
+  retry: RetrySettings;
 }
 
 /**
@@ -73,42 +73,6 @@ export type ProcessResult = 'applied' | 'already_final' | 'not_confirmed' | 'unk
 /** A confirmation that could not be applied yet: tried again later. */
 type Attempt = ProcessResult | 'retry';
 
-/** The notifications of one reference waiting for a confirmation, and when the last one started. */
-interface Group {
-  event: PartnerNotification;
-  /** The outcome an authenticated notification of this reference stated in words, if any. */
-  explicit: 'approved' | 'canceled' | null;
-  /** The events that came with authenticated words (kept so, when they wait). */
-  trusted: Set<number>;
-  /** Waiting for a try again (`timer`), after `attempts` confirmations that could not be applied. */
-  deferred: Set<number>;
-  timer: ReturnType<typeof setTimeout> | undefined;
-  attempts: number;
-  /** When the first confirmation started (the proxy's clock), and until when a payment's words are tried again. */
-  firstAt: number | null;
-  openUntil: number | null;
-  /** Waiting for the next confirmation, and that confirmation's end. */
-  ids: Set<number>;
-  next: Round | null;
-  /** Being confirmed now (a drain that finds them still unprocessed does not queue them again), and its end. */
-  taken: Set<number>;
-  current: Round | null;
-  lastStart: number;
-  runner: Promise<void> | null;
-}
-
-/** One confirmation: each notification waits for the round that covers it, never for later copies. */
-interface Round {
-  done: Promise<void>;
-  end: () => void;
-}
-
-function round(): Round {
-  let end = () => {};
-  const done = new Promise<void>((resolve) => (end = resolve));
-  return { done, end };
-}
-
 export class WebhookProcessor {
   private readonly groups = new Map<string, Group>();
   private readonly waiting: (() => void)[] = [];
@@ -117,15 +81,7 @@ export class WebhookProcessor {
   private readonly retry: RetrySettings;
 
   constructor(private readonly deps: ProcessorDeps) {
-    const intake = DEFAULTS.webhookIntake;
-    this.retry = {
-      firstRetryMs: intake.firstRetryMs,
-      maxRetryMs: intake.maxRetryMs,
-      plainRetries: intake.plainRetries,
-      retryMarginMs: intake.retryMarginMs,
-      pendingRetentionMs: intake.pendingRetentionMs,
-      ...deps.retry,
-    };
+    this.retry = deps.retry;
   }
 
   /**
@@ -155,25 +111,10 @@ export class WebhookProcessor {
       if (!known) return this.settle([id], 'unknown_reference');
       if (this.closed) return;
     }
-    const key = `${event.kind ?? 'any'}:${event.reference}`;
+    const key = groupKey(event);
     let group = this.groups.get(key);
     if (!group) {
-      group = {
-        event,
-        explicit: null,
-        trusted: new Set(),
-        deferred: new Set(),
-        timer: undefined,
-        attempts: 0,
-        firstAt: null,
-        openUntil: null,
-        ids: new Set(),
-        next: null,
-        taken: new Set(),
-        current: null,
-        lastStart: -Infinity,
-        runner: null,
-      };
+      group = newGroup(event);
       this.groups.set(key, group);
     }
     // Words count only from a notification that came through an authenticated intake (to this
@@ -311,7 +252,7 @@ export class WebhookProcessor {
       if (this.closed || group.deferred.size === 0) return;
       for (const id of group.deferred) group.ids.add(id);
       group.deferred.clear();
-      this.run(`${group.event.kind ?? 'any'}:${reference}`, group);
+      this.run(groupKey(group.event), group);
     }, delay);
     group.timer.unref?.();
   }

@@ -3,11 +3,12 @@ import type { Context } from 'hono';
 import type { z } from 'zod/mini';
 import { CheckoutId, Reference } from '../../src/shared/contract.ts';
 import { parseInput } from '../../src/shared/errors.ts';
+import { LIMITS } from '../../src/shared/limits.ts';
 import { HttpError } from './errors.ts';
-import { DEFAULTS } from '../config.ts';
 import { readJson } from './body.ts';
 
-export async function readJsonBody(c: Context, maxBytes: number = DEFAULTS.maxJsonBodyBytes): Promise<unknown> {
+/** The body as JSON, at most `maxBytes` (the shared limit, DEFAULTS.maxJsonBodyBytes). */
+export async function readJsonBody(c: Context, maxBytes: number = LIMITS.maxJsonBodyBytes): Promise<unknown> {
   const read = await readJson(c, maxBytes);
   if (read.ok) return read.body;
   switch (read.problem) {

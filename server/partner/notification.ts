@@ -22,7 +22,7 @@
  * A form-encoded body is read as its fields (a field holding JSON as that JSON).
  */
 import { LIMITS } from '../../src/shared/limits.ts';
-import { isObject, readNumber, type PartnerStatus } from './read.ts';
+import { isObject, readNumber, type PartnerStatus } from './read-fields.ts';
 import { plainWord, wordMeaning } from './status-codes.ts';
 
 export interface PartnerNotification {

@@ -7,7 +7,7 @@
  * a guess never decides money.
  */
 import { PARTNER_STATUS } from './wire.ts';
-import type { PartnerStatus } from './read.ts';
+import type { PartnerStatus } from './read-fields.ts';
 
 export type StatusMeaning = 'pending' | 'approved' | 'canceled';
 

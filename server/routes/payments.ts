@@ -1,6 +1,5 @@
 /** The browser API for payments: thin handlers that validate with src/shared and call the service. */
 import { Hono, type Context, type MiddlewareHandler } from 'hono';
-import { streamSSE } from 'hono/streaming';
 import { OpenPaymentRequest, type PaymentView } from '../../src/shared/contract.ts';
 import { errorBody } from '../../src/shared/errors.ts';
 import { formatReais } from '../../src/shared/limits.ts';
@@ -10,7 +9,8 @@ import type { PaymentService } from '../domain/payments.ts';
 import { HttpError } from '../http/errors.ts';
 import { parseBody, referenceOf } from '../http/input.ts';
 import { allowOnly } from '../http/method-not-allowed.ts';
-import { alreadySent, headerBag, jsonResponse, nodeResponse } from '../http/response-headers.ts';
+import { respondEventStream, type FrameWriter } from '../http/event-stream.ts';
+import { jsonResponse } from '../http/response-headers.ts';
 import { StreamSlots, type StreamCaps } from '../http/stream-slots.ts';
 
 export interface PaymentRoutesDeps {
@@ -33,50 +33,6 @@ export interface PaymentRoutesDeps {
 
 /** The status read's own headers (beside the security set and CORS), for the route and the fast path. */
 export const STATUS_READ_HEADERS = Object.freeze({ 'cache-control': 'no-store' } as const);
-
-/**
- * The status stream's own headers, beside the security set and CORS: streamSSE's (which sets
- * `cache-control: no-cache` itself) and one that tells nginx not to buffer it.
- */
-const SSE_HEADERS: Readonly<Record<string, string>> = Object.freeze({
-  'cache-control': 'no-cache',
-  connection: 'keep-alive',
-  'content-type': 'text/event-stream',
-  'x-accel-buffering': 'no',
-});
-
-/**
- * A view's SSE frame (`event`, `data`, `retry`), serialized and encoded once: every stream of a
- * payment is handed the same view object on a change, so 5,000 streams share one JSON.stringify and
- * one encoding, and each writes the same bytes.
- */
-const frames = new WeakMap<PaymentView, Uint8Array>();
-const encoder = new TextEncoder();
-function frameOf(view: PaymentView): Uint8Array {
-  let frame = frames.get(view);
-  if (!frame) {
-    // The JSON is one line (no newline in JSON.stringify's output), so it is one `data:` field.
-    frame = encoder.encode(`event: ${STATUS_STREAM.event}\ndata: ${JSON.stringify(view)}\nretry: ${STATUS_STREAM.retryMs}\n\n`);
-    frames.set(view, frame);
-  }
-  return frame;
-}
-
-/**
- * The same frame as one chunk of HTTP/1.1's chunked coding (size line, bytes, CRLF), framed once per
- * view: the bytes Node's `write(frame)` puts on the socket for a chunked answer, in one buffer that
- * every stream of the payment writes to its socket as is.
- */
-const chunks = new WeakMap<PaymentView, Buffer>();
-function chunkOf(view: PaymentView): Buffer {
-  let chunk = chunks.get(view);
-  if (!chunk) {
-    const frame = frameOf(view);
-    chunk = Buffer.concat([Buffer.from(`${frame.byteLength.toString(16)}\r\n`, 'latin1'), frame, Buffer.from('\r\n', 'latin1')]);
-    chunks.set(view, chunk);
-  }
-  return chunk;
-}
 
 export function paymentRoutes({ payments, streams, streamCaps, clientOf, openAmount, limitCreate, limitStatus, cors, sameOrigin }: PaymentRoutesDeps): Hono {
   const routes = new Hono();
@@ -163,7 +119,7 @@ export function paymentRoutes({ payments, streams, streamCaps, clientOf, openAmo
      * Hands the queued views (and keep-alive comments, as text) to `write` until a final one
      * (written `last`: the stream ends with it), a shutdown or the client leaving.
      */
-    const pump = async (write: (frame: PaymentView | string, last?: boolean) => Promise<unknown> | undefined) => {
+    const pump = async (write: FrameWriter) => {
       try {
         while (open) {
           const view = queue.shift();
@@ -189,43 +145,7 @@ export function paymentRoutes({ payments, streams, streamCaps, clientOf, openAmo
         release();
       }
     };
-
-    // On node:http, straight to Node's response: one write per frame, where a web stream costs a
-    // TransformStream, a reader and several promises per frame (5,000 streams told of one change:
-    // bench:sse). The same status, headers and bytes as streamSSE below (test/node/stream.test.ts).
-    const outgoing = nodeResponse(c);
-    if (outgoing) {
-      outgoing.writeHead(200, { ...SSE_HEADERS, ...headerBag(c) });
-      outgoing.flushHeaders();
-      outgoing.once('close', release);
-      const socket = outgoing.socket;
-      const write = (frame: PaymentView | string, last?: boolean) => {
-        // A status frame of a chunked answer goes to the socket as the chunk framed once for every
-        // stream (chunkOf): one buffer and one system call, where Node's write frames it in three
-        // pieces and corks the socket, twice the time for 5,000 streams told of one change
-        // (bench:sse). Only while nothing of this answer waits in the response (its head is on the
-        // socket; no earlier answer on the connection holds it back), so the bytes keep their order.
-        // The answer's end (the last chunk) is written after, when the pump returns, off the path
-        // of the frames of every other stream of the payment.
-        if (typeof frame !== 'string' && outgoing.chunkedEncoding && outgoing.writableLength === 0 && socket && socket.writable) {
-          if (socket.write(chunkOf(frame)) || last) return;
-          return new Promise((resolve) => socket.once('drain', resolve));
-        }
-        const bytes = typeof frame === 'string' ? frame : frameOf(frame);
-        // The final frame and the end of the answer in one write.
-        if (last) return void outgoing.end(bytes);
-        return outgoing.write(bytes) ? undefined : new Promise((resolve) => outgoing.once('drain', resolve));
-      };
-      void pump(write).finally(() => {
-        if (!outgoing.writableEnded) outgoing.end();
-      });
-      return alreadySent();
-    }
-    for (const [name, value] of Object.entries(SSE_HEADERS)) c.header(name, value);
-    return streamSSE(c, (stream) => {
-      stream.onAbort(release);
-      return pump((frame) => stream.write(typeof frame === 'string' ? frame : frameOf(frame)));
-    });
+    return respondEventStream(c, pump, release);
   });
 
   allowOnly(routes, API_PATHS.payments, 'POST');

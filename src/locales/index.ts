@@ -1,7 +1,7 @@
 /**
  * The widget's languages. Brazilian Portuguese is in the bundle; English and Spanish are chunks of
  * their own, loaded when a widget on the page speaks them (beside its first request, see
- * PixCheckout.applyLocale), so a Brazilian page downloads no text it does not show.
+ * src/controllers/locale.ts), so a Brazilian page downloads no text it does not show.
  */
 import { ptBR } from './pt-BR.ts';
 import { spoken, type Translation } from './translation.ts';

@@ -23,6 +23,8 @@ export const LIMITS = {
   referenceMaxLength: 200,
   /** Our own bound on a merchant's order id. */
   orderIdMaxLength: 64,
+  /** Our own bound on a JSON body the proxy accepts: a real one is under 500 bytes. */
+  maxJsonBodyBytes: 4 * 1024,
 } as const;
 
 /** True when `value` is a finite amount with at most two decimals (cents), immune to float noise. */

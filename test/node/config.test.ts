@@ -1,7 +1,9 @@
 /** The proxy's configuration: sandbox mode needs nothing; elsewhere every problem is listed at once. */
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
-import { ConfigError, SANDBOX_DEFAULTS, parseDotenv, proxyConfig } from '../../server/config.ts';
+import { ConfigError, DEFAULTS, SANDBOX_DEFAULTS, SETTINGS, parseDotenv, proxyConfig, type Setting } from '../../server/config.ts';
+import { renderSettingsTable, withSettingsTable } from '../../server/config/readme.ts';
 
 const PRODUCTION = {
   PIX_BASE_URL: 'https://partner.example',
@@ -169,5 +171,59 @@ describe('.env files', () => {
       PIX_RENEWALS: '2',
       EMPTY: '',
     });
+  });
+});
+
+describe('the table of settings', () => {
+  const table = Object.entries(SETTINGS) as [string, Setting][];
+  const at = (root: unknown, path: string) => path.split('.').reduce<unknown>((node, key) => (node as Record<string, unknown>)[key], root);
+
+  test("README.md's configuration table is the one rendered from the table (npm run docs:config rewrites it)", () => {
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    assert.ok(readme.includes(renderSettingsTable()), 'README.md differs from the table of settings: run npm run docs:config');
+    assert.equal(withSettingsTable(readme), readme);
+    for (const name of Object.keys(SETTINGS)) assert.ok(readme.includes(`| \`${name}\` |`), name);
+  });
+
+  test('each default is a value of its kind, spelt as the README shows it', () => {
+    for (const [name, setting] of table) {
+      if (setting.default === undefined) continue;
+      const parsed = setting.kind.schema.safeParse(setting.kind.show(setting.default));
+      assert.ok(parsed.success, name);
+      assert.deepEqual(parsed.data, setting.default, name);
+    }
+  });
+
+  test('each default lands in DEFAULTS where the table says, and an unset variable reads as it', () => {
+    const sandbox = proxyConfig({});
+    for (const [name, setting] of table) {
+      if (setting.at === undefined) continue;
+      assert.deepEqual(at(DEFAULTS, setting.at), setting.default, name);
+      if (setting.for === 'proxy') assert.deepEqual(at(sandbox, setting.at), setting.default, name);
+    }
+    assert.deepEqual([DEFAULTS.reconcile.everyMs, DEFAULTS.cluster.claimMs, DEFAULTS.partnerReads.trustedMs], [60_000, 30_000, 10_000]);
+  });
+
+  test('a value set lands where the table says (seconds in milliseconds)', () => {
+    const config = proxyConfig({
+      PIX_STREAMS_PER_CLIENT: '7',
+      PIX_RECONCILE_EVERY_S: '90',
+      PIX_RECONCILE_TICK_MS: '250',
+      PIX_RATE_LIMIT_WEBHOOK: '60',
+      PIX_WEBHOOK_READ_INTERVAL_MS: '500',
+    });
+    assert.equal(config.streamsPerClient, 7);
+    assert.deepEqual(config.reconcile, { tickMs: 250, everyMs: 90_000, nearMs: 10_000 });
+    assert.deepEqual(config.rateLimits && config.rateLimits.webhook, { perMinute: 60, burst: 20 });
+    assert.equal(config.webhookReadIntervalMs, 500);
+  });
+
+  test('every ranged number names its variable and its range when out of it', () => {
+    for (const [name, setting] of table) {
+      const range = /^(?:whole number|milliseconds|seconds), (\d+) to (\d+)$/.exec(setting.kind.type);
+      if (!range || setting.for !== 'proxy') continue;
+      const found = problems({ [name]: String(Number(range[2]) + 1) });
+      assert.deepEqual(found, [`${name} must be a whole number from ${range[1]} to ${range[2]}`], name);
+    }
   });
 });

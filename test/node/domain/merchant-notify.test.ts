@@ -16,6 +16,7 @@ import { MerchantNotifier } from '../../../server/domain/merchant-notify.ts';
 import { signWebhook, verifyWebhookSignature } from '../../../server/domain/signature.ts';
 import { openSqliteStore } from '../../../server/store/sqlite/sqlite-store.ts';
 import type { Store } from '../../../server/store/store.ts';
+import { DEFAULTS } from '../../../server/config.ts';
 import { paymentOutcome } from '../../../server/domain/outcomes.ts';
 import { paymentRecord } from '../../support/records.ts';
 import { waitFor } from '../../support/checks.ts';
@@ -89,7 +90,15 @@ describe('delivering outcomes to the merchant', () => {
   });
 
   test('retried with growing, jittered delays for hours, then given up; every attempt recorded; replay delivers it', async () => {
-    const notifier = new MerchantNotifier({ store, url, secret: SECRET, now: () => clock, log: createLogger({ level: 'silent' }), random: () => 0.5 });
+    const notifier = new MerchantNotifier({
+      ...DEFAULTS.merchantWebhook,
+      store,
+      url,
+      secret: SECRET,
+      now: () => clock,
+      log: createLogger({ level: 'silent' }),
+      random: () => 0.5,
+    });
     const [entry] = await store.outbox.list();
     const created = entry!.createdAt;
     const gaps: number[] = [];
@@ -185,7 +194,17 @@ describe('delivering outcomes from two instances on one store', () => {
       assert.ok(one && two, 'two deliveries');
       const log = createLogger({ level: 'silent' });
       const notifier = (store: Store) =>
-        new MerchantNotifier({ store, url, secret: SECRET, now: () => clock, log, concurrency: 1, timeoutMs: 60_000, random: () => 0.5 });
+        new MerchantNotifier({
+          ...DEFAULTS.merchantWebhook,
+          store,
+          url,
+          secret: SECRET,
+          now: () => clock,
+          log,
+          concurrency: 1,
+          timeoutMs: 60_000,
+          random: () => 0.5,
+        });
 
       // The first instance claims both and sends the first; the receiver is slow to answer it.
       holdNext = 1;

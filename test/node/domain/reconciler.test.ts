@@ -29,7 +29,7 @@ before(async () => {
   stack = await startDevStack({
     sandbox,
     background: false,
-    partnerTimeoutMs: 250,
+    partnerTimeoutMs: 1000,
     staleAfterMs: 60_000,
     watchIntervalMs: 60_000,
     logger: createLogger({ level: 'silent' }),
@@ -50,7 +50,7 @@ test('200 payments under partner faults all end in their true state', async () =
   const reads = '/api/v2/wallet/partner/transactions/';
   await control('POST', '/faults', { kind: 'server_error', rate: 0.1, path_prefix: reads, status: 503 });
   await control('POST', '/faults', { kind: 'drop_connection', rate: 0.05, path_prefix: reads });
-  await control('POST', '/faults', { kind: 'latency', rate: 0.05, path_prefix: reads, latency_ms: 400 });
+  await control('POST', '/faults', { kind: 'latency', rate: 0.05, path_prefix: reads, latency_ms: 1500 });
   await control('POST', '/faults', { kind: 'latency', rate: 0.1, path_prefix: reads, latency_ms: 50 });
 
   // 100 paid, 100 left to the service's automatic cancellation (the spec's only one: an hour past

@@ -16,6 +16,7 @@ import type { AddressInfo } from 'node:net';
 import { startDevStack, type DevStack } from '../../../server/dev-stack.ts';
 import { createLogger } from '../../../server/log.ts';
 import { PaymentService } from '../../../server/domain/payments.ts';
+import { DEFAULTS } from '../../../server/config.ts';
 import { Outcomes, paymentOutcome } from '../../../server/domain/outcomes.ts';
 import { openSqliteStore } from '../../../server/store/sqlite/sqlite-store.ts';
 import type { PaymentRecord } from '../../../server/store/store.ts';
@@ -33,6 +34,8 @@ async function paymentService(
   return new PaymentService(partner, {
     store,
     expirationSeconds: 3600,
+    staleAfterMs: DEFAULTS.staleAfterMs,
+    watchIntervalMs: DEFAULTS.watchIntervalMs,
     now,
     log: silent,
     outcomes: new Outcomes(silent),

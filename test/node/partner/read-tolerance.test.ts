@@ -12,6 +12,7 @@ import { Reference } from '../../../src/shared/contract.ts';
 import { startDevStack, type DevStack } from '../../../server/dev-stack.ts';
 import { StatusNumbering } from '../../../server/domain/status-numbering.ts';
 import { PaymentService } from '../../../server/domain/payments.ts';
+import { DEFAULTS } from '../../../server/config.ts';
 import { Outcomes } from '../../../server/domain/outcomes.ts';
 import { openSqliteStore } from '../../../server/store/sqlite/sqlite-store.ts';
 import type { PartnerClient } from '../../../server/partner/client.ts';
@@ -742,7 +743,16 @@ describe("the partner's clock", () => {
           favoured: 'Loja',
         }),
       } as unknown as PartnerClient;
-      const service = new PaymentService(partner, { store, expirationSeconds: 600, now: () => now, log: silent, outcomes: new Outcomes(silent), numbering });
+      const service = new PaymentService(partner, {
+        store,
+        expirationSeconds: 600,
+        staleAfterMs: DEFAULTS.staleAfterMs,
+        watchIntervalMs: DEFAULTS.watchIntervalMs,
+        now: () => now,
+        log: silent,
+        outcomes: new Outcomes(silent),
+        numbering,
+      });
       const record = await service.issue({ value: 1 }, null);
       assert.equal(record.createdAt, expected, label);
       assert.equal(record.expiresAt, expected + 600_000, label);

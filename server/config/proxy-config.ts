@@ -1,0 +1,257 @@
+/**
+ * Configuration from the environment (and an optional `.env` file), read through the table
+ * (settings.ts) once, with every problem listed at once. Here only the rules between variables: sandbox
+ * mode (no partner credentials at all: everything points at the local sandbox, so a new user needs
+ * no configuration), what goes together, and the shapes createApp takes.
+ */
+import { readFileSync } from 'node:fs';
+import { SANDBOX_ACCOUNT } from '../partner/sandbox-account.ts';
+import type { StatusCodes } from '../partner/status-codes.ts';
+import { DEFAULTS, landValues, readSettings, type AppLanded, type Settings } from './parse.ts';
+import { MIN_API_KEY_LENGTH } from './settings.ts';
+import { TUNABLES } from './tunables.ts';
+
+/**
+ * The sandbox `npm run sandbox` starts, its published test account, and the API key of sandbox mode.
+ * Kept under this name for the package's users; the account itself lives in partner/.
+ */
+export const SANDBOX_DEFAULTS = { ...SANDBOX_ACCOUNT, apiKey: TUNABLES.sandboxApiKey } as const;
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+  }
+}
+
+/** `KEY=value` lines; `#` comments; values may be quoted. Variables already set win. */
+export function parseDotenv(text: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const raw of text.split(/\r?\n/)) {
+    const line = raw.trim();
+    if (!line || line.startsWith('#')) continue;
+    const match = /^(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*)$/.exec(line);
+    if (!match) continue;
+    const value = match[2] ?? '';
+    // Quoted: the text between the quotes. Unquoted: up to a comment (` #`, as dotenv reads it); a
+    // `#` inside a value (`abc#def`) is kept.
+    const quoted = /^(["'])(.*?)\1\s*(?:#.*)?$/.exec(value);
+    out[match[1]!] = quoted ? quoted[2]! : value.replace(/\s+#.*$/, '');
+  }
+  return out;
+}
+
+/** The environment with `.env` (if present) underneath it. */
+export function loadEnv(env: NodeJS.ProcessEnv = process.env, dotenvPath = '.env'): Record<string, string | undefined> {
+  let fromFile: Record<string, string> = {};
+  try {
+    fromFile = parseDotenv(readFileSync(dotenvPath, 'utf8'));
+  } catch {
+    // No .env: the environment alone.
+  }
+  return { ...fromFile, ...env };
+}
+
+export interface PartnerConfig {
+  /** True when nothing was configured and the local sandbox is used. */
+  sandbox: boolean;
+  baseUrl: string;
+  credentials: { email: string; accessKey: string } | null;
+  token: string | null;
+  userAgent: string;
+  caFile: string | null;
+  timeoutMs: number;
+  /** Where a token from login is kept between runs (0600). */
+  tokenFile: string;
+  /** What the partner's numeric status codes mean (PIX_STATUS_CODES; the sandbox's numbering by default). */
+  statusCodes: StatusCodes;
+}
+
+export function partnerConfig(env: Record<string, string | undefined> = loadEnv()): PartnerConfig {
+  const { values: v, problems } = readSettings(env, 'partner');
+  const sandbox = env.PIX_BASE_URL === undefined && env.PIX_EMAIL === undefined && env.PIX_ACCESS_KEY === undefined && env.PIX_TOKEN === undefined;
+  if (!sandbox) {
+    if (env.PIX_BASE_URL === undefined) problems.push('PIX_BASE_URL is required when credentials are set');
+    if (env.PIX_USER_AGENT === undefined) problems.push('PIX_USER_AGENT is required outside the sandbox ("Company (contact@example.com)")');
+    if ((env.PIX_EMAIL === undefined) !== (env.PIX_ACCESS_KEY === undefined)) problems.push('PIX_EMAIL and PIX_ACCESS_KEY go together');
+    if (env.PIX_TOKEN === undefined && env.PIX_EMAIL === undefined) problems.push('set PIX_EMAIL and PIX_ACCESS_KEY, or PIX_TOKEN');
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+  return {
+    sandbox,
+    baseUrl: v.PIX_BASE_URL ?? SANDBOX_ACCOUNT.baseUrl,
+    credentials: sandbox
+      ? { email: SANDBOX_ACCOUNT.email, accessKey: SANDBOX_ACCOUNT.accessKey }
+      : v.PIX_EMAIL && v.PIX_ACCESS_KEY
+        ? { email: v.PIX_EMAIL, accessKey: v.PIX_ACCESS_KEY }
+        : null,
+    token: v.PIX_TOKEN ?? null,
+    userAgent: v.PIX_USER_AGENT ?? SANDBOX_ACCOUNT.userAgent,
+    caFile: v.PIX_CA_FILE ?? (sandbox ? SANDBOX_ACCOUNT.caFile : null),
+    timeoutMs: v.PIX_TIMEOUT_MS,
+    tokenFile: v.PIX_TOKEN_FILE,
+    statusCodes: v.PIX_STATUS_CODES,
+  };
+}
+
+/** A per-client limit: sustained requests per minute, and how many may come at once. */
+export interface RateLimit {
+  perMinute: number;
+  burst: number;
+}
+
+/** A limit of `n` requests a minute, a third of which may come at once; 0 is no limit. */
+export function perMinute(n: number): RateLimit {
+  return { perMinute: n, burst: Math.max(1, Math.ceil(n / 3)) };
+}
+
+/** The reconciler's timing. */
+export type ReconcileSettings = { -readonly [K in keyof typeof DEFAULTS.reconcile]: number };
+
+/** The merchant webhook's delivery policy. */
+export type MerchantWebhookPolicy = { -readonly [K in keyof typeof DEFAULTS.merchantWebhook]: number };
+
+type Optional<T> = { [K in keyof T]?: (T[K] extends object ? Optional<T[K]> : T[K]) | undefined };
+
+/**
+ * How the proxy behaves: the options of createApp that are settings (its parts, the store and the
+ * partner client, come beside them), read from the environment by proxyConfig() under the same
+ * names. What is left out comes from DEFAULTS. Those the table marks `app` are its entries' (streams,
+ * streamsPerClient, staleAfterMs, renewals...: see settings.ts); the rest take a shape of their own.
+ */
+export interface AppSettings extends Optional<AppLanded> {
+  /** The merchant server's key for the server-to-server endpoints; without it they answer 401. */
+  apiKey?: string | undefined;
+  /** Origins of the merchant pages allowed to call the browser API; `*` allows any (sandbox only). */
+  allowedOrigins?: readonly string[] | undefined;
+  /** Where the API is served (default `/api`): the widget's `endpoint`. */
+  basePath?: string | undefined;
+  /** The proxy's public URL (https://pay.shop.example): its origin may call the browser API. */
+  publicUrl?: string | undefined;
+  /** While the partner's notifications arrive on time, how fresh a pending status must be instead (and how often a watched one is polled). */
+  webhookReadIntervalMs?: number | undefined;
+  /** Let the browser choose the amount, within these bounds (`POST /payments`); default off. */
+  openAmount?: { min: number; max: number } | false | undefined;
+  /** Where the hosted checkout sends the payer after paying, when a checkout names none (https). */
+  defaultCallback?: string | undefined;
+  /** Per-client limits on creating and on reading, and per source on the partner's notifications; `false` turns them off. */
+  rateLimits?: { create: RateLimit; status: RateLimit; webhook?: RateLimit } | false | undefined;
+  /** The partner's notifications (`POST {basePath}/webhooks/partner[/<secretPath>]`). */
+  webhooks?: { secretPath?: string | undefined; sourceIps?: readonly string[] | undefined } | undefined;
+  /** The merchant's backend, told of every outcome by a signed POST (domain/merchant-notify.ts). */
+  merchantWebhook?: ({ url: string; secret: string } & Partial<MerchantWebhookPolicy>) | undefined;
+  /** The reconciler's timing (domain/reconciler.ts). */
+  reconcile?: Partial<ReconcileSettings> | undefined;
+  /** What the partner's numeric status codes mean; checked at run time (domain/status-numbering.ts). Default: the sandbox's. */
+  statusCodes?: StatusCodes | undefined;
+}
+
+const LOCAL_HOSTS = ['localhost', '127.0.0.1', '[::1]'];
+
+/** Everything `pix-checkout serve` needs: the partner's settings, createApp's, and the process's own. */
+export type ProxyConfig = AppSettings & ReturnType<typeof proxyConfig>;
+
+/**
+ * Reads the proxy's configuration; throws one ConfigError listing every problem, the partner's
+ * included. With no partner credentials it is sandbox mode and needs nothing at all.
+ */
+export function proxyConfig(env: Record<string, string | undefined> = loadEnv()) {
+  const problems: string[] = [];
+  let partner: PartnerConfig | null = null;
+  try {
+    partner = partnerConfig(env);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    problems.push(...error.problems);
+  }
+  const sandbox = partner?.sandbox ?? false;
+  const { values: v, problems: found, invalid } = readSettings(env, 'proxy');
+  problems.push(...found);
+
+  let apiKey = v.PIX_API_KEY;
+  if (apiKey === undefined) {
+    if (!sandbox && !invalid.has('PIX_API_KEY'))
+      problems.push(`PIX_API_KEY is required: the key your server sends to create checkouts (at least ${MIN_API_KEY_LENGTH} characters)`);
+    apiKey = TUNABLES.sandboxApiKey;
+  }
+
+  const allowedOrigins: string[] = [];
+  for (const item of v.PIX_ALLOWED_ORIGINS ?? (sandbox ? ['*'] : [])) {
+    if (item === '*') {
+      if (sandbox) allowedOrigins.push('*');
+      else problems.push("PIX_ALLOWED_ORIGINS may not be * outside the sandbox: list your shop's origins");
+      continue;
+    }
+    let url: URL | null = null;
+    try {
+      url = new URL(item);
+    } catch {
+      // reported below
+    }
+    if (!url || !/^https?:$/.test(url.protocol) || url.origin !== item.replace(/\/$/, '')) {
+      problems.push(`PIX_ALLOWED_ORIGINS: ${item} is not an origin like https://shop.example`);
+      continue;
+    }
+    if (url.protocol === 'http:' && !sandbox && !LOCAL_HOSTS.includes(url.hostname)) {
+      problems.push(`PIX_ALLOWED_ORIGINS: ${item} must be https:// (http only for localhost)`);
+      continue;
+    }
+    allowedOrigins.push(url.origin);
+  }
+
+  const { PIX_OPEN_AMOUNT_MIN: min, PIX_OPEN_AMOUNT_MAX: max } = v;
+  if (min > max) problems.push('PIX_OPEN_AMOUNT_MIN must not be above PIX_OPEN_AMOUNT_MAX');
+
+  /** An https:// URL; http:// only for localhost, or anywhere in the sandbox. */
+  const webUrl = (raw: string) => {
+    let url: URL | null;
+    try {
+      url = new URL(raw);
+    } catch {
+      url = null;
+    }
+    const local = url !== null && LOCAL_HOSTS.includes(url.hostname);
+    return url !== null && (url.protocol === 'https:' || (url.protocol === 'http:' && (local || sandbox)));
+  };
+  const publicUrl = v.PIX_PUBLIC_URL;
+  if (publicUrl !== undefined && !webUrl(publicUrl)) problems.push('PIX_PUBLIC_URL must be the https:// URL the proxy is reached at (http only for localhost)');
+
+  const { PIX_MERCHANT_WEBHOOK_URL: merchantUrl, PIX_MERCHANT_WEBHOOK_SECRET: merchantSecret } = v;
+  if (merchantUrl !== undefined) {
+    if (!webUrl(merchantUrl)) problems.push('PIX_MERCHANT_WEBHOOK_URL must be an https:// URL (http only for localhost)');
+    if (merchantSecret === undefined || merchantSecret.length < MIN_API_KEY_LENGTH) {
+      problems.push(`PIX_MERCHANT_WEBHOOK_SECRET is required with PIX_MERCHANT_WEBHOOK_URL (at least ${MIN_API_KEY_LENGTH} characters)`);
+    }
+  } else if (merchantSecret !== undefined) {
+    problems.push('PIX_MERCHANT_WEBHOOK_SECRET is set but PIX_MERCHANT_WEBHOOK_URL is not');
+  }
+
+  const settings = landValues(v, 'proxy') as Settings;
+  const { rateLimitCreatePerMinute: create, rateLimitStatusPerMinute: status } = settings;
+  const webhook = settings.webhookIntake.perSourcePerMinute;
+  const unlimited = perMinute(Number.MAX_SAFE_INTEGER);
+  const databaseUrl = v.PIX_DATABASE_URL;
+  const config = {
+    ...settings,
+    apiKey,
+    allowedOrigins,
+    openAmount: v.PIX_OPEN_AMOUNT ? { min, max } : (false as const),
+    defaultCallback: v.PIX_CALLBACK_URL,
+    publicUrl,
+    rateLimits:
+      create > 0 || status > 0 || webhook > 0
+        ? {
+            create: create > 0 ? perMinute(create) : unlimited,
+            status: status > 0 ? perMinute(status) : unlimited,
+            webhook: webhook > 0 ? perMinute(webhook) : unlimited,
+          }
+        : (false as const),
+    webhookReadIntervalMs: settings.partnerReads.trustedMs,
+    webhooks: { secretPath: v.PIX_WEBHOOK_SECRET_PATH, sourceIps: v.PIX_WEBHOOK_SOURCE_IPS ?? [] },
+    merchantWebhook: merchantUrl && merchantSecret ? { url: merchantUrl, secret: merchantSecret } : undefined,
+    /** PIX_DATABASE_URL: Postgres, shared by several instances; undefined: SQLite in dataDir. Holds a password: never logged. */
+    database: databaseUrl ? { url: databaseUrl, ...settings.cluster } : undefined,
+  };
+  if (problems.length > 0 || !partner) throw new ConfigError(problems);
+  return { partner, ...config, statusCodes: partner.statusCodes };
+}

@@ -1,0 +1,78 @@
+/** The numbers no variable sets: DEFAULTS holds them beside the table's defaults (settings.ts). */
+import { LIMITS } from '../../src/shared/limits.ts';
+
+export const TUNABLES = {
+  /** Where the API is served: the widget's `endpoint`. */
+  basePath: '/api',
+  /**
+   * Partner reads follow the webhooks' health (domain/webhook-health.ts): while the partner's
+   * notifications arrive on time, a pending payment is asked about at most every `trustedMs`
+   * (PIX_WEBHOOK_READ_INTERVAL_MS); when they stop or lag, and near a payment's expiry, every
+   * staleAfterMs / watchIntervalMs.
+   */
+  partnerReads: { recentMs: 10 * 60_000, graceMs: 10_000, lateMs: 5000, evidence: 3, nearExpiryMs: 60_000 },
+  /** The largest JSON body a proxy endpoint accepts; a real one is under 500 bytes. */
+  maxJsonBodyBytes: LIMITS.maxJsonBodyBytes,
+  /** How long /ready keeps its answer, so a probing load balancer costs the partner nothing. */
+  readinessCacheMs: 5000,
+  /** The partner's notifications (routes/webhooks.ts, domain/webhook-processor.ts). */
+  webhookIntake: {
+    /** Stored notifications confirmed with the partner at once. */
+    concurrency: 8,
+    /** One reference is confirmed with the partner at most this often (real time); notifications meanwhile share the answer. */
+    confirmIntervalMs: 2000,
+    /** Notifications waiting to be confirmed, at most: past it the intake answers 503 and the partner retries. */
+    pendingCap: 10_000,
+    /** A notification the partner has not confirmed in this long is marked `expired` (the reconciler still follows the payment). */
+    pendingRetentionMs: 24 * 3_600_000,
+    /**
+     * A confirmation that could not be applied yet (the partner still says pending, its code's meaning
+     * is not known yet, it is down) is tried again after `firstRetryMs`, doubling up to `maxRetryMs`:
+     * an authenticated notification's words while the payment is open (until `retryMarginMs` before
+     * its automatic cancellation: after it, a final code may be that cancellation, and stale words
+     * must not read it), a notification without them `plainRetries` times.
+     */
+    firstRetryMs: 1000,
+    maxRetryMs: 30_000,
+    plainRetries: 8,
+    retryMarginMs: 5 * 60_000,
+    /**
+     * Unreadable notifications are kept whole, this many an hour; past it (a flood from an open
+     * intake) only their first `auditBytes`, so anyone able to post cannot fill the disk.
+     */
+    unreadableWholePerHour: 100,
+    auditBytes: 1024,
+  },
+  /** The reconciler (domain/reconciler.ts), beside its three variables. */
+  reconcile: {
+    /** How close to a payment's expiry counts as near. */
+    nearWindowMs: 5 * 60_000,
+    /** Partner calls in flight at most. */
+    concurrency: 8,
+    /** Records looked at per pass at most. */
+    batch: 5000,
+    /**
+     * A payment still open this long after its automatic cancellation (an hour after expiry) cannot
+     * be decided from what the partner answers: it is parked, read again only every `parkedEveryMs`,
+     * and reported (/ready, the log).
+     */
+    parkAfterCancelMs: 15 * 60_000,
+    parkedEveryMs: 3_600_000,
+  },
+  /** The merchant webhook's delivery and retry policy (domain/merchant-notify.ts). */
+  merchantWebhook: {
+    /** Deadline of one attempt. */
+    timeoutMs: 10_000,
+    /** First retry delay, doubled on each failure (with jitter), capped at maxDelayMs. */
+    baseDelayMs: 10_000,
+    maxDelayMs: 3_600_000,
+    /** Stop retrying this long after the outcome; `deliveries replay` sends it again. */
+    giveUpAfterMs: 24 * 3_600_000,
+    /** How often due deliveries are looked for (real time); new outcomes wake the worker at once. */
+    pollMs: 1000,
+    /** Deliveries in flight at most. */
+    concurrency: 8,
+  },
+  /** The merchant server's API key in sandbox mode: a published test value, like the account. */
+  sandboxApiKey: 'sandbox-api-key',
+} as const;

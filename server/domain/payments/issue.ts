@@ -1,0 +1,103 @@
+/**
+ * Issuing: creates a payment with the partner and returns its record, not yet stored (the caller
+ * stores it, alone or attached to its checkout in one transaction). An outcome the partner leaves
+ * unknown is logged with our own transaction_id, so it can be reconciled.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Logger } from '../../log.ts';
+import type { PartnerClient } from '../../partner/client.ts';
+import { PartnerError } from '../../partner/errors.ts';
+import { PARTNER_STATUS } from '../../partner/wire.ts';
+import type { PaymentRecord, Store } from '../../store/store.ts';
+import { logBrCodeWarnings } from '../brcode-warnings.ts';
+import type { StatusNumbering } from '../status-numbering.ts';
+import { rememberFavoured } from './reads.ts';
+
+/** What a payment is issued with; customer data comes from the merchant's server only. */
+export interface IssueInput {
+  value: number;
+  description?: string | undefined;
+  name?: string | undefined;
+  document?: string | undefined;
+  callback?: string | undefined;
+}
+
+export interface PaymentIssuerOptions {
+  store: Store;
+  /** Seconds each QR code stays payable; sent to the partner and stored as `expires_at`. */
+  expirationSeconds: number;
+  now: () => number;
+  log: Logger;
+  numbering: StatusNumbering;
+}
+
+export class PaymentIssuer {
+  constructor(
+    private readonly partner: PartnerClient,
+    private readonly options: PaymentIssuerOptions,
+  ) {}
+
+  /**
+   * Creates a payment with the partner and returns its record, not yet stored: the caller stores it
+   * (alone, or attached to its checkout in one transaction).
+   */
+  async issue(input: IssueInput, checkoutId: string | null): Promise<PaymentRecord> {
+    // Our own reference travels with the request, so an unknown outcome can be reconciled later.
+    const transactionId = randomUUID();
+    const { expirationSeconds, now, numbering } = this.options;
+    // When the answer carries no creation time, the time the request left: the payment expires no later than shown.
+    const sentAt = now();
+    try {
+      const created = await this.partner.createPayment({ ...input, expiration: expirationSeconds, transaction_id: transactionId });
+      logBrCodeWarnings(this.options.log, created.externalReference, created.pixKey);
+      // Never later than the request left: a partner clock ahead of ours (or a created_at in the
+      // wrong zone) must not push the expiry, and with it the hour before which a final code can only
+      // be approved (domain/status-numbering.ts), past the partner's real cancellation.
+      const createdAt = Math.min(created.createdAt ?? sentAt, sentAt);
+      if (created.status) await numbering.observeFresh(created.status, created.externalReference);
+      // One read after the create, in the background, when its answer lacked the status the numbering
+      // still needs or who is being paid: the first QR does not wait for it.
+      if ((!created.status && numbering.needsFreshRead()) || created.favoured === null) void this.freshRead(created.externalReference);
+      return {
+        reference: created.externalReference,
+        checkoutId,
+        valueCents: Math.round(input.value * 100),
+        description: input.description ?? null,
+        partnerStatus: PARTNER_STATUS.pending,
+        brcode: created.pixKey,
+        qrCodeUrl: created.qrCodeUrl ?? '',
+        checkoutUrl: created.checkoutUrl ?? '',
+        createdAt,
+        expiresAt: createdAt + expirationSeconds * 1000,
+        transactionId,
+        updatedAt: now(),
+        final: false,
+        favoured: created.favoured,
+      };
+    } catch (error) {
+      if (error instanceof PartnerError && error.details.outcomeUnknown) {
+        // The customer never saw this payment's code, so it cannot be paid: the operator may look it
+        // up by transaction_id; a checkout simply issues another.
+        this.options.log.error(
+          { transaction_id: transactionId, checkout_id: checkoutId, ...(error.details.rawBody ? { raw_answer: error.details.rawBody } : {}) },
+          'payment creation outcome unknown: reconcile by transaction_id',
+        );
+      }
+      throw error;
+    }
+  }
+
+  /** One read of a payment just created whose answer had no status: its code verifies the numbering. */
+  private async freshRead(reference: string): Promise<void> {
+    try {
+      const details = await this.partner.getPayment(reference);
+      if (details.status && this.options.numbering.needsFreshRead()) await this.options.numbering.observeFresh(details.status, reference);
+      if (details.favoured !== null) await rememberFavoured(this.options.store, reference, details.favoured);
+    } catch (error) {
+      this.options.log.warn(
+        { reference, err: { message: error instanceof Error ? error.message : String(error) } },
+        'could not read a new payment to check the status codes',
+      );
+    }
+  }
+}

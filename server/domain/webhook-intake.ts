@@ -1,0 +1,165 @@
+/**
+ * The intake of the partner's notifications: who may send them, what is kept, and when the partner
+ * is asked to send again. The route (routes/webhooks.ts) reads the body and answers in HTTP; what to
+ * decide is here.
+ *
+ * A notification is stored before it is acknowledged, and processed afterwards
+ * (domain/webhook-processor.ts): nothing upstream is asked before answering. The intake keeps
+ * everything that passed the source and secret checks: the partner stops after two retries, so a
+ * refusal would lose an event for good. A notification (JSON or form-encoded) that names a reference
+ * in any plausible field (partner/notification.ts) is stored to be confirmed with the partner,
+ * whoever it is about; one we cannot read at all is stored whole too (only its start during a flood
+ * of them), already processed with the result `unreadable` (or `ambiguous`: it names two different
+ * references), logged, and listed for the operator (`pix-checkout webhook received --unreadable`).
+ * Calls from a wrong source or to a wrong secret path are refused and not stored (anyone can send
+ * them, so storing them would let anyone fill the disk).
+ */
+import { timingSafeEqual } from 'node:crypto';
+import type { Logger } from '../log.ts';
+import { examineNotification, notificationBody } from '../partner/notification.ts';
+import type { Store } from '../store/store.ts';
+import type { WebhookHealth } from './webhook-health.ts';
+import type { WebhookProcessor } from './webhook-processor.ts';
+
+export interface WebhookIntakeLimits {
+  /** Unreadable notifications per hour stored whole; past it, only their first `auditBytes`. */
+  unreadableWholePerHour: number;
+  auditBytes: number;
+  /** Notifications waiting to be confirmed, at most: past it the partner is asked to retry. */
+  pendingCap: number;
+}
+
+export interface WebhookIntakeOptions {
+  store: Store;
+  now: () => number;
+  /** The secret last path segment the partner must call; none when unset. */
+  secretPath?: string | undefined;
+  /** Addresses notifications may come from; any when empty. */
+  sourceIps?: readonly string[] | undefined;
+  limits: WebhookIntakeLimits;
+  /** Told of each notification about a payment we issued (the pace of our own reads follows it). */
+  health: WebhookHealth;
+  /** Confirms each stored notification with the partner, after the answer. */
+  processor: WebhookProcessor;
+}
+
+/** What became of a notification that passed the source and secret checks. */
+export type IntakeResult =
+  /** Stored (to be confirmed, or for the operator): acknowledge it. */
+  | { kind: 'stored' }
+  /** Nothing to keep: an empty body (a body parser that ran before the proxy). */
+  | { kind: 'empty' }
+  /** Too many notifications wait for confirmation: the partner retries later. */
+  | { kind: 'full' }
+  /** The store could not take it: the partner retries. */
+  | { kind: 'not_stored' };
+
+export class WebhookIntake {
+  /** Whether a notification's words count as evidence: the intake is authenticated (a secret path or the partner's addresses). */
+  readonly authenticated: boolean;
+  private readonly allowed: Set<string>;
+  private readonly secret: Buffer | null;
+  /** When the last unreadable notifications came (the last hour's). */
+  private readonly unreadable: number[] = [];
+
+  constructor(private readonly options: WebhookIntakeOptions) {
+    this.allowed = new Set((options.sourceIps ?? []).map(normalizeIp));
+    this.secret = options.secretPath ? Buffer.from(options.secretPath) : null;
+    this.authenticated = isAuthenticatedIntake(options);
+  }
+
+  /** Whether notifications must name the secret path segment. */
+  get secretRequired(): boolean {
+    return this.secret !== null;
+  }
+
+  /** Whether `given` is the secret path segment; constant time: the segment is a credential. */
+  secretMatches(given: string | undefined): boolean {
+    const candidate = Buffer.from(given ?? '');
+    return this.secret !== null && candidate.length === this.secret.length && timingSafeEqual(candidate, this.secret);
+  }
+
+  /** Whether a source allow-list is set: then a listed source is the partner, and no per-source limit applies. */
+  get sourcesListed(): boolean {
+    return this.allowed.size > 0;
+  }
+
+  /** Whether a notification may come from this address. */
+  sourceAllowed(address: string): boolean {
+    return this.allowed.size === 0 || this.allowed.has(normalizeIp(address));
+  }
+
+  /** Keeps a notification's body (already size-checked) and, once stored, has it processed. */
+  async receive(raw: string, contentType: string | undefined, log: Logger): Promise<IntakeResult> {
+    const { store, now, limits } = this.options;
+    const receivedAt = now();
+    if (raw.trim() === '') {
+      // Nothing to keep: the partner always sends a body, so an empty one is a body parser that ran before the proxy.
+      log.warn('webhook refused: empty body');
+      return { kind: 'empty' };
+    }
+    const reading = examineNotification(notificationBody(raw, contentType));
+    if (!('notification' in reading)) {
+      // Kept and acknowledged: refusing it would lose it for good. Whole, unless a flood of them
+      // is arriving: then only its start (the intake may be open to anyone). One naming two different
+      // references is processed as neither: the operator decides.
+      const result = 'ambiguous' in reading ? 'ambiguous' : 'unreadable';
+      const hourAgo = receivedAt - 3_600_000;
+      while (this.unreadable.length > 0 && this.unreadable[0]! <= hourAgo) this.unreadable.shift();
+      const whole = this.unreadable.length < limits.unreadableWholePerHour;
+      this.unreadable.push(receivedAt);
+      try {
+        const kept = whole ? raw : raw.slice(0, limits.auditBytes);
+        const id = await store.webhookEvents.addRejected(kept, receivedAt, result);
+        const fields = { webhook_event: id, bytes: Buffer.byteLength(raw) };
+        if ('ambiguous' in reading) {
+          log.warn(
+            { ...fields, references: reading.ambiguous.slice(0, 5) },
+            'webhook ambiguous: it names different references; stored for the operator (pix-checkout webhook received --unreadable)',
+          );
+        } else log.error(fields, 'webhook unreadable: stored for the operator (pix-checkout webhook received --unreadable)');
+      } catch (error) {
+        log.error({ err: { message: (error as Error).message } }, 'webhook not stored: answering 503 so the service retries');
+        return { kind: 'not_stored' };
+      }
+      return { kind: 'stored' };
+    }
+    const event = reading.notification;
+
+    let id: number;
+    try {
+      // Bounded: past the cap the service is asked to retry rather than the disk filling up.
+      if ((await store.webhookEvents.countUnprocessed(limits.pendingCap)) >= limits.pendingCap) {
+        log.error({ cap: limits.pendingCap }, 'webhook not stored: too many notifications wait for confirmation');
+        return { kind: 'full' };
+      }
+      id = await store.webhookEvents.add(raw, receivedAt);
+    } catch (error) {
+      log.error({ err: { message: (error as Error).message } }, 'webhook not stored: answering 503 so the service retries');
+      return { kind: 'not_stored' };
+    }
+    // After the write, not awaited: the answer does not wait for the partner. A notification's words
+    // are evidence only when the intake is authenticated.
+    void this.noteArrival(event.reference);
+    void this.options.processor.process(id, raw, { event, authenticated: this.authenticated });
+    return { kind: 'stored' };
+  }
+
+  /** A notification reached the intake: about a payment we issued, it tells the webhooks' health. */
+  private async noteArrival(reference: string): Promise<void> {
+    const { store, health } = this.options;
+    const known = store.peekPayment?.(reference) ?? (await store.getPayment(reference).catch(() => null));
+    if (known) health.notified(reference);
+  }
+}
+
+/** Whether an intake with these settings is authenticated: a secret path, or a source allow-list. */
+export function isAuthenticatedIntake(settings: { secretPath?: string | undefined; sourceIps?: readonly string[] | undefined }): boolean {
+  return Boolean(settings.secretPath) || (settings.sourceIps?.length ?? 0) > 0;
+}
+
+/** IPv4-mapped IPv6 (`::ffff:1.2.3.4`, what a dual-stack socket reports) is the IPv4 address. */
+export function normalizeIp(address: string): string {
+  const trimmed = address.trim().toLowerCase();
+  return trimmed.startsWith('::ffff:') && trimmed.includes('.') ? trimmed.slice(7) : trimmed;
+}

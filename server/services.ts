@@ -1,0 +1,246 @@
+/**
+ * createServices(settings, parts): the domain, wired explicitly over its parts (the partner client,
+ * the store, the clock, the logger). Each service is built after everything it needs, and told only
+ * what it needs; where two services need each other, the one built first is given a Signal that the
+ * later one listens to (domain/signal.ts), so no variable is assigned late. Nothing here speaks HTTP
+ * (server/app.ts does).
+ */
+import { DEFAULTS, type AppSettings } from './config.ts';
+import { CheckoutService } from './domain/checkouts.ts';
+import { DisputeService } from './domain/disputes.ts';
+import { MerchantNotifier } from './domain/merchant-notify.ts';
+import { Outcomes, type OutcomeEvent } from './domain/outcomes.ts';
+import { PaymentService } from './domain/payments.ts';
+import { PayoutService } from './domain/payouts.ts';
+import { readinessCheck, type UpstreamTracker } from './domain/readiness.ts';
+import { Reconciler } from './domain/reconciler.ts';
+import { Signal } from './domain/signal.ts';
+import { StatusNumbering } from './domain/status-numbering.ts';
+import { TransferService } from './domain/transfers.ts';
+import { WebhookHealth } from './domain/webhook-health.ts';
+import { WebhookIntake, isAuthenticatedIntake } from './domain/webhook-intake.ts';
+import { WebhookProcessor } from './domain/webhook-processor.ts';
+import { createLogger, type Logger } from './log.ts';
+import type { PartnerClient } from './partner/client.ts';
+import { DEFAULT_STATUS_CODES } from './partner/status-codes.ts';
+import type { PaymentRecord, Store } from './store/store.ts';
+
+/** What the services are built over: the partner client, the store, the clock, the logger and the process's hooks. */
+export interface ServiceParts {
+  partner: PartnerClient;
+  /** Where payments, checkouts and the partner token live (server/store). */
+  store: Store;
+  now?: (() => number) | undefined;
+  logger?: Logger | undefined;
+  /** Fed by the partner client's `log` option; lets readiness see upstream failures. */
+  upstream?: UpstreamTracker | undefined;
+  /** Aborting it ends every status stream and stops the pollers (graceful shutdown). */
+  signal?: AbortSignal | undefined;
+  /** Called with every outcome event (in-process subscription; also `app.pix.events.on('outcome')`). */
+  onOutcome?: ((event: OutcomeEvent) => void) | undefined;
+  /** What /ready lists as warnings: not reason to refuse traffic, but for an operator to fix. */
+  warnings?: readonly string[] | undefined;
+  /** The partner service and account (tokenStoreKey), under which the status numbering's verdict is kept. */
+  partnerScope?: string | undefined;
+  /**
+   * The payer's Pix key of a paid payment, for a partner whose records name it (the spec's do not):
+   * with `refundOverpayments`, a checkout's extra payment is refunded to it. Default: none known.
+   */
+  payerKeyOf?: ((payment: PaymentRecord) => string | null) | undefined;
+}
+
+/** The domain services and what runs beside the routes: outcomes, the reconciler, the merchant's deliveries. */
+export interface Services {
+  store: Store;
+  partner: PartnerClient;
+  now: () => number;
+  logger: Logger;
+  /** Emits `outcome` with an OutcomeEvent for every payment or transfer that becomes final. */
+  events: Outcomes['events'];
+  payments: PaymentService;
+  checkouts: CheckoutService;
+  transfers: TransferService;
+  /** Payouts and refunds the proxy starts (the same service the CLI uses). */
+  payouts: PayoutService;
+  /** Whether the partner's status codes mean what the setting says (domain/status-numbering.ts). */
+  numbering: StatusNumbering;
+  /** Whether the partner's notifications arrive on time, which sets how often pending payments are asked about. */
+  reads: WebhookHealth;
+  /** Final payments an authenticated notification contradicts (domain/disputes.ts). */
+  disputes: DisputeService;
+  processor: WebhookProcessor;
+  /** The partner's notifications as they arrive: what is kept, and when the partner is asked to retry. */
+  intake: WebhookIntake;
+  reconciler: Reconciler;
+  notifier: MerchantNotifier | null;
+  /** What /health and /ready answer. */
+  readiness: ReturnType<typeof readinessCheck>;
+  /** Processes stored notifications left over, then starts the reconciler and the delivery worker. */
+  start: () => void;
+  /** Stops them and waits for work in flight (before closing the store). */
+  stop: () => Promise<void>;
+}
+
+export function createServices(settings: AppSettings, parts: ServiceParts): Services {
+  const { store, partner } = parts;
+  const now = parts.now ?? Date.now;
+  const logger = parts.logger ?? createLogger();
+
+  const outcomes = new Outcomes(logger);
+  if (parts.onOutcome) outcomes.events.on('outcome', parts.onOutcome);
+  const numbering = new StatusNumbering(
+    settings.statusCodes ?? DEFAULT_STATUS_CODES,
+    logger.child({ component: 'status-codes' }),
+    store.tokens,
+    parts.partnerScope,
+  );
+  void numbering.load();
+
+  // Partner reads follow the webhooks' health: when its mode changes, the payments' watches take the new pace.
+  const paceChanged = new Signal();
+  const health = new WebhookHealth(
+    { ...DEFAULTS.partnerReads, trustedMs: settings.webhookReadIntervalMs ?? DEFAULTS.partnerReads.trustedMs },
+    settings.staleAfterMs ?? DEFAULTS.staleAfterMs,
+    now,
+    logger.child({ component: 'partner-reads' }),
+    () => void paceChanged.emit(),
+  );
+  const payments = new PaymentService(partner, {
+    store,
+    expirationSeconds: settings.expirationSeconds ?? DEFAULTS.expirationSeconds,
+    now,
+    log: logger,
+    staleAfterMs: settings.staleAfterMs ?? DEFAULTS.staleAfterMs,
+    watchIntervalMs: settings.watchIntervalMs ?? DEFAULTS.watchIntervalMs,
+    outcomes,
+    numbering,
+    health,
+  });
+  paceChanged.subscribe(() => payments.rescheduleWatches());
+
+  const transfers = new TransferService({ store, partner, outcomes, now, numbering, log: logger.child({ component: 'transfers' }) });
+  const disputes = new DisputeService({ store, now, outcomes, log: logger.child({ component: 'disputes' }) });
+  const processor = new WebhookProcessor({
+    store,
+    payments,
+    transfers,
+    now,
+    log: logger.child({ component: 'webhooks' }),
+    concurrency: DEFAULTS.webhookIntake.concurrency,
+    confirmIntervalMs: DEFAULTS.webhookIntake.confirmIntervalMs,
+    retry: DEFAULTS.webhookIntake,
+    intakeAuthenticated: isAuthenticatedIntake(settings.webhooks ?? {}),
+    numbering,
+    disputes,
+  });
+  const intake = new WebhookIntake({
+    store,
+    now,
+    secretPath: settings.webhooks?.secretPath,
+    sourceIps: settings.webhooks?.sourceIps,
+    limits: {
+      unreadableWholePerHour: DEFAULTS.webhookIntake.unreadableWholePerHour,
+      auditBytes: DEFAULTS.webhookIntake.auditBytes,
+      pendingCap: DEFAULTS.webhookIntake.pendingCap,
+    },
+    health,
+    processor,
+  });
+
+  // A refund refreshes its checkout first (a payment paid but not yet heard of counts), and a checkout
+  // refunds its overpayment: the payouts, built first, ask through this signal; the checkouts answer it.
+  const checkoutRefreshes = new Signal<string>();
+  const payouts = new PayoutService({
+    store,
+    partner,
+    transfers,
+    outcomes,
+    numbering,
+    now,
+    log: logger.child({ component: 'payouts' }),
+    refreshCheckout: (id) => checkoutRefreshes.emit(id),
+    disputes,
+  });
+  const checkouts = new CheckoutService({
+    store,
+    payments,
+    payouts,
+    disputes,
+    renewals: settings.renewals ?? DEFAULTS.renewals,
+    defaultCallback: settings.defaultCallback,
+    now,
+    log: logger.child({ component: 'checkouts' }),
+    outcomes,
+    refundOverpayments: settings.refundOverpayments ?? DEFAULTS.refundOverpayments,
+    payerKeyOf: parts.payerKeyOf,
+  });
+  checkoutRefreshes.subscribe((id) => checkouts.get(id));
+
+  const reconciler = new Reconciler({
+    ...DEFAULTS.reconcile,
+    ...settings.reconcile,
+    pendingRetentionMs: DEFAULTS.webhookIntake.pendingRetentionMs,
+    store,
+    payments,
+    transfers,
+    processor,
+    expireSendingPayouts: () => payouts.expireSending(),
+    now,
+    log: logger.child({ component: 'reconciler' }),
+  });
+  const notifier = settings.merchantWebhook
+    ? new MerchantNotifier({ now, ...DEFAULTS.merchantWebhook, ...settings.merchantWebhook, store, log: logger.child({ component: 'merchant-webhook' }) })
+    : null;
+  if (notifier) outcomes.onRecorded(() => notifier.wake());
+  const readiness = readinessCheck({
+    store,
+    partner,
+    cacheMs: DEFAULTS.readinessCacheMs,
+    upstream: parts.upstream,
+    warnings: parts.warnings,
+    numbering,
+    reads: health,
+    parkedWarning: () => reconciler.parkedWarning(),
+    disputes,
+  });
+
+  let started = false;
+  const services: Services = {
+    store,
+    partner,
+    now,
+    logger,
+    events: outcomes.events,
+    payments,
+    checkouts,
+    transfers,
+    payouts,
+    numbering,
+    reads: health,
+    disputes,
+    processor,
+    intake,
+    reconciler,
+    notifier,
+    readiness,
+    start() {
+      if (started) return;
+      started = true;
+      reconciler.start();
+      notifier?.start();
+    },
+    async stop() {
+      processor.close();
+      await Promise.all([reconciler.stop(), notifier?.stop(), processor.idle()]);
+    },
+  };
+  parts.signal?.addEventListener(
+    'abort',
+    () => {
+      void services.stop();
+      payments.close();
+    },
+    { once: true },
+  );
+  return services;
+}

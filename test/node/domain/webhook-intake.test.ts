@@ -1,0 +1,111 @@
+/**
+ * The webhook intake's policy (server/domain/webhook-intake.ts), without HTTP: who may send, what is
+ * stored before the answer (whole, or only its start during a flood of unreadable ones), the cap on
+ * notifications waiting, and what is told after the write (the processor; the webhooks' health, for a
+ * payment we issued only).
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { WebhookIntake, isAuthenticatedIntake, normalizeIp, type WebhookIntakeOptions } from '../../../server/domain/webhook-intake.ts';
+import type { WebhookHealth } from '../../../server/domain/webhook-health.ts';
+import type { WebhookProcessor } from '../../../server/domain/webhook-processor.ts';
+import { createLogger } from '../../../server/log.ts';
+import { openSqliteStore } from '../../../server/store/sqlite/sqlite-store.ts';
+import { paymentRecord } from '../../support/records.ts';
+
+const silent = createLogger({ level: 'silent' });
+
+function intakeOver(over: Partial<WebhookIntakeOptions> = {}) {
+  const store = openSqliteStore({ dataDir: ':memory:' });
+  const notified: string[] = [];
+  const processed: { id: number; authenticated: boolean | undefined; reference: string | undefined }[] = [];
+  const health = { notified: (reference: string) => notified.push(reference) } as unknown as WebhookHealth;
+  const processor = {
+    process: async (id: number, _raw: string, received?: { event: { reference: string } | null; authenticated: boolean }) => {
+      processed.push({ id, authenticated: received?.authenticated, reference: received?.event?.reference });
+    },
+  } as unknown as WebhookProcessor;
+  const intake = new WebhookIntake({
+    store,
+    now: () => 1_000_000,
+    limits: { unreadableWholePerHour: 2, auditBytes: 8, pendingCap: 3 },
+    health,
+    processor,
+    ...over,
+  });
+  return { store, intake, notified, processed };
+}
+
+const settle = () => new Promise((resolve) => setTimeout(resolve, 20));
+
+describe('the webhook intake', () => {
+  it('authenticates by secret path or source list, the secret compared whole', () => {
+    assert.equal(isAuthenticatedIntake({}), false);
+    assert.equal(isAuthenticatedIntake({ secretPath: 's3cret' }), true);
+    assert.equal(isAuthenticatedIntake({ sourceIps: ['10.0.0.1'] }), true);
+    const { intake } = intakeOver({ secretPath: 's3cret', sourceIps: ['10.0.0.1'] });
+    assert.equal(intake.authenticated, true);
+    assert.equal(intake.secretRequired, true);
+    assert.equal(intake.secretMatches('s3cret'), true);
+    assert.equal(intake.secretMatches('s3cre'), false);
+    assert.equal(intake.secretMatches(undefined), false);
+    assert.equal(intake.sourcesListed, true);
+    assert.equal(intake.sourceAllowed('::ffff:10.0.0.1'), true, 'an IPv4-mapped address is the IPv4 one');
+    assert.equal(intake.sourceAllowed('10.0.0.2'), false);
+    assert.equal(normalizeIp(' ::FFFF:1.2.3.4 '), '1.2.3.4');
+    const open = intakeOver().intake;
+    assert.equal(open.authenticated, false);
+    assert.equal(open.sourceAllowed('203.0.113.9'), true, 'any source without a list');
+    assert.equal(open.secretMatches(''), false, 'no secret set: nothing matches');
+  });
+
+  it('stores a readable notification before answering, then has it processed; the health hears only of our payments', async () => {
+    const { store, intake, notified, processed } = intakeOver({ secretPath: 's3cret' });
+    await store.insertPayment(paymentRecord('ours', 1_000_000));
+    assert.deepEqual(await intake.receive('{"external_reference":"ours","status":"approved"}', 'application/json', silent), { kind: 'stored' });
+    assert.deepEqual(await intake.receive('{"external_reference":"theirs"}', 'application/json', silent), { kind: 'stored' });
+    await settle();
+    assert.equal(await store.webhookEvents.countUnprocessed(), 2, 'both stored to be confirmed');
+    assert.deepEqual(
+      processed.map((p) => [p.reference, p.authenticated]),
+      [
+        ['ours', true],
+        ['theirs', true],
+      ],
+    );
+    assert.deepEqual(notified, ['ours']);
+    await store.close();
+  });
+
+  it('refuses an empty body, and asks for a retry past the cap of notifications waiting', async () => {
+    const { store, intake } = intakeOver();
+    assert.deepEqual(await intake.receive('  \n', 'application/json', silent), { kind: 'empty' });
+    for (let i = 0; i < 3; i++) assert.equal((await intake.receive(`{"external_reference":"r${i}"}`, 'application/json', silent)).kind, 'stored');
+    assert.deepEqual(await intake.receive('{"external_reference":"r3"}', 'application/json', silent), { kind: 'full' });
+    assert.equal(await store.webhookEvents.countUnprocessed(), 3);
+    await store.close();
+  });
+
+  it('keeps an unreadable notification whole, then only its start during a flood', async () => {
+    const { store, intake, processed } = intakeOver();
+    const body = '{"nothing":"that names a payment"}';
+    for (let i = 0; i < 3; i++) assert.deepEqual(await intake.receive(body, 'application/json', silent), { kind: 'stored' });
+    const kept = await store.webhookEvents.listByResult(['unreadable'], 10);
+    assert.deepEqual(kept.map((e) => e.rawBody).sort(), [body, body, body.slice(0, 8)].sort());
+    assert.equal(await store.webhookEvents.countUnprocessed(), 0, 'already processed');
+    assert.equal(processed.length, 0);
+    await store.close();
+  });
+
+  it('answers not_stored when the store cannot take it', async () => {
+    const store = openSqliteStore({ dataDir: ':memory:' });
+    const down = async () => {
+      throw new Error('the disk is full');
+    };
+    const failing = { ...store, webhookEvents: { ...store.webhookEvents, add: down, addRejected: down } } as typeof store;
+    const { intake } = intakeOver({ store: failing });
+    assert.deepEqual(await intake.receive('{"external_reference":"r"}', 'application/json', silent), { kind: 'not_stored' });
+    assert.deepEqual(await intake.receive('unreadable', 'text/plain', silent), { kind: 'not_stored' });
+    await store.close();
+  });
+});
