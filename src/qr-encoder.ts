@@ -3,7 +3,7 @@
  * correction level M, the smallest version 1 to 40 that holds it. It replaces npm `qrcode` in the
  * widget's bundle and draws, for every input, the same symbol as `qrcode`'s `create([{ data, mode:
  * 'byte' }], { errorCorrectionLevel: 'M' })`, mask choice included (its penalty rules N1 to N4, as
- * it computes them; test/node/qr-encoder.test.ts compares the two module by module).
+ * it computes them; test/node/widget/qr-encoder.test.ts compares the two module by module).
  */
 
 /** A QR symbol: `size` modules a side; `get` says whether a module is dark. */

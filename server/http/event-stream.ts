@@ -14,7 +14,7 @@
  * `write`, which gives the same bytes.
  *
  * Elsewhere (another runtime, a mounted app) it is Hono's streamSSE, with the same status, headers and
- * bytes (test/node/stream.test.ts).
+ * bytes (test/node/routes/status-stream.test.ts).
  */
 import { IncomingMessage, ServerResponse } from 'node:http';
 import { Writable } from 'node:stream';

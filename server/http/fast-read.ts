@@ -2,7 +2,7 @@
  * The status read's fast path on node:http: every open page polls `GET {base}/payments/:reference`,
  * and when that payment's stored status is fresh (or final) the answer needs no routing, no Request
  * or Response object and no middleware chain. This answers exactly that case straight from Node's
- * request, with the same bytes and headers the app's route gives (test/node/proxy-fast-read.test.ts
+ * request, with the same bytes and headers the app's route gives (test/node/http/fast-read.test.ts
  * compares them), the same rate-limit buckets and the same request line. Everything else (another
  * route or method, an unknown or stale payment, an encoded path, a client over its limit) falls
  * through to the app, which decides it as before. Built by createApp from the rules it uses itself;

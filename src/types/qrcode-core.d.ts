@@ -1,6 +1,6 @@
 /**
  * The encoder core of `qrcode`: the reference our own encoder (src/qr-encoder.ts) is tested against
- * (test/node/qr-encoder.test.ts, test/browser/bundle.test.ts). The widget itself no longer imports it.
+ * (test/node/widget/qr-encoder.test.ts, test/browser/bundle.test.ts). The widget itself no longer imports it.
  */
 declare module 'qrcode/lib/core/qrcode.js' {
   export interface BitMatrix {

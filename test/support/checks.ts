@@ -1,8 +1,11 @@
 /**
  * What many suites check the same way: a wait that is a guard (never a timing), a rejection that
- * must be a PartnerError, and the dev stack's control API (its sandbox under /sandbox).
+ * must be a PartnerError, an answer that must be the shared error body, the dev stack's control API
+ * (its sandbox under /sandbox), and a checkout paid there as a customer would pay it.
  */
 import assert from 'node:assert/strict';
+import { CheckoutView, PaymentView } from '../../src/shared/contract.ts';
+import { ErrorBody } from '../../src/shared/errors.ts';
 import type { DevStack } from '../../server/dev-stack.ts';
 import { PartnerError } from '../../server/partner/errors.ts';
 
@@ -28,6 +31,15 @@ export async function rejection(promise: Promise<unknown>): Promise<PartnerError
   assert.fail('expected a rejection');
 }
 
+/** The error of an answer read as `{res, json}`: the status and code expected, the shared body, a message in words. */
+export function expectError(result: { res: Response; json: unknown }, status: number, code: string): ErrorBody['error'] {
+  assert.equal(result.res.status, status, JSON.stringify(result.json));
+  const body = ErrorBody.parse(result.json);
+  assert.equal(body.error.code, code);
+  assert.ok(body.error.message.length > 0, 'an error message in words');
+  return body.error;
+}
+
 /** The dev stack's control API, JSON in and out, a 2xx required. */
 export async function stackControl(stack: DevStack, method: string, path: string, body?: unknown): Promise<any> {
   const res = await fetch(`${stack.url}/sandbox/_sandbox${path}`, {
@@ -38,6 +50,33 @@ export async function stackControl(stack: DevStack, method: string, path: string
   const text = await res.text();
   assert.ok(res.ok, `${method} ${path}: ${res.status} ${text}`);
   return text ? JSON.parse(text) : undefined;
+}
+
+let paidOrders = 0;
+
+/**
+ * A checkout of `value` reais created by the merchant's server (API key) with a new order id that
+ * starts with `orderPrefix`, its payment paid in the sandbox as a customer would pay it, and known
+ * paid to the proxy: answers the checkout's id.
+ */
+export async function paidCheckout(stack: DevStack, value: number, orderPrefix = 'paid'): Promise<string> {
+  const orderId = `${orderPrefix}-${process.pid}-${++paidOrders}`;
+  const merchant = { authorization: `Bearer ${stack.apiKey}` };
+  const created = await fetch(`${stack.apiUrl}/checkouts`, {
+    method: 'POST',
+    headers: { ...merchant, 'content-type': 'application/json' },
+    body: JSON.stringify({ value, order_id: orderId }),
+  });
+  const text = await created.text();
+  assert.equal(created.status, 201, text);
+  const id = CheckoutView.parse(JSON.parse(text)).checkout_id;
+  const payment = PaymentView.parse(await (await fetch(`${stack.apiUrl}/checkouts/${id}/payment`, { method: 'POST' })).json());
+  await stackControl(stack, 'POST', `/payments/${encodeURIComponent(payment.reference)}/pay`);
+  await waitFor('the checkout paid', async () => {
+    const read = await fetch(`${stack.apiUrl}/checkouts/${id}`, { headers: merchant });
+    return CheckoutView.parse(await read.json()).status === 'paid';
+  });
+  return id;
 }
 
 /**

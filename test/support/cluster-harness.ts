@@ -1,5 +1,5 @@
 /**
- * What cluster.test.ts puts around several proxy instances: each instance a child process
+ * What stack/cluster.test.ts puts around several proxy instances: each instance a child process
  * (`node --import tsx server/main.ts`) that can be SIGKILLed and started again on its port; a small
  * round-robin front (the load balancer) that skips an instance refusing connections and pipes
  * streams; the merchant's webhook receiver, which checks signatures and counts duplicates by event
@@ -10,7 +10,29 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { Agent, createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import { verifyWebhookSignature } from '../../server/domain/signature.ts';
+import { DEFAULT_ACCOUNT } from '../../server/sandbox/state.ts';
+
+/**
+ * What a proxy process (`server/main.ts`) needs to reach the sandbox at `sandboxUrl` with its default
+ * account: the CA file `dir/ca.pem` (written by the caller), its token file in `dir` and its data in
+ * `dir/data`. The caller adds its port, store and tuning.
+ */
+export function proxyEnv(sandboxUrl: string, dir: string, userAgent: string, apiKey: string) {
+  return {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    PIX_BASE_URL: sandboxUrl,
+    PIX_EMAIL: DEFAULT_ACCOUNT.email,
+    PIX_ACCESS_KEY: DEFAULT_ACCOUNT.accessKey,
+    PIX_USER_AGENT: userAgent,
+    PIX_CA_FILE: join(dir, 'ca.pem'),
+    PIX_TOKEN_FILE: join(dir, 'token.json'),
+    PIX_API_KEY: apiKey,
+    PIX_DATA_DIR: join(dir, 'data'),
+  };
+}
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

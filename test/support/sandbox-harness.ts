@@ -1,5 +1,5 @@
 /**
- * What the sandbox conformance suite (test/node/sandbox-*.test.ts) shares: a sandbox on a frozen
+ * What the sandbox conformance suite (test/node/sandbox/*.test.ts) shares: a sandbox on a frozen
  * clock (time moves only when a test moves it, so every bound is exact), an HTTPS client that trusts
  * its certificate, a webhook receiver on a real HTTP port, and a wait that is a guard, not a timing.
  */

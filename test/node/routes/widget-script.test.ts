@@ -1,0 +1,84 @@
+/**
+ * The proxy serves the widget's script-tag build at {basePath}/pix-checkout.js: the bytes of
+ * dist/pix-checkout.js, loadable from any page (CORS), revalidated by ETag, and a clear 404 when the
+ * file is not built; the languages it loads on demand beside it.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { Hono } from 'hono';
+import { ErrorBody } from '../../../src/shared/errors.ts';
+import { startDevStack, type DevStack } from '../../../server/dev-stack.ts';
+import { widgetScript } from '../../../server/routes/widget-script.ts';
+
+describe('the widget script served by the proxy', () => {
+  let stack: DevStack;
+  let dir: string;
+  before(async () => {
+    stack = await startDevStack({ allowedOrigins: ['https://shop.example'] });
+    dir = mkdtempSync(join(tmpdir(), 'pix-script-'));
+  });
+  after(async () => {
+    await stack.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('answers the built file to a page on another origin, then 304 while unchanged', async () => {
+    const res = await fetch(`${stack.apiUrl}/pix-checkout.js`, { headers: { origin: 'https://elsewhere.example' } });
+    // `npm test` builds dist/ first; alone, run `npm run build` before this file.
+    assert.equal(res.status, 200, 'dist/pix-checkout.js must be built (npm run build)');
+    assert.equal(res.headers.get('content-type'), 'text/javascript; charset=utf-8');
+    assert.equal(res.headers.get('access-control-allow-origin'), '*');
+    assert.equal(res.headers.get('cross-origin-resource-policy'), 'cross-origin');
+    assert.equal(res.headers.get('x-content-type-options'), 'nosniff');
+    assert.equal(await res.text(), readFileSync(new URL('../../../dist/pix-checkout.js', import.meta.url), 'utf8'));
+    const etag = res.headers.get('etag');
+    assert.ok(etag);
+    const again = await fetch(`${stack.apiUrl}/pix-checkout.js`, { headers: { 'if-none-match': etag } });
+    assert.equal(again.status, 304);
+    assert.equal(await again.text(), '');
+  });
+
+  test('re-reads a rebuilt file, and names the build when there is none', async () => {
+    const file = join(dir, 'pix-checkout.js');
+    const app = new Hono().get('/s.js', widgetScript([file]));
+    const missing = await app.request('/s.js');
+    assert.equal(missing.status, 404);
+    assert.equal(ErrorBody.parse(await missing.json()).error.code, 'not_found');
+
+    writeFileSync(file, 'export const a = 1;');
+    const first = await app.request('/s.js');
+    assert.equal(await first.text(), 'export const a = 1;');
+    writeFileSync(file, 'export const a = 22;');
+    utimesSync(file, new Date(), new Date(Date.now() + 5000));
+    const second = await app.request('/s.js');
+    assert.equal(await second.text(), 'export const a = 22;');
+    assert.notEqual(second.headers.get('etag'), first.headers.get('etag'));
+  });
+
+  test('the languages loaded on demand are served beside it, the same way; the script names them as it imports them', async () => {
+    const script = await (await fetch(`${stack.apiUrl}/pix-checkout.js`)).text();
+    for (const language of ['en', 'es']) {
+      const file = `pix-checkout.${language}.js`;
+      assert.ok(script.includes(`./${file}`), `the script imports ./${file}, relative to its own URL`);
+      const res = await fetch(`${stack.apiUrl}/${file}`, { headers: { origin: 'https://elsewhere.example' } });
+      assert.equal(res.status, 200, `${file} must be built (npm run build)`);
+      assert.equal(res.headers.get('content-type'), 'text/javascript; charset=utf-8', file);
+      assert.equal(res.headers.get('access-control-allow-origin'), '*', file);
+      assert.equal(res.headers.get('cross-origin-resource-policy'), 'cross-origin', file);
+      const text = await res.text();
+      assert.equal(text, readFileSync(new URL(`../../../dist/${file}`, import.meta.url), 'utf8'), file);
+      // A chunk of its own: it imports nothing (a second round trip before the texts).
+      assert.ok(!/\bimport\b|\bfrom\s*["']/.test(text), `${file} imports nothing`);
+    }
+    assert.equal((await fetch(`${stack.apiUrl}/pix-checkout.fr.js`)).status, 404, 'no other file');
+  });
+
+  test('other methods get 405', async () => {
+    const res = await fetch(`${stack.apiUrl}/pix-checkout.js`, { method: 'POST' });
+    assert.equal(res.status, 405);
+    assert.equal(res.headers.get('allow'), 'GET');
+  });
+});
