@@ -1,11 +1,13 @@
 /**
  * `pix-checkout/server`: the proxy to mount in a merchant's server (`createProxy` from the
- * configuration, or `createApp` from parts), to run on its own (`startProxy`, `serve`), the
+ * configuration, `createApp` from parts, or the domain alone with `createServices` and its HTTP stack
+ * with `createHttpApp`), to run on its own (`startProxy`, `serve`), the
  * merchant webhook's signature check (`verifyWebhookSignature`), and what the merchant's own server
  * uses: the typed client of the proxy's API (`createCheckoutClient`) and the webhook in one call
  * (`constructEvent`, `webhookHandler`, `webhookFetchHandler`).
  */
-export { createApp, SECURITY_HEADERS, type AppDeps, type PixApp, type PixRuntime } from './app.ts';
+export { createApp, createHttpApp, SECURITY_HEADERS, type AppDeps, type PixApp, type PixRuntime } from './app.ts';
+export { createServices, type ServiceParts, type Services } from './services.ts';
 export { createProxy, type MountedProxy, type ProxyParts } from './proxy.ts';
 export { serve, startProxy, type RunningProxy } from './main.ts';
 export {

@@ -9,7 +9,7 @@ import { CreateRefundRequest, CreateTransferRequest } from '../../src/shared/con
 import { LIMITS, formatReais } from '../../src/shared/limits.ts';
 import { IdempotencyKey, TRANSFER_STATUSES, type TransferStatus, type TransferView } from '../../src/shared/payouts.ts';
 import { partnerConfig } from '../config.ts';
-import { createApp, type PixRuntime } from '../app.ts';
+import { createServices, type Services } from '../services.ts';
 import { createLogger } from '../log.ts';
 import type { TransferDetails } from '../partner/client.ts';
 import { describeStatus, statusJson, type StatusCodes } from '../partner/status-codes.ts';
@@ -67,24 +67,27 @@ function idempotencyKey(given: string | undefined): string {
 }
 
 /** The proxy's services over its store and the configured partner: the same code the proxy runs. */
-async function payoutsOf(io: CliIo): Promise<{ store: Store; payouts: PixRuntime['payouts']; numbering: PixRuntime['numbering']; close: () => Promise<void> }> {
+async function payoutsOf(io: CliIo): Promise<{ store: Store; payouts: Services['payouts']; numbering: Services['numbering']; close: () => Promise<void> }> {
   const config = partnerConfig(io.env);
   const partner = await client(config);
   const store = await openCliStore(io.env);
-  const app = createApp({
-    partner,
-    store,
-    statusCodes: config.statusCodes,
-    partnerScope: tokenStoreKey(config.baseUrl, config.credentials?.email),
-    // Silent: the command prints its own result and warnings.
-    logger: createLogger({ level: 'silent' }),
-  });
+  // The domain alone: the command needs no HTTP stack.
+  const services = createServices(
+    { statusCodes: config.statusCodes },
+    {
+      partner,
+      store,
+      partnerScope: tokenStoreKey(config.baseUrl, config.credentials?.email),
+      // Silent: the command prints its own result and warnings.
+      logger: createLogger({ level: 'silent' }),
+    },
+  );
   return {
     store,
-    payouts: app.pix.payouts,
-    numbering: app.pix.numbering,
+    payouts: services.payouts,
+    numbering: services.numbering,
     close: async () => {
-      await app.pix.stop();
+      await services.stop();
       await store.close();
     },
   };

@@ -1,7 +1,7 @@
 /**
  * The built script-tag bundle (dist/pix-checkout.js, `npm run build`), as a merchant's page loads it.
  * Its QR encoder is our own (src/qr-encoder.ts, byte mode, level M): it must draw exactly the symbol
- * npm qrcode draws for the same payload, mode and level (test/node/qr-encoder.test.ts compares the
+ * npm qrcode draws for the same payload, mode and level (test/node/widget/qr-encoder.test.ts compares the
  * two on many more inputs).
  */
 import { expect, fixture, html, oneEvent } from '@open-wc/testing';
