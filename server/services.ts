@@ -195,7 +195,7 @@ export function createServices(settings: AppSettings, parts: ServiceParts): Serv
   const readiness = readinessCheck({
     store,
     partner,
-    cacheMs: DEFAULTS.readinessCacheMs,
+    cacheMs: settings.readinessCacheMs ?? DEFAULTS.readinessCacheMs,
     upstream: parts.upstream,
     warnings: parts.warnings,
     numbering,

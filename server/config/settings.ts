@@ -320,6 +320,14 @@ export const SETTINGS = {
     at: 'streamsPerPayment',
     app: true,
   },
+  PIX_READY_CACHE_MS: {
+    for: 'proxy',
+    kind: milliseconds(0, 60_000),
+    default: 5000,
+    doc: 'how long `/ready` keeps its answer, so a load balancer probing often costs the partner nothing; `0` asks at every probe',
+    at: 'readinessCacheMs',
+    app: true,
+  },
   PIX_STALE_AFTER_MS: {
     for: 'proxy',
     kind: milliseconds(0, 60_000),

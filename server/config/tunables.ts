@@ -13,8 +13,6 @@ export const TUNABLES = {
   partnerReads: { recentMs: 10 * 60_000, graceMs: 10_000, lateMs: 5000, evidence: 3, nearExpiryMs: 60_000 },
   /** The largest JSON body a proxy endpoint accepts; a real one is under 500 bytes. */
   maxJsonBodyBytes: LIMITS.maxJsonBodyBytes,
-  /** How long /ready keeps its answer, so a probing load balancer costs the partner nothing. */
-  readinessCacheMs: 5000,
   /** The partner's notifications (routes/webhooks.ts, domain/webhook-processor.ts). */
   webhookIntake: {
     /** Stored notifications confirmed with the partner at once. */

@@ -117,6 +117,30 @@ describe('createProxy mounted in node:http', () => {
     }
   });
 
+  test('PIX_READY_CACHE_MS: how long /ready keeps its answer', async () => {
+    /** What /ready says of the pending code before and after a first payment verifies it. */
+    const pendingAcrossPayment = async (name: string, env: Record<string, string>) => {
+      const proxy = await createProxy(proxyConfig({ PIX_OPEN_AMOUNT: 'true', PIX_DATA_DIR: join(dir, name), ...env }), silent);
+      const pending = async () =>
+        ((await (await proxy.app.request('/ready')).json()) as { status_codes: { codes: { pending: string } } }).status_codes.codes.pending;
+      try {
+        const before = await pending();
+        const created = await proxy.app.request('/api/payments', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ value: 2 }),
+        });
+        assert.equal(created.status, 201);
+        return [before, await pending()];
+      } finally {
+        proxy.endStreams();
+        await proxy.close();
+      }
+    };
+    assert.deepEqual(await pendingAcrossPayment('ready-default', {}), ['unverified', 'unverified'], 'the default keeps the answer 5 s');
+    assert.deepEqual(await pendingAcrossPayment('ready-0', { PIX_READY_CACHE_MS: '0' }), ['unverified', 'verified'], '0 answers anew at every probe');
+  });
+
   test('a second sandbox-mode proxy does not serve the payments of the first, gone sandbox', async () => {
     assert.ok(reference, 'the test above made a payment');
     const proxy = await createProxy(proxyConfig({ PIX_OPEN_AMOUNT: 'true', PIX_DATA_DIR: join(dir, 'sandbox') }), silent);
