@@ -116,8 +116,8 @@ const payment = (over: Partial<PaymentRecord> = {}): PaymentRecord => paymentRec
 /** `tr_` and 24 characters, unique per tag and number. */
 const payoutId = (tag: string, n: number) => `tr_${tag}${String(n).padStart(24 - tag.length, '0')}`;
 
-/** A checkout of `cents` whose one payment is approved. */
-async function paidCheckout(store: Store, cents: number, id = checkout().id): Promise<string> {
+/** A checkout of `cents` whose one payment is approved, written to the store directly (the stack-level one is paidCheckout in test/support/checks.ts). */
+async function storePaidCheckout(store: Store, cents: number, id = checkout().id): Promise<string> {
   await store.createCheckout(checkout({ id, orderId: `order-${id}`, valueCents: cents }));
   const reference = `pay-${id}`;
   assert.equal(await store.attachPayment(id, payment({ reference, transactionId: `tx-${id}`, checkoutId: id, valueCents: cents }), 0, null), true);
@@ -518,7 +518,7 @@ for (const kind of kinds) {
 
     test('disputes: only of a final payment, one open at a time, its event written once with it; resolved, the next one is another event', async () => {
       const store = await kind.open();
-      const id = await paidCheckout(store, 2_000);
+      const id = await storePaidCheckout(store, 2_000);
       const reference = `pay-${id}`;
       await store.insertPayment(payment({ reference: 'open-one', transactionId: 'tx-open' }));
       const input = { reference, notified: 'canceled' as const, webhookEventId: 7, at: 5_000 };
@@ -560,7 +560,7 @@ for (const kind of kinds) {
       const a = await kind.open();
       const b = await kind.reopen(a);
       await warm(a, b);
-      const id = await paidCheckout(a, 2_000);
+      const id = await storePaidCheckout(a, 2_000);
       const input = { reference: `pay-${id}`, notified: 'canceled' as const, webhookEventId: null, at: 5_000 };
       const results = await Promise.all([a, b, a, b].map((store) => store.disputes.open(input, disputeOutcome)));
       assert.equal(results.filter((r) => r?.opened).length, 1);
@@ -825,7 +825,7 @@ for (const kind of kinds) {
 
     test("its webhook before its answer, the partner's record naming our transaction_id: the event names the payout, its checkout and order; the payout takes the outcome and its reference", async () => {
       const store = await kind.open();
-      const checkoutId = await paidCheckout(store, 4990);
+      const checkoutId = await storePaidCheckout(store, 4990);
       await store.payouts.create(payout({ checkoutId, valueCents: 1000 }), APPROVED);
       // The notification is handled first: the transfer, read from the partner, carries the transaction_id we sent.
       await store.transfers.track({ ...transfer('pref-tx', 2_400), transactionId: 'ptx-1' });
@@ -859,7 +859,7 @@ for (const kind of kinds) {
 
     test("its webhook before its answer, the partner's record naming no transaction_id: the event not delivered yet is written again naming the payout; a delivered one is left", async () => {
       const store = await kind.open();
-      const checkoutId = await paidCheckout(store, 4990);
+      const checkoutId = await storePaidCheckout(store, 4990);
       await store.payouts.create(payout({ checkoutId }), APPROVED);
       await store.transfers.track(transfer('pref-late', 2_400));
       const told = await store.transfers.updateStatus('pref-late', APPROVED, true, 2_500, transferOutcome);
@@ -889,7 +889,7 @@ for (const kind of kinds) {
 
     test('refused: the reason, the event in the outbox with the order of a refund, in one step; unknown and discard', async () => {
       const store = await kind.open();
-      await paidCheckout(store, 4990);
+      await storePaidCheckout(store, 4990);
       await store.payouts.create(payout({ checkoutId: checkout().id }), APPROVED);
       const refused = await store.payouts.markRefused('tr_AAAAAAAAAAAAAAAAAAAAAAAA', 'kyc_not_approved', 'KYC pending', 3_000, refusalOutcome);
       assert.deepEqual([refused.payout.state, refused.payout.reason, refused.payout.customerDocument], ['refused', 'kyc_not_approved', null]);
@@ -943,7 +943,7 @@ for (const kind of kinds) {
       const a = await kind.open();
       const b = await kind.reopen(a);
       for (let round = 1; round <= 4; round++) {
-        const id = await paidCheckout(a, 10_000, `co_${String(round).padStart(24, 'P')}`);
+        const id = await storePaidCheckout(a, 10_000, `co_${String(round).padStart(24, 'P')}`);
         await warm(a, b);
         const answers = await Promise.all(
           [1, 2, 3, 4, 5, 6, 7].map((n) =>
@@ -968,7 +968,7 @@ for (const kind of kinds) {
     test('one payout per idempotency key when two store objects create it at once', async () => {
       const a = await kind.open();
       const b = await kind.reopen(a);
-      const refunded = await paidCheckout(a, 10_000);
+      const refunded = await storePaidCheckout(a, 10_000);
       await warm(a, b);
       for (let n = 1; n <= 6; n++) {
         // A payout, and a refund (decided under its checkout's lock), each asked of both at once.
