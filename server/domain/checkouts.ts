@@ -57,8 +57,8 @@ export class CheckoutService {
    */
   private readonly issuing = new Map<string, Promise<{ payment: PaymentView; created: boolean }>>();
 
-  /** Checkouts whose overpayment is being told now (a refund reads the checkout again: no second telling). */
-  private readonly telling = new Set<string>();
+  /** Checkouts whose overpayment is being reported now (its event, its refund: a refund reads the checkout again, which must not report it twice). */
+  private readonly reportingOverpaid = new Set<string>();
 
   constructor(private readonly options: CheckoutServiceOptions) {
     // A code paid while another of the checkout was already paid (the late payment of an expired
@@ -264,7 +264,7 @@ export class CheckoutService {
   private async checkOverpaid(checkoutId: string): Promise<void> {
     try {
       const checkout = await this.options.store.getCheckout(checkoutId);
-      if (checkout) await this.tellOverpaid(checkout, (await this.options.store.checkoutPayments(checkoutId)).filter(isPaid));
+      if (checkout) await this.reportOverpaid(checkout, (await this.options.store.checkoutPayments(checkoutId)).filter(isPaid));
     } catch (error) {
       // The merchant's next read of the checkout tells it (view).
       this.options.log?.warn(
@@ -280,10 +280,10 @@ export class CheckoutService {
    * PIX_REFUND_OVERPAYMENTS the extra is refunded to the payer when the payer's key is known; the
    * partner names none, so then it is reported (`payer_key_unknown`) for the merchant to refund.
    */
-  private async tellOverpaid(checkout: CheckoutRecord, paid: PaymentRecord[]): Promise<void> {
+  private async reportOverpaid(checkout: CheckoutRecord, paid: PaymentRecord[]): Promise<void> {
     const extraCents = overpaidCents(checkout.valueCents, paid);
-    if (extraCents <= 0 || this.telling.has(checkout.id)) return;
-    this.telling.add(checkout.id);
+    if (extraCents <= 0 || this.reportingOverpaid.has(checkout.id)) return;
+    this.reportingOverpaid.add(checkout.id);
     try {
       const { refundOverpayments = false, payerKeyOf, payouts, store, now, log, outcomes } = this.options;
       const payerKey = refundOverpayments && payouts ? (payerKeyOf?.(paid[paid.length - 1]!) ?? null) : null;
@@ -307,7 +307,7 @@ export class CheckoutService {
       );
       outcomes?.published(event);
     } finally {
-      this.telling.delete(checkout.id);
+      this.reportingOverpaid.delete(checkout.id);
     }
   }
 
@@ -341,7 +341,7 @@ export class CheckoutService {
     if (payment.status !== 'paid' && paid.length > 0) payment = payments.view(paid[0]!);
     const extraCents = overpaidCents(checkout.valueCents, paid);
     if (extraCents > 0) {
-      await this.tellOverpaid(checkout, paid).catch((error: unknown) => {
+      await this.reportOverpaid(checkout, paid).catch((error: unknown) => {
         // Told at the next read: the view still says overpaid.
         this.options.log?.warn(
           { checkout_id: checkout.id, err: { message: error instanceof Error ? error.message : String(error) } },

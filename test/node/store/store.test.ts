@@ -1163,18 +1163,18 @@ describe('Postgres store: several instances', () => {
     await a.insertPayment(payment());
     assert.equal((await b.getPayment('ref1'))?.partnerStatus, PENDING);
     assert.equal(b.peekPayment?.('ref1')?.partnerStatus, PENDING, 'B keeps the pending record at hand');
-    const heard: StoreChange[] = [];
-    clusterOf(b).onChange((change) => heard.push(change));
+    const received: StoreChange[] = [];
+    clusterOf(b).onChange((change) => received.push(change));
 
     await a.updatePaymentStatus('ref1', APPROVED, true, 2_000, paymentOutcome);
-    await waitFor("B to hear A's status change", () => heard.some((c) => c.kind === 'payment' && c.reference === 'ref1'), 5_000);
+    await waitFor("B to hear A's status change", () => received.some((c) => c.kind === 'payment' && c.reference === 'ref1'), 5_000);
     const read = await b.getPayment('ref1');
     assert.deepEqual([read?.partnerStatus, read?.final, read?.updatedAt], [APPROVED, true, 2_000]);
 
     // Who is being paid, too.
-    heard.length = 0;
+    received.length = 0;
     await a.setPaymentFavoured('ref1', 'Loja da Maria');
-    await waitFor("B to hear A's favoured", () => heard.some((c) => c.kind === 'payment' && c.reference === 'ref1'), 5_000);
+    await waitFor("B to hear A's favoured", () => received.some((c) => c.kind === 'payment' && c.reference === 'ref1'), 5_000);
     assert.equal((await b.getPayment('ref1'))?.favoured, 'Loja da Maria');
   });
 
