@@ -129,25 +129,25 @@ export class PixCheckout extends LitElement {
   declare protected phoneScreen: boolean;
 
   /** The reference whose "I need more time" offer was announced (once per code). */
-  private offered: string | null = null;
-  private lastSlot: string | null = null;
-  private media: MediaQueryList | null = null;
-  private readonly code = new CodeOnScreen();
+  #offered: string | null = null;
+  #lastSlot: string | null = null;
+  #media: MediaQueryList | null = null;
+  readonly #code = new CodeOnScreen();
 
-  private readonly env = (): PixEnvironment => ({ ...defaultEnvironment(), ...this.environment });
-  private readonly i18n = new LocaleController(this);
-  private readonly clipboard = new ClipboardController(this, this.env);
-  private readonly session = new PaymentSessionController(this, {
-    env: this.env,
-    i18n: this.i18n,
-    clipboard: this.clipboard,
+  readonly #env = (): PixEnvironment => ({ ...defaultEnvironment(), ...this.environment });
+  readonly #i18n = new LocaleController(this);
+  readonly #clipboard = new ClipboardController(this, this.#env);
+  readonly #session = new PaymentSessionController(this, {
+    env: this.#env,
+    i18n: this.#i18n,
+    clipboard: this.#clipboard,
     announce: (text) => (this.announcement = text),
   });
-  /** Custom states, performance marks and focus after each update (it works through the update callbacks). */
-  private readonly screenChanges = new ScreenController(this, this.session);
 
   constructor() {
     super();
+    // Custom states, performance marks and focus after each update: it works through the update callbacks alone.
+    new ScreenController(this, this.#session);
     this.endpoint = '';
     this.locale = 'pt-BR';
     this.renewals = 2;
@@ -163,7 +163,7 @@ export class PixCheckout extends LitElement {
 
   /** What the customer sees now. */
   get screen(): PixScreen {
-    return this.session.screen;
+    return this.#session.screen;
   }
 
   /**
@@ -171,41 +171,41 @@ export class PixCheckout extends LitElement {
    * `renew`, always a new one (the customer asked for a new code after the last expired).
    */
   start(renew = false): Promise<void> {
-    return this.session.start(renew);
+    return this.#session.start(renew);
   }
 
   override connectedCallback(): void {
     super.connectedCallback();
     // Performance marks: bench/widget-timing.ts reads them (connected -> QR painted, paid shown).
     performance.mark('pix-checkout:connected');
-    this.media = matchMedia(PHONE_QUERY);
-    this.media.addEventListener('change', this.onMedia);
-    this.onMedia();
+    this.#media = matchMedia(PHONE_QUERY);
+    this.#media.addEventListener('change', this.#onMedia);
+    this.#onMedia();
   }
 
   override disconnectedCallback(): void {
     super.disconnectedCallback();
-    this.media?.removeEventListener('change', this.onMedia);
+    this.#media?.removeEventListener('change', this.#onMedia);
   }
 
-  private readonly onMedia = () => {
-    this.phoneScreen = this.media?.matches ?? false;
+  readonly #onMedia = () => {
+    this.phoneScreen = this.#media?.matches ?? false;
   };
 
-  private copy(): void {
-    const code = this.session.payment?.brcode;
+  #copy(): void {
+    const code = this.#session.payment?.brcode;
     if (!code) return;
     // Synchronously inside the click: the Clipboard API needs the tap's user activation.
-    void this.clipboard.copy(code, this.renderRoot.querySelector('textarea')).then((method) => {
+    void this.#clipboard.copy(code, this.renderRoot.querySelector('textarea')).then((method) => {
       const copied = method !== 'manual';
-      this.announcement = copied ? this.i18n.t.copied : this.i18n.t.copyFailed;
+      this.announcement = copied ? this.#i18n.t.copied : this.#i18n.t.copyFailed;
       this.dispatchEvent(new PixCopyEvent({ copied, method }));
     });
   }
 
   /** Called in the tap itself (share() needs the user's activation). A dismissed sheet (AbortError) is no failure. */
-  private share(data: ShareData): void {
-    this.env()
+  #share(data: ShareData): void {
+    this.#env()
       .share?.share(data)
       .catch((error: unknown) => {
         if ((error as Error | null)?.name !== 'AbortError')
@@ -214,21 +214,21 @@ export class PixCheckout extends LitElement {
   }
 
   protected override willUpdate(changed: PropertyValues<this>): void {
-    if (changed.has('locale') || changed.has('texts')) this.i18n.apply();
+    if (changed.has('locale') || changed.has('texts')) this.#i18n.apply();
     // A new endpoint, checkout, amount or description (the last two in open-amount mode) is a new checkout.
-    this.session.startIfNew();
-    const t = this.i18n.t;
-    const seconds = this.screen === 'pending' ? this.session.countdown.seconds : null;
-    if (seconds === null) this.lastSlot = null;
+    this.#session.startIfNew();
+    const t = this.#i18n.t;
+    const seconds = this.screen === 'pending' ? this.#session.countdown.seconds : null;
+    if (seconds === null) this.#lastSlot = null;
     else {
       const slot = announcementSlot(seconds);
-      if (this.lastSlot !== null && slot !== this.lastSlot && seconds > 0) this.timeAnnouncement = t.timeLeft(...splitSeconds(seconds));
-      this.lastSlot = slot;
+      if (this.#lastSlot !== null && slot !== this.#lastSlot && seconds > 0) this.timeAnnouncement = t.timeLeft(...splitSeconds(seconds));
+      this.#lastSlot = slot;
     }
     // Announced once per code, with the time left, when the offer appears (or is already due on arrival).
-    const reference = this.session.payment?.reference ?? null;
-    if (this.session.offersMoreTime(seconds ?? 0) && this.offered !== reference) {
-      this.offered = reference;
+    const reference = this.#session.payment?.reference ?? null;
+    if (this.#session.offersMoreTime(seconds ?? 0) && this.#offered !== reference) {
+      this.#offered = reference;
       this.timeAnnouncement = `${t.timeLeft(...splitSeconds(seconds!))} ${t.moreTimeOffer}`;
     }
   }
@@ -238,7 +238,7 @@ export class PixCheckout extends LitElement {
     // The payment's request is already on the wire (willUpdate started it): a page's own currency
     // tag needs Intl, whose first formatter loads the locale's data (tens of ms on a phone-class
     // CPU): built now, while we wait, not between the answer and the QR (src/money.ts covers ours).
-    this.i18n.formatMoney(0);
+    this.#i18n.formatMoney(0);
     // The QR encoder's first run is its slowest (the engine compiles it as it goes): a small symbol
     // now, while the request is out, halves the real one's time once the answer is here.
     qrPath('pix-checkout');
@@ -248,15 +248,16 @@ export class PixCheckout extends LitElement {
     const screen = this.screen;
     return html`<div part="base" class=${screen} aria-busy=${screen === 'loading'}>
       <slot name="header"></slot>
-      ${this.renderScreen(screen)}
+      ${this.#renderScreen(screen)}
       <p class="sr-only" role="status">${this.announcement}</p>
       <p class="sr-only" aria-live="polite">${this.timeAnnouncement}</p>
       <slot name="footer"></slot>
     </div>`;
   }
 
-  private renderScreen(screen: PixScreen) {
-    const { i18n, session } = this;
+  #renderScreen(screen: PixScreen) {
+    const i18n = this.#i18n;
+    const session = this.#session;
     const t = i18n.t;
     if (screen === 'loading') return renderLoading(t, i18n.hasTranslation);
     if (screen === 'error') return renderError(t, () => void session.start());
@@ -264,7 +265,7 @@ export class PixCheckout extends LitElement {
     if (screen === 'expired') return renderExpired(t, session.renewalsLeft() > 0 ? () => void session.start(true) : null, session.phase === 'exhausted');
     const payment = session.payment!;
     const amount = i18n.formatMoney(payment.value);
-    const receiver = this.code.receiver(payment);
+    const receiver = this.#code.receiver(payment);
     if (screen === 'paid') {
       // The proxy's time of payment, else when this widget saw it paid; shown in the customer's time zone.
       const when = new Date(Date.parse(payment.paid_at ?? '') || session.paidSeen);
@@ -283,11 +284,11 @@ export class PixCheckout extends LitElement {
       busy: session.busy,
       mode: this.mode,
       copyFirst: this.layout === 'phone' || (this.layout !== 'desktop' && this.phoneScreen),
-      qr: () => this.code.qr(payment.brcode),
-      copyState: this.clipboard.state,
-      copy: () => this.copy(),
-      sharer: this.env().share,
-      share: (data) => this.share(data),
+      qr: () => this.#code.qr(payment.brcode),
+      copyState: this.#clipboard.state,
+      copy: () => this.#copy(),
+      sharer: this.#env().share,
+      share: (data) => this.#share(data),
     });
   }
 }

@@ -23,20 +23,23 @@ export class ProxyError extends Error {
 export const REQUEST_TIMEOUT_MS = 10_000;
 
 export class ProxyClient {
-  constructor(
-    private readonly endpoint: string,
-    private readonly fetchImpl: typeof fetch = (input, init) => fetch(input, init),
-  ) {}
+  readonly #endpoint: string;
+  readonly #fetchImpl: typeof fetch;
+
+  constructor(endpoint: string, fetchImpl: typeof fetch = (input, init) => fetch(input, init)) {
+    this.#endpoint = endpoint;
+    this.#fetchImpl = fetchImpl;
+  }
 
   /** Absolute or relative URL of `path` under the endpoint. */
   url(path: string): string {
-    return this.endpoint.replace(/\/$/, '') + path;
+    return this.#endpoint.replace(/\/$/, '') + path;
   }
 
   /** Open amount: the browser chooses the value. Sends exactly `{value, description?}`, nothing else. */
   async createPayment({ value, description }: OpenPaymentRequest, signal?: AbortSignal): Promise<PaymentView> {
     return (
-      await this.request(API_PATHS.payments, {
+      await this.#request(API_PATHS.payments, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify(description ? { value, description } : { value }),
@@ -52,7 +55,7 @@ export class ProxyClient {
    * checkout already had (200).
    */
   async checkoutPayment(id: string, signal?: AbortSignal, { renew }: CheckoutPaymentRequest = {}): Promise<{ payment: PaymentView; created: boolean }> {
-    const [payment, status] = await this.request(
+    const [payment, status] = await this.#request(
       fillPath(CHECKOUT_PATHS.checkoutPayment, { id }),
       renew ? { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"renew":true}', signal } : { method: 'POST', signal },
     );
@@ -60,14 +63,14 @@ export class ProxyClient {
   }
 
   async getPayment(reference: string, signal?: AbortSignal): Promise<PaymentView> {
-    return (await this.request(fillPath(API_PATHS.payment, { reference }), { signal, cache: 'no-store' }))[0];
+    return (await this.#request(fillPath(API_PATHS.payment, { reference }), { signal, cache: 'no-store' }))[0];
   }
 
   eventsUrl(reference: string): string {
     return this.url(fillPath(API_PATHS.paymentEvents, { reference }));
   }
 
-  private async request(path: string, init: RequestInit): Promise<[PaymentView, number]> {
+  async #request(path: string, init: RequestInit): Promise<[PaymentView, number]> {
     const timeout = new AbortController();
     const timer = setTimeout(() => timeout.abort(), REQUEST_TIMEOUT_MS);
     const outer = init.signal;
@@ -75,7 +78,7 @@ export class ProxyClient {
     outer?.addEventListener('abort', onAbort);
     let res: Response;
     try {
-      res = await this.fetchImpl(this.url(path), { ...init, signal: timeout.signal });
+      res = await this.#fetchImpl(this.url(path), { ...init, signal: timeout.signal });
     } catch (error) {
       if (outer?.aborted) throw error;
       if (timeout.signal.aborted) throw new ProxyError('timeout', 'The payment server took too long to answer.', 0);

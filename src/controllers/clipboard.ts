@@ -16,18 +16,20 @@ export const COPIED_FOR_MS = 4000;
  */
 export class ClipboardController implements ReactiveController {
   state: CopyState = 'idle';
-  private timer: unknown;
+  #timer: unknown;
 
-  constructor(
-    private readonly host: ReactiveControllerHost,
-    private readonly env: () => PixEnvironment,
-  ) {
+  readonly #host: ReactiveControllerHost;
+  readonly #env: () => PixEnvironment;
+
+  constructor(host: ReactiveControllerHost, env: () => PixEnvironment) {
+    this.#host = host;
+    this.#env = env;
     host.addController(this);
   }
 
   /** Call from the click handler itself, before any await. */
   copy(text: string, field: HTMLTextAreaElement | HTMLInputElement | null): Promise<CopyMethod> {
-    const env = this.env();
+    const env = this.#env();
     let written: Promise<void>;
     try {
       written = env.clipboard ? env.clipboard.writeText(text) : Promise.reject(new Error('no Clipboard API'));
@@ -35,7 +37,7 @@ export class ClipboardController implements ReactiveController {
       written = Promise.reject(error instanceof Error ? error : new Error(String(error)));
     }
     return written.then(
-      () => this.settle('clipboard'),
+      () => this.#settle('clipboard'),
       () => {
         field?.focus();
         field?.select();
@@ -45,13 +47,13 @@ export class ClipboardController implements ReactiveController {
         } catch {
           copied = false;
         }
-        return this.settle(copied ? 'execCommand' : 'manual');
+        return this.#settle(copied ? 'execCommand' : 'manual');
       },
     );
   }
 
   reset(): void {
-    this.env().clock.clearTimeout(this.timer);
+    this.#env().clock.clearTimeout(this.#timer);
     this.state = 'idle';
   }
 
@@ -61,17 +63,17 @@ export class ClipboardController implements ReactiveController {
     this.reset();
   }
 
-  private settle(method: CopyMethod): CopyMethod {
-    const clock = this.env().clock;
-    clock.clearTimeout(this.timer);
+  #settle(method: CopyMethod): CopyMethod {
+    const clock = this.#env().clock;
+    clock.clearTimeout(this.#timer);
     this.state = method === 'manual' ? 'failed' : 'copied';
     if (method !== 'manual') {
-      this.timer = clock.setTimeout(() => {
+      this.#timer = clock.setTimeout(() => {
         this.state = 'idle';
-        this.host.requestUpdate();
+        this.#host.requestUpdate();
       }, COPIED_FOR_MS);
     }
-    this.host.requestUpdate();
+    this.#host.requestUpdate();
     return method;
   }
 }

@@ -7,77 +7,80 @@ import type { Clock } from './environment.ts';
  * reload shows the same time left. Re-renders the host on each whole second.
  */
 export class CountdownController implements ReactiveController {
-  private expiresAt = NaN;
-  private startedAt = NaN;
+  #expiresAt = NaN;
+  #startedAt = NaN;
   /** Server clock minus device clock, in ms. */
-  private skew = 0;
-  private timer: unknown;
-  private connected = false;
+  #skew = 0;
+  #timer: unknown;
+  #connected = false;
 
-  constructor(
-    private readonly host: ReactiveControllerHost,
-    private readonly clock: () => Clock,
-    private readonly onZero: () => void,
-  ) {
+  readonly #host: ReactiveControllerHost;
+  readonly #clock: () => Clock;
+  readonly #onZero: () => void;
+
+  constructor(host: ReactiveControllerHost, clock: () => Clock, onZero: () => void) {
+    this.#host = host;
+    this.#clock = clock;
+    this.#onZero = onZero;
     host.addController(this);
   }
 
   /** Follows a payment's expiry; `serverTime` is when the server answered. */
   set(createdAt: string, expiresAt: string, serverTime: string): void {
-    this.startedAt = Date.parse(createdAt);
-    this.expiresAt = Date.parse(expiresAt);
+    this.#startedAt = Date.parse(createdAt);
+    this.#expiresAt = Date.parse(expiresAt);
     const server = Date.parse(serverTime);
-    this.skew = Number.isFinite(server) ? server - this.clock().now() : 0;
-    this.schedule();
+    this.#skew = Number.isFinite(server) ? server - this.#clock().now() : 0;
+    this.#schedule();
   }
 
   stop(): void {
-    this.clock().clearTimeout(this.timer);
-    this.timer = undefined;
-    this.expiresAt = NaN;
+    this.#clock().clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#expiresAt = NaN;
   }
 
   /** Whole seconds left (rounded up, so 0 means expired); null when nothing is counted. */
   get seconds(): number | null {
-    const ms = this.remainingMs();
+    const ms = this.#remainingMs();
     return ms === null ? null : Math.max(0, Math.ceil(ms / 1000));
   }
 
   /** Share of the code's lifetime left, 0 to 1. */
   get fraction(): number {
-    const ms = this.remainingMs();
-    const total = this.expiresAt - this.startedAt;
+    const ms = this.#remainingMs();
+    const total = this.#expiresAt - this.#startedAt;
     return ms === null || !(total > 0) ? 0 : Math.min(1, Math.max(0, ms / total));
   }
 
   hostConnected(): void {
-    this.connected = true;
-    this.schedule();
+    this.#connected = true;
+    this.#schedule();
   }
 
   hostDisconnected(): void {
-    this.connected = false;
-    this.clock().clearTimeout(this.timer);
+    this.#connected = false;
+    this.#clock().clearTimeout(this.#timer);
   }
 
-  private remainingMs(): number | null {
-    return Number.isFinite(this.expiresAt) ? this.expiresAt - (this.clock().now() + this.skew) : null;
+  #remainingMs(): number | null {
+    return Number.isFinite(this.#expiresAt) ? this.#expiresAt - (this.#clock().now() + this.#skew) : null;
   }
 
-  private schedule(): void {
-    const clock = this.clock();
-    clock.clearTimeout(this.timer);
-    const ms = this.remainingMs();
-    if (ms === null || !this.connected) return;
+  #schedule(): void {
+    const clock = this.#clock();
+    clock.clearTimeout(this.#timer);
+    const ms = this.#remainingMs();
+    if (ms === null || !this.#connected) return;
     if (ms <= 0) {
-      this.onZero();
+      this.#onZero();
       return;
     }
     // Wake at the next whole second of time left, so the display changes exactly then.
-    this.timer = clock.setTimeout(
+    this.#timer = clock.setTimeout(
       () => {
-        this.host.requestUpdate();
-        this.schedule();
+        this.#host.requestUpdate();
+        this.#schedule();
       },
       ms % 1000 || 1000,
     );

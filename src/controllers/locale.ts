@@ -23,13 +23,17 @@ export class LocaleController {
   hasTranslation = true;
   /** Settles once the page's language is on screen; a payment or an error waits for it. */
   localeReady: Promise<void> = Promise.resolve();
-  private money: [string, Intl.NumberFormat] | null = null;
+  #money: [string, Intl.NumberFormat] | null = null;
 
-  constructor(private readonly host: LocaleHost) {}
+  readonly #host: LocaleHost;
+
+  constructor(host: LocaleHost) {
+    this.#host = host;
+  }
 
   /** Takes the host's `locale` and `texts` (call when either changed). */
   apply(): void {
-    const host = this.host;
+    const host = this.#host;
     const tag = host.locale;
     const base = localeFor(tag);
     this.hasTranslation = base !== undefined;
@@ -52,8 +56,8 @@ export class LocaleController {
     const tag = this.t.tag;
     const own = formatBrl(value, tag);
     if (own !== null) return own;
-    if (this.money?.[0] !== tag) this.money = [tag, new Intl.NumberFormat(tag, { style: 'currency', currency: 'BRL', currencyDisplay: 'narrowSymbol' })];
-    return this.money[1].format(value);
+    if (this.#money?.[0] !== tag) this.#money = [tag, new Intl.NumberFormat(tag, { style: 'currency', currency: 'BRL', currencyDisplay: 'narrowSymbol' })];
+    return this.#money[1].format(value);
   }
 
   /** A date and time for the receipt, in the customer's time zone. */

@@ -57,29 +57,31 @@ export class PaymentSessionController implements ReactiveController {
   /** When this widget first showed the payment paid (epoch ms; 0 before): the receipt's time without `paid_at`. */
   paidSeen = 0;
   readonly countdown: CountdownController;
-  private readonly status: StatusController;
-  private renewalsUsed = 0;
-  private startedKey: string | null = null;
-  private creating: AbortController | null = null;
+  readonly #status: StatusController;
+  #renewalsUsed = 0;
+  #startedKey: string | null = null;
+  #creating: AbortController | null = null;
 
-  constructor(
-    private readonly host: SessionHost,
-    private readonly options: SessionOptions,
-  ) {
+  readonly #host: SessionHost;
+  readonly #options: SessionOptions;
+
+  constructor(host: SessionHost, options: SessionOptions) {
+    this.#host = host;
+    this.#options = options;
     host.addController(this);
-    this.status = new StatusController(host, {
-      client: () => this.client(),
+    this.#status = new StatusController(host, {
+      client: () => this.#client(),
       env: options.env,
-      onView: (view) => this.applyView(view),
+      onView: (view) => this.#applyView(view),
       onError: (error) => this.fail(error, false),
       onConnection: (connection) => {
-        if (connection !== this.connection) this.set({ connection });
+        if (connection !== this.connection) this.#set({ connection });
       },
     });
     this.countdown = new CountdownController(
       host,
       () => options.env().clock,
-      () => this.status.checkNow(),
+      () => this.#status.checkNow(),
     );
   }
 
@@ -92,28 +94,28 @@ export class PaymentSessionController implements ReactiveController {
 
   /** A new code is being asked for ("I need more time"), or a payment is being created or resumed. */
   get busy(): boolean {
-    return !!this.creating;
+    return !!this.#creating;
   }
 
   hostConnected(): void {
     // Removed while creating: start again now that it is back.
-    if (this.phase === 'idle') this.startedKey = null;
+    if (this.phase === 'idle') this.#startedKey = null;
   }
 
   hostDisconnected(): void {
-    this.creating?.abort();
-    this.creating = null;
-    if (this.phase === 'loading') this.set({ phase: 'idle' });
+    this.#creating?.abort();
+    this.#creating = null;
+    if (this.phase === 'loading') this.#set({ phase: 'idle' });
   }
 
   hostUpdate(): void {
-    this.paidSeen = this.screen === 'paid' ? this.paidSeen || this.options.env().clock.now() : 0;
+    this.paidSeen = this.screen === 'paid' ? this.paidSeen || this.#options.env().clock.now() : 0;
   }
 
   /** Starts the checkout when the host shows another (a new endpoint, checkout, amount or description). */
   startIfNew(): void {
-    const key = this.resumeKey();
-    if (key && key !== this.startedKey && this.host.isConnected) void this.start();
+    const key = this.#resumeKey();
+    if (key && key !== this.#startedKey && this.#host.isConnected) void this.start();
   }
 
   /**
@@ -121,20 +123,20 @@ export class PaymentSessionController implements ReactiveController {
    * `renew`, always a new one (the customer asked for a new code after the last expired).
    */
   async start(renew = false): Promise<void> {
-    const key = this.resumeKey();
+    const key = this.#resumeKey();
     if (!key) return;
-    this.startedKey = key;
-    this.creating?.abort();
+    this.#startedKey = key;
+    this.#creating?.abort();
     const creating = new AbortController();
-    this.creating = creating;
-    this.status.stop();
+    this.#creating = creating;
+    this.#status.stop();
     this.countdown.stop();
-    this.options.clipboard.reset();
-    this.set({ phase: 'loading', payment: null, connection: 'live' });
-    const client = this.client();
-    const id = this.host.checkout;
-    const saved = renew || id != null ? null : this.loadSaved(key);
-    let renewals = renew ? this.renewalsUsed + 1 : (saved?.renewals ?? 0);
+    this.#options.clipboard.reset();
+    this.#set({ phase: 'loading', payment: null, connection: 'live' });
+    const client = this.#client();
+    const id = this.#host.checkout;
+    const saved = renew || id != null ? null : this.#loadSaved(key);
+    let renewals = renew ? this.#renewalsUsed + 1 : (saved?.renewals ?? 0);
     markOnce('pix-checkout:request');
     try {
       let payment: PaymentView | null = null;
@@ -155,27 +157,27 @@ export class PaymentSessionController implements ReactiveController {
         });
         resumed = payment !== null;
       }
-      payment ??= await client.createPayment(this.order(), creating.signal);
+      payment ??= await client.createPayment(this.#order(), creating.signal);
       if (creating.signal.aborted) return;
       markOnce('pix-checkout:payment');
       // Shown in the page's language, whose texts loaded beside the request.
-      await this.options.i18n.localeReady;
+      await this.#options.i18n.localeReady;
       if (creating.signal.aborted) return;
-      this.show(payment, resumed, renewals);
+      this.#show(payment, resumed, renewals);
     } catch (error) {
       if (creating.signal.aborted) return;
-      await this.options.i18n.localeReady;
+      await this.#options.i18n.localeReady;
       if (creating.signal.aborted) return;
       // Checkout mode: the last code expired and the proxy will issue no other. Not an error screen:
       // the expired one, without the button.
       const exhausted = error instanceof ProxyError && error.code === 'renewals_exhausted';
       if (exhausted) {
-        this.set({ phase: 'exhausted' });
-        this.options.announce(this.options.i18n.t.renewalsExhausted);
+        this.#set({ phase: 'exhausted' });
+        this.#options.announce(this.#options.i18n.t.renewalsExhausted);
       }
       this.fail(error, !exhausted);
     } finally {
-      if (this.creating === creating) this.creating = null;
+      if (this.#creating === creating) this.#creating = null;
     }
   }
 
@@ -188,47 +190,47 @@ export class PaymentSessionController implements ReactiveController {
    */
   async moreTime(): Promise<void> {
     const current = this.payment;
-    if (!current || this.creating) return;
+    if (!current || this.#creating) return;
     const creating = new AbortController();
     const { signal } = creating;
-    this.creating = creating;
-    this.host.requestUpdate();
-    const client = this.client();
-    const id = this.host.checkout;
+    this.#creating = creating;
+    this.#host.requestUpdate();
+    const client = this.#client();
+    const id = this.#host.checkout;
     try {
       let payment: PaymentView;
       let created = true;
       if (id != null) ({ payment, created } = await client.checkoutPayment(id, signal, { renew: true }));
       else {
         payment = await client.getPayment(current.reference, signal);
-        if (payment.status === 'pending') payment = await client.createPayment(this.order(), signal);
+        if (payment.status === 'pending') payment = await client.createPayment(this.#order(), signal);
         else created = false;
       }
       // Paid meanwhile (the stream can tell between the check and the answer): that screen stays.
       if (signal.aborted || this.screen === 'paid') return;
-      if (payment.reference === current.reference) this.applyView(payment);
-      else this.show(payment, false, this.renewalsUsed + +created);
+      if (payment.reference === current.reference) this.#applyView(payment);
+      else this.#show(payment, false, this.#renewalsUsed + +created);
     } catch (error) {
       if (signal.aborted) return;
-      if (error instanceof ProxyError && error.code === 'renewals_exhausted') this.set({ payment: { ...this.payment!, renewable: false } });
-      this.options.announce(this.options.i18n.t.moreTimeFailed);
+      if (error instanceof ProxyError && error.code === 'renewals_exhausted') this.#set({ payment: { ...this.payment!, renewable: false } });
+      this.#options.announce(this.#options.i18n.t.moreTimeFailed);
       this.fail(error, false);
     } finally {
-      if (this.creating === creating) this.creating = null;
-      this.host.requestUpdate();
+      if (this.#creating === creating) this.#creating = null;
+      this.#host.requestUpdate();
     }
   }
 
   /** "I need more time" is offered in a pending code's last two minutes, when a new code can be had. */
   offersMoreTime(seconds: number): boolean {
-    return 0 < seconds && seconds <= MORE_TIME_AT_S && (this.host.checkout != null ? this.payment!.renewable === true : this.renewalsLeft() > 0);
+    return 0 < seconds && seconds <= MORE_TIME_AT_S && (this.#host.checkout != null ? this.payment!.renewable === true : this.renewalsLeft() > 0);
   }
 
   /** Checkout mode: 1 while the widget offers a new code (the proxy decides), 0 once it refused one. */
   renewalsLeft(): number {
-    if (this.host.checkout != null) return this.phase === 'exhausted' ? 0 : 1;
-    const renewals = this.host.renewals;
-    return Math.max(0, (Number.isFinite(renewals) ? renewals : 0) - this.renewalsUsed);
+    if (this.#host.checkout != null) return this.phase === 'exhausted' ? 0 : 1;
+    const renewals = this.#host.renewals;
+    return Math.max(0, (Number.isFinite(renewals) ? renewals : 0) - this.#renewalsUsed);
   }
 
   /** pix-error for `error`; `fatal`: the error screen instead of the payment. */
@@ -238,55 +240,55 @@ export class PaymentSessionController implements ReactiveController {
         ? { code: error.code, message: error.message, ...(error.fields ? { fields: error.fields } : {}), fatal }
         : { code: 'internal', message: String(error), fatal };
     if (fatal) {
-      this.set({ phase: 'error' });
-      this.options.announce('');
+      this.#set({ phase: 'error' });
+      this.#options.announce('');
     }
-    this.host.dispatchEvent(new PixErrorEvent(detail));
+    this.#host.dispatchEvent(new PixErrorEvent(detail));
   }
 
   /** Sets the session's state and renders the host (as the element's own reactive state did). */
-  private set(state: Partial<Pick<PaymentSessionController, 'phase' | 'payment' | 'connection'>>): void {
+  #set(state: Partial<Pick<PaymentSessionController, 'phase' | 'payment' | 'connection'>>): void {
     Object.assign(this, state);
-    this.host.requestUpdate();
+    this.#host.requestUpdate();
   }
 
-  private client(): ProxyClient {
-    return new ProxyClient(this.host.endpoint, this.options.env().fetch);
+  #client(): ProxyClient {
+    return new ProxyClient(this.#host.endpoint, this.#options.env().fetch);
   }
 
   /** Open-amount mode: the payment the page asks for. */
-  private order() {
-    return { value: this.host.amount!, description: this.host.description };
+  #order() {
+    return { value: this.#host.amount!, description: this.#host.description };
   }
 
   /** Puts a payment on screen and follows it while pending; `renewals`: codes generated after the first. */
-  private show(payment: PaymentView, resumed: boolean, renewals: number): void {
-    this.renewalsUsed = renewals;
-    if (this.host.checkout == null) this.save(this.startedKey!, { reference: payment.reference, renewals });
-    this.set({ phase: 'ready', payment });
+  #show(payment: PaymentView, resumed: boolean, renewals: number): void {
+    this.#renewalsUsed = renewals;
+    if (this.#host.checkout == null) this.#save(this.#startedKey!, { reference: payment.reference, renewals });
+    this.#set({ phase: 'ready', payment });
     this.countdown.set(payment.created_at, payment.expires_at, payment.server_time);
-    if (payment.status === 'pending') this.status.follow(payment.reference);
-    else this.status.stop();
-    this.host.dispatchEvent(new PixCreatedEvent({ payment, resumed, renewal: renewals }));
+    if (payment.status === 'pending') this.#status.follow(payment.reference);
+    else this.#status.stop();
+    this.#host.dispatchEvent(new PixCreatedEvent({ payment, resumed, renewal: renewals }));
     // Already final (paid before a reload, or a late-paid earlier code): the page hears the outcome
     // the same way as when it happens on screen.
-    this.fireOutcome(payment);
+    this.#fireOutcome(payment);
   }
 
-  private applyView(view: PaymentView): void {
+  #applyView(view: PaymentView): void {
     const previous = this.payment?.status;
     // Status reads carry no `renewable` (only a checkout's answers do): keep the last one known.
-    this.set({ payment: { ...this.payment, ...view } });
+    this.#set({ payment: { ...this.payment, ...view } });
     this.countdown.set(view.created_at, view.expires_at, view.server_time);
     if (previous === undefined || previous === view.status) return;
-    this.options.announce(this.options.i18n.t[view.status]);
-    this.host.dispatchEvent(new PixStatusChangeEvent({ payment: view, previous }));
-    this.fireOutcome(view);
+    this.#options.announce(this.#options.i18n.t[view.status]);
+    this.#host.dispatchEvent(new PixStatusChangeEvent({ payment: view, previous }));
+    this.#fireOutcome(view);
   }
 
   /** pix-paid, pix-expired or pix-canceled for a payment in that status; nothing while pending. */
-  private fireOutcome(view: PaymentView): void {
-    const host = this.host;
+  #fireOutcome(view: PaymentView): void {
+    const host = this.#host;
     if (view.status === 'paid') host.dispatchEvent(new PixPaidEvent({ payment: view }));
     else if (view.status === 'expired') host.dispatchEvent(new PixExpiredEvent({ payment: view, renewalsLeft: this.renewalsLeft() }));
     else if (view.status === 'canceled') host.dispatchEvent(new PixCanceledEvent({ payment: view }));
@@ -296,24 +298,24 @@ export class PaymentSessionController implements ReactiveController {
    * One checkout on one page: a change of key shows another payment; in open-amount mode, the key
    * under which a reload finds its payment again (checkout mode needs none: the proxy answers the same).
    */
-  private resumeKey(): string | null {
-    const { endpoint, checkout: id, amount, description } = this.host;
+  #resumeKey(): string | null {
+    const { endpoint, checkout: id, amount, description } = this.#host;
     if (!endpoint || (id == null && amount == null)) return null;
     return `pix-checkout:${new URL(endpoint, location.href).href}|${id != null ? `checkout:${id}` : `${amount}|${description ?? ''}`}`;
   }
 
-  private loadSaved(key: string): Saved | null {
+  #loadSaved(key: string): Saved | null {
     try {
-      const saved = JSON.parse(this.options.env().storage?.getItem(key) ?? 'null') as Saved | null;
+      const saved = JSON.parse(this.#options.env().storage?.getItem(key) ?? 'null') as Saved | null;
       return saved && typeof saved.reference === 'string' && Number.isInteger(saved.renewals) ? saved : null;
     } catch {
       return null;
     }
   }
 
-  private save(key: string, saved: Saved): void {
+  #save(key: string, saved: Saved): void {
     try {
-      this.options.env().storage?.setItem(key, JSON.stringify(saved));
+      this.#options.env().storage?.setItem(key, JSON.stringify(saved));
     } catch {
       // Storage full or blocked: the payment still works, it just will not resume after a reload.
     }

@@ -10,30 +10,32 @@ const STATES = ['loading', 'pending', 'paid', 'expired', 'canceled', 'error', 'r
  * kept in the widget, on the status line, when the screen changes under it.
  */
 export class ScreenController implements ReactiveController {
-  private readonly internals: ElementInternals | null;
+  readonly #internals: ElementInternals | null;
   /** Screen and reference last shown: focus follows the news when either changes under it. */
-  private shownView: string | null = null;
-  private shownScreen: Screen | null = null;
-  private focusInside = false;
+  #shownView: string | null = null;
+  #shownScreen: Screen | null = null;
+  #focusInside = false;
 
-  constructor(
-    private readonly host: ReactiveControllerHost & HTMLElement,
-    private readonly session: PaymentSessionController,
-  ) {
+  readonly #host: ReactiveControllerHost & HTMLElement;
+  readonly #session: PaymentSessionController;
+
+  constructor(host: ReactiveControllerHost & HTMLElement, session: PaymentSessionController) {
+    this.#host = host;
+    this.#session = session;
     host.addController(this);
-    this.internals = typeof host.attachInternals === 'function' ? host.attachInternals() : null;
+    this.#internals = typeof host.attachInternals === 'function' ? host.attachInternals() : null;
   }
 
   hostUpdate(): void {
-    this.focusInside ||= !!this.host.shadowRoot?.activeElement;
+    this.#focusInside ||= !!this.#host.shadowRoot?.activeElement;
   }
 
   hostUpdated(): void {
-    const screen = this.session.screen;
-    const states = this.internals?.states;
+    const screen = this.#session.screen;
+    const states = this.#internals?.states;
     if (states) {
       for (const name of STATES) {
-        const on = name === screen || (name === 'reconnecting' && screen === 'pending' && this.session.connection !== 'live');
+        const on = name === screen || (name === 'reconnecting' && screen === 'pending' && this.#session.connection !== 'live');
         try {
           if (on) states.add(name);
           else states.delete(name);
@@ -42,19 +44,19 @@ export class ScreenController implements ReactiveController {
         }
       }
     }
-    if (screen !== this.shownScreen && (screen === 'pending' || screen === 'paid')) {
+    if (screen !== this.#shownScreen && (screen === 'pending' || screen === 'paid')) {
       const mark = `pix-checkout:${screen === 'paid' ? 'paid' : 'qr'}`;
       requestAnimationFrame(() => performance.mark(mark));
     }
-    this.shownScreen = screen;
-    const view = `${screen} ${this.session.payment?.reference}`;
-    if (view !== this.shownView) {
+    this.#shownScreen = screen;
+    const view = `${screen} ${this.#session.payment?.reference}`;
+    if (view !== this.#shownView) {
       // Focus was in the widget (the copy, retry or more-time button, now gone): keep it here, on the news.
-      if (this.shownView !== null && this.focusInside) {
-        this.host.shadowRoot?.querySelector<HTMLElement>('[part~="status"]')?.focus();
+      if (this.#shownView !== null && this.#focusInside) {
+        this.#host.shadowRoot?.querySelector<HTMLElement>('[part~="status"]')?.focus();
       }
-      this.shownView = view;
-      this.focusInside = false;
+      this.#shownView = view;
+      this.#focusInside = false;
     }
   }
 }

@@ -35,159 +35,159 @@ const RESUME_EVENTS = ['focus', 'pageshow', 'online'] as const;
  * pause while the page is hidden or offline, and run at once when the customer comes back.
  */
 export class StatusController implements ReactiveController {
-  private reference: string | null = null;
-  private transport: Transport = 'polling';
-  private startedAt = 0;
-  private timer: unknown;
-  private inFlight: AbortController | null = null;
-  private failures = 0;
-  private stream: EventSource | null = null;
-  private streamErrors = 0;
-  private connected = false;
+  #reference: string | null = null;
+  #transport: Transport = 'polling';
+  #startedAt = 0;
+  #timer: unknown;
+  #inFlight: AbortController | null = null;
+  #failures = 0;
+  #stream: EventSource | null = null;
+  #streamErrors = 0;
+  #connected = false;
 
-  constructor(
-    host: ReactiveControllerHost,
-    private readonly options: StatusControllerOptions,
-  ) {
+  readonly #options: StatusControllerOptions;
+
+  constructor(host: ReactiveControllerHost, options: StatusControllerOptions) {
+    this.#options = options;
     host.addController(this);
   }
 
   /** How the status is being followed now (for diagnostics and tests). */
   get mode(): Transport | null {
-    return this.reference === null ? null : this.transport;
+    return this.#reference === null ? null : this.#transport;
   }
 
   /** Starts following `reference`, whose current view the caller already has. */
   follow(reference: string): void {
     this.stop();
-    this.reference = reference;
-    this.failures = 0;
-    this.streamErrors = 0;
-    this.startedAt = this.env().clock.now();
-    this.transport = this.env().EventSource ? 'stream' : 'polling';
-    if (this.connected) this.run(false);
+    this.#reference = reference;
+    this.#failures = 0;
+    this.#streamErrors = 0;
+    this.#startedAt = this.#env().clock.now();
+    this.#transport = this.#env().EventSource ? 'stream' : 'polling';
+    if (this.#connected) this.#run(false);
   }
 
   stop(): void {
-    this.pause();
-    this.reference = null;
+    this.#pause();
+    this.#reference = null;
   }
 
   /** Checks at once (the customer came back, the countdown ran out); never a second request in flight. */
   checkNow(): void {
-    if (this.reference === null || !this.connected) return;
-    if (this.transport === 'stream') {
-      if (this.stream?.readyState !== 1 /* OPEN */) this.openStream();
-    } else if (!this.inFlight) {
-      this.clearTimer();
-      void this.read();
+    if (this.#reference === null || !this.#connected) return;
+    if (this.#transport === 'stream') {
+      if (this.#stream?.readyState !== 1 /* OPEN */) this.#openStream();
+    } else if (!this.#inFlight) {
+      this.#clearTimer();
+      void this.#read();
     }
   }
 
   hostConnected(): void {
-    this.connected = true;
-    document.addEventListener('visibilitychange', this.onVisibility);
-    for (const type of RESUME_EVENTS) window.addEventListener(type, this.onResume);
-    window.addEventListener('offline', this.onOffline);
-    if (this.reference !== null) this.run(true);
+    this.#connected = true;
+    document.addEventListener('visibilitychange', this.#onVisibility);
+    for (const type of RESUME_EVENTS) window.addEventListener(type, this.#onResume);
+    window.addEventListener('offline', this.#onOffline);
+    if (this.#reference !== null) this.#run(true);
   }
 
   hostDisconnected(): void {
-    this.connected = false;
-    document.removeEventListener('visibilitychange', this.onVisibility);
-    for (const type of RESUME_EVENTS) window.removeEventListener(type, this.onResume);
-    window.removeEventListener('offline', this.onOffline);
-    this.pause();
+    this.#connected = false;
+    document.removeEventListener('visibilitychange', this.#onVisibility);
+    for (const type of RESUME_EVENTS) window.removeEventListener(type, this.#onResume);
+    window.removeEventListener('offline', this.#onOffline);
+    this.#pause();
   }
 
-  private env(): PixEnvironment {
-    return this.options.env();
+  #env(): PixEnvironment {
+    return this.#options.env();
   }
 
-  private run(now: boolean): void {
-    if (this.transport === 'stream') this.openStream();
+  #run(now: boolean): void {
+    if (this.#transport === 'stream') this.#openStream();
     else if (now) this.checkNow();
-    else this.schedule(this.interval());
+    else this.#schedule(this.#interval());
   }
 
-  private readonly onVisibility = () => {
-    if (this.env().hidden()) {
-      if (this.transport === 'polling') this.clearTimer();
+  readonly #onVisibility = () => {
+    if (this.#env().hidden()) {
+      if (this.#transport === 'polling') this.#clearTimer();
     } else this.checkNow();
   };
 
-  private readonly onResume = () => this.checkNow();
+  readonly #onResume = () => this.checkNow();
 
-  private readonly onOffline = () => {
-    if (this.reference === null) return;
-    this.options.onConnection('offline');
-    if (this.transport === 'polling') this.clearTimer();
+  readonly #onOffline = () => {
+    if (this.#reference === null) return;
+    this.#options.onConnection('offline');
+    if (this.#transport === 'polling') this.#clearTimer();
   };
 
-  private pause(): void {
-    this.clearTimer();
-    this.inFlight?.abort();
-    this.inFlight = null;
-    this.closeStream();
+  #pause(): void {
+    this.#clearTimer();
+    this.#inFlight?.abort();
+    this.#inFlight = null;
+    this.#closeStream();
   }
 
-  private clearTimer(): void {
-    this.env().clock.clearTimeout(this.timer);
-    this.timer = undefined;
+  #clearTimer(): void {
+    this.#env().clock.clearTimeout(this.#timer);
+    this.#timer = undefined;
   }
 
-  private interval(): number {
-    return this.env().clock.now() - this.startedAt < POLL_FAST_FOR_MS ? POLL_FAST_MS : POLL_SLOW_MS;
+  #interval(): number {
+    return this.#env().clock.now() - this.#startedAt < POLL_FAST_FOR_MS ? POLL_FAST_MS : POLL_SLOW_MS;
   }
 
-  private schedule(delayMs: number): void {
-    this.clearTimer();
-    const env = this.env();
+  #schedule(delayMs: number): void {
+    this.#clearTimer();
+    const env = this.#env();
     // Hidden or offline: no timer at all; visibilitychange / focus / pageshow / online call checkNow.
     if (env.hidden() || !env.online()) return;
-    this.timer = env.clock.setTimeout(() => void this.read(), delayMs);
+    this.#timer = env.clock.setTimeout(() => void this.#read(), delayMs);
   }
 
-  private async read(): Promise<void> {
-    const reference = this.reference;
-    if (reference === null || this.inFlight) return;
+  async #read(): Promise<void> {
+    const reference = this.#reference;
+    if (reference === null || this.#inFlight) return;
     const abort = new AbortController();
-    this.inFlight = abort;
+    this.#inFlight = abort;
     try {
-      const view = await this.options.client().getPayment(reference, abort.signal);
+      const view = await this.#options.client().getPayment(reference, abort.signal);
       if (abort.signal.aborted) return;
-      this.inFlight = null;
-      this.failures = 0;
-      this.receive(view);
-      if (this.reference !== null) this.schedule(this.interval());
+      this.#inFlight = null;
+      this.#failures = 0;
+      this.#receive(view);
+      if (this.#reference !== null) this.#schedule(this.#interval());
     } catch (error) {
       if (abort.signal.aborted) return;
-      this.inFlight = null;
-      this.failures++;
-      this.options.onConnection(this.env().online() ? 'reconnecting' : 'offline');
-      this.options.onError(error);
+      this.#inFlight = null;
+      this.#failures++;
+      this.#options.onConnection(this.#env().online() ? 'reconnecting' : 'offline');
+      this.#options.onError(error);
       // Exponential backoff with jitter, so many widgets do not retry in step after an outage.
-      const backoff = Math.min(MAX_BACKOFF_MS, this.interval() * 2 ** this.failures);
-      this.schedule(backoff / 2 + this.env().random() * (backoff / 2));
+      const backoff = Math.min(MAX_BACKOFF_MS, this.#interval() * 2 ** this.#failures);
+      this.#schedule(backoff / 2 + this.#env().random() * (backoff / 2));
     }
   }
 
-  private receive(view: PaymentView): void {
-    this.options.onConnection('live');
+  #receive(view: PaymentView): void {
+    this.#options.onConnection('live');
     if (isFinalStatus(view.status)) {
       // Final: stop before telling the host, so nothing reconnects after the stream ends.
-      this.pause();
-      this.reference = null;
+      this.#pause();
+      this.#reference = null;
     }
-    this.options.onView(view);
+    this.#options.onView(view);
   }
 
-  private openStream(): void {
-    this.closeStream();
-    const Source = this.env().EventSource;
-    if (!Source || this.reference === null) return this.fallBack();
-    const stream = new Source(this.options.client().eventsUrl(this.reference));
-    this.stream = stream;
+  #openStream(): void {
+    this.#closeStream();
+    const Source = this.#env().EventSource;
+    if (!Source || this.#reference === null) return this.#fallBack();
+    const stream = new Source(this.#options.client().eventsUrl(this.#reference));
+    this.#stream = stream;
     stream.addEventListener(STATUS_STREAM.event, (event) => {
       let data: unknown;
       try {
@@ -196,29 +196,29 @@ export class StatusController implements ReactiveController {
         data = undefined;
       }
       if (!isPaymentView(data)) {
-        this.options.onError(new ProxyError('bad_response', 'The payment server sent an update this page cannot read.', 200));
+        this.#options.onError(new ProxyError('bad_response', 'The payment server sent an update this page cannot read.', 200));
         return;
       }
-      this.streamErrors = 0;
-      this.receive(data);
+      this.#streamErrors = 0;
+      this.#receive(data);
     });
     stream.onerror = () => {
-      if (this.stream !== stream) return;
+      if (this.#stream !== stream) return;
       // CLOSED: the server refused the stream (HTTP error, not text/event-stream): poll instead.
       // CONNECTING: the connection dropped; EventSource retries by itself after `retry:`.
-      if (stream.readyState === 2 /* CLOSED */ || ++this.streamErrors >= STREAM_ATTEMPTS) return this.fallBack();
-      this.options.onConnection(this.env().online() ? 'reconnecting' : 'offline');
+      if (stream.readyState === 2 /* CLOSED */ || ++this.#streamErrors >= STREAM_ATTEMPTS) return this.#fallBack();
+      this.#options.onConnection(this.#env().online() ? 'reconnecting' : 'offline');
     };
   }
 
-  private closeStream(): void {
-    this.stream?.close();
-    this.stream = null;
+  #closeStream(): void {
+    this.#stream?.close();
+    this.#stream = null;
   }
 
-  private fallBack(): void {
-    this.closeStream();
-    this.transport = 'polling';
+  #fallBack(): void {
+    this.#closeStream();
+    this.#transport = 'polling';
     this.checkNow();
   }
 }

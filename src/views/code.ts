@@ -3,13 +3,20 @@ import { qrPath, type QrPath } from '../qr.ts';
 import { checkBrCode, type BrCodeCheck } from '../shared/brcode.ts';
 import type { PaymentView } from '../shared/contract.ts';
 
+/** A code checked: its BR Code check, and its QR path once drawn (null: the code fails its check). */
+interface Checked {
+  brcode: string;
+  check: BrCodeCheck;
+  path?: QrPath | null;
+}
+
 /** The code on screen, checked once per code: its BR Code check, and its QR path drawn on first use. */
 export class CodeOnScreen {
-  private code: { brcode: string; check: BrCodeCheck; path?: QrPath | null } | null = null;
+  #code: Checked | null = null;
 
   /** The QR path for the code, computed once per code; null when the code fails the BR Code check. */
   qr(brcode: string): QrPath | null {
-    const code = this.checked(brcode);
+    const code = this.#checked(brcode);
     if (code.path === undefined && code.check.ok) {
       markOnce('pix-checkout:encode');
       code.path = qrPath(brcode);
@@ -26,16 +33,16 @@ export class CodeOnScreen {
    * when neither exists (or the code fails the check).
    */
   receiver(payment: PaymentView): string | null {
-    const { check } = this.checked(payment.brcode);
+    const { check } = this.#checked(payment.brcode);
     return payment.favoured || (check.ok && check.code.merchantName) || null;
   }
 
-  private checked(brcode: string): NonNullable<CodeOnScreen['code']> {
-    if (this.code?.brcode !== brcode) {
+  #checked(brcode: string): Checked {
+    if (this.#code?.brcode !== brcode) {
       markOnce('pix-checkout:check');
-      this.code = { brcode, check: checkBrCode(brcode) };
+      this.#code = { brcode, check: checkBrCode(brcode) };
       markOnce('pix-checkout:checked');
     }
-    return this.code;
+    return this.#code;
   }
 }
