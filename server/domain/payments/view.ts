@@ -1,10 +1,10 @@
 /**
- * The browser's view of a payment record, and its JSON bytes. One ordered field list (VIEW_FIELDS)
- * defines the view's keys, their order and their values: `view()` builds the object from it, and the
- * fast read path's JSON is derived from it once per stored record (records are replaced, never
- * mutated, when their status changes), so the two can never disagree on a key or its order. Only
- * the two fields that change between reads of one record (the status and server_time) are filled in
- * per read.
+ * The browser's view of a payment record, and its JSON bytes. One function (viewOf) writes the view's
+ * keys, their order and their values: `view()` is it, and the fast read path's JSON is its
+ * JSON.stringify, made once per stored record (records are replaced, never mutated, when their status
+ * changes) with the two fields that change between reads of one record (the status and server_time)
+ * left as holes filled in per read, so the two can never disagree on a key or its order. The view is
+ * an object literal (one hidden class for every view, as the view was before it had a JSON path).
  */
 import type { PaymentView } from '../../../src/shared/contract.ts';
 import type { PaymentStatus } from '../../../src/shared/status.ts';
@@ -12,61 +12,60 @@ import { PARTNER_STATUS } from '../../partner/wire.ts';
 import type { PaymentRecord } from '../../store/store.ts';
 import { DomainError } from '../errors.ts';
 
-/** A view field whose value follows from the stored record alone. */
-interface RecordField {
-  key: keyof PaymentView;
-  of: (p: PaymentRecord) => unknown;
+/**
+ * The view of `p` with its per-read fields given: the one place the view's keys are written, in the
+ * order the browser receives them. Every key of PaymentView but a checkout's own `renewable` (added by
+ * the checkout service) is required here.
+ */
+function viewOf(p: PaymentRecord, status: string, serverTime: string): Omit<PaymentView, 'renewable'> {
+  return {
+    reference: p.reference,
+    status: status as PaymentStatus,
+    value: p.valueCents / 100,
+    brcode: p.brcode,
+    qr_code_url: p.qrCodeUrl,
+    checkout_url: p.checkoutUrl,
+    created_at: isoTime(p.createdAt),
+    expires_at: isoTime(p.expiresAt),
+    favoured: p.favoured ?? null,
+    paid_at: paidAt(p),
+    server_time: serverTime,
+  };
 }
-/** A view field that changes between reads of one record: filled in per read, always a string. */
-interface ReadField {
-  key: 'status' | 'server_time';
-  perRead: true;
-}
 
-/** The view's fields, in the order the browser receives them. */
-const VIEW_FIELDS = [
-  { key: 'reference', of: (p) => p.reference },
-  { key: 'status', perRead: true },
-  { key: 'value', of: (p) => p.valueCents / 100 },
-  { key: 'brcode', of: (p) => p.brcode },
-  { key: 'qr_code_url', of: (p) => p.qrCodeUrl },
-  { key: 'checkout_url', of: (p) => p.checkoutUrl },
-  { key: 'created_at', of: (p) => isoTime(p.createdAt) },
-  { key: 'expires_at', of: (p) => isoTime(p.expiresAt) },
-  { key: 'favoured', of: (p) => p.favoured ?? null },
-  { key: 'paid_at', of: (p) => paidAt(p) },
-  { key: 'server_time', perRead: true },
-] as const satisfies readonly (RecordField | ReadField)[];
-
-// Every key of the view but a checkout's own `renewable` (added by the checkout service) is listed.
-type Listed = (typeof VIEW_FIELDS)[number]['key'];
-const everyKeyListed: Exclude<keyof PaymentView, Listed | 'renewable'> extends never ? true : never = true;
-void everyKeyListed;
-
-/** Whether the status comes before server_time in VIEW_FIELDS (the per-read JSON fills them in this order). */
-const STATUS_FIRST = VIEW_FIELDS.findIndex((f) => f.key === 'status') < VIEW_FIELDS.findIndex((f) => f.key === 'server_time');
+/**
+ * The per-read fields' holes in the serialized view, each found with its key: a string value's quotes
+ * are escaped in JSON, so `"status":` with its own quotes can only be the key.
+ */
+const STATUS_HOLE = '\u0001status';
+const TIME_HOLE = '\u0001server_time';
+const STATUS_KEYED = `"status":${JSON.stringify(STATUS_HOLE)}`;
+const TIME_KEYED = `"server_time":${JSON.stringify(TIME_HOLE)}`;
 
 /** A record's view JSON around its two per-read fields: `head`, the first, `middle`, the second, `end`. */
 interface SerializedRecord {
   head: string;
   middle: string;
   end: string;
+  /** Whether the status comes first. */
+  statusFirst: boolean;
 }
 
-/** The JSON of a record's view, split at its per-read fields (VIEW_FIELDS, in order): three pieces. */
+/** The JSON of a record's view, split at its per-read fields (their values' quotes stay in the pieces). */
 function serialize(p: PaymentRecord): SerializedRecord {
-  const pieces: string[] = [];
-  let current = '{';
-  for (const field of VIEW_FIELDS) {
-    if (current !== '{') current += ',';
-    if ('perRead' in field) {
-      // A string with nothing to escape (a status word, an ISO time): its quotes go around the hole.
-      pieces.push(`${current}"${field.key}":"`);
-      current = '"';
-    } else current += `"${field.key}":${JSON.stringify(field.of(p))}`;
-  }
-  pieces.push(`${current}}`);
-  return { head: pieces[0]!, middle: pieces[1]!, end: pieces[2]! };
+  const text = JSON.stringify(viewOf(p, STATUS_HOLE, TIME_HOLE));
+  const statusAt = text.indexOf(STATUS_KEYED);
+  const timeAt = text.indexOf(TIME_KEYED);
+  const [first, firstKeyed, second, secondKeyed] =
+    statusAt < timeAt ? [statusAt, STATUS_KEYED, timeAt, TIME_KEYED] : [timeAt, TIME_KEYED, statusAt, STATUS_KEYED];
+  // Each hole keeps its key and its opening and closing quotes: `"status":"` + value + `"`.
+  const open = (keyed: string) => keyed.slice(0, keyed.indexOf(':') + 2);
+  return {
+    head: text.slice(0, first) + open(firstKeyed),
+    middle: '"' + text.slice(first + firstKeyed.length, second) + open(secondKeyed),
+    end: '"' + text.slice(second + secondKeyed.length),
+    statusFirst: statusAt < timeAt,
+  };
 }
 
 /** The views of payment records at the proxy's current time, as objects and as JSON. */
@@ -82,12 +81,7 @@ export class PaymentViews {
   /** The browser's view of a record, at the proxy's current time. */
   view(p: PaymentRecord): PaymentView {
     const now = this.now();
-    const view: Record<string, unknown> = {};
-    for (const field of VIEW_FIELDS) {
-      if ('perRead' in field) view[field.key] = field.key === 'status' ? statusFor(p.partnerStatus, p.expiresAt, now) : new Date(now).toISOString();
-      else view[field.key] = field.of(p);
-    }
-    return view as PaymentView;
+    return viewOf(p, statusFor(p.partnerStatus, p.expiresAt, now), new Date(now).toISOString());
   }
 
   /** `JSON.stringify(this.view(p))`, from the record's cached serialization: the hot path of every polling page. */
@@ -103,13 +97,8 @@ export class PaymentViews {
       this.iso = new Date(now).toISOString();
     }
     const status = statusFor(p.partnerStatus, p.expiresAt, now);
-    return STATUS_FIRST ? parts.head + status + parts.middle + this.iso + parts.end : parts.head + this.iso + parts.middle + status + parts.end;
+    return parts.statusFirst ? parts.head + status + parts.middle + this.iso + parts.end : parts.head + this.iso + parts.middle + status + parts.end;
   }
-}
-
-// Checked once at load: the per-read JSON has exactly the two holes json() fills.
-if (VIEW_FIELDS.filter((f) => 'perRead' in f).length !== 2) {
-  throw new Error('VIEW_FIELDS must have exactly two per-read fields (status, server_time)');
 }
 
 /** When a paid record was recorded paid (its last update: a final record never changes again); null otherwise. */
