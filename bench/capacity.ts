@@ -274,7 +274,7 @@ async function main(): Promise<void> {
      * the machine), one process at a core (its event loop), the load generator, or nothing (then
      * latency x connections set the rate).
      */
-    const limitOf = ({ processes, serverCpusBusy }: Share) => {
+    const limitOf = ({ processes, serverCpusBusy }: Share): { short: string; long: string } => {
       const servers = [...processes].filter(([name]) => name !== 'load generator').sort((a, b) => b[1] - a[1]);
       const ours = servers.reduce((sum, [, pct]) => sum + pct, 0);
       const top = servers
@@ -285,13 +285,17 @@ async function main(): Promise<void> {
       if (serverCpusBusy >= 90) {
         const others = Math.max(0, Math.round(serverCpusBusy - ours / serverCpuList.length));
         return others >= 15
-          ? `${cpusNamed} full (${serverCpusBusy}% busy), ${others}% of it other processes on the machine: a noisy run`
-          : `${cpusNamed} full (${serverCpusBusy}% busy; ${top})`;
+          ? {
+              short: 'noisy (CPU used by others)',
+              long: `${cpusNamed} full (${serverCpusBusy}% busy), ${others}% of it other processes on the machine: a noisy run`,
+            }
+          : { short: `${cpusNamed} (most: ${servers[0]![0]})`, long: `${cpusNamed} full (${serverCpusBusy}% busy; ${top})` };
       }
       const single = servers.find(([, pct]) => pct >= 90);
-      if (single) return `${single[0]} at a full core (${single[1]}%)`;
-      if ((processes.get('load generator') ?? 0) >= 90) return `the load generator (${processes.get('load generator')}%)`;
-      return `no CPU full (${cpusNamed} ${serverCpusBusy}% busy; ${top}): latency x connections`;
+      if (single) return { short: `${single[0]} (a full core)`, long: `${single[0]} at a full core (${single[1]}%): its event loop` };
+      const loadgen = processes.get('load generator') ?? 0;
+      if (loadgen >= 90) return { short: 'load generator', long: `the load generator (${loadgen}%)` };
+      return { short: 'latency', long: `no CPU full (${cpusNamed} ${serverCpusBusy}% busy; ${top}): latency x connections` };
     };
     let peakConnections = 0;
     let peakAll = 0;
@@ -406,6 +410,8 @@ async function main(): Promise<void> {
       pgAll: number;
       rssIdle: number[];
       rssHeld: number[];
+      /** Each instance's partner read pace while the streams were held (/ready's `reads.mode`). */
+      paces: string[];
     }
     const rows: Row[] = [];
     const loadAtStart = loadavg().map((n) => n.toFixed(2));
@@ -451,6 +457,15 @@ async function main(): Promise<void> {
       await sleep(holdSeconds * 1000);
       const holdCpu = cpuShare(before, cpuNow());
       const rssHeld = instances.map(({ child }) => rssBytes(child.pid!));
+      const paces = await Promise.all(
+        instances.map(async ({ origin }) => {
+          try {
+            return ((await (await fetch(`${origin}/ready`)).json()) as { reads?: { mode?: string } }).reads?.mode ?? '?';
+          } catch {
+            return '?';
+          }
+        }),
+      );
       const perStreamKb = streams.length === 0 ? NaN : rssHeld.reduce((sum, rss, i) => sum + (rss - rssBefore[i]!), 0) / streams.length / 1024;
       // Paid one at a time, spread over the instances the streams are on: pay -> `paid` on its stream.
       const payToStream: number[] = [];
@@ -494,6 +509,7 @@ async function main(): Promise<void> {
         pgAll: peakAll,
         rssIdle,
         rssHeld,
+        paces,
       });
     }
     clearInterval(sampling);
@@ -531,9 +547,16 @@ async function main(): Promise<void> {
             : `${ms(percentile(r.payToStream, 0.5))}/${ms(percentile(r.payToStream, 0.99))}${r.missed ? ` (${r.missed} missed)` : ''}`,
         'PG conns': `${r.pgClients} (${r.pgAll} all)`,
         'RSS/instance MB': r.rssHeld.map(mb).join('/'),
+        'read pace': r.paces.join('/'),
+        'creates limit': limitOf(r.createsCpu).short,
+        'reads limit': limitOf(r.readsCpu).short,
       })),
     );
     console.log("PG conns: most client backends seen in pg_stat_activity (all: every row, background processes included), this bench's own left out.");
+    console.log(
+      "read pace: each instance's partner reads while the streams were held (/ready's reads.mode): webhooks, a watched payment asked about every 10 s; polling, every 2 s. Each instance judges the notifications it receives, and the partner's all go to instance 1 here.",
+    );
+    console.log("limits: the CPU table below says why (a noisy run when other processes took the servers' CPU).");
     console.log('RSS/instance: with the streams held (idle after warm-up: ' + rows.map((r) => r.rssIdle.map(mb).join('/')).join('; ') + ' MB).');
     console.log(
       `\nCPU per phase, % of one core for each process; "server CPUs" is how busy CPU${serverCpuList.length > 1 ? 's' : ''} ${serverCpuList.join(',')} were, whoever used them:`,
@@ -554,7 +577,7 @@ async function main(): Promise<void> {
             names.map((name) => [name.replace('instance ', 'inst ').replace('load generator', 'loadgen'), share.processes.get(name) ?? '']),
           ),
           'server CPUs %': share.serverCpusBusy,
-          limit: limitOf(share),
+          limit: limitOf(share).long,
         })),
       ),
     );
