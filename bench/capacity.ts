@@ -45,7 +45,7 @@ import { DEFAULT_ACCOUNT } from '../server/sandbox/state.ts';
 import { proxyEnv } from '../test/support/cluster-harness.ts';
 import { freePort } from '../test/support/ports.ts';
 import { startPostgres, type RunningPostgres } from '../test/support/postgres.ts';
-import { childrenOf, cpuSeconds, cpuTicks, parentOf, pinTo, rssBytes, treeCpuSeconds } from './processes.ts';
+import { childrenOf, cpuTicks, parentOf, pinTo, rssBytes, treeCpuSeconds } from './processes.ts';
 
 const USER_AGENT = 'Capacity Bench (dev@loja.example)';
 
@@ -167,6 +167,7 @@ async function main(): Promise<void> {
     });
     const sandbox = await fromSandbox;
     pinServer(sandboxProcess.pid!);
+    for (const pid of childrenOf(sandboxProcess.pid!)) pinServer(pid);
     const paidWaiters = new Map<string, (ok: boolean) => void>();
     sandboxProcess.on('message', (m: FromSandbox) => {
       if ('paid' in m) paidWaiters.get(m.paid)?.(m.ok);
@@ -230,6 +231,7 @@ async function main(): Promise<void> {
         await sleep(50);
       }
       pinServer(child.pid!);
+      for (const pid of childrenOf(child.pid!)) pinServer(pid);
     };
 
     // --- Readings --------------------------------------------------------------------------------------
@@ -239,8 +241,9 @@ async function main(): Promise<void> {
     const cpuNow = (): Cpu => {
       const own = process.cpuUsage();
       const readings: [string, number][] = [
-        ...instances.map(({ name, child }): [string, number] => [name, cpuSeconds(child.pid!)]),
-        ['sandbox', cpuSeconds(sandboxProcess.pid!)],
+        // With their children (tsx's esbuild service): a process's own CPU and theirs.
+        ...instances.map(({ name, child }): [string, number] => [name, treeCpuSeconds(child.pid!)]),
+        ['sandbox', treeCpuSeconds(sandboxProcess.pid!)],
         ['Postgres', treeCpuSeconds(postmaster)],
         ['load generator', (own.user + own.system) / 1e6],
       ];
