@@ -10,7 +10,7 @@
  *
  * For each instance count (instances are added one by one, over the same database):
  *   creates  POST /api/payments for BENCH_SECONDS, connections spread over the instances: each one a
- *            partner call to the sandbox (HTTPS) and a transaction;
+ *            partner call to the sandbox (HTTPS) and an insert;
  *   reads    GET /api/payments/:reference of 50 pending payments, spread likewise;
  *   streams  BENCH_STREAMS status streams per instance, each of its own payment (as customers hold
  *            them: one page, one payment), held BENCH_HOLD_SECONDS (the cost of holding them: every
@@ -331,7 +331,7 @@ async function main(): Promise<void> {
         // counted as a failure by autocannon's status anyway
       }
     };
-    /** Payments created one by one, `concurrency` at once, when the phases need more than were made. */
+    /** Payments created one by one, 16 at once, when the phases need more than were made. */
     const createMore = async (count: number) => {
       let left = count;
       const worker = async (origin: string) => {
@@ -422,7 +422,7 @@ async function main(): Promise<void> {
 
     for (const count of instanceCounts) {
       while (instances.length < count) await startInstance(instances.length);
-      if (instances.length === 1 || count === instanceCounts[0]) await setNotificationUrl();
+      if (count === instanceCounts[0]) await setNotificationUrl();
       peakConnections = 0;
       peakAll = 0;
       process.stderr.write(`capacity: ${count} instance(s): creates...\n`);
