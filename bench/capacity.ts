@@ -15,8 +15,11 @@
  *   streams  BENCH_STREAMS status streams per instance, each of its own payment (as customers hold
  *            them: one page, one payment), held BENCH_HOLD_SECONDS (the cost of holding them: every
  *            watched payment is polled), then BENCH_PAYS of them paid in the sandbox one at a time:
- *            the partner's webhook goes to instance 1, and the change reaches a stream on any instance
- *            through the store's NOTIFY; pay -> `paid` on its stream is the latency.
+ *            the partner's webhooks are spread over the instances (a forwarder here, round-robin, as a
+ *            balancer would), and the change reaches a stream on another instance through the
+ *            store's NOTIFY; pay -> `paid` on its stream is the latency. Before holding, payments are
+ *            paid until every instance has received a notification, so each reads the partner at
+ *            the pace of healthy webhooks (/ready's `reads.mode`, printed), as behind a balancer.
  * CPU of every process is read from /proc during each phase, so the table says which one saturated.
  * Postgres connections: the most client backends seen in pg_stat_activity during the instance count's
  * phases (this bench's own sampling connection left out).
@@ -31,7 +34,8 @@
  */
 import { execSync, fork, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { connect, type Socket } from 'node:net';
+import { Agent, createServer, request, type Server } from 'node:http';
+import { connect, type AddressInfo, type Socket } from 'node:net';
 import { availableParallelism, cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -110,6 +114,8 @@ async function main(): Promise<void> {
   let postgres: RunningPostgres | null = null;
   let sampler: pg.Client | null = null;
   let dir: string | null = null;
+  let forwarder: Server | null = null;
+  const forwardAgent = new Agent({ keepAlive: true });
   const sockets = new Set<Socket>();
   const alive = (child: ChildProcess) => child.exitCode === null && child.signalCode === null;
   const stopChild = async (child: ChildProcess, message?: ToSandbox) => {
@@ -125,6 +131,11 @@ async function main(): Promise<void> {
   const cleanUp = () =>
     (cleaning ??= (async () => {
       for (const socket of sockets) socket.destroy();
+      if (forwarder) {
+        forwarder.closeAllConnections();
+        await new Promise((resolve) => forwarder!.close(resolve));
+      }
+      forwardAgent.destroy();
       await Promise.all(instances.map(({ child }) => stopChild(child)));
       if (sandboxChild) await stopChild(sandboxChild, 'stop');
       await sampler?.end().catch(() => undefined);
@@ -350,7 +361,32 @@ async function main(): Promise<void> {
         requests: [{ method: 'POST', path: '/api/payments', headers: { 'content-type': 'application/json' }, body: '{"value":1.5}', onResponse: created }],
       });
 
-    // The partner's notifications go to instance 1 (one address, as a load balancer's would be one).
+    // The partner's notifications reach the instances in turn, through this forwarder, as a balancer
+    // would spread them: each instance judges the webhooks' health from those it receives.
+    /** Notifications forwarded to each instance (by index). */
+    const heard: number[] = [];
+    let turn = 0;
+    const spreader = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => {
+        const index = turn++ % instances.length;
+        heard[index] = (heard[index] ?? 0) + 1;
+        const port = Number(new URL(instances[index]!.origin).port);
+        const headers = { ...req.headers, host: `127.0.0.1:${port}` };
+        const upstream = request({ host: '127.0.0.1', port, method: req.method, path: req.url, headers, agent: forwardAgent }, (answer) => {
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(res);
+        });
+        upstream.on('error', () => {
+          if (!res.headersSent) res.writeHead(502).end();
+        });
+        upstream.end(Buffer.concat(chunks));
+      });
+    });
+    forwarder = spreader;
+    await new Promise<void>((resolve) => spreader.listen(0, '127.0.0.1', resolve));
+    const forwarderUrl = `http://127.0.0.1:${(spreader.address() as AddressInfo).port}`;
     const setNotificationUrl = async () => {
       const partner = createPartnerClient({
         baseUrl: sandbox.url,
@@ -358,7 +394,7 @@ async function main(): Promise<void> {
         userAgent: USER_AGENT,
         credentials: { email: DEFAULT_ACCOUNT.email, accessKey: DEFAULT_ACCOUNT.accessKey },
       });
-      await partner.setNotificationUrl({ notification_url: `${instances[0]!.origin}/api${WEBHOOK_PATH}` });
+      await partner.setNotificationUrl({ notification_url: `${forwarderUrl}/api${WEBHOOK_PATH}` });
     };
 
     /** One status stream as a raw socket (an HTTP parser per stream here would cost more than the server's side). */
@@ -447,8 +483,16 @@ async function main(): Promise<void> {
       // Streams: one per payment, spread over the instances, opened in batches as pages arrive.
       const wanted = streamsPerInstance * count;
       process.stderr.write(`capacity: ${count} instance(s): ${wanted} streams...\n`);
-      if (pending.length < wanted) await createMore(wanted - pending.length);
+      // A few more than streamed: paid first, so that every instance hears a notification.
+      if (pending.length < wanted + 3 * count) await createMore(wanted + 3 * count - pending.length);
       const references = pending.slice(-wanted);
+      for (let tries = 0; tries < 3 * count && instances.some((_, i) => !heard[i]); tries++) {
+        const reference = pending.shift()!;
+        const forwarded = () => heard.reduce((sum, n) => sum + (n ?? 0), 0);
+        const sent = forwarded();
+        if (!(await pay(reference))) throw new Error(`the sandbox would not pay ${reference}`);
+        for (let waited = 0; waited < 40 && forwarded() === sent; waited++) await sleep(50);
+      }
       const rssBefore = instances.map(({ child }) => rssBytes(child.pid!));
       const streams: ReturnType<typeof openStream>[] = [];
       for (let i = 0; i < references.length; i += 250) {
@@ -557,7 +601,7 @@ async function main(): Promise<void> {
     );
     console.log("PG conns: most client backends seen in pg_stat_activity (all: every row, background processes included), this bench's own left out.");
     console.log(
-      "read pace: each instance's partner reads while the streams were held (/ready's reads.mode): webhooks, a watched payment asked about every 10 s; polling, every 2 s. Each instance judges the notifications it receives, and the partner's all go to instance 1 here.",
+      `read pace: each instance's partner reads while the streams were held (/ready's reads.mode): webhooks, a watched payment asked about every 10 s; polling, every 2 s. Each instance judges the notifications it receives; the partner's are spread over the instances in turn here, and before holding, payments were paid until each had heard one (notifications per instance over the run: ${heard.map((n) => n ?? 0).join('/')}).`,
     );
     console.log("limits: the CPU table below says why (a noisy run when other processes took the servers' CPU).");
     console.log('RSS/instance: with the streams held (idle after warm-up: ' + rows.map((r) => r.rssIdle.map(mb).join('/')).join('; ') + ' MB).');
