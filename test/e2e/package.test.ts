@@ -253,7 +253,7 @@ test('the server package installed with --omit=dev serves against Postgres and s
   assert.equal(readiness.checks.database, 'postgres');
   const script = await fetch(`${url}/api/pix-checkout.js`);
   assert.equal(script.status, 200, 'the script-tag build, from the server package itself');
-  assert.match(await script.text(), /customElements\.define\(\s*["']pix-checkout["']/);
+  assert.match(await script.text(), /customElements\.define\(\s*["'`]pix-checkout["'`]/);
   const created = await fetch(`${url}/api/checkouts`, {
     method: 'POST',
     headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
