@@ -15,10 +15,13 @@
  * fields (version, license, repository, engines, type) are the root's, so both stay in lockstep.
  * Each is copied to a staging folder and packed there with `npm pack`.
  *
+ * Beside the tarballs, SHA512SUMS (`sha512sum -c SHA512SUMS` checks them where they are installed).
+ *
  * Options: --destination DIR (default: the repository), --no-build (use the current dist/ and
  * lib/), --json (what was packed, as JSON: file names, sizes, sha512 integrity).
  */
 import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { isBuiltin } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -188,6 +191,10 @@ export function packPackages({ destination = repo, build = true }: { destination
       rmSync(staging, { recursive: true, force: true });
     }
   }
+  // For `sha512sum -c SHA512SUMS` where the tarballs are installed: npm records a file tarball's
+  // integrity in the lockfile but does not check it again on `npm ci`.
+  const sums = packed.map((p) => `${createHash('sha512').update(readFileSync(p.path)).digest('hex')}  ${p.filename}\n`).join('');
+  writeFileSync(join(resolve(destination), 'SHA512SUMS'), sums);
   const unused = Object.keys(root.dependencies).filter((dependency) => !used.has(dependency));
   if (unused.length > 0) throw new Error(`the root's dependencies ${unused.join(', ')} are in neither package: move them to devDependencies or to a package`);
   return packed;

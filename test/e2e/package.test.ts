@@ -152,6 +152,8 @@ test('npm run pack makes two packages: the widget, and the server with the comma
     );
     console.log(`packed ${p.filename}: ${(p.size / 1024).toFixed(1)} KB, ${p.files.length} files, ${p.integrity}`);
   }
+  const sums = await run('sha512sum', ['-c', 'SHA512SUMS'], { cwd: join(root, 'tarballs') });
+  assert.equal(sums.stdout, packed.map((p) => `${p.filename}: OK\n`).join(''), 'SHA512SUMS checks both tarballs');
   for (const needed of [
     'dist/pix-checkout.js',
     'dist/npm/index.js',
