@@ -39,10 +39,12 @@ ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=8787 \
     PIX_DATA_DIR=/data \
+    PIX_TOKEN_FILE=/data/partner-token.json \
     PATH=/app/node_modules/.bin:$PATH
 WORKDIR /app
 COPY --from=install /app /app
-# The SQLite store's folder (unused with PIX_DATABASE_URL); the user owns it, nothing else.
+# The SQLite store's folder (unused with PIX_DATABASE_URL) and the command line's token file; the
+# user owns it, nothing else.
 RUN mkdir /data && chown 10001:10001 /data
 USER 10001:10001
 EXPOSE 8787

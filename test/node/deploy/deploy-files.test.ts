@@ -54,7 +54,7 @@ describe('the deploy files', () => {
     const dockerfile = read('Dockerfile');
     const env = /^ENV ((?:.*\\\n)*.*)$/m.exec(dockerfile)![1]!;
     const names = [...env.matchAll(/([A-Z][A-Z0-9_]*)=/g)].map((m) => m[1]!);
-    assert.deepEqual(names, ['NODE_ENV', 'HOST', 'PORT', 'PIX_DATA_DIR', 'PATH']);
+    assert.deepEqual(names, ['NODE_ENV', 'HOST', 'PORT', 'PIX_DATA_DIR', 'PIX_TOKEN_FILE', 'PATH']);
     assert.deepEqual(unknownVariables(names), []);
     assert.match(dockerfile, new RegExp(`^HEALTHCHECK .*\\n.*'${HEALTH_PATHS.health}'`, 'm'));
     assert.match(dockerfile, /^USER 10001:10001$/m, 'a numeric non-root user');
