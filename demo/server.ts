@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { serveStatic } from '@hono/node-server/serve-static';
 import type { Hono } from 'hono';
-// The package's entries: pix-checkout/sandbox, pix-checkout/server, pix-checkout/shared.
+// The package's entries: pix-checkout-server/sandbox, pix-checkout-server, pix-checkout-server/shared.
 import { startDevStack, type DevStack, type DevStackOptions } from '../server/dev-stack.ts';
 import type { Logger } from '../server/index.ts';
 import { errorBody } from '../src/shared/index.ts';

@@ -19,7 +19,7 @@ import { bodyLimit } from 'hono/body-limit';
 import { getCookie, setCookie } from 'hono/cookie';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { z } from 'zod/mini';
-// The package's entries, as a merchant's backend imports them (pix-checkout/server, pix-checkout/shared).
+// The package's entries, as a merchant's backend imports them (pix-checkout-server, pix-checkout-server/shared).
 import {
   CheckoutApiError,
   EVENT_ID_HEADER,

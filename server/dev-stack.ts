@@ -1,5 +1,5 @@
 /**
- * `pix-checkout/sandbox`: the sandbox, and the whole stack on one machine with no credentials. The
+ * `pix-checkout-server/sandbox`: the sandbox, and the whole stack on one machine with no credentials. The
  * dev stack is createProxy in sandbox mode (proxy.ts) on one HTTP origin, with the proxy's API at
  * /api and the sandbox's public pages and control API at /sandbox, and the proxy's webhook URL
  * registered with the sandbox. `npm start`, `pix-checkout serve` in sandbox mode, the browser tests

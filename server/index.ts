@@ -1,5 +1,5 @@
 /**
- * `pix-checkout/server`: the proxy to mount in a merchant's server (`createProxy` from the
+ * `pix-checkout-server`: the proxy to mount in a merchant's server (`createProxy` from the
  * configuration, `createApp` from parts, or the domain alone with `createServices` and its HTTP stack
  * with `createHttpApp`), to run on its own (`startProxy`, `serve`), the
  * merchant webhook's signature check (`verifyWebhookSignature`), and what the merchant's own server

@@ -1,7 +1,8 @@
 /**
- * `pix-checkout/shared`: the contract between the browser, the proxy and a merchant's server (zod
- * schemas and their types), the error codes, the limits, the statuses, the BR Code parser and CRC,
- * and the CPF/CNPJ checks. No DOM, no node:*.
+ * `pix-checkout/shared`, and `pix-checkout-server/shared` (the same files, compiled into each
+ * package): the contract between the browser, the proxy and a merchant's server (zod schemas and
+ * their types), the error codes, the limits, the statuses, the BR Code parser and CRC, and the
+ * CPF/CNPJ checks. No DOM, no node:*.
  */
 export * from './contract.ts';
 export * from './wire.ts';

@@ -1,33 +1,54 @@
 /**
- * The package as a merchant gets it: `npm pack` (which builds through `prepack`), installed from the
- * tarball into an empty folder next to what a merchant's front end has (React's types, Vue, Vite),
- * then used from there only. The command line runs without tsx, the declarations type-check a
- * consumer and a React 19 and a Vue component with no declaration of their own, createApp mounts in
- * a plain node:http server against the packaged sandbox, a Vite dev server proxies `/api` to it, and
- * headless Chromium renders the element from the script-tag build the proxy serves and from the Vite
- * app. Slow (a pack and an install): one test, several checks.
+ * The two packages as a merchant gets them: `npm run pack` (scripts/pack.ts: the build, then one
+ * tarball for the widget, `pix-checkout`, and one for the proxy, `pix-checkout-server`), each
+ * installed from its tarball into folders of their own and used from there only.
+ *
+ * - The widget alone, added to a Vite app: measured (packages, MB on disk), and it brings lit and
+ *   nothing of the server: no native binary, no database driver, no logger, no HTTP framework.
+ * - The server alone, installed as the container image does (`--omit=dev`, no tsx, no development
+ *   dependency): measured, then `pix-checkout sandbox` and `pix-checkout serve` from that folder
+ *   against a throwaway Postgres: `/ready` 200, the script-tag build served, SIGTERM ends it with
+ *   exit 0 and no error line.
+ * - The merchant's app with both: the declarations type-check a consumer and a React 19 and a Vue
+ *   component, createApp mounts in a plain node:http server against the packaged sandbox, a Vite dev
+ *   server proxies `/api` to it, and headless Chromium renders the element from the script-tag build
+ *   the proxy serves and from the Vite app.
+ *
+ * Slow (a build, two packs, four installs): one file, run alone. The figures are printed.
  */
 import assert from 'node:assert/strict';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify, stripVTControlCharacters } from 'node:util';
 import puppeteer, { type Browser } from 'puppeteer-core';
+import { packPackages, type Packed } from '../../scripts/pack.ts';
 import { CHROME_ARGS, findChrome } from '../support/find-chrome.mjs';
+import { startPostgres, type RunningPostgres } from '../support/postgres.ts';
 
 const run = promisify(execFile);
 const repo = fileURLToPath(new URL('../..', import.meta.url));
 const fixture = fileURLToPath(new URL('./package-fixture', import.meta.url));
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+const big = { maxBuffer: 64 * 1024 * 1024 };
+/** What the server package must never bring to a browser app. */
+const SERVER_ONLY = ['pg', 'pino', 'hono', '@hono/node-server', 'libsql', '@libsql', 'selfsigned', 'prom-client', 'qrcode'];
 
+let root: string;
+/** The merchant's app: Vite, then the widget, then the server and the front end's types. */
 let folder: string;
+let widget: Packed;
+let serverPackage: Packed;
 let server: ChildProcess | null = null;
 let vite: ChildProcess | null = null;
 let preview: ChildProcess | null = null;
 let browser: Browser | null = null;
+let sandboxProcess: ChildProcess | null = null;
+let proxyProcess: ChildProcess | null = null;
+let postgres: RunningPostgres | null = null;
 
 /** Stops a child process this test started, and waits for it to go. */
 async function stop(child: ChildProcess | null): Promise<void> {
@@ -55,89 +76,261 @@ function printed(child: ChildProcess, pattern: RegExp, what: string): Promise<st
 const installedVersion = (name: string): string =>
   (JSON.parse(readFileSync(join(repo, 'node_modules', name, 'package.json'), 'utf8')) as { version: string }).version;
 
+/** `npm install` in `cwd`, from npm's cache where it can (`npm ci` filled it); with a cold cache, from the registry. */
+async function install(cwd: string, specs: string[], options: string[] = []): Promise<void> {
+  await run(npm, ['install', ...specs, ...options, '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error'], { cwd, ...big });
+}
+
+/** An empty project folder. */
+function project(name: string): string {
+  const dir = join(root, name);
+  mkdirSync(dir);
+  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name, private: true, type: 'module' }));
+  return dir;
+}
+
+interface Footprint {
+  /** Package folders in node_modules, nested ones included ("name" or "name@nested/path"). */
+  packages: Set<string>;
+  /** Native binaries (*.node), relative to node_modules. */
+  natives: string[];
+  /** On disk, as `du -sk` counts it. */
+  kilobytes: number;
+}
+
+/** What node_modules holds: its packages, its native binaries, its size on disk. */
+async function footprint(dir: string): Promise<Footprint> {
+  const modules = join(dir, 'node_modules');
+  const packages = new Set<string>();
+  const natives: string[] = [];
+  const visit = (path: string, relative: string): void => {
+    for (const entry of readdirSync(path, { withFileTypes: true })) {
+      const full = join(path, entry.name);
+      const rel = relative ? `${relative}/${entry.name}` : entry.name;
+      if (entry.isDirectory()) visit(full, rel);
+      else if (entry.name.endsWith('.node')) natives.push(rel);
+      else if (entry.name === 'package.json' && /(^|\/)node_modules\/(@[^/]+\/)?[^/@][^/]*$/.test(`node_modules/${relative}`)) packages.add(relative);
+    }
+  };
+  visit(modules, '');
+  const { stdout } = await run('du', ['-sk', modules]);
+  return { packages, natives, kilobytes: Number(stdout.split(/\s/)[0]) };
+}
+
+/** The package names (the last `name` or `@scope/name` of each path). */
+const names = (packages: Iterable<string>): string[] => [...new Set([...packages].map((path) => /(@[^/]+\/)?[^/]+$/.exec(path)![0]))].sort();
+const mb = (kilobytes: number): string => (kilobytes / 1024).toFixed(1);
+
 before(async () => {
-  folder = mkdtempSync(join(tmpdir(), 'pix-package-'));
+  root = mkdtempSync(join(tmpdir(), 'pix-package-'));
 });
 after(async () => {
   await browser?.close();
   await stop(vite);
   await stop(preview);
   await stop(server);
-  rmSync(folder, { recursive: true, force: true });
+  await stop(proxyProcess);
+  await stop(sandboxProcess);
+  await postgres?.stop();
+  rmSync(root, { recursive: true, force: true });
 });
 
-test('the packed tarball installs in an empty folder and works from there', { timeout: 300_000 }, async () => {
-  // What `prepack` does, then the pack alone, so that its stdout is only the JSON.
-  await run(npm, ['run', 'build'], { cwd: repo, maxBuffer: 64 * 1024 * 1024 });
-  const { stdout } = await run(npm, ['pack', '--json', '--ignore-scripts', '--pack-destination', folder], { cwd: repo, maxBuffer: 64 * 1024 * 1024 });
-  const [packed] = JSON.parse(stdout) as [{ filename: string; size: number; files: { path: string }[] }];
-  const files = packed.files.map((f) => f.path);
+test('npm run pack makes two packages: the widget, and the server with the command line', { timeout: 300_000 }, async () => {
+  const packed = packPackages({ destination: join(root, 'tarballs') });
+  [widget, serverPackage] = packed as [Packed, Packed];
+  assert.deepEqual(
+    packed.map((p) => p.filename),
+    ['pix-checkout-0.1.0.tgz', 'pix-checkout-server-0.1.0.tgz'].map((name) => name.replace('0.1.0', widget.version)),
+  );
+  assert.equal(widget.version, serverPackage.version, 'the two versions move together');
+  for (const p of packed) {
+    assert.match(p.integrity, /^sha512-/, `${p.filename} has a sha512 integrity to pin it by`);
+    assert.ok(p.size < 1024 * 1024, `${p.filename} stays small (${p.size} bytes)`);
+    assert.ok(
+      !p.files.some((f) => f.startsWith('test/') || f.startsWith('node_modules/') || /\.ts$/.test(f.replace(/\.d\.ts$/, ''))),
+      `no tests, TypeScript sources or modules in ${p.filename}`,
+    );
+    console.log(`packed ${p.filename}: ${(p.size / 1024).toFixed(1)} KB, ${p.files.length} files, ${p.integrity}`);
+  }
+  const sums = await run('sha512sum', ['-c', 'SHA512SUMS'], { cwd: join(root, 'tarballs') });
+  assert.equal(sums.stdout, packed.map((p) => `${p.filename}: OK\n`).join(''), 'SHA512SUMS checks both tarballs');
   for (const needed of [
     'dist/pix-checkout.js',
     'dist/npm/index.js',
     'dist/npm/element.js',
-    'lib/server/index.js',
-    'lib/server/index.d.ts',
     'lib/src/define.d.ts',
     'lib/src/frameworks/react.d.ts',
     'lib/src/frameworks/vue.d.ts',
+    'lib/src/shared/index.js',
     'custom-elements.json',
-    'bin/pix-checkout.mjs',
   ]) {
-    assert.ok(files.includes(needed), `the package holds ${needed}`);
+    assert.ok(widget.files.includes(needed), `the widget holds ${needed}`);
   }
-  assert.ok(
-    !files.some((f) => f.startsWith('test/') || f.startsWith('node_modules/') || /\.ts$/.test(f.replace(/\.d\.ts$/, ''))),
-    'no tests, TypeScript sources or modules in the package',
-  );
+  assert.ok(!widget.files.some((f) => f.startsWith('lib/server/') || f.startsWith('bin/')), 'the widget holds no server and no command line');
+  assert.deepEqual(Object.keys(widget.dependencies), ['lit', 'zod'], "the widget's dependencies");
+  for (const needed of [
+    'lib/server/index.js',
+    'lib/server/index.d.ts',
+    'lib/server/dev-stack.js',
+    'lib/src/shared/index.js',
+    'bin/pix-checkout.mjs',
+    'dist/pix-checkout.js',
+  ]) {
+    assert.ok(serverPackage.files.includes(needed), `the server package holds ${needed}`);
+  }
+  assert.ok(!serverPackage.files.some((f) => f.startsWith('dist/npm/')), 'the server package holds no bundler build of the element');
+  assert.ok(!('lit' in serverPackage.dependencies), 'the server does not depend on lit');
+  const development = (JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as { dependencies: Record<string, string> }).dependencies;
+  for (const [name, range] of Object.entries({ ...widget.dependencies, ...serverPackage.dependencies })) {
+    assert.equal(range, development[name], `${name}'s range is the root package.json's`);
+  }
+});
 
-  writeFileSync(join(folder, 'package.json'), JSON.stringify({ name: 'shop', private: true, type: 'module' }));
-  // The dependencies come from npm's cache, which `npm ci` has filled (no server is reached then);
-  // with a cold cache, from the npm registry, as for any install. Beside the package, what a
-  // merchant's front end already has, at the versions this repository develops against.
-  const frontEnd = ['@types/react', 'vue', 'vite'].map((name) => `${name}@${installedVersion(name)}`);
-  await run(npm, ['install', join(folder, packed.filename), ...frontEnd, '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error'], {
-    cwd: folder,
-    maxBuffer: 64 * 1024 * 1024,
+test('the widget alone, added to a Vite app, brings lit and nothing of the server', { timeout: 300_000 }, async () => {
+  folder = project('shop');
+  await install(folder, [`vite@${installedVersion('vite')}`]);
+  const before = await footprint(folder);
+  await install(folder, [widget.path]);
+  const after = await footprint(folder);
+  const added = [...after.packages].filter((p) => !before.packages.has(p));
+  const addedNatives = after.natives.filter((n) => !before.natives.includes(n));
+  const kilobytes = after.kilobytes - before.kilobytes;
+  console.log(
+    `widget install: +${added.length} packages, +${mb(kilobytes)} MB over a Vite app (${before.packages.size} packages, ${mb(before.kilobytes)} MB): ${names(added).join(', ')}`,
+  );
+  assert.deepEqual(addedNatives, [], 'no native binary comes with the widget');
+  for (const name of SERVER_ONLY)
+    assert.ok(!names(after.packages).includes(name) && !names(after.packages).some((n) => n.startsWith(`${name}/`)), `no ${name}`);
+  assert.deepEqual(
+    names(added).filter(
+      (n) => !['pix-checkout', 'lit', 'lit-html', 'lit-element', '@lit/reactive-element', '@lit-labs/ssr-dom-shim', '@types/trusted-types', 'zod'].includes(n),
+    ),
+    [],
+    'the widget, lit (with its own two) and zod, nothing else',
+  );
+  assert.ok(!existsSync(join(folder, 'node_modules', '.bin', 'pix-checkout')), 'the widget has no command line');
+});
+
+test('the server package installed with --omit=dev serves against Postgres and stops cleanly on SIGTERM', { timeout: 300_000 }, async () => {
+  // What the container image does (Dockerfile): the tarball alone, production dependencies only.
+  const app = project('proxy');
+  await install(app, [serverPackage.path], ['--omit=dev']);
+  const installed = await footprint(app);
+  console.log(
+    `server install (--omit=dev): ${installed.packages.size} packages, ${mb(installed.kilobytes)} MB, native binaries: ${installed.natives.join(', ') || 'none'}`,
+  );
+  assert.ok(!existsSync(join(app, 'node_modules', 'tsx')), 'no TypeScript runtime');
+  assert.ok(!existsSync(join(app, 'node_modules', 'pix-checkout')), 'the server carries the script it serves: no widget package');
+  const bin = join(app, 'node_modules', '.bin', 'pix-checkout');
+  // Nothing of this machine's environment: only what the unit or the compose file would set.
+  const baseEnv = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: app };
+
+  sandboxProcess = spawn(process.execPath, [bin, 'sandbox', '--port', '0', '--json'], { cwd: app, env: baseEnv, stdio: ['ignore', 'pipe', 'inherit'] });
+  const sandbox = JSON.parse(await printed(sandboxProcess, /^(\{.*\})$/m, 'pix-checkout sandbox')) as { settings: Record<string, string> };
+  postgres = await startPostgres();
+  const databaseUrl = await postgres.createDatabase('proxy');
+  const apiKey = 'k'.repeat(40);
+  proxyProcess = spawn(process.execPath, [bin, 'serve'], {
+    cwd: app,
+    env: {
+      ...baseEnv,
+      ...sandbox.settings,
+      PIX_DATABASE_URL: databaseUrl,
+      PIX_API_KEY: apiKey,
+      PIX_WEBHOOK_SECRET_PATH: 'w'.repeat(32),
+      PIX_ALLOWED_ORIGINS: 'https://shop.example',
+      PORT: '0',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
+  let out = '';
+  let err = '';
+  proxyProcess.stdout!.on('data', (chunk: Buffer) => (out += String(chunk)));
+  proxyProcess.stderr!.on('data', (chunk: Buffer) => (err += String(chunk)));
+  const url = await printed(proxyProcess, /"url":"(http:\/\/[^"]+)"/, 'pix-checkout serve');
+
+  const ready = await fetch(`${url}/ready`);
+  const readiness = (await ready.json()) as { status: string; checks: { database: string } };
+  assert.equal(ready.status, 200, `ready: ${JSON.stringify(readiness)}`);
+  assert.equal(readiness.checks.database, 'postgres');
+  const script = await fetch(`${url}/api/pix-checkout.js`);
+  assert.equal(script.status, 200, 'the script-tag build, from the server package itself');
+  assert.match(await script.text(), /customElements\.define\(\s*["'`]pix-checkout["'`]/);
+  const created = await fetch(`${url}/api/checkouts`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ value: 12.34, order_id: 'image-1', issue_payment: true }),
+  });
+  assert.equal(created.status, 201, `a checkout through the sandbox, kept in Postgres: ${await created.clone().text()}`);
+
+  const signalled = performance.now();
+  const exited = new Promise<[number | null, NodeJS.Signals | null]>((resolve) => proxyProcess!.once('exit', (code, signal) => resolve([code, signal])));
+  proxyProcess.kill('SIGTERM');
+  const [code, signal] = await exited;
+  console.log(`serve: exit ${code} ${Math.round(performance.now() - signalled)} ms after SIGTERM (Postgres, one idle instance)`);
+  assert.deepEqual([code, signal], [0, null], `exit 0 after SIGTERM: ${out}${err}`);
+  assert.equal(err, '', 'nothing on stderr');
+  const lines = out
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as { level: number; msg: string });
+  assert.deepEqual(
+    lines.filter((line) => line.level >= 50),
+    [],
+    'no error line',
+  );
+  assert.ok(
+    lines.some((line) => line.msg === 'stopped'),
+    'the last word is "stopped"',
+  );
+  await stop(sandboxProcess);
+  await postgres.stop();
+  postgres = null;
+});
+
+test("the merchant's app with both packages: types, the proxy's script and the Vite app in Chromium", { timeout: 300_000 }, async () => {
+  // Beside the widget, the server for the app's own backend and what a front end already has, at the
+  // versions this repository develops against.
+  await install(folder, [serverPackage.path, ...['@types/react', 'vue'].map((name) => `${name}@${installedVersion(name)}`)]);
   const installed = join(folder, 'node_modules', 'pix-checkout');
-  assert.ok(existsSync(join(installed, 'package.json')));
   assert.ok(!existsSync(join(folder, 'node_modules', 'tsx')), 'tsx is a development dependency only');
   for (const file of readdirSync(fixture)) cpSync(join(fixture, file), join(folder, file), { recursive: true });
 
-  // The package as published: where it comes from, and a README whose pictures are in the package.
-  const meta = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as {
-    homepage?: string;
-    repository?: { url?: string };
-    bugs?: { url?: string };
-  };
-  assert.match(meta.homepage ?? '', /^https:\/\//, 'package.json has a homepage');
-  assert.match(meta.repository?.url ?? '', /^git\+https:\/\/.+\.git$/, 'package.json has a repository');
-  assert.match(meta.bugs?.url ?? '', /^https:\/\/.+\/issues$/, 'package.json says where to report bugs');
-  const readme = readFileSync(join(installed, 'README.md'), 'utf8');
-  assert.doesNotMatch(readme, /^npm install pix-checkout\s*$/m, 'while unpublished, the README installs the tarball');
-  const pictures = [...readme.matchAll(/<img src="([^"]+)"/g)].map((m) => m[1]!);
-  assert.deepEqual(pictures, ['docs/images/widget-phone.png', 'docs/images/widget-desktop.png']);
-  for (const picture of pictures) assert.ok(files.includes(picture), `the README's picture ${picture} is in the package`);
-  assert.ok(packed.size < 1024 * 1024, `the tarball stays small (${packed.size} bytes)`);
+  // The packages as published: where they come from, and a README whose pictures are in the package.
+  for (const p of [widget, serverPackage]) {
+    const meta = JSON.parse(readFileSync(join(folder, 'node_modules', p.name, 'package.json'), 'utf8')) as {
+      homepage?: string;
+      repository?: { url?: string };
+      bugs?: { url?: string };
+    };
+    assert.match(meta.homepage ?? '', /^https:\/\//, `${p.name}'s package.json has a homepage`);
+    assert.match(meta.repository?.url ?? '', /^git\+https:\/\/.+\.git$/, `${p.name}'s package.json has a repository`);
+    assert.match(meta.bugs?.url ?? '', /^https:\/\/.+\/issues$/, `${p.name}'s package.json says where to report bugs`);
+    const readme = readFileSync(join(folder, 'node_modules', p.name, 'README.md'), 'utf8');
+    assert.doesNotMatch(readme, /^npm install pix-checkout(-server)?\s*$/m, 'while unpublished, the README installs the tarballs');
+    const pictures = [...readme.matchAll(/<img src="([^"]+)"/g)].map((m) => m[1]!);
+    assert.deepEqual(pictures, ['docs/images/widget-phone.png', 'docs/images/widget-desktop.png']);
+    for (const picture of pictures) assert.ok(p.files.includes(picture), `the README's picture ${picture} is in ${p.filename}`);
+  }
 
   // The command line, compiled: no TypeScript runtime in the folder.
   const help = await run(join(folder, 'node_modules', '.bin', 'pix-checkout'), ['--help'], { cwd: folder });
   assert.match(help.stdout, /Usage: pix-checkout <command>/);
 
-  // The exports map: every entry resolves, and the manifest describes the element.
+  // The exports maps: every entry resolves, and the manifest describes the element.
   const resolved = await run(
     process.execPath,
     [
       '--input-type=module',
       '-e',
       `
-    const names = ['pix-checkout', 'pix-checkout/element', 'pix-checkout/script', 'pix-checkout/server', 'pix-checkout/sandbox', 'pix-checkout/shared', 'pix-checkout/custom-elements.json', 'pix-checkout/react', 'pix-checkout/vue'];
+    const names = ['pix-checkout', 'pix-checkout/element', 'pix-checkout/script', 'pix-checkout-server', 'pix-checkout-server/sandbox', 'pix-checkout/shared', 'pix-checkout/custom-elements.json', 'pix-checkout/react', 'pix-checkout/vue', 'pix-checkout-server/shared'];
     const shared = await import('pix-checkout/shared');
-    const server = await import('pix-checkout/server');
+    const serverShared = await import('pix-checkout-server/shared');
+    const server = await import('pix-checkout-server');
     console.log(JSON.stringify({
       paths: names.map((n) => import.meta.resolve(n)),
-      crc: shared.crc16('123456789'),
+      crc: [shared.crc16('123456789'), serverShared.crc16('123456789')],
       verifier: typeof server.verifyWebhookSignature,
       createApp: typeof server.createApp,
       merchant: [typeof server.createCheckoutClient, typeof server.constructEvent, typeof server.webhookHandler],
@@ -145,10 +338,10 @@ test('the packed tarball installs in an empty folder and works from there', { ti
     ],
     { cwd: folder },
   );
-  const exported = JSON.parse(resolved.stdout) as { paths: string[]; crc: string; verifier: string; createApp: string; merchant: string[] };
+  const exported = JSON.parse(resolved.stdout) as { paths: string[]; crc: string[]; verifier: string; createApp: string; merchant: string[] };
   assert.ok(exported.paths[2]!.endsWith('/node_modules/pix-checkout/dist/pix-checkout.js'));
-  assert.deepEqual(exported.paths.slice(7), [exported.paths[0], exported.paths[0]], "'pix-checkout/react' and '/vue' run as 'pix-checkout' itself");
-  assert.equal(exported.crc, '29B1', 'CRC-16/CCITT-FALSE check value');
+  assert.deepEqual(exported.paths.slice(7, 9), [exported.paths[0], exported.paths[0]], "'pix-checkout/react' and '/vue' run as 'pix-checkout' itself");
+  assert.deepEqual(exported.crc, ['29B1', '29B1'], 'CRC-16/CCITT-FALSE check value, from either package');
   assert.equal(exported.verifier, 'function');
   assert.equal(exported.createApp, 'function');
   assert.deepEqual(exported.merchant, ['function', 'function', 'function'], 'the merchant client and webhook helpers');

@@ -1,5 +1,5 @@
 /**
- * `createProxy` (pix-checkout/server): the proxy built from the same configuration as `pix-checkout
+ * `createProxy` (pix-checkout-server): the proxy built from the same configuration as `pix-checkout
  * serve`, mounted in a plain node:http server beside the merchant's own routes. Against a real
  * sandbox over HTTPS (credentials and CA file, as in production) and in sandbox mode (nothing set).
  */

@@ -13,9 +13,10 @@ import {
   webhookFetchHandler,
   webhookHandler,
   type OutcomeEvent,
-} from 'pix-checkout/server';
-import { startDevStack } from 'pix-checkout/sandbox';
-import { LIMITS, PaymentView, type CheckoutView } from 'pix-checkout/shared';
+} from 'pix-checkout-server';
+import { startDevStack } from 'pix-checkout-server/sandbox';
+import { LIMITS, PaymentView, type CheckoutView } from 'pix-checkout-server/shared';
+import { LIMITS as BROWSER_LIMITS, type PaymentView as BrowserPaymentView } from 'pix-checkout/shared';
 
 const element: PixCheckout = document.createElement('pix-checkout');
 element.amount = 10.5;
@@ -36,6 +37,9 @@ createApp({});
 const view: PaymentView = PaymentView.parse({});
 const checkout: CheckoutView | null = null;
 const max: number = LIMITS.paymentValue.max;
+// The contract from either package is one contract.
+const sameMax: typeof max = BROWSER_LIMITS.paymentValue.max;
+const browserView: BrowserPaymentView = view;
 const outcome = (event: OutcomeEvent): string => event.data.reference;
 
 // The merchant's server: the typed client and the webhook in one call.
@@ -54,4 +58,4 @@ const refusal = (error: unknown): 'missing_signature' | 'invalid_signature' | 't
 const onRequest: (request: Request) => Promise<Response> = webhookFetchHandler('secret', (e) => void e.data.transfer_id);
 // @ts-expect-error onEvent receives a typed event
 webhookHandler('secret', (e) => void e.data.nothing);
-void [same, ok, view, checkout, max, outcome, createProxy, startDevStack, created, refund, failed, event, refusal, onRequest];
+void [same, ok, view, sameMax, browserView, checkout, max, outcome, createProxy, startDevStack, created, refund, failed, event, refusal, onRequest];

@@ -1,12 +1,12 @@
-// Runs inside the folder where the packed tarball was installed: everything comes from the package,
+// Runs inside the folder where the packed tarballs were installed: everything comes from the packages,
 // nothing from the repository. createApp mounted in a plain node:http server against the packaged
 // sandbox, plus a page that loads the script-tag build the proxy serves. Prints its URL, stops on SIGTERM.
 import { createServer } from 'node:http';
 import { readFileSync } from 'node:fs';
 import { getRequestListener } from '@hono/node-server';
-import { SANDBOX_DEFAULTS, closeServer, createApp, createPartnerClient, openSqliteStore } from 'pix-checkout/server';
-import { startSandbox } from 'pix-checkout/sandbox';
-import { LIMITS } from 'pix-checkout/shared';
+import { SANDBOX_DEFAULTS, closeServer, createApp, createPartnerClient, openSqliteStore } from 'pix-checkout-server';
+import { startSandbox } from 'pix-checkout-server/sandbox';
+import { LIMITS } from 'pix-checkout-server/shared';
 
 const sandbox = await startSandbox();
 // The store in this folder, which the test removes.
