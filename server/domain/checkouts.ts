@@ -327,7 +327,10 @@ export class CheckoutService {
       return name !== null && document !== null ? { name, document } : {};
     } catch (error) {
       if (!(error instanceof DataKeyError)) throw error;
-      this.options.log?.error({ checkout_id: checkout.id, problem: error.message }, "a checkout's customer data could not be opened: its code is issued without it");
+      this.options.log?.error(
+        { checkout_id: checkout.id, problem: error.message },
+        "a checkout's customer data could not be opened: its code is issued without it",
+      );
       return {};
     }
   }

@@ -233,7 +233,10 @@ export class PersonalData {
     const tick = () => {
       this.running ??= this.purge()
         .catch((error: unknown) =>
-          this.options.log?.warn({ err: { message: error instanceof Error ? error.message : String(error) } }, 'the personal data purge failed; tried again later'),
+          this.options.log?.warn(
+            { err: { message: error instanceof Error ? error.message : String(error) } },
+            'the personal data purge failed; tried again later',
+          ),
         )
         .finally(() => (this.running = null));
     };
@@ -314,6 +317,10 @@ export class PersonalData {
 }
 
 /** The customer fields of a new checkout as stored: sealed, with the document's keyed hash. */
-export function sealedCustomer(cipher: PersonalDataCipher, name: string | null, document: string | null): Pick<CheckoutRecord, 'name' | 'document' | 'documentHash'> {
+export function sealedCustomer(
+  cipher: PersonalDataCipher,
+  name: string | null,
+  document: string | null,
+): Pick<CheckoutRecord, 'name' | 'document' | 'documentHash'> {
   return { name: cipher.seal(name), document: cipher.seal(document), documentHash: cipher.documentHash(document) };
 }

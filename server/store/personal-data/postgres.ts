@@ -71,7 +71,9 @@ export function postgresPersonalData({ query, tx }: PostgresContext): PersonalDa
         )
       ).rows.map(toCheckout);
       const ids = checkouts.map((c) => c.id);
-      const payments = (await query<PaymentRow>('SELECT * FROM payments WHERE checkout_id = ANY($1::text[]) ORDER BY created_at, seq', [ids])).rows.map(toPayment);
+      const payments = (await query<PaymentRow>('SELECT * FROM payments WHERE checkout_id = ANY($1::text[]) ORDER BY created_at, seq', [ids])).rows.map(
+        toPayment,
+      );
       const payouts = (
         await query<PayoutRow>(
           `SELECT * FROM payouts WHERE (${mayBeDocumentKey} AND ${normalized('pix_key')} = $1)
