@@ -179,7 +179,7 @@ const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOStrin
 
 /** The retention purge, and a data subject's export and erase. */
 export class PersonalData {
-  private timer: NodeJS.Timeout | null = null;
+  private timers: NodeJS.Timeout[] = [];
   private running: Promise<unknown> | null = null;
 
   constructor(private readonly options: PersonalDataOptions) {}
@@ -226,9 +226,9 @@ export class PersonalData {
     }
   }
 
-  /** Starts the periodic purge: one soon after start, then every `everyMs`. */
+  /** Starts the periodic purge: one a minute after start (or sooner, with a shorter period), then every `everyMs`. */
   start(): void {
-    if (this.timer) return;
+    if (this.timers.length > 0) return;
     const everyMs = this.options.everyMs ?? 3_600_000;
     const tick = () => {
       this.running ??= this.purge()
@@ -240,14 +240,13 @@ export class PersonalData {
         )
         .finally(() => (this.running = null));
     };
-    this.timer = setInterval(tick, everyMs);
-    this.timer.unref();
-    setTimeout(tick, Math.min(everyMs, 60_000)).unref();
+    this.timers = [setInterval(tick, everyMs).unref(), setTimeout(tick, Math.min(everyMs, 60_000)).unref()];
   }
 
+  /** Stops the periodic purge and waits for one under way. */
   async stop(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
+    for (const timer of this.timers) clearTimeout(timer);
+    this.timers = [];
     await this.running;
   }
 

@@ -208,6 +208,16 @@ for (const kind of kinds) {
       assert.equal((await store.getCheckout(disputed))?.document, null);
     });
 
+    test('two purges at once (two instances, a lease run out) erase each record once', async () => {
+      const { store } = await kind.open();
+      const id = await checkoutWithPayment(store, 'twice', OLD, OLD + DAY);
+      await payoutTo(store, 'twicepay', OLD, true);
+      const [a, b] = await Promise.all([service(store).purge(), service(store).purge()]);
+      assert.equal((a?.checkouts ?? 0) + (b?.checkouts ?? 0), 1);
+      assert.equal((a?.payouts ?? 0) + (b?.payouts ?? 0), 1);
+      assert.equal((await store.getCheckout(id))?.document, null);
+    });
+
     test('processed notifications and delivered outbox bodies older than the retention are pruned; unprocessed and undelivered kept', async () => {
       const db = await kind.open();
       const { store } = db;
