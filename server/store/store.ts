@@ -5,7 +5,7 @@
  * proxy's clock (leases: the database's); values are cents, never floats.
  *
  * One folder per aggregate (payments/, checkouts/, payouts/ with transfers, notifications/, outbox/,
- * disputes/, leases/): its records and its part of the interface (types.ts) and its SQLite and
+ * disputes/, leases/; personal-data/ the retention purge and a data subject's records across them): its records and its part of the interface (types.ts) and its SQLite and
  * Postgres statements side by side (sqlite.ts, postgres.ts). The rules that decide money (what is
  * left to refund, linking a payout to its transfer, what a final state allows) are pure functions in
  * domain/ that both stores call inside their transactions; sqlite/sqlite-store.ts and
