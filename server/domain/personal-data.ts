@@ -169,10 +169,14 @@ export interface PersonalDataOptions {
   log?: Logger;
   /** Time between purges when started (the proxy's periodic one). */
   everyMs?: number;
+  /** Rows of each kind per purge statement (default 500). */
+  batch?: number;
 }
 
 /** The lease one instance holds while it purges (a shared store); the purge's statements are idempotent anyway. */
 export const PURGE_LEASE = 'personal-data-purge';
+/** Rows of each kind erased or pruned per purge transaction. */
+const PURGE_BATCH = 500;
 /** Legacy clear rows sealed per statement batch. */
 const SEAL_BATCH = 200;
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
@@ -196,7 +200,13 @@ export class PersonalData {
     try {
       const at = now();
       const cutoff = retentionCutoff(at, retentionDays);
-      const counts = await store.personalData.purge(cutoff, at);
+      const counts: PurgeCounts = { checkouts: 0, payouts: 0, notifications: 0, deliveries: 0 };
+      // In batches, each its own short transaction: a first purge of a large store never holds SQLite's writer (or a Postgres statement) for long.
+      for (let full = true; full;) {
+        const batch = await store.personalData.purge(cutoff, at, this.options.batch ?? PURGE_BATCH);
+        for (const key of Object.keys(counts) as (keyof PurgeCounts)[]) counts[key] += batch[key];
+        full = Object.values(batch).some((n) => n >= (this.options.batch ?? PURGE_BATCH));
+      }
       const sealed = cipher.keyed ? await this.sealClearDocuments() : 0;
       if (counts.checkouts + counts.payouts + counts.notifications + counts.deliveries + sealed > 0) {
         log?.info({ ...counts, sealed, cutoff: new Date(cutoff).toISOString() }, 'personal data past retention erased');

@@ -9,32 +9,42 @@ import type { PersonalDataStore } from './types.ts';
 export function postgresPersonalData({ query, tx }: PostgresContext): PersonalDataStore {
   const awaiting = sqlWords(PAYOUT_STATES_AWAITING_OUTCOME);
   return {
-    // Each statement is idempotent (it skips what is erased already, and a deleted row is gone): two
-    // instances purging at once (a lease ran out mid-purge) erase each record once.
-    async purge(cutoff, at) {
+    // Each statement takes at most `limit` rows, oldest first, and is idempotent: its outer conditions
+    // are checked again on a row another instance changed meanwhile (a lease ran out mid-purge), so
+    // two instances purging at once erase each record once.
+    async purge(cutoff, at, limit) {
       return tx(async (q) => {
         const checkouts = await q(
           `UPDATE checkouts SET customer_name = NULL, customer_document = NULL, customer_document_hash = NULL, personal_data_erased_at = $2
-           WHERE (customer_name IS NOT NULL OR customer_document IS NOT NULL) AND created_at < $1
-             AND NOT EXISTS (SELECT 1 FROM payments p WHERE p.checkout_id = checkouts.id AND (NOT p.final OR p.updated_at >= $1))
-             AND NOT EXISTS (SELECT 1 FROM disputes d WHERE d.checkout_id = checkouts.id AND (d.resolved_at IS NULL OR d.resolved_at >= $1))
-             AND NOT EXISTS (SELECT 1 FROM payouts o WHERE o.checkout_id = checkouts.id AND o.state IN (${awaiting}))`,
-          [cutoff, at],
+           WHERE (customer_name IS NOT NULL OR customer_document IS NOT NULL) AND id IN (
+             SELECT id FROM checkouts WHERE (customer_name IS NOT NULL OR customer_document IS NOT NULL) AND created_at < $1
+               AND NOT EXISTS (SELECT 1 FROM payments p WHERE p.checkout_id = checkouts.id AND (NOT p.final OR p.updated_at >= $1))
+               AND NOT EXISTS (SELECT 1 FROM disputes d WHERE d.checkout_id = checkouts.id AND (d.resolved_at IS NULL OR d.resolved_at >= $1))
+               AND NOT EXISTS (SELECT 1 FROM payouts o WHERE o.checkout_id = checkouts.id AND o.state IN (${awaiting}))
+             ORDER BY created_at LIMIT $3)`,
+          [cutoff, at, limit],
         );
         const payouts = await q(
           `UPDATE payouts SET pix_key = '${ERASED_KEY}', customer_document = NULL, personal_data_erased_at = $2
-           WHERE personal_data_erased_at IS NULL AND state NOT IN (${awaiting}) AND updated_at < $1`,
-          [cutoff, at],
+           WHERE personal_data_erased_at IS NULL AND seq IN (
+             SELECT seq FROM payouts WHERE personal_data_erased_at IS NULL AND state NOT IN (${awaiting}) AND updated_at < $1 ORDER BY updated_at LIMIT $3)`,
+          [cutoff, at, limit],
         );
         const notifications = await q(
-          `DELETE FROM webhook_events WHERE processed_at IS NOT NULL AND received_at < $1
-             AND id NOT IN (SELECT webhook_event_id FROM disputes WHERE resolved_at IS NULL AND webhook_event_id IS NOT NULL)`,
-          [cutoff],
+          `DELETE FROM webhook_events WHERE id IN (
+             SELECT id FROM webhook_events WHERE processed_at IS NOT NULL AND received_at < $1
+               AND id NOT IN (SELECT webhook_event_id FROM disputes WHERE resolved_at IS NULL AND webhook_event_id IS NOT NULL)
+             ORDER BY received_at LIMIT $2)`,
+          [cutoff, limit],
         );
-        await q(`DELETE FROM delivery_attempts WHERE delivery_id IN (SELECT id FROM outbox WHERE state = 'delivered' AND delivered_at < $1 AND body <> '')`, [
-          cutoff,
-        ]);
-        const deliveries = await q(`UPDATE outbox SET body = '' WHERE state = 'delivered' AND delivered_at < $1 AND body <> ''`, [cutoff]);
+        // The same rows, locked once: their attempts, then their bodies.
+        const deliveries = await q(
+          `WITH picked AS (
+             SELECT id FROM outbox WHERE state = 'delivered' AND delivered_at < $1 AND body <> '' ORDER BY delivered_at, id LIMIT $2 FOR UPDATE SKIP LOCKED
+           ), attempts AS (DELETE FROM delivery_attempts WHERE delivery_id IN (SELECT id FROM picked))
+           UPDATE outbox SET body = '' WHERE id IN (SELECT id FROM picked) AND body <> ''`,
+          [cutoff, limit],
+        );
         return {
           checkouts: checkouts.rowCount ?? 0,
           payouts: payouts.rowCount ?? 0,

@@ -11,25 +11,31 @@ const withoutSeq = ({ seq: _, ...payout }: ReturnType<typeof toPayout>) => payou
 export function sqlitePersonalData({ db }: SqliteContext): PersonalDataStore {
   const awaiting = sqlWords(PAYOUT_STATES_AWAITING_OUTCOME);
   const sql = {
+    // Each statement takes at most ?3 rows, oldest first (purge's batch): the write lock is held briefly.
     purgeCheckouts: db.prepare(
       `UPDATE checkouts SET customer_name = NULL, customer_document = NULL, customer_document_hash = NULL, personal_data_erased_at = ?2
-       WHERE (customer_name IS NOT NULL OR customer_document IS NOT NULL) AND created_at < ?1
+       WHERE id IN (SELECT id FROM checkouts WHERE (customer_name IS NOT NULL OR customer_document IS NOT NULL) AND created_at < ?1
          AND NOT EXISTS (SELECT 1 FROM payments p WHERE p.checkout_id = checkouts.id AND (p.final = 0 OR p.updated_at >= ?1))
          AND NOT EXISTS (SELECT 1 FROM disputes d WHERE d.checkout_id = checkouts.id AND (d.resolved_at IS NULL OR d.resolved_at >= ?1))
-         AND NOT EXISTS (SELECT 1 FROM payouts o WHERE o.checkout_id = checkouts.id AND o.state IN (${awaiting}))`,
+         AND NOT EXISTS (SELECT 1 FROM payouts o WHERE o.checkout_id = checkouts.id AND o.state IN (${awaiting}))
+         ORDER BY created_at LIMIT ?3)`,
     ),
     purgePayouts: db.prepare(
       `UPDATE payouts SET pix_key = '${ERASED_KEY}', customer_document = NULL, personal_data_erased_at = ?2
-       WHERE personal_data_erased_at IS NULL AND state NOT IN (${awaiting}) AND updated_at < ?1`,
+       WHERE seq IN (SELECT seq FROM payouts WHERE personal_data_erased_at IS NULL AND state NOT IN (${awaiting}) AND updated_at < ?1 ORDER BY updated_at LIMIT ?3)`,
     ),
     purgeNotifications: db.prepare(
-      `DELETE FROM webhook_events WHERE processed_at IS NOT NULL AND received_at < ?1
-         AND id NOT IN (SELECT webhook_event_id FROM disputes WHERE resolved_at IS NULL AND webhook_event_id IS NOT NULL)`,
+      `DELETE FROM webhook_events WHERE id IN (SELECT id FROM webhook_events WHERE processed_at IS NOT NULL AND received_at < ?1
+         AND id NOT IN (SELECT webhook_event_id FROM disputes WHERE resolved_at IS NULL AND webhook_event_id IS NOT NULL)
+         ORDER BY received_at LIMIT ?2)`,
     ),
+    // The same rows (one transaction, one writer): their attempts, then their bodies.
     purgeAttempts: db.prepare(
-      `DELETE FROM delivery_attempts WHERE delivery_id IN (SELECT id FROM outbox WHERE state = 'delivered' AND delivered_at < ?1 AND body <> '')`,
+      `DELETE FROM delivery_attempts WHERE delivery_id IN (SELECT id FROM outbox WHERE state = 'delivered' AND delivered_at < ?1 AND body <> '' ORDER BY delivered_at, id LIMIT ?2)`,
     ),
-    purgeDeliveries: db.prepare(`UPDATE outbox SET body = '' WHERE state = 'delivered' AND delivered_at < ?1 AND body <> ''`),
+    purgeDeliveries: db.prepare(
+      `UPDATE outbox SET body = '' WHERE id IN (SELECT id FROM outbox WHERE state = 'delivered' AND delivered_at < ?1 AND body <> '' ORDER BY delivered_at, id LIMIT ?2)`,
+    ),
     unsealed: db.prepare(
       `SELECT id, customer_name AS name, customer_document AS document FROM checkouts
        WHERE customer_document_hash IS NULL AND customer_document IS NOT NULL AND substr(customer_document, 1, 3) <> '${SEALED_PREFIX}'
@@ -58,12 +64,12 @@ export function sqlitePersonalData({ db }: SqliteContext): PersonalDataStore {
       `UPDATE payouts SET pix_key = '${ERASED_KEY}', customer_document = NULL, personal_data_erased_at = ? WHERE id = ? AND state <> '${PAYOUT_STATE_UNANSWERED}'`,
     ),
   };
-  const purge = db.transaction((cutoff: number, at: number) => {
-    const checkouts = sql.purgeCheckouts.run(cutoff, at).changes;
-    const payouts = sql.purgePayouts.run(cutoff, at).changes;
-    const notifications = sql.purgeNotifications.run(cutoff).changes;
-    sql.purgeAttempts.run(cutoff);
-    const deliveries = sql.purgeDeliveries.run(cutoff).changes;
+  const purge = db.transaction((cutoff: number, at: number, limit: number) => {
+    const checkouts = sql.purgeCheckouts.run(cutoff, at, limit).changes;
+    const payouts = sql.purgePayouts.run(cutoff, at, limit).changes;
+    const notifications = sql.purgeNotifications.run(cutoff, limit).changes;
+    sql.purgeAttempts.run(cutoff, limit);
+    const deliveries = sql.purgeDeliveries.run(cutoff, limit).changes;
     return { checkouts, payouts, notifications, deliveries };
   });
   const erase = db.transaction((checkoutIds: readonly string[], payoutIds: readonly string[], at: number) => ({
@@ -71,8 +77,8 @@ export function sqlitePersonalData({ db }: SqliteContext): PersonalDataStore {
     payouts: payoutIds.reduce((n, id) => n + sql.erasePayout.run(at, id).changes, 0),
   }));
   return {
-    async purge(cutoff, at) {
-      return purge.immediate(cutoff, at);
+    async purge(cutoff, at, limit) {
+      return purge.immediate(cutoff, at, limit);
     },
     async unsealed(limit) {
       return sql.unsealed.all(limit) as { id: string; name: string | null; document: string | null }[];

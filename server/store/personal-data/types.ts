@@ -41,9 +41,10 @@ export interface PersonalDataStore {
    * payment final and last changed before it, no dispute open or resolved since, no refund awaiting
    * its outcome; a payout: final and last changed before it), deletes processed notifications received
    * before it (but one an open dispute names), and prunes delivered outbox rows delivered before it.
-   * `at` is recorded as the erasure time. Idempotent: two instances running it at once do the same once.
+   * `at` is recorded as the erasure time. At most `limit` rows of each kind, oldest first: called
+   * again while a count reaches it. Idempotent: two instances running it at once do the same once.
    */
-  purge(cutoff: number, at: number): Promise<PurgeCounts>;
+  purge(cutoff: number, at: number, limit: number): Promise<PurgeCounts>;
   /** Checkouts whose document is kept in clear without a hash (stored before PIX_DATA_KEY was set), at most `limit`. */
   unsealed(limit: number): Promise<({ id: string } & StoredCustomer)[]>;
   /** Replaces a checkout's customer fields by their sealed form, only while they are still `before`; false otherwise. */

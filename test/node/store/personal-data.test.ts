@@ -218,6 +218,19 @@ for (const kind of kinds) {
       assert.equal((await store.getCheckout(id))?.document, null);
     });
 
+    test('the purge goes in batches until nothing old is left', async () => {
+      const { store } = await kind.open();
+      const ids = [];
+      for (let n = 0; n < 5; n++) ids.push(await checkoutWithPayment(store, `batch${n}`, OLD + n, OLD + DAY));
+      for (let n = 0; n < 3; n++) {
+        const id = await store.webhookEvents.add(`{"n":${n}}`, OLD);
+        await store.webhookEvents.markProcessed(id, OLD, 'applied');
+      }
+      const purged = await new PersonalData({ store, cipher: new PersonalDataCipher(), retentionDays: RETENTION_DAYS, now: () => NOW, batch: 2 }).purge();
+      assert.deepEqual([purged?.checkouts, purged?.notifications], [5, 3]);
+      for (const id of ids) assert.equal((await store.getCheckout(id))?.name, null);
+    });
+
     test('processed notifications and delivered outbox bodies older than the retention are pruned; unprocessed and undelivered kept', async () => {
       const db = await kind.open();
       const { store } = db;
