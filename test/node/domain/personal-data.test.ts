@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { DataKeyError, PersonalDataCipher, isSealed, maskDocument, parseDataKey, retentionCutoff } from '../../../server/domain/personal-data.ts';
+import { ConfigError, proxyConfig } from '../../../server/config.ts';
 import { isDataKey } from '../../../server/config/settings.ts';
 
 const HEX = 'ab'.repeat(32);
@@ -18,6 +19,21 @@ describe('PIX_DATA_KEY', () => {
       assert.throws(() => new PersonalDataCipher(bad), DataKeyError);
     }
     for (const good of [HEX, BASE64]) assert.equal(isDataKey(good), true);
+  });
+
+  test('the proxy reads it and PIX_RETENTION_DAYS (default 180); a bad value is named, never repeated', () => {
+    assert.equal(proxyConfig({}).retentionDays, 180);
+    assert.equal(proxyConfig({}).dataKey, undefined);
+    const config = proxyConfig({ PIX_DATA_KEY: HEX, PIX_RETENTION_DAYS: '30' });
+    assert.deepEqual([config.dataKey, config.retentionDays], [HEX, 30]);
+    assert.throws(
+      () => proxyConfig({ PIX_DATA_KEY: 'secret-but-short', PIX_RETENTION_DAYS: '0' }),
+      (error: Error) =>
+        error instanceof ConfigError &&
+        error.problems.some((p) => p.startsWith('PIX_DATA_KEY')) &&
+        error.problems.some((p) => p.startsWith('PIX_RETENTION_DAYS')) &&
+        !error.message.includes('secret-but-short'),
+    );
   });
 });
 
