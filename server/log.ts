@@ -19,6 +19,7 @@ const SECRET_KEYS = [
   'document',
   'customer_document',
   'password',
+  'dataKey',
 ];
 const SECRET = new Set(SECRET_KEYS);
 const CENSOR = '[redacted]';

@@ -12,6 +12,7 @@ import { MerchantNotifier } from './domain/merchant-notify.ts';
 import { Outcomes, type OutcomeEvent } from './domain/outcomes.ts';
 import { PaymentService } from './domain/payments.ts';
 import { PayoutService } from './domain/payouts.ts';
+import { PersonalData, PersonalDataCipher } from './domain/personal-data.ts';
 import { readinessCheck, type UpstreamTracker } from './domain/readiness.ts';
 import { Reconciler } from './domain/reconciler.ts';
 import { Signal } from './domain/signal.ts';
@@ -75,6 +76,8 @@ export interface Services {
   notifier: MerchantNotifier | null;
   /** What /health and /ready answer. */
   readiness: ReturnType<typeof readinessCheck>;
+  /** Personal data with an end: the periodic retention purge, a data subject's export and erase. */
+  personalData: PersonalData;
   /** Processes stored notifications left over, then starts the reconciler and the delivery worker. */
   start: () => void;
   /** Stops them and waits for work in flight (before closing the store). */
@@ -161,8 +164,17 @@ export function createServices(settings: AppSettings, parts: ServiceParts): Serv
     refreshCheckout: (id) => checkoutRefreshes.emit(id),
     disputes,
   });
+  const cipher = new PersonalDataCipher(settings.dataKey);
+  const personalData = new PersonalData({
+    store,
+    cipher,
+    retentionDays: settings.retentionDays ?? DEFAULTS.retentionDays,
+    now,
+    log: logger.child({ component: 'personal-data' }),
+  });
   const checkouts = new CheckoutService({
     store,
+    cipher,
     payments,
     payouts,
     disputes,
@@ -223,15 +235,17 @@ export function createServices(settings: AppSettings, parts: ServiceParts): Serv
     reconciler,
     notifier,
     readiness,
+    personalData,
     start() {
       if (started) return;
       started = true;
       reconciler.start();
       notifier?.start();
+      personalData.start();
     },
     async stop() {
       processor.close();
-      await Promise.all([reconciler.stop(), notifier?.stop(), processor.idle()]);
+      await Promise.all([reconciler.stop(), notifier?.stop(), processor.idle(), personalData.stop()]);
     },
   };
   parts.signal?.addEventListener(

@@ -7,6 +7,7 @@ import { ConfigError, loadEnv, partnerConfig } from '../config.ts';
 import { DomainError } from '../domain/errors.ts';
 import { PartnerError } from '../partner/errors.ts';
 import { StoreError } from '../store/store.ts';
+import { HELP as DATA, dataCommand } from './data.ts';
 import { HELP as DELIVERIES, deliveriesCommand } from './deliveries.ts';
 import { HELP as DISPUTES, disputesCommand } from './disputes.ts';
 import { HELP as DOCTOR, doctorCommand } from './doctor.ts';
@@ -32,6 +33,7 @@ export const COMMAND_HELP = {
   refund: REFUND,
   deliveries: DELIVERIES,
   disputes: DISPUTES,
+  data: DATA,
 } as const;
 
 const COMMANDS: Record<keyof typeof COMMAND_HELP, (rest: string[], io: CliIo) => Promise<void>> = {
@@ -45,6 +47,7 @@ const COMMANDS: Record<keyof typeof COMMAND_HELP, (rest: string[], io: CliIo) =>
   refund: refundCommand,
   deliveries: deliveriesCommand,
   disputes: disputesCommand,
+  data: dataCommand,
 };
 
 /** The overview's lines for payouts: money sent out of the account. */
@@ -76,6 +79,9 @@ The proxy's store (PIX_DATA_DIR):
   deliveries replay <id>|--all send a delivery again (--all: every failed one)
   disputes [list]            payments an authenticated notification contradicts (refunds wait)
   disputes resolve <ref>     close one, once checked with the partner (--note "what you found")
+  data export --document d   everything held about a CPF/CNPJ, as JSON (a data subject's request)
+  data erase --document d    erase that person's personal data; amounts and states stay
+  data purge                 run the retention purge once (PIX_RETENTION_DAYS; the proxy runs it hourly)
 
 Options for every command:
   --json                     print JSON (snake_case, the proxy API's field names) instead of a table

@@ -47,6 +47,13 @@ export function isDatabaseUrl(raw: string): boolean {
   }
 }
 
+/** 32 bytes as 64 hex digits or as base64 (url-safe too): domain/personal-data.ts's parseDataKey reads it. */
+export function isDataKey(raw: string): boolean {
+  const text = raw.trim();
+  if (/^[0-9a-fA-F]{64}$/.test(text)) return true;
+  return /^[A-Za-z0-9+/_-]{43}=?$/.test(text) && Buffer.from(text.replace(/-/g, '+').replace(/_/g, '/'), 'base64').length === 32;
+}
+
 const nonEmpty = () => z.string().check(z.minLength(1, 'must not be empty'));
 const httpsOnly = (raw: string) => {
   try {
@@ -209,6 +216,26 @@ export const SETTINGS = {
     default: 30_000,
     doc: "with Postgres: how long an instance's claim on a notification or a delivery lasts; an instance that dies leaves its claimed work to the others this long after",
     at: 'cluster.claimMs',
+  },
+  PIX_RETENTION_DAYS: {
+    for: 'proxy',
+    kind: wholeNumber(1, 3650, 'days'),
+    default: 180,
+    doc: "days a final record keeps its customer's personal data (a checkout's name and document, a payout's Pix key); after them they are erased, and processed partner notifications and delivered outbox bodies pruned; amounts, references and states stay ([Personal data](docs/guides/production.md#personal-data-lgpd))",
+    at: 'retentionDays',
+    app: true,
+  },
+  PIX_DATA_KEY: {
+    for: 'proxy',
+    kind: text({
+      type: '32 bytes, base64 or hex',
+      // The value is a secret: the problem names the variable, never the value.
+      check: [isDataKey, 'must be 32 bytes as 64 hex digits or base64 (openssl rand -base64 32)'],
+    }),
+    shown: 'none (documents kept as given)',
+    doc: "encrypts each customer's document at rest (AES-256-GCM) and keys the hash `data export/erase --document` find it by; keep it as you keep the database's backups: a lost key makes the stored documents unreadable (payments go on without them); never logged",
+    at: 'dataKey',
+    app: true,
   },
   PORT: { for: 'proxy', kind: wholeNumber(0, 65535), default: 8787, doc: 'port to listen on (`serve --port` too)', at: 'port' },
   HOST: {

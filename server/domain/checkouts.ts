@@ -12,6 +12,7 @@ import { DomainError } from './errors.ts';
 import { overpaidCents, overpaidOutcome, type OverpaymentRefund, type Outcomes } from './outcomes.ts';
 import type { PaymentService } from './payments.ts';
 import type { PayoutService } from './payouts.ts';
+import { DataKeyError, sealedCustomer, type PersonalDataCipher } from './personal-data.ts';
 import type { CheckoutRecord, PaymentRecord, Store } from '../store/store.ts';
 import type { Logger } from '../log.ts';
 
@@ -20,6 +21,8 @@ export interface CheckoutServiceOptions {
   payments: PaymentService;
   /** Lists a checkout's refunds in its view. */
   payouts?: PayoutService;
+  /** Seals the customer's name and document at rest (PIX_DATA_KEY); without it they are kept as given. */
+  cipher?: PersonalDataCipher;
   /** Says `disputed: true` in its view while one of its payments is disputed. */
   disputes?: DisputeService;
   /** Payments that may be issued after a checkout's first one expires. */
@@ -77,8 +80,9 @@ export class CheckoutService {
       orderId: input.order_id,
       valueCents,
       description: input.description ?? null,
-      name: input.name ?? null,
-      document: input.document ?? null,
+      ...(this.options.cipher
+        ? sealedCustomer(this.options.cipher, input.name ?? null, input.document ?? null)
+        : { name: input.name ?? null, document: input.document ?? null }),
       callback: input.callback ?? null,
       paymentReference: null,
       renewalsUsed: 0,
@@ -166,8 +170,7 @@ export class CheckoutService {
     const input = {
       value: checkout.valueCents / 100,
       description: checkout.description ?? undefined,
-      name: checkout.name ?? undefined,
-      document: checkout.document ?? undefined,
+      ...this.customerOf(checkout),
       callback: checkout.callback ?? this.options.defaultCallback,
     };
     let record;
@@ -308,6 +311,27 @@ export class CheckoutService {
       outcomes?.published(event);
     } finally {
       this.reportingOverpaid.delete(checkout.id);
+    }
+  }
+
+  /**
+   * The customer's name and document to send with a new code, opened. Erased (retention, a data
+   * subject's request) or unopenable (PIX_DATA_KEY changed or lost): none, as the spec allows; the
+   * code is issued all the same, and a key that does not open is logged, never the value.
+   */
+  private customerOf(checkout: CheckoutRecord): { name?: string; document?: string } {
+    const { cipher } = this.options;
+    try {
+      const name = cipher ? cipher.open(checkout.name) : checkout.name;
+      const document = cipher ? cipher.open(checkout.document) : checkout.document;
+      return name !== null && document !== null ? { name, document } : {};
+    } catch (error) {
+      if (!(error instanceof DataKeyError)) throw error;
+      this.options.log?.error(
+        { checkout_id: checkout.id, problem: error.message },
+        "a checkout's customer data could not be opened: its code is issued without it",
+      );
+      return {};
     }
   }
 

@@ -29,6 +29,7 @@ import { DomainError } from './errors.ts';
 import { refusalOutcome, transferOutcome, type Outcomes } from './outcomes.ts';
 import type { StatusNumbering } from './status-numbering.ts';
 import type { TransferService } from './transfers.ts';
+import { ERASED } from './personal-data.ts';
 
 export interface PayoutServiceOptions {
   store: Store;
@@ -77,7 +78,8 @@ export function payoutView(p: PayoutRecord): TransferView {
     transfer_id: p.id,
     status: p.state === 'sending' ? 'pending' : p.state,
     value: p.valueCents / 100,
-    pix_key: maskPixKey(p.pixKey, p.pixKeyType as PixKeyType | null),
+    // An erased key (retention, a data subject's request) reads `erased`.
+    pix_key: p.pixKey === ERASED ? ERASED : maskPixKey(p.pixKey, p.pixKeyType as PixKeyType | null),
     pix_key_type: p.pixKeyType as PixKeyType | null,
     reference: p.merchantReference,
     checkout_id: p.checkoutId,

@@ -43,6 +43,7 @@ export interface PayoutRow {
   reason_message: string | null;
   created_at: number;
   updated_at: number;
+  personal_data_erased_at?: number | null;
 }
 
 export const toPayout = (r: PayoutRow): PayoutRecord & { seq: number } => ({
@@ -64,6 +65,8 @@ export const toPayout = (r: PayoutRow): PayoutRecord & { seq: number } => ({
   reasonMessage: r.reason_message,
   createdAt: r.created_at,
   updatedAt: r.updated_at,
+  // Only when set: a record as the domain wrote it reads back the same.
+  ...(r.personal_data_erased_at != null ? { personalDataErasedAt: r.personal_data_erased_at } : {}),
 });
 
 export interface OutboxRow {
@@ -135,6 +138,8 @@ export interface CheckoutRow {
   payment_reference: string | null;
   renewals_used: number;
   created_at: number;
+  customer_document_hash?: string | null;
+  personal_data_erased_at?: number | null;
 }
 
 export const toPayment = (r: PaymentRow): PaymentRecord => ({
@@ -166,6 +171,9 @@ export const toCheckout = (r: CheckoutRow): CheckoutRecord => ({
   paymentReference: r.payment_reference,
   renewalsUsed: r.renewals_used,
   createdAt: r.created_at,
+  // Only when set: a record as the domain wrote it reads back the same.
+  ...(r.customer_document_hash != null ? { documentHash: r.customer_document_hash } : {}),
+  ...(r.personal_data_erased_at != null ? { personalDataErasedAt: r.personal_data_erased_at } : {}),
 });
 
 export interface DisputeRow {

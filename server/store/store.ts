@@ -5,7 +5,7 @@
  * proxy's clock (leases: the database's); values are cents, never floats.
  *
  * One folder per aggregate (payments/, checkouts/, payouts/ with transfers, notifications/, outbox/,
- * disputes/, leases/): its records and its part of the interface (types.ts) and its SQLite and
+ * disputes/, leases/; personal-data/ the retention purge and a data subject's records across them): its records and its part of the interface (types.ts) and its SQLite and
  * Postgres statements side by side (sqlite.ts, postgres.ts). The rules that decide money (what is
  * left to refund, linking a payout to its transfer, what a final state allows) are pure functions in
  * domain/ that both stores call inside their transactions; sqlite/sqlite-store.ts and
@@ -19,6 +19,7 @@ import type { WebhookEventStore } from './notifications/types.ts';
 import type { OutboxStore } from './outbox/types.ts';
 import type { PaymentStore } from './payments/types.ts';
 import type { PayoutStore, TransferStore } from './payouts/types.ts';
+import type { PersonalDataStore } from './personal-data/types.ts';
 
 export type { CheckoutRecord, CheckoutStore } from './checkouts/types.ts';
 export type { DisputeInput, DisputeOutcomeOf, DisputeRecord, DisputeStore } from './disputes/types.ts';
@@ -36,6 +37,7 @@ export type {
   TransferRecord,
   TransferStore,
 } from './payouts/types.ts';
+export type { PersonalDataStore, PersonalRecords, PurgeCounts } from './personal-data/types.ts';
 
 export interface Store extends PaymentStore, CheckoutStore {
   /** Which database this is (readiness and the logs name it). */
@@ -54,6 +56,8 @@ export interface Store extends PaymentStore, CheckoutStore {
   readonly payouts: PayoutStore;
   /** The transactional outbox of outcome events for the merchant's webhook, one row per event id. */
   readonly outbox: OutboxStore;
+  /** Personal data with an end: the retention purge, a data subject's records by document (personal-data/types.ts). */
+  readonly personalData: PersonalDataStore;
   /** Throws when the store cannot answer (readiness). */
   ping(): Promise<void>;
   /**

@@ -10,9 +10,19 @@ export function postgresCheckouts({ query, tx, cache }: PostgresContext): Checko
     async createCheckout(checkout) {
       const inserted = (
         await query<CheckoutRow>(
-          `INSERT INTO checkouts (id, order_id, value_cents, description, customer_name, customer_document, callback, payment_reference, renewals_used, created_at)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, NULL, 0, $8) ON CONFLICT (order_id) DO NOTHING RETURNING *`,
-          [checkout.id, checkout.orderId, checkout.valueCents, checkout.description, checkout.name, checkout.document, checkout.callback, checkout.createdAt],
+          `INSERT INTO checkouts (id, order_id, value_cents, description, customer_name, customer_document, callback, payment_reference, renewals_used, created_at, customer_document_hash)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, NULL, 0, $8, $9) ON CONFLICT (order_id) DO NOTHING RETURNING *`,
+          [
+            checkout.id,
+            checkout.orderId,
+            checkout.valueCents,
+            checkout.description,
+            checkout.name,
+            checkout.document,
+            checkout.callback,
+            checkout.createdAt,
+            checkout.documentHash ?? null,
+          ],
         )
       ).rows[0];
       if (inserted) return { checkout: toCheckout(inserted), created: true };

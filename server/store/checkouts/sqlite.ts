@@ -10,8 +10,8 @@ export function sqliteCheckouts({ db, cache }: SqliteContext, outbox: SqliteOutb
   const insertPayment = sqlitePaymentInsert(db);
   const sql = {
     insert: db.prepare(
-      `INSERT INTO checkouts (id, order_id, value_cents, description, customer_name, customer_document, callback, payment_reference, renewals_used, created_at)
-       VALUES (@id, @order_id, @value_cents, @description, @customer_name, @customer_document, @callback, NULL, 0, @created_at)
+      `INSERT INTO checkouts (id, order_id, value_cents, description, customer_name, customer_document, customer_document_hash, callback, payment_reference, renewals_used, created_at)
+       VALUES (@id, @order_id, @value_cents, @description, @customer_name, @customer_document, @customer_document_hash, @callback, NULL, 0, @created_at)
        ON CONFLICT(order_id) DO NOTHING`,
     ),
     get: db.prepare('SELECT * FROM checkouts WHERE id = ?'),
@@ -37,6 +37,7 @@ export function sqliteCheckouts({ db, cache }: SqliteContext, outbox: SqliteOutb
         description: checkout.description,
         customer_name: checkout.name,
         customer_document: checkout.document,
+        customer_document_hash: checkout.documentHash ?? null,
         callback: checkout.callback,
         created_at: checkout.createdAt,
       });

@@ -10,7 +10,12 @@ export interface CheckoutRecord {
   description: string | null;
   /** Customer data, sent to the partner with each payment; never to a browser or a log. */
   name: string | null;
+  /** As stored: sealed (`v1:`...) under PIX_DATA_KEY, or as given without one (domain/personal-data.ts). */
   document: string | null;
+  /** The document's keyed hash (a data subject's records are found by it); null without PIX_DATA_KEY. */
+  documentHash?: string | null;
+  /** When its name and document were erased (retention, or a data subject's request); null while kept. */
+  personalDataErasedAt?: number | null;
   callback: string | null;
   /** The payment currently offered, if one was issued. */
   paymentReference: string | null;

@@ -52,6 +52,8 @@ export interface PayoutRecord {
   reasonMessage: string | null;
   createdAt: number;
   updatedAt: number;
+  /** When its Pix key (then `erased`) and document were erased (retention, or a data subject's request); null while kept. */
+  personalDataErasedAt?: number | null;
 }
 
 /** What a payout is to the transfer outcome it leads to (its event names it). */

@@ -142,6 +142,16 @@ export const MIGRATIONS: readonly string[] = [
    );
    CREATE UNIQUE INDEX disputes_open ON disputes(reference) WHERE resolved_at IS NULL;
    CREATE INDEX disputes_checkout ON disputes(checkout_id) WHERE resolved_at IS NULL;`,
+  // As SQLite's migration 9: personal data with an end (a document's keyed hash, when personal
+  // fields were erased, what the retention purge looks rows up by).
+  `ALTER TABLE checkouts ADD COLUMN customer_document_hash TEXT;
+   ALTER TABLE checkouts ADD COLUMN personal_data_erased_at BIGINT;
+   ALTER TABLE payouts ADD COLUMN personal_data_erased_at BIGINT;
+   CREATE INDEX checkouts_document_hash ON checkouts(customer_document_hash) WHERE customer_document_hash IS NOT NULL;
+   CREATE INDEX checkouts_personal ON checkouts(created_at) WHERE customer_name IS NOT NULL OR customer_document IS NOT NULL;
+   CREATE INDEX payouts_personal ON payouts(updated_at) WHERE personal_data_erased_at IS NULL;
+   CREATE INDEX webhook_events_received ON webhook_events(received_at);
+   CREATE INDEX outbox_delivered ON outbox(delivered_at) WHERE state = 'delivered' AND body <> '';`,
 ];
 
 /** Brings the schema up to date, once across every instance starting now; refuses a database newer than this code. */

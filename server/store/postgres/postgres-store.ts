@@ -25,6 +25,7 @@ import { postgresWebhookEvents } from '../notifications/postgres.ts';
 import { postgresOutbox } from '../outbox/postgres.ts';
 import { postgresPayments } from '../payments/postgres.ts';
 import { postgresPayouts, postgresTransfers } from '../payouts/postgres.ts';
+import { postgresPersonalData } from '../personal-data/postgres.ts';
 import { RecordCache } from '../record-cache.ts';
 import { StoreError, type Store } from '../store.ts';
 import type { PostgresContext, Query } from './context.ts';
@@ -167,6 +168,7 @@ function opened(pool: pg.Pool, options: PostgresStoreOptions, where: string): { 
     transfers: postgresTransfers(context),
     payouts: postgresPayouts(context),
     outbox: postgresOutbox(context),
+    personalData: postgresPersonalData(context),
     async ping() {
       if (closing) throw new StoreError('the store is closed');
       // Real rows, as SQLite's readiness reads: a broken table shows here rather than in a customer's request.

@@ -136,6 +136,17 @@ export const MIGRATIONS: readonly string[] = [
    );
    CREATE UNIQUE INDEX disputes_open ON disputes(reference) WHERE resolved_at IS NULL;
    CREATE INDEX disputes_checkout ON disputes(checkout_id) WHERE resolved_at IS NULL;`,
+  // Personal data with an end (domain/personal-data.ts): a checkout's document's keyed hash (its
+  // records found by document without opening each), when a record's personal fields were erased,
+  // and what the retention purge looks rows up by.
+  `ALTER TABLE checkouts ADD COLUMN customer_document_hash TEXT;
+   ALTER TABLE checkouts ADD COLUMN personal_data_erased_at INTEGER;
+   ALTER TABLE payouts ADD COLUMN personal_data_erased_at INTEGER;
+   CREATE INDEX checkouts_document_hash ON checkouts(customer_document_hash) WHERE customer_document_hash IS NOT NULL;
+   CREATE INDEX checkouts_personal ON checkouts(created_at) WHERE customer_name IS NOT NULL OR customer_document IS NOT NULL;
+   CREATE INDEX payouts_personal ON payouts(updated_at) WHERE personal_data_erased_at IS NULL;
+   CREATE INDEX webhook_events_received ON webhook_events(received_at);
+   CREATE INDEX outbox_delivered ON outbox(delivered_at) WHERE state = 'delivered' AND body <> '';`,
 ];
 
 /** Brings the schema up to date; refuses a database newer than this code. */

@@ -16,6 +16,7 @@ import { sqliteWebhookEvents } from '../notifications/sqlite.ts';
 import { sqliteOutbox, sqliteOutboxWriter } from '../outbox/sqlite.ts';
 import { sqlitePayments } from '../payments/sqlite.ts';
 import { sqlitePayoutsAndTransfers } from '../payouts/sqlite.ts';
+import { sqlitePersonalData } from '../personal-data/sqlite.ts';
 import { RecordCache } from '../record-cache.ts';
 import type { Store } from '../store.ts';
 import { StoreError } from '../store.ts';
@@ -110,6 +111,8 @@ const READS = new Set([
   'attempts',
   'load',
   'ping',
+  'unsealed',
+  'find',
 ]);
 
 /** The store, counting each call that may write in `writes` (the calls run synchronously: the write is done when it returns). */
@@ -185,6 +188,7 @@ function openedStore(db: Database.Database, cacheSize: number, claimMs: number, 
     disputes: sqliteDisputes(context, outbox),
     ...sqlitePayoutsAndTransfers(context, outbox),
     outbox: sqliteOutbox(context),
+    personalData: sqlitePersonalData(context),
     async ping() {
       if (!db.open) throw new StoreError('the store is closed');
       sql.pingPayments.all();
