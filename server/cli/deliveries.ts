@@ -47,7 +47,7 @@ export async function deliveriesCommand(rest: string[], io: CliIo): Promise<void
     }
     const count = await store.outbox.replay(values.all ? 'failed' : Number(target), Date.now());
     if (!values.all && count === 0) {
-      io.err(`pix-checkout: no delivery ${target}`);
+      io.err(`pix-checkout: no delivery ${target} to replay (unknown, or its body was pruned after PIX_RETENTION_DAYS)`);
       throw new ExitCode(1);
     }
     // A running proxy picks them up at its next look (every second).

@@ -91,7 +91,7 @@ export function postgresOutbox({ query, tx, claimMs }: PostgresContext): OutboxS
       const { rowCount } =
         target === 'failed'
           ? await query(`UPDATE outbox SET state = 'pending', next_attempt_at = $1, created_at = $1 WHERE state = 'failed'`, [now])
-          : await query(`UPDATE outbox SET state = 'pending', next_attempt_at = $1, created_at = $1 WHERE id = $2`, [now, target]);
+          : await query(`UPDATE outbox SET state = 'pending', next_attempt_at = $1, created_at = $1 WHERE id = $2 AND body <> ''`, [now, target]);
       return rowCount ?? 0;
     },
   };

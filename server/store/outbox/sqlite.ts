@@ -57,7 +57,7 @@ export function sqliteOutbox({ db, claimMs }: SqliteContext): OutboxStore {
     ),
     attemptsOf: db.prepare('SELECT * FROM delivery_attempts WHERE delivery_id = ? ORDER BY id'),
     // A replay opens a new retry window: created_at is when the current delivery window started.
-    replayOne: db.prepare(`UPDATE outbox SET state = 'pending', next_attempt_at = ?1, created_at = ?1 WHERE id = ?2`),
+    replayOne: db.prepare(`UPDATE outbox SET state = 'pending', next_attempt_at = ?1, created_at = ?1 WHERE id = ?2 AND body <> ''`),
     replayFailed: db.prepare(`UPDATE outbox SET state = 'pending', next_attempt_at = ?1, created_at = ?1 WHERE state = 'failed'`),
   };
   const recordAttempt = db.transaction((id: number, a: DeliveryAttempt, n: DeliveryNext, claim: string | null): boolean => {

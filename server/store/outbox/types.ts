@@ -61,6 +61,9 @@ export interface OutboxStore {
   list(filter?: { state?: OutboxEntry['state']; limit?: number }): Promise<OutboxEntry[]>;
   get(id: number): Promise<OutboxEntry | null>;
   attempts(id: number): Promise<DeliveryAttemptRecord[]>;
-  /** Makes deliveries pending again, due at `now` (replay): one by id, or every failed one. Answers how many. */
+  /**
+   * Makes deliveries pending again, due at `now` (replay): one by id, or every failed one. Answers how many. A delivered
+   * row whose body the retention pruned is not replayed (it would send an empty body).
+   */
   replay(target: number | 'failed', now: number): Promise<number>;
 }

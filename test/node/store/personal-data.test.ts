@@ -266,6 +266,9 @@ for (const kind of kinds) {
       // The row stays (its event id: the event is never told twice), its body and attempts go.
       assert.deepEqual([pruned?.body, pruned?.state, pruned?.eventId, pruned?.reference], ['', 'delivered', of('delivered').eventId, 'pay-delivered']);
       assert.deepEqual(await store.outbox.attempts(of('delivered').id), []);
+      // A pruned row is never replayed: it would send an empty body.
+      assert.equal(await store.outbox.replay(of('delivered').id, Date.now()), 0);
+      assert.equal((await store.outbox.get(of('delivered').id))?.state, 'delivered');
       assert.notEqual((await store.outbox.get(of('undelivered').id))?.body, '');
       assert.notEqual((await store.outbox.get(of('fresh').id))?.body, '');
       assert.equal((await store.outbox.attempts(of('fresh').id)).length, 1);
