@@ -21,8 +21,12 @@ import { WebhookHealth } from './domain/webhook-health.ts';
 import { WebhookIntake, isAuthenticatedIntake } from './domain/webhook-intake.ts';
 import { WebhookProcessor } from './domain/webhook-processor.ts';
 import { createLogger, type Logger } from './log.ts';
+import { Metrics } from './observability/metrics.ts';
+import { countOutcomes } from './observability/outcome-metrics.ts';
+import { deliveryTelemetry, instrumentPartner } from './observability/tracing.ts';
 import type { PartnerClient } from './partner/client.ts';
 import { DEFAULT_STATUS_CODES } from './partner/status-codes.ts';
+import { storeErrorCount } from './store/guard.ts';
 import type { PaymentRecord, Store } from './store/store.ts';
 
 /** What the services are built over: the partner client, the store, the clock, the logger and the process's hooks. */
@@ -75,6 +79,8 @@ export interface Services {
   notifier: MerchantNotifier | null;
   /** What /health and /ready answer. */
   readiness: ReturnType<typeof readinessCheck>;
+  /** This app's metrics (its own registry), served at /metrics when PIX_METRICS_TOKEN is set. */
+  metrics: Metrics;
   /** Processes stored notifications left over, then starts the reconciler and the delivery worker. */
   start: () => void;
   /** Stops them and waits for work in flight (before closing the store). */
@@ -82,11 +88,15 @@ export interface Services {
 }
 
 export function createServices(settings: AppSettings, parts: ServiceParts): Services {
-  const { store, partner } = parts;
+  const { store } = parts;
   const now = parts.now ?? Date.now;
   const logger = parts.logger ?? createLogger();
+  // Counted and traced from here on: every service below calls the partner through it.
+  const metrics = new Metrics({ processMetrics: Boolean(settings.metricsToken) });
+  const partner = instrumentPartner(parts.partner, metrics);
 
   const outcomes = new Outcomes(logger);
+  outcomes.events.on('outcome', countOutcomes(metrics, store));
   if (parts.onOutcome) outcomes.events.on('outcome', parts.onOutcome);
   const numbering = new StatusNumbering(
     settings.statusCodes ?? DEFAULT_STATUS_CODES,
@@ -145,6 +155,7 @@ export function createServices(settings: AppSettings, parts: ServiceParts): Serv
     },
     health,
     processor,
+    tally: metrics.notification,
   });
 
   // A refund refreshes its checkout first (a payment paid but not yet heard of counts), and a checkout
@@ -189,7 +200,14 @@ export function createServices(settings: AppSettings, parts: ServiceParts): Serv
     log: logger.child({ component: 'reconciler' }),
   });
   const notifier = settings.merchantWebhook
-    ? new MerchantNotifier({ now, ...DEFAULTS.merchantWebhook, ...settings.merchantWebhook, store, log: logger.child({ component: 'merchant-webhook' }) })
+    ? new MerchantNotifier({
+        now,
+        ...DEFAULTS.merchantWebhook,
+        ...settings.merchantWebhook,
+        store,
+        log: logger.child({ component: 'merchant-webhook' }),
+        telemetry: deliveryTelemetry(metrics, settings.merchantWebhook.url),
+      })
     : null;
   if (notifier) outcomes.onRecorded(() => notifier.wake());
   const readiness = readinessCheck({
@@ -202,6 +220,15 @@ export function createServices(settings: AppSettings, parts: ServiceParts): Serv
     reads: health,
     parkedWarning: () => reconciler.parkedWarning(),
     disputes,
+  });
+
+  metrics.watch({
+    now,
+    // Without a merchant webhook nothing is delivered: its rows wait for none.
+    ...(notifier ? { deliveryBacklog: () => store.outbox.backlog() } : {}),
+    reconciler: () => ({ lastPassEnded: reconciler.lastPassEnded, parked: reconciler.parkedPayments() }),
+    numbering: () => numbering.report(),
+    storeErrors: () => storeErrorCount(store),
   });
 
   let started = false;
@@ -223,6 +250,7 @@ export function createServices(settings: AppSettings, parts: ServiceParts): Serv
     reconciler,
     notifier,
     readiness,
+    metrics,
     start() {
       if (started) return;
       started = true;
