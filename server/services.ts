@@ -199,6 +199,9 @@ export function createServices(settings: AppSettings, parts: ServiceParts): Serv
     now,
     log: logger.child({ component: 'reconciler' }),
   });
+  const deliveries = settings.merchantWebhook ? deliveryTelemetry(metrics, settings.merchantWebhook.url) : null;
+  // Each delivery's span is a child of the request that recorded its outcome (when this instance remembers it).
+  if (deliveries) outcomes.events.on('outcome', (event) => deliveries.recorded(event.id));
   const notifier = settings.merchantWebhook
     ? new MerchantNotifier({
         now,
@@ -206,7 +209,7 @@ export function createServices(settings: AppSettings, parts: ServiceParts): Serv
         ...settings.merchantWebhook,
         store,
         log: logger.child({ component: 'merchant-webhook' }),
-        telemetry: deliveryTelemetry(metrics, settings.merchantWebhook.url),
+        telemetry: deliveries ?? undefined,
       })
     : null;
   if (notifier) outcomes.onRecorded(() => notifier.wake());

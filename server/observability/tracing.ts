@@ -5,7 +5,18 @@
  * Without an SDK, `tracing()` is false and nothing here starts a span or touches the context: the
  * request's cost is one check.
  */
-import { ProxyTracerProvider, SpanKind, SpanStatusCode, context, propagation, trace, type Span, type Tracer } from '@opentelemetry/api';
+import {
+  ProxyTracerProvider,
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  context,
+  propagation,
+  trace,
+  type Span,
+  type SpanContext,
+  type Tracer,
+} from '@opentelemetry/api';
 import type { DeliveryTelemetry } from '../domain/telemetry.ts';
 import { PartnerError } from '../partner/errors.ts';
 import type { PartnerClient } from '../partner/client.ts';
@@ -89,30 +100,55 @@ export function instrumentPartner(partner: PartnerClient, metrics: Metrics): Par
   return instrumented as unknown as PartnerClient;
 }
 
-/** The merchant deliveries' telemetry: a client span per attempt, its context in the POST's headers, and the counts. */
-export function deliveryTelemetry(metrics: Metrics, url: string): DeliveryTelemetry {
+/** Outcomes whose recording request is remembered for their delivery's span, at most (the oldest forgotten first). */
+const REMEMBERED_OUTCOMES = 1000;
+
+/**
+ * The merchant deliveries' telemetry: a client span per attempt, its context in the POST's headers,
+ * and the counts. A delivery runs from the outbox, after the request that recorded its outcome has
+ * been answered: `recorded(eventId)`, called as the outcome is published, remembers that request's
+ * span, and each attempt at that event (here, while remembered) is its child. Otherwise (another
+ * instance recorded it, or a restart came between) the attempt is a trace of its own.
+ */
+export function deliveryTelemetry(metrics: Metrics, url: string): DeliveryTelemetry & { recorded(eventId: string): void } {
   const target = new URL(url);
+  const recordedIn = new Map<string, SpanContext>();
   return {
+    recorded(eventId) {
+      if (!tracing()) return;
+      const span = trace.getSpanContext(context.active());
+      if (!span) return;
+      recordedIn.set(eventId, span);
+      if (recordedIn.size > REMEMBERED_OUTCOMES) recordedIn.delete(recordedIn.keys().next().value!);
+    },
     async send(delivery, headers, post) {
       if (!tracing()) return post();
-      const span = tracer.startSpan('merchant webhook delivery', {
-        kind: SpanKind.CLIENT,
-        attributes: {
-          'http.request.method': 'POST',
-          // Not the path: a merchant's URL may carry a secret segment.
-          'server.address': target.hostname,
-          'pix.event.id': delivery.eventId,
-          'pix.event.type': delivery.type,
-          'pix.delivery.attempt': delivery.attempt,
+      // Never the ambient context: the delivery worker's timers may run in whichever request woke them.
+      const recording = recordedIn.get(delivery.eventId);
+      const parent = recording ? trace.setSpanContext(ROOT_CONTEXT, recording) : ROOT_CONTEXT;
+      const span = tracer.startSpan(
+        'merchant webhook delivery',
+        {
+          kind: SpanKind.CLIENT,
+          attributes: {
+            'http.request.method': 'POST',
+            // Not the path: a merchant's URL may carry a secret segment.
+            'server.address': target.hostname,
+            'pix.event.id': delivery.eventId,
+            'pix.event.type': delivery.type,
+            'pix.delivery.attempt': delivery.attempt,
+          },
         },
-      });
-      const active = trace.setSpan(context.active(), span);
+        parent,
+      );
+      const active = trace.setSpan(parent, span);
       // Whatever propagator the SDK registered (W3C traceparent by default) writes the span's context.
       propagation.inject(active, headers);
       try {
         const response = await context.with(active, post);
         span.setAttribute('http.response.status_code', response.status);
         if (response.status < 200 || response.status >= 300) failed(span, String(response.status));
+        else recordedIn.delete(delivery.eventId);
         return response;
       } catch (error) {
         failed(span, (error as Error).name === 'TimeoutError' ? 'timeout' : 'connection_failed');
