@@ -71,16 +71,16 @@ export function partnerOutcome(error: unknown): string {
 export function instrumentPartner(partner: PartnerClient, metrics: Metrics): PartnerClient {
   const instrumented = Object.create(partner) as Record<string, unknown>;
   for (const operation of PARTNER_OPERATIONS) {
-    // eslint-disable-next-line @typescript-eslint/unbound-method -- called below with the client it belongs to
-    const call = partner[operation] as (this: PartnerClient, ...args: unknown[]) => Promise<unknown>;
-    if (typeof call !== 'function') continue;
+    if (typeof partner[operation] !== 'function') continue;
+    // Looked up at each call: a client whose method is replaced later (a test's spy) is called as it is then.
+    const call = (args: unknown[]) => (partner[operation] as (this: PartnerClient, ...args: unknown[]) => Promise<unknown>).apply(partner, args);
     instrumented[operation] = async (...args: unknown[]) => {
       const started = performance.now();
       const span = tracing()
         ? tracer.startSpan(`partner ${operation}`, { kind: SpanKind.CLIENT, attributes: { 'pix.partner.operation': operation } })
         : undefined;
       try {
-        const result = span ? await context.with(trace.setSpan(context.active(), span), () => call.apply(partner, args)) : await call.apply(partner, args);
+        const result = span ? await context.with(trace.setSpan(context.active(), span), () => call(args)) : await call(args);
         metrics.partnerCall(operation, 'ok', (performance.now() - started) / 1000);
         return result;
       } catch (error) {

@@ -131,7 +131,7 @@ describe('GET /metrics', () => {
 
   test('without the token, or with a wrong one: 401 in the shared error shape, and nothing of the metrics', async () => {
     for (const headers of [
-      {},
+      {} as Record<string, string>,
       { authorization: 'Bearer not-the-token-0123456789abcdef0123456789' },
       { authorization: TOKEN },
       { authorization: `Basic ${TOKEN}` },

@@ -70,7 +70,12 @@ describe('traces', () => {
     reference = PaymentView.parse(await res.json()).reference;
 
     const [server] = named('POST /api/payments');
-    assert.ok(server, `a server span, among ${spans().map((s) => s.name).join(', ')}`);
+    assert.ok(
+      server,
+      `a server span, among ${spans()
+        .map((s) => s.name)
+        .join(', ')}`,
+    );
     assert.equal(server.kind, SpanKind.SERVER);
     assert.equal(server.attributes['http.request.method'], 'POST');
     assert.equal(server.attributes['http.route'], '/api/payments');
@@ -110,7 +115,7 @@ describe('traces', () => {
     assert.equal(traceparent, `00-${delivery.spanContext().traceId}-${delivery.spanContext().spanId}-01`);
   });
 
-  test('X-Request-Id on every answer, the log line\'s req_id: the caller\'s when well-formed, else a new one', async () => {
+  test("X-Request-Id on every answer, the log line's req_id: the caller's when well-formed, else a new one", async () => {
     const answers: { res: Response; path: string }[] = [];
     const ask = async (path: string, init: RequestInit = {}) => {
       const res = await fetch(`${stack.url}${path}`, init);
