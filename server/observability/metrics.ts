@@ -38,8 +38,8 @@ export class Metrics {
   private sources: MetricSources = {};
   private readonly created = performance.now();
   private readonly http: Histogram<'method' | 'route' | 'status'>;
-  /** Children of the HTTP histogram by `method route status`: labels resolved once, not per request. */
-  private readonly httpChildren = new Map<string, { observe(value: number): void }>();
+  /** Children of the HTTP histogram by route, method and status: labels resolved once, and no key built per request. */
+  private readonly httpChildren = new Map<string, Map<string, Map<number, { observe(value: number): void }>>>();
   private readonly partner: Histogram<'operation' | 'outcome'>;
   private readonly paymentsCreated: Counter;
   private readonly paymentsFinalized: Counter<'outcome'>;
@@ -211,12 +211,12 @@ export class Metrics {
 
   /** The histogram's child for these labels, kept: resolving labels is the costly part of an observation. */
   httpRequests(method: string, route: string, status: number): { observe(value: number): void } {
-    const key = `${method} ${status} ${route}`;
-    let child = this.httpChildren.get(key);
-    if (!child) {
-      child = this.http.labels({ method, route, status: String(status) });
-      this.httpChildren.set(key, child);
-    }
+    let methods = this.httpChildren.get(route);
+    if (!methods) this.httpChildren.set(route, (methods = new Map<string, Map<number, { observe(value: number): void }>>()));
+    let statuses = methods.get(method);
+    if (!statuses) methods.set(method, (statuses = new Map<number, { observe(value: number): void }>()));
+    let child = statuses.get(status);
+    if (!child) statuses.set(status, (child = this.http.labels({ method, route, status: String(status) })));
     return child;
   }
 
