@@ -6,13 +6,18 @@
  * same as the log line's `req_id`.
  */
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { SpanKind, SpanStatusCode, context, propagation, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { InMemorySpanExporter, NodeTracerProvider, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-node';
 import { PaymentView } from '../../../src/shared/contract.ts';
+import { createApp } from '../../../server/app.ts';
+import { openSqliteStore } from '../../../server/store/sqlite/sqlite-store.ts';
 import { startDevStack, type DevStack } from '../../../server/dev-stack.ts';
 import { closeServer } from '../../../server/http/close-server.ts';
 import { createLogger } from '../../../server/log.ts';
@@ -150,5 +155,32 @@ describe('traces', () => {
     const fast = named('GET /api/payments/:reference').find((span) => span.attributes['pix.request_id'] === 'edge:42');
     assert.ok(fast);
     assert.equal(fast.attributes['http.response.status_code'], 200);
+  });
+
+  test("a 5xx answer's span has an error status; the webhook's secret segment never reaches a span", async () => {
+    const secret = 'traces-secret-path-0123456789';
+    const dir = mkdtempSync(join(tmpdir(), 'pix-traces-'));
+    const store = openSqliteStore({ dataDir: dir });
+    try {
+      const app = createApp({ partner: stack.partner, store, webhooks: { secretPath: secret }, logger: createLogger({ level: 'silent' }) });
+      const accepted = await app.request(`/api/webhooks/partner/${secret}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '' });
+      assert.equal(accepted.status, 400);
+      await store.close();
+      // The store gone: /ready answers 503.
+      const ready = await app.request('/ready');
+      assert.equal(ready.status, 503);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    const [webhook] = named('POST /api/webhooks/partner/:secret');
+    assert.ok(webhook);
+    assert.equal(webhook.attributes['url.path'], '/api/webhooks/partner/…');
+    assert.equal(webhook.attributes['http.response.status_code'], 400);
+    assert.notEqual(webhook.status.code, SpanStatusCode.ERROR, "a 4xx is the caller's error, not the server's");
+    assert.doesNotMatch(JSON.stringify(spans().map((span) => [span.name, span.attributes])), new RegExp(secret));
+    const [ready] = named('GET /ready');
+    assert.ok(ready);
+    assert.equal(ready.attributes['http.response.status_code'], 503);
+    assert.equal(ready.status.code, SpanStatusCode.ERROR);
   });
 });
