@@ -6,7 +6,7 @@
  * app already holds (`watch`), so nothing polls in between. Names and labels: docs/metrics.md. Every
  * label takes a bounded set of values: route patterns (never raw paths), operations, outcomes.
  */
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type LabelValues } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type LabelValues, type Metric } from 'prom-client';
 import type { DeliveryResult, NotificationReason, NotificationResult } from '../domain/telemetry.ts';
 
 /** Every metric of the proxy is named `pix_checkout_*`. */
@@ -37,7 +37,7 @@ export class Metrics {
   readonly registry = new Registry();
   private sources: MetricSources = {};
   private readonly created = performance.now();
-  private readonly http: Histogram<'method' | 'route' | 'status'>;
+  private readonly http: RequestHistogram;
   /** Children of the HTTP histogram by route, method and status: labels resolved once, and no key built per request. */
   private readonly httpChildren = new Map<string, Map<string, Map<number, { observe(value: number): void }>>>();
   private readonly partner: Histogram<'operation' | 'outcome'>;
@@ -54,13 +54,12 @@ export class Metrics {
   constructor(options: { processMetrics?: boolean } = {}) {
     const registers = [this.registry];
     if (options.processMetrics) collectDefaultMetrics({ register: this.registry });
-    this.http = new Histogram({
-      name: `${METRIC_PREFIX}http_request_duration_seconds`,
-      help: 'HTTP requests answered, by method, route pattern and status, and how long they took',
-      labelNames: ['method', 'route', 'status'],
-      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-      registers,
-    });
+    this.http = new RequestHistogram(
+      `${METRIC_PREFIX}http_request_duration_seconds`,
+      'HTTP requests answered, by method, route pattern and status, and how long they took',
+      [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    );
+    this.registry.registerMetric(this.http as unknown as Metric);
     this.partner = new Histogram({
       name: `${METRIC_PREFIX}partner_call_duration_seconds`,
       help: "Calls to the partner service by operation and outcome (ok, or the error's kind), retries included, and how long they took",
@@ -216,7 +215,7 @@ export class Metrics {
     let statuses = methods.get(method);
     if (!statuses) methods.set(method, (statuses = new Map<number, { observe(value: number): void }>()));
     let child = statuses.get(status);
-    if (!child) statuses.set(status, (child = this.http.labels({ method, route, status: String(status) })));
+    if (!child) statuses.set(status, (child = this.http.series({ method, route, status: String(status) })));
     return child;
   }
 
@@ -260,5 +259,61 @@ export class Metrics {
     const pending = read().catch(() => null);
     this.backlog = { at, read: pending };
     return pending;
+  }
+}
+
+/**
+ * The HTTP histogram, observed on every request (the status read's fast path included) without
+ * allocating: each label set's bucket counts in a typed array, found once by the caller and kept.
+ * prom-client's own Histogram builds a label hash and two objects per observation. Registered on
+ * the app's registry as any metric is; printed in the same format.
+ */
+/** One printed sample, as prom-client's registry reads it from a metric's `get()`. */
+interface PrintedValue {
+  metricName: string;
+  labels: Record<string, string | number>;
+  value: number;
+}
+
+class RequestHistogram {
+  readonly type = 'histogram';
+  private readonly all: { labels: Record<string, string>; counts: Float64Array; sum: number; count: number }[] = [];
+
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    private readonly bounds: readonly number[],
+  ) {}
+
+  /** The label set's series (created now if new), observed through the returned function. */
+  series(labels: Record<string, string>): { observe(value: number): void } {
+    const series = { labels, counts: new Float64Array(this.bounds.length + 1), sum: 0, count: 0 };
+    this.all.push(series);
+    const bounds = this.bounds;
+    return {
+      observe(value) {
+        let bucket = 0;
+        while (bucket < bounds.length && value > bounds[bucket]!) bucket++;
+        series.counts[bucket]!++;
+        series.sum += value;
+        series.count++;
+      },
+    };
+  }
+
+  /** What the registry prints: `_bucket` (cumulative, `le`), `_sum` and `_count` per label set. */
+  get(): { name: string; help: string; type: 'histogram'; values: PrintedValue[]; aggregator: 'sum' } {
+    const values: PrintedValue[] = [];
+    for (const { labels, counts, sum, count } of this.all) {
+      let cumulative = 0;
+      for (let bucket = 0; bucket <= this.bounds.length; bucket++) {
+        cumulative += counts[bucket]!;
+        const le = bucket < this.bounds.length ? this.bounds[bucket]! : '+Inf';
+        values.push({ metricName: `${this.name}_bucket`, labels: { ...labels, le }, value: cumulative });
+      }
+      values.push({ metricName: `${this.name}_sum`, labels, value: sum });
+      values.push({ metricName: `${this.name}_count`, labels, value: count });
+    }
+    return { name: this.name, help: this.help, type: 'histogram', values, aggregator: 'sum' };
   }
 }

@@ -12,6 +12,7 @@ import { PaymentView } from '../../../src/shared/contract.ts';
 import { createApp } from '../../../server/app.ts';
 import { startDevStack, type DevStack } from '../../../server/dev-stack.ts';
 import { closeServer } from '../../../server/http/close-server.ts';
+import { Metrics } from '../../../server/observability/metrics.ts';
 import { createLogger } from '../../../server/log.ts';
 import { expectError, paidCheckout, waitFor } from '../../support/checks.ts';
 
@@ -185,5 +186,15 @@ describe('GET /metrics', () => {
       }),
     );
     assert.deepEqual(counts, [2, 1]);
+  });
+
+  test('the HTTP histogram prints as Prometheus reads one: cumulative buckets up to +Inf, the sum and the count per label set', async () => {
+    const metrics = new Metrics();
+    for (const seconds of [0.0005, 0.003, 0.003, 20]) metrics.httpServed('GET', '/health', 200, seconds);
+    const { text } = await metrics.scrape();
+    const series = (le: string) => sample(text, `pix_checkout_http_request_duration_seconds_bucket{method="GET",route="/health",status="200",le="${le}"}`);
+    assert.deepEqual(['0.001', '0.0025', '0.005', '10', '+Inf'].map(series), [1, 1, 3, 3, 4]);
+    assert.equal(sample(text, 'pix_checkout_http_request_duration_seconds_sum{method="GET",route="/health",status="200"}'), 20.0065);
+    assert.equal(sample(text, 'pix_checkout_http_request_duration_seconds_count{method="GET",route="/health",status="200"}'), 4);
   });
 });
