@@ -13,8 +13,9 @@ import { createApp } from '../../../server/app.ts';
 import { startDevStack, type DevStack } from '../../../server/dev-stack.ts';
 import { closeServer } from '../../../server/http/close-server.ts';
 import { Metrics } from '../../../server/observability/metrics.ts';
+import { PARTNER_PATHS } from '../../../server/partner/wire.ts';
 import { createLogger } from '../../../server/log.ts';
-import { expectError, paidCheckout, waitFor } from '../../support/checks.ts';
+import { expectError, paidCheckout, stackControl, waitFor } from '../../support/checks.ts';
 
 const TOKEN = 'metrics-token-0123456789abcdef0123456789abcdef';
 const SHOP = 'https://shop.example';
@@ -102,6 +103,21 @@ describe('GET /metrics', () => {
     assert.match(text, /^pix_checkout_reconciler_last_pass_age_seconds \d/m);
     // Node's own process metrics, on the app's registry.
     assert.match(text, /^process_cpu_user_seconds_total /m);
+  });
+
+  test("a partner failure: the create's outcome named, the proxy's 5xx counted, no payment counted created", async () => {
+    const before = await scrape();
+    await stackControl(stack, 'POST', '/faults', { kind: 'server_error', rate: 1, status: 500, times: 1, path_prefix: PARTNER_PATHS.createPayment });
+    const res = await fetch(`${stack.apiUrl}/payments`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"value":4}' });
+    await res.text();
+    assert.ok(res.status >= 500, `a 5xx, got ${res.status}`);
+    const text = await scrape();
+    const moved = (series: string) => sample(text, series) - sample(before, series);
+    // A create the partner answered 5xx may have happened: its outcome is unknown, never retried.
+    assert.equal(moved('pix_checkout_partner_call_duration_seconds_count{operation="createPayment",outcome="outcome_unknown"}'), 1);
+    assert.equal(moved('pix_checkout_partner_call_duration_seconds_count{operation="createPayment",outcome="ok"}'), 0);
+    assert.equal(moved('pix_checkout_payments_created_total'), 0);
+    assert.equal(moved(`pix_checkout_http_request_duration_seconds_count{method="POST",route="/api/payments",status="${res.status}"}`), 1);
   });
 
   test('an open status stream is counted while it is open', async () => {
