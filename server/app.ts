@@ -7,6 +7,7 @@
  */
 import { Hono } from 'hono';
 import { errorBody } from '../src/shared/errors.ts';
+import { API_PATHS } from '../src/shared/wire.ts';
 import { DEFAULTS, perMinute, type AppSettings } from './config.ts';
 import { requireApiKey } from './http/api-key.ts';
 import { browserCors, corsHeaders, originCheck, sameOriginOrAllowed } from './http/cors.ts';
@@ -15,8 +16,11 @@ import { respondError } from './http/errors.ts';
 import { TokenBuckets, addressOf, bucketLimiter, clientAddress, limiter } from './http/rate-limit.ts';
 import { requestLines, requestLog } from './http/request-log.ts';
 import { SECURITY_HEADERS, collectHeaders } from './http/response-headers.ts';
+import { StreamSlots } from './http/stream-slots.ts';
+import { requestTelemetry } from './observability/http-telemetry.ts';
 import { checkoutRoutes } from './routes/checkouts.ts';
 import { HEALTH_PATHS, healthRoutes } from './routes/health.ts';
+import { metricsRoutes } from './routes/metrics.ts';
 import { STATUS_READ_HEADERS, paymentRoutes } from './routes/payments.ts';
 import { payoutRoutes } from './routes/payouts.ts';
 import { maskWebhookSecret, webhookRoutes } from './routes/webhooks.ts';
@@ -35,7 +39,7 @@ export interface AppDeps extends AppSettings, ServiceParts {
 /** What runs beside the routes: the domain services, and the fast path of the status reads. */
 export interface PixRuntime extends Pick<
   Services,
-  'events' | 'payments' | 'transfers' | 'payouts' | 'numbering' | 'reads' | 'disputes' | 'processor' | 'reconciler' | 'notifier' | 'start' | 'stop'
+  'events' | 'payments' | 'transfers' | 'payouts' | 'numbering' | 'reads' | 'disputes' | 'processor' | 'reconciler' | 'notifier' | 'metrics' | 'start' | 'stop'
 > {
   /**
    * The fresh status reads answered on node:http before the app (http/fast-read.ts): give it to
@@ -59,7 +63,9 @@ export function createHttpApp(services: Services, settings: AppSettings): PixApp
   const basePath = settings.basePath ?? DEFAULTS.basePath;
   const app = new Hono();
   const lines = requestLines(logger, maskWebhookSecret);
-  app.use('*', requestLog(lines));
+  // Each request's id (X-Request-Id), line, metrics and, with an OpenTelemetry SDK loaded, span.
+  const telemetry = requestTelemetry(services.metrics, maskWebhookSecret);
+  app.use('*', requestLog(lines, telemetry));
   // Strict headers on the proxy's own answers, gathered per request in one precomputed object.
   const strict = collectHeaders(SECURITY_HEADERS);
   for (const path of [`${basePath}/*`, HEALTH_PATHS.health, HEALTH_PATHS.ready]) app.use(path, strict);
@@ -85,7 +91,14 @@ export function createHttpApp(services: Services, settings: AppSettings): PixApp
     corsFor: corsHeaders(allowed),
     routeHeaders: STATUS_READ_HEADERS,
     lines,
+    telemetry: { observe: telemetry, route: `${basePath}${API_PATHS.payment}` },
   });
+  const streamCaps = {
+    perClient: settings.streamsPerClient ?? DEFAULTS.streamsPerClient,
+    perPayment: settings.streamsPerPayment ?? DEFAULTS.streamsPerPayment,
+  };
+  const streamSlots = new StreamSlots(streamCaps);
+  services.metrics.watch({ openStreams: () => streamSlots.open() });
 
   app.route('/', healthRoutes(services.readiness));
   app.route(basePath, widgetScriptRoutes());
@@ -94,7 +107,8 @@ export function createHttpApp(services: Services, settings: AppSettings): PixApp
     paymentRoutes({
       payments,
       streams: settings.streams ?? DEFAULTS.streams,
-      streamCaps: { perClient: settings.streamsPerClient ?? DEFAULTS.streamsPerClient, perPayment: settings.streamsPerPayment ?? DEFAULTS.streamsPerPayment },
+      streamCaps,
+      streamSlots,
       clientOf,
       openAmount: settings.openAmount ?? false,
       limitCreate,
@@ -116,6 +130,9 @@ export function createHttpApp(services: Services, settings: AppSettings): PixApp
     }),
   );
 
+  // For a Prometheus scraper bearing PIX_METRICS_TOKEN; outside the base path, so never on the browser's CORS.
+  if (settings.metricsToken) app.route('/', metricsRoutes(services.metrics, settings.metricsToken));
+
   app.notFound((c) => c.json(errorBody('not_found', `Nothing at ${c.req.method} ${c.req.path}.`), 404));
   app.onError((error, c) => respondError(c, error, logger.child({ req_id: c.get('reqId') })));
   const runtime: PixRuntime = {
@@ -129,6 +146,7 @@ export function createHttpApp(services: Services, settings: AppSettings): PixApp
     processor: services.processor,
     reconciler: services.reconciler,
     notifier: services.notifier,
+    metrics: services.metrics,
     start: services.start,
     stop: services.stop,
     fastPath,

@@ -16,6 +16,7 @@ const SECRET_KEYS = [
   'accessKey',
   'apiKey',
   'api_key',
+  'metricsToken',
   'document',
   'customer_document',
   'password',

@@ -22,8 +22,12 @@ import { WebhookHealth } from './domain/webhook-health.ts';
 import { WebhookIntake, isAuthenticatedIntake } from './domain/webhook-intake.ts';
 import { WebhookProcessor } from './domain/webhook-processor.ts';
 import { createLogger, type Logger } from './log.ts';
+import { Metrics } from './observability/metrics.ts';
+import { countOutcomes } from './observability/outcome-metrics.ts';
+import { deliveryTelemetry, instrumentPartner } from './observability/tracing.ts';
 import type { PartnerClient } from './partner/client.ts';
 import { DEFAULT_STATUS_CODES } from './partner/status-codes.ts';
+import { storeErrorCount } from './store/guard.ts';
 import type { PaymentRecord, Store } from './store/store.ts';
 
 /** What the services are built over: the partner client, the store, the clock, the logger and the process's hooks. */
@@ -78,6 +82,8 @@ export interface Services {
   readiness: ReturnType<typeof readinessCheck>;
   /** Personal data with an end: the periodic retention purge, a data subject's export and erase. */
   personalData: PersonalData;
+  /** This app's metrics (its own registry), served at /metrics when PIX_METRICS_TOKEN is set. */
+  metrics: Metrics;
   /** Processes stored notifications left over, then starts the reconciler and the delivery worker. */
   start: () => void;
   /** Stops them and waits for work in flight (before closing the store). */
@@ -85,11 +91,15 @@ export interface Services {
 }
 
 export function createServices(settings: AppSettings, parts: ServiceParts): Services {
-  const { store, partner } = parts;
+  const { store } = parts;
   const now = parts.now ?? Date.now;
   const logger = parts.logger ?? createLogger();
+  // Counted and traced from here on: every service below calls the partner through it.
+  const metrics = new Metrics({ processMetrics: Boolean(settings.metricsToken) });
+  const partner = instrumentPartner(parts.partner, metrics);
 
   const outcomes = new Outcomes(logger);
+  outcomes.events.on('outcome', countOutcomes(metrics, store));
   if (parts.onOutcome) outcomes.events.on('outcome', parts.onOutcome);
   const numbering = new StatusNumbering(
     settings.statusCodes ?? DEFAULT_STATUS_CODES,
@@ -148,6 +158,7 @@ export function createServices(settings: AppSettings, parts: ServiceParts): Serv
     },
     health,
     processor,
+    tally: metrics.notification,
   });
 
   // A refund refreshes its checkout first (a payment paid but not yet heard of counts), and a checkout
@@ -200,8 +211,18 @@ export function createServices(settings: AppSettings, parts: ServiceParts): Serv
     now,
     log: logger.child({ component: 'reconciler' }),
   });
+  const deliveries = settings.merchantWebhook ? deliveryTelemetry(metrics, settings.merchantWebhook.url) : null;
+  // Each delivery's span is a child of the request that recorded its outcome (when this instance remembers it).
+  if (deliveries) outcomes.events.on('outcome', (event) => deliveries.recorded(event.id));
   const notifier = settings.merchantWebhook
-    ? new MerchantNotifier({ now, ...DEFAULTS.merchantWebhook, ...settings.merchantWebhook, store, log: logger.child({ component: 'merchant-webhook' }) })
+    ? new MerchantNotifier({
+        now,
+        ...DEFAULTS.merchantWebhook,
+        ...settings.merchantWebhook,
+        store,
+        log: logger.child({ component: 'merchant-webhook' }),
+        telemetry: deliveries ?? undefined,
+      })
     : null;
   if (notifier) outcomes.onRecorded(() => notifier.wake());
   const readiness = readinessCheck({
@@ -214,6 +235,15 @@ export function createServices(settings: AppSettings, parts: ServiceParts): Serv
     reads: health,
     parkedWarning: () => reconciler.parkedWarning(),
     disputes,
+  });
+
+  metrics.watch({
+    now,
+    // Without a merchant webhook nothing is delivered: its rows wait for none.
+    ...(notifier ? { deliveryBacklog: () => store.outbox.backlog() } : {}),
+    reconciler: () => ({ lastPassEnded: reconciler.lastPassEnded, parked: reconciler.parkedPayments() }),
+    numbering: () => numbering.report(),
+    storeErrors: () => storeErrorCount(store),
   });
 
   let started = false;
@@ -236,6 +266,7 @@ export function createServices(settings: AppSettings, parts: ServiceParts): Serv
     notifier,
     readiness,
     personalData,
+    metrics,
     start() {
       if (started) return;
       started = true;

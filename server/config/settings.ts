@@ -322,6 +322,21 @@ export const SETTINGS = {
     at: 'reconcile.nearMs',
     app: true,
   },
+  PIX_METRICS_TOKEN: {
+    for: 'proxy',
+    kind: text({
+      type: `text, at least ${MIN_API_KEY_LENGTH} characters`,
+      trim: false,
+      check: [
+        (token) => token.length >= MIN_API_KEY_LENGTH && /^[\x21-\x7e]+$/.test(token),
+        `must be at least ${MIN_API_KEY_LENGTH} printable characters without spaces`,
+      ],
+    }),
+    shown: 'none (`/metrics` answers 404)',
+    doc: 'serves `GET /metrics` (Prometheus text) to a scraper sending `Authorization: Bearer <token>`; never logged, compared in constant time ([metrics](docs/metrics.md))',
+    at: 'metricsToken',
+    app: true,
+  },
   PIX_LOG_LEVEL: { for: 'proxy', kind: oneOf(LOG_LEVELS), default: 'info', doc: 'how much the proxy logs', at: 'logLevel' },
   PIX_STREAMS: {
     for: 'proxy',

@@ -18,6 +18,7 @@ import { setMaxListeners } from 'node:events';
 import type { Logger } from '../log.ts';
 import { EVENT_ID_HEADER, SIGNATURE_HEADER, signWebhook } from './signature.ts';
 import type { OutboxEntry, Store } from '../store/store.ts';
+import type { DeliveryTelemetry } from './telemetry.ts';
 import { runPool } from './worker-pool.ts';
 
 /** Rows claimed at a time per worker in flight: a claim covers what can be sent soon, and each row's is renewed before it is sent. */
@@ -47,6 +48,8 @@ export interface MerchantNotifierOptions extends DeliveryPolicy {
   wallNow?: () => number;
   log: Logger;
   random?: () => number;
+  /** Each attempt in a span whose trace context the POST carries, and counted (the proxy's metrics and traces). */
+  telemetry?: DeliveryTelemetry | undefined;
 }
 
 export class MerchantNotifier {
@@ -151,7 +154,7 @@ export class MerchantNotifier {
   }
 
   private async deliver(entry: OutboxEntry): Promise<void> {
-    const { store, url, secret, now, log } = this.options;
+    const { store, url, secret, now, log, telemetry } = this.options;
     // Held for one more claim time from now, or not at all: its claim ran out while it waited here and another worker has it.
     if (entry.claim && !(await store.outbox.renew(entry.id, entry.claim, now()))) {
       log.debug({ delivery: entry.id, event_id: entry.eventId }, 'a claimed delivery was taken up by another worker before it was sent here');
@@ -163,18 +166,22 @@ export class MerchantNotifier {
     let status: number | null = null;
     let error: string | null = null;
     try {
-      const response = await fetch(url, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          'user-agent': 'pix-checkout-webhooks',
-          [EVENT_ID_HEADER]: entry.eventId,
-          [SIGNATURE_HEADER]: signWebhook(entry.body, secret, (this.options.wallNow ?? Date.now)()),
-        },
-        body: entry.body,
-        redirect: 'manual',
-        signal: AbortSignal.any([AbortSignal.timeout(this.policy.timeoutMs), this.closing.signal]),
-      });
+      const headers: Record<string, string> = {
+        'content-type': 'application/json',
+        'user-agent': 'pix-checkout-webhooks',
+        [EVENT_ID_HEADER]: entry.eventId,
+        [SIGNATURE_HEADER]: signWebhook(entry.body, secret, (this.options.wallNow ?? Date.now)()),
+      };
+      const post = () =>
+        fetch(url, {
+          method: 'POST',
+          headers,
+          body: entry.body,
+          redirect: 'manual',
+          signal: AbortSignal.any([AbortSignal.timeout(this.policy.timeoutMs), this.closing.signal]),
+        });
+      // The telemetry adds the trace context to `headers` before it posts.
+      const response = await (telemetry ? telemetry.send({ eventId: entry.eventId, type: entry.type, attempt: entry.attempts + 1 }, headers, post) : post());
       status = response.status;
       await response.body?.cancel().catch(() => undefined);
       if (status < 200 || status >= 300) error = `HTTP ${status}`;
@@ -192,6 +199,7 @@ export class MerchantNotifier {
           { state: 'delivered', nextAttemptAt: at, lastError: null, deliveredAt: at },
           entry.claim ?? null,
         );
+        telemetry?.attempted('delivered');
         return;
       }
       const n = entry.attempts + 1;
@@ -204,6 +212,7 @@ export class MerchantNotifier {
         { state: giveUp ? 'failed' : 'pending', nextAttemptAt: giveUp ? at : Math.round(at + delay), lastError: error, deliveredAt: null },
         entry.claim ?? null,
       );
+      telemetry?.attempted(taken && giveUp ? 'gave_up' : 'retry');
       // Not taken: delivered meanwhile, or another worker holds it now (its claim ran out here); that one decides what comes next.
       log.warn(
         { delivery: entry.id, event_id: entry.eventId, attempt: n, error, ...(taken ? { gave_up: giveUp } : { superseded: true }) },

@@ -80,6 +80,8 @@ export class Reconciler {
   /** Parked payments, as last counted (null before the first pass); and when that was last logged. */
   private parked: number | null = null;
   private parkedLogged: { count: number; at: number } | null = null;
+  /** When the last pass ended (performance.now()), null before the first: the proxy's metrics show its age. */
+  lastPassEnded: number | null = null;
 
   constructor(private readonly options: ReconcilerOptions) {
     ({ everyMs: this.everyMs, nearMs: this.nearMs, nearWindowMs: this.nearWindowMs, tickMs: this.tickMs } = options);
@@ -206,6 +208,7 @@ export class Reconciler {
     await store.markPaymentsChecked(checked, now());
     await store.transfers.markChecked(checkedTransfers, now());
     if (report.checked > 0) log.info(report, 'reconciler pass');
+    this.lastPassEnded = performance.now();
     return report;
   }
 

@@ -18,6 +18,7 @@ import { timingSafeEqual } from 'node:crypto';
 import type { Logger } from '../log.ts';
 import { examineNotification, notificationBody } from '../partner/notification.ts';
 import type { Store } from '../store/store.ts';
+import type { IntakeTally, NotificationReason } from './telemetry.ts';
 import type { WebhookHealth } from './webhook-health.ts';
 import type { WebhookProcessor } from './webhook-processor.ts';
 
@@ -41,6 +42,8 @@ export interface WebhookIntakeOptions {
   health: WebhookHealth;
   /** Confirms each stored notification with the partner, after the answer. */
   processor: WebhookProcessor;
+  /** Counts what becomes of each notification (the proxy's metrics). */
+  tally?: IntakeTally | undefined;
 }
 
 /** What became of a notification that passed the source and secret checks. */
@@ -89,6 +92,11 @@ export class WebhookIntake {
     return this.allowed.size === 0 || this.allowed.has(normalizeIp(address));
   }
 
+  /** A notification refused by the route before it reached the intake (wrong path or source, too large): counted. */
+  refused(reason: NotificationReason): void {
+    this.options.tally?.('rejected', reason);
+  }
+
   /** Keeps a notification's body (already size-checked) and, once stored, has it processed. */
   async receive(raw: string, contentType: string | undefined, log: Logger): Promise<IntakeResult> {
     const { store, now, limits } = this.options;
@@ -96,6 +104,7 @@ export class WebhookIntake {
     if (raw.trim() === '') {
       // Nothing to keep: the partner always sends a body, so an empty one is a body parser that ran before the proxy.
       log.warn('webhook refused: empty body');
+      this.options.tally?.('rejected', 'empty');
       return { kind: 'empty' };
     }
     const reading = examineNotification(notificationBody(raw, contentType));
@@ -120,8 +129,10 @@ export class WebhookIntake {
         } else log.error(fields, 'webhook unreadable: stored for the operator (pix-checkout webhook received --unreadable)');
       } catch (error) {
         log.error({ err: { message: (error as Error).message } }, 'webhook not stored: answering 503 so the service retries');
+        this.options.tally?.('rejected', 'not_stored');
         return { kind: 'not_stored' };
       }
+      this.options.tally?.('unreadable', 'ambiguous' in reading ? 'ambiguous' : '');
       return { kind: 'stored' };
     }
     const event = reading.notification;
@@ -131,13 +142,16 @@ export class WebhookIntake {
       // Bounded: past the cap the service is asked to retry rather than the disk filling up.
       if ((await store.webhookEvents.countUnprocessed(limits.pendingCap)) >= limits.pendingCap) {
         log.error({ cap: limits.pendingCap }, 'webhook not stored: too many notifications wait for confirmation');
+        this.options.tally?.('rejected', 'full');
         return { kind: 'full' };
       }
       id = await store.webhookEvents.add(raw, receivedAt);
     } catch (error) {
       log.error({ err: { message: (error as Error).message } }, 'webhook not stored: answering 503 so the service retries');
+      this.options.tally?.('rejected', 'not_stored');
       return { kind: 'not_stored' };
     }
+    this.options.tally?.('accepted');
     // After the write, not awaited: the answer does not wait for the partner. A notification's words
     // are evidence only when the intake is authenticated.
     void this.noteArrival(event.reference);

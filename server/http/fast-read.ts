@@ -9,9 +9,10 @@
  * served by nodeListener (http/node-listener.ts). Where the app is mounted as a fetch handler, only
  * the app's route runs, with the same answers.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import { SECURITY_HEADERS } from './response-headers.ts';
-import type { RequestLines } from './request-log.ts';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import type { TextMapGetter } from '@opentelemetry/api';
+import { REQUEST_ID_HEADER, SECURITY_HEADERS } from './response-headers.ts';
+import type { RequestLines, RequestTelemetry } from './request-log.ts';
 import type { TokenBuckets } from './rate-limit.ts';
 
 /** Answers the request and returns true, or returns false having written nothing. */
@@ -31,9 +32,17 @@ export interface FastReadDeps {
   /** Answer headers beside the security set: the route's own (cache-control). */
   routeHeaders: Readonly<Record<string, string>>;
   lines: RequestLines;
+  /** The route's metrics and span, as the app's middleware tells them; `route` is its pattern (`/api/payments/:reference`). */
+  telemetry?: { observe: RequestTelemetry; route: string } | undefined;
 }
 
-export function fastStatusRead({ basePath, freshJson, buckets, clientOf, corsFor, routeHeaders, lines }: FastReadDeps): FastPath {
+/** Reads the trace context from Node's parsed headers. */
+const nodeHeaders: TextMapGetter<IncomingHttpHeaders> = {
+  get: (headers, key) => headers[key.toLowerCase()],
+  keys: (headers) => Object.keys(headers),
+};
+
+export function fastStatusRead({ basePath, freshJson, buckets, clientOf, corsFor, routeHeaders, lines, telemetry }: FastReadDeps): FastPath {
   const prefix = `${basePath}/payments/`;
   // The answer's headers but CORS and the length, in the order the app writes them (the route's,
   // then the security set), as the flat name-value list Node takes: built once, copied per answer.
@@ -54,13 +63,20 @@ export function fastStatusRead({ basePath, freshJson, buckets, clientOf, corsFor
     if (json === undefined) return false;
     if (buckets && buckets.take(clientOf(header(req, 'x-forwarded-for'), req.socket.remoteAddress)) !== 0) return false;
 
+    const reqId = lines.idFor(header(req, REQUEST_ID_HEADER));
     const headers = fixed.slice();
+    headers.push(REQUEST_ID_HEADER, reqId);
     const cors = corsFor(header(req, 'origin'));
     for (const name in cors) headers.push(name, cors[name]!);
     headers.push('content-length', String(Buffer.byteLength(json)));
     res.writeHead(200, headers);
     res.end(json);
-    lines.write(lines.nextId(), 'GET', path, 200, started);
+    lines.write(reqId, 'GET', path, 200, started);
+    if (telemetry) {
+      // Answered without I/O: its span, when traced, is started and ended here, timed from its arrival.
+      const { observe, route } = telemetry;
+      observe.answered('GET', route, 200, started, reqId, observe.start('GET', path, req.headers, nodeHeaders, started));
+    }
     return true;
   };
 }

@@ -22,17 +22,20 @@ declare module 'hono' {
   }
 }
 
+/** Every answer's id, the log line's `req_id` (request-log.ts): in the bag from the start. */
+export const REQUEST_ID_HEADER = 'x-request-id';
+
 /** Answers built by `jsonResponse`: they already carry the bag. */
 const complete = new WeakSet<Response>();
 
 /**
  * Opens the request's header bag, starting with `fixed` (precomputed once: no work per request
- * beyond copying it), and applies it to the answer unless that was built with it. Header values in
- * the bag replace the answer's own, except `vary`, which is appended to.
+ * beyond copying it) and the request's id, and applies it to the answer unless that was built with
+ * it. Header values in the bag replace the answer's own, except `vary`, which is appended to.
  */
 export function collectHeaders(fixed: Readonly<Record<string, string>>): MiddlewareHandler {
   return async (c, next) => {
-    const bag = { ...fixed };
+    const bag: Record<string, string> = { ...fixed, [REQUEST_ID_HEADER]: c.get('reqId') };
     c.set(BAG, bag);
     await next();
     const res = c.res;
@@ -117,6 +120,11 @@ export const SECURITY_HEADERS: Readonly<Record<string, string>> = Object.freeze(
   'x-permitted-cross-domain-policies': 'none',
   'x-xss-protection': '0',
 });
+
+/** Whether the request's header bag was opened: then its answer gets the bag's headers (and its id) from here. */
+export function requestHasHeaderBag(c: Context): boolean {
+  return c.get(BAG) !== undefined;
+}
 
 /** The request's header bag (security headers, CORS) as it stands, for an answer written by hand. */
 export function headerBag(c: Context): Readonly<Record<string, string>> {

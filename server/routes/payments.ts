@@ -19,6 +19,8 @@ export interface PaymentRoutesDeps {
   streams: boolean;
   /** Streams open at once per client address and per payment (this instance's); past either, 429. */
   streamCaps: StreamCaps;
+  /** Where the open streams are counted (the app's metrics read it); default: a new count of this route's own. */
+  streamSlots?: StreamSlots | undefined;
   /** The caller's address (X-Forwarded-For through trusted proxies, else the socket). */
   clientOf: (c: Context) => string;
   /** Bounds of open-amount payments, or false: the browser may not choose an amount (default). */
@@ -34,9 +36,20 @@ export interface PaymentRoutesDeps {
 /** The status read's own headers (beside the security set and CORS), for the route and the fast path. */
 export const STATUS_READ_HEADERS = Object.freeze({ 'cache-control': 'no-store' } as const);
 
-export function paymentRoutes({ payments, streams, streamCaps, clientOf, openAmount, limitCreate, limitStatus, cors, sameOrigin }: PaymentRoutesDeps): Hono {
+export function paymentRoutes({
+  payments,
+  streams,
+  streamCaps,
+  streamSlots,
+  clientOf,
+  openAmount,
+  limitCreate,
+  limitStatus,
+  cors,
+  sameOrigin,
+}: PaymentRoutesDeps): Hono {
   const routes = new Hono();
-  const slots = new StreamSlots(streamCaps);
+  const slots = streamSlots ?? new StreamSlots(streamCaps);
   // The browser calls these: CORS on every method, preflights included.
   routes.use(API_PATHS.payments, cors);
   routes.use(`${API_PATHS.payments}/*`, cors);

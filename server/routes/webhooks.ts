@@ -39,15 +39,18 @@ export function webhookRoutes({ intake, log: baseLog, clientOf, limitPerSource }
     if (intake.secretRequired) {
       if (!intake.secretMatches(given)) {
         log.warn('webhook refused: wrong secret path');
+        intake.refused('wrong_path');
         return c.json(errorBody('not_found', `Nothing at ${c.req.method} ${maskWebhookSecret(c.req.path)}.`), 404);
       }
     } else if (given !== undefined) {
+      intake.refused('wrong_path');
       return c.json(errorBody('not_found', `Nothing at ${c.req.method} ${maskWebhookSecret(c.req.path)}.`), 404);
     }
     if (intake.sourcesListed) {
       const source = clientOf(c);
       if (!intake.sourceAllowed(source)) {
         log.warn({ source: normalizeIp(source) }, 'webhook refused: source address not allowed');
+        intake.refused('wrong_source');
         return c.json(errorBody('forbidden', 'Notifications are accepted only from the payment service (PIX_WEBHOOK_SOURCE_IPS).'), 403);
       }
     }
@@ -55,6 +58,7 @@ export function webhookRoutes({ intake, log: baseLog, clientOf, limitPerSource }
     const raw = await readRawBody(c, PARTNER_MAX_BODY_BYTES);
     if (raw === null) {
       log.warn('webhook refused: body too large');
+      intake.refused('too_large');
       return c.json(errorBody('payload_too_large', `A notification is at most ${PARTNER_MAX_BODY_BYTES} bytes.`), 413);
     }
     const result = await intake.receive(raw, c.req.header('content-type'), log);

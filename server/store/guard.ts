@@ -1,21 +1,38 @@
 /**
  * Every method of a store, its groups' included, with the driver's errors turned into StoreErrors
  * (sentences an operator can act on) by the store's own `toError`; whatever it passes on is unchanged.
+ * The StoreErrors it makes are counted per store (`storeErrorCount`, the proxy's metrics).
  */
-export function guarded<T extends object>(target: T, toError: (error: unknown) => Error): T {
+import { StoreError } from './store.ts';
+
+/** StoreErrors made per guarded store, by the store (its top-level object). */
+const counts = new WeakMap<object, { errors: number }>();
+
+/** How many StoreErrors the store's operations have failed with so far; undefined for a store not made by `guarded`. */
+export function storeErrorCount(store: object): number | undefined {
+  return counts.get(store)?.errors;
+}
+
+export function guarded<T extends object>(target: T, toError: (error: unknown) => Error, count: { errors: number } = { errors: 0 }): T {
   const out: Record<string, unknown> = {};
+  const converted = (error: unknown): Error => {
+    const made = toError(error);
+    if (made instanceof StoreError) count.errors++;
+    return made;
+  };
   for (const [key, value] of Object.entries(target)) {
     if (typeof value === 'function') {
       const method = value as (...args: unknown[]) => unknown;
       out[key] = (...args: unknown[]) => {
         try {
           const result = method.apply(target, args);
-          return result instanceof Promise ? result.catch((error: unknown) => Promise.reject(toError(error))) : result;
+          return result instanceof Promise ? result.catch((error: unknown) => Promise.reject(converted(error))) : result;
         } catch (error) {
-          throw toError(error);
+          throw converted(error);
         }
       };
-    } else out[key] = value !== null && typeof value === 'object' && !Array.isArray(value) ? guarded(value, toError) : value;
+    } else out[key] = value !== null && typeof value === 'object' && !Array.isArray(value) ? guarded(value, toError, count) : value;
   }
+  counts.set(out, count);
   return out as T;
 }

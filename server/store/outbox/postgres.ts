@@ -86,6 +86,13 @@ export function postgresOutbox({ query, tx, claimMs }: PostgresContext): OutboxS
     async attempts(id) {
       return (await query<DeliveryAttemptRow>('SELECT * FROM delivery_attempts WHERE delivery_id = $1 ORDER BY id', [id])).rows.map(toAttempt);
     },
+    async backlog() {
+      const { rows } = await query<{ pending: string; oldest: string | null }>(
+        `SELECT COUNT(*) AS pending, MIN(created_at) AS oldest FROM outbox WHERE state = 'pending'`,
+      );
+      const row = rows[0];
+      return { pending: Number(row?.pending ?? 0), oldestPendingAt: row?.oldest == null ? null : Number(row.oldest) };
+    },
     async replay(target, now) {
       // A replay opens a new retry window: created_at is when the current delivery window started.
       const { rowCount } =

@@ -55,6 +55,7 @@ export function sqliteOutbox({ db, claimMs }: SqliteContext): OutboxStore {
       `UPDATE outbox SET attempts = attempts + 1, state = ?1, next_attempt_at = ?2, last_error = ?3, delivered_at = ?4, claim = NULL
        WHERE id = ?5 AND state <> 'delivered' AND (?1 = 'delivered' OR ?6 IS NULL OR claim = ?6)`,
     ),
+    backlog: db.prepare(`SELECT COUNT(*) AS pending, MIN(created_at) AS oldest FROM outbox WHERE state = 'pending'`),
     attemptsOf: db.prepare('SELECT * FROM delivery_attempts WHERE delivery_id = ? ORDER BY id'),
     // A replay opens a new retry window: created_at is when the current delivery window started.
     replayOne: db.prepare(`UPDATE outbox SET state = 'pending', next_attempt_at = ?1, created_at = ?1 WHERE id = ?2 AND body <> ''`),
@@ -89,6 +90,10 @@ export function sqliteOutbox({ db, claimMs }: SqliteContext): OutboxStore {
     },
     async attempts(id) {
       return (sql.attemptsOf.all(id) as DeliveryAttemptRow[]).map(toAttempt);
+    },
+    async backlog() {
+      const row = sql.backlog.get() as { pending: number; oldest: number | null };
+      return { pending: Number(row.pending), oldestPendingAt: row.oldest === null ? null : Number(row.oldest) };
     },
     async replay(target, now) {
       return target === 'failed' ? sql.replayFailed.run(now).changes : sql.replayOne.run(now, target).changes;

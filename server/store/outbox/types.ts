@@ -62,6 +62,12 @@ export interface OutboxStore {
   get(id: number): Promise<OutboxEntry | null>;
   attempts(id: number): Promise<DeliveryAttemptRecord[]>;
   /**
+   * The deliveries waiting (pending: first attempts and retries) and when the oldest of them was
+   * recorded (`createdAt`), or null when none waits. Reads the pending rows only (the due index),
+   * for the metrics at every scrape.
+   */
+  backlog(): Promise<{ pending: number; oldestPendingAt: number | null }>;
+  /**
    * Makes deliveries pending again, due at `now` (replay): one by id, or every failed one. Answers how many. A delivered
    * row whose body the retention pruned is not replayed (it would send an empty body).
    */

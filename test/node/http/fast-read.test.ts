@@ -65,7 +65,7 @@ after(async () => {
 
 /** Every header but the ones that differ per answer. */
 function stable(res: Response): Record<string, string> {
-  const skip = new Set(['date', 'content-length', 'connection', 'keep-alive', 'allow', 'retry-after']);
+  const skip = new Set(['date', 'content-length', 'connection', 'keep-alive', 'allow', 'retry-after', 'x-request-id']);
   return Object.fromEntries([...res.headers].filter(([name]) => !skip.has(name)));
 }
 
@@ -256,6 +256,9 @@ describe('the fast path on node:http', () => {
       assert.equal(general.status, 200, 'status');
       assert.deepEqual(stable(fast), stable(general), 'headers');
       assert.equal(fast.headers.get('content-length'), general.headers.get('content-length'), 'content-length');
+      // Each answer its own request id (the log line's req_id).
+      assert.match(fast.headers.get('x-request-id') ?? '', /^[0-9a-f]{8}-[0-9a-z]+$/, 'x-request-id');
+      assert.match(general.headers.get('x-request-id') ?? '', /^[0-9a-f]{8}-[0-9a-z]+$/, 'x-request-id');
       assert.deepEqual(fastBody, generalBody, 'body');
     });
   }

@@ -141,8 +141,11 @@ describe('written to Node directly, and through web streams where there is no No
       const direct = await fetch(`${served.url}${path}`, { headers: { origin } });
       const general = await served.app.request(path, { headers: { origin } });
       const headers = (res: Response) =>
-        Object.fromEntries([...res.headers].filter(([name]) => !['date', 'transfer-encoding', 'connection', 'keep-alive'].includes(name)));
+        Object.fromEntries([...res.headers].filter(([name]) => !['date', 'transfer-encoding', 'connection', 'keep-alive', 'x-request-id'].includes(name)));
       assert.equal(direct.status, general.status, 'status');
+      // Each its own request id (the log line's req_id), in the stream's head too.
+      assert.notEqual(direct.headers.get('x-request-id'), general.headers.get('x-request-id'));
+      assert.ok(direct.headers.get('x-request-id') && general.headers.get('x-request-id'), 'x-request-id');
       assert.deepEqual(headers(direct), headers(general), 'headers');
       assert.equal(direct.headers.get('access-control-allow-origin'), origin, 'CORS');
       assert.equal(direct.headers.get('x-content-type-options'), 'nosniff', 'security headers');

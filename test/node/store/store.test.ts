@@ -624,6 +624,31 @@ for (const kind of kinds) {
       assert.deepEqual(ids(await store.outbox.list({ state: 'delivered' })), [d1]);
     });
 
+    test('the delivery backlog: the pending ones (claimed or retried too), dated by the oldest; neither delivered nor failed ones', async () => {
+      const store = await kind.open({ claimMs: 10_000 });
+      assert.deepEqual(await store.outbox.backlog(), { pending: 0, oldestPendingAt: null });
+      const [d1, d2, d3] = await dueDeliveries(store, 3, 2_000);
+      assert.ok(d1 !== undefined && d2 !== undefined && d3 !== undefined, 'three deliveries');
+      assert.deepEqual(await store.outbox.backlog(), { pending: 3, oldestPendingAt: 2_000 });
+      await store.outbox.claimDue(2_000, 10);
+      await store.outbox.recordAttempt(
+        d1,
+        { at: 3_000, status: 200, error: null, durationMs: 5 },
+        { state: 'delivered', nextAttemptAt: 3_000, lastError: null, deliveredAt: 3_000 },
+      );
+      await store.outbox.recordAttempt(
+        d2,
+        { at: 3_000, status: 500, error: 'HTTP 500', durationMs: 5 },
+        { state: 'failed', nextAttemptAt: 3_000, lastError: 'HTTP 500', deliveredAt: null },
+      );
+      await store.outbox.recordAttempt(
+        d3,
+        { at: 3_000, status: 500, error: 'HTTP 500', durationMs: 5 },
+        { state: 'pending', nextAttemptAt: 13_000, lastError: 'HTTP 500', deliveredAt: null },
+      );
+      assert.deepEqual(await store.outbox.backlog(), { pending: 1, oldestPendingAt: 2_000 });
+    });
+
     test('deliveries claimed at once by three store objects: never the same one twice, every due one claimed', async () => {
       const a = await kind.open({ claimMs: 10_000 });
       const b = await kind.reopen(a, { claimMs: 10_000 });
