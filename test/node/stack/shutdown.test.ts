@@ -204,4 +204,71 @@ describe('SIGTERM: drain, finish what is in flight, exit 0', () => {
       }
     },
   );
+
+  test('past the grace period: exit 1, the log naming the delivery still awaiting its answer', { timeout: 120_000 }, async () => {
+    const receiver = await holdingReceiver();
+    const env = {
+      ...proxyEnv(sandbox.url, dir, USER_AGENT, API_KEY),
+      PORT: '0',
+      PIX_LOG_LEVEL: 'info',
+      PIX_DATA_DIR: join(dir, 'data-cut'),
+      PIX_MERCHANT_WEBHOOK_URL: receiver.url,
+      PIX_MERCHANT_WEBHOOK_SECRET: SECRET,
+      PIX_WEBHOOK_SOURCE_IPS: '127.0.0.1',
+      // Shorter than the delivery's own deadline (10 s), which the receiver never meets.
+      PIX_SHUTDOWN_GRACE_MS: '200',
+    };
+    const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
+      cwd: process.cwd(),
+      env,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    try {
+      const exited = once(child, 'exit');
+      const logLines: { level: number; msg: string; url?: string; still_running?: string[] }[] = [];
+      let listening!: (url: string) => void;
+      const started = new Promise<string>((resolve) => (listening = resolve));
+      createInterface({ input: child.stdout! }).on('line', (line) => {
+        const entry = JSON.parse(line) as (typeof logLines)[number];
+        logLines.push(entry);
+        if (entry.msg === 'pix-checkout proxy listening') listening(entry.url!);
+      });
+      const url = await started;
+      const merchant = { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' };
+      const created = await fetch(`${url}/api/checkouts`, {
+        method: 'POST',
+        headers: merchant,
+        body: JSON.stringify({ value: 10, order_id: `cut-${process.pid}` }),
+      });
+      const checkout = CheckoutView.parse(await created.json());
+      const payment = PaymentView.parse(await (await fetch(`${url}/api/checkouts/${checkout.checkout_id}/payment`, { method: 'POST' })).json());
+      const control = sandboxControl(sandbox.url, sandbox.ca);
+      assert.equal((await control.send(`/payments/${payment.reference}/pay`)).status, 200);
+      control.close();
+      // The stream's watch records the outcome; its delivery reaches the receiver, which holds it.
+      const stream = (await fetch(`${url}/api/payments/${payment.reference}/events`)).body!.getReader();
+      assert.equal(await readUntil(stream, /"status":"paid"/), true);
+      await receiver.received;
+
+      child.kill('SIGTERM');
+      const [code] = await exited;
+      assert.equal(code, 1);
+      const cut = logLines.find((l) => l.msg.startsWith('shutdown grace period over'));
+      assert.ok(cut, JSON.stringify(logLines.slice(-5)));
+      assert.equal(cut.level, 50);
+      assert.ok(
+        cut.still_running?.some((what) => /1 merchant delivery awaiting/.test(what)),
+        JSON.stringify(cut.still_running),
+      );
+      assert.equal(
+        logLines.some((l) => l.msg === 'stopped'),
+        false,
+      );
+    } finally {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      receiver.release();
+      receiver.server.closeAllConnections();
+      receiver.server.close();
+    }
+  });
 });
