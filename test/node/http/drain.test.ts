@@ -105,4 +105,11 @@ describe('draining', () => {
     const notification = await ask('/api/webhooks/partner', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
     assert.equal(notification.status, 403);
   });
+
+  test('after endStreams(): a stream whose first read was still in flight is told to end at once, not left open', async () => {
+    proxy.endStreams();
+    let told = false;
+    proxy.app.pix.payments.onClose(() => (told = true));
+    assert.equal(told, true);
+  });
 });
