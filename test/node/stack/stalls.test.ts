@@ -117,8 +117,10 @@ describe('a table locked by another session', () => {
         assert.equal((await fetch(`${url}/ready`)).status, 200);
 
         const exited = once(child, 'exit');
+        const signalled = performance.now();
         child.kill('SIGTERM');
         assert.equal((await exited)[0], 0);
+        t.diagnostic(`SIGTERM to exit 0 (idle instance, Postgres, PIX_SHUTDOWN_DRAIN_MS 0): ${Math.round(performance.now() - signalled)} ms`);
       } finally {
         await locker.end().catch(() => undefined);
         if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
