@@ -131,12 +131,12 @@ export async function serve(env: Record<string, string | undefined> = loadEnv(),
         { signal, grace_ms: graceMs, drain_ms: drainMs },
         'shutting down: /ready and new work answer 503 shutting_down; requests, deliveries and a reconciler pass in flight finish',
       );
-      // The hard cut: work still running past the grace period (and a margin to close the store) is left.
+      // The hard cut: work still running past the grace period (and a margin to close the store) is
+      // left. Not unref'd: it fires even if what hangs holds no handle of its own; a clean stop clears it.
       const cut = setTimeout(() => {
         logger.error({ grace_ms: graceMs, still_running: proxy.busy() }, 'shutdown grace period over: exiting with work still running (PIX_SHUTDOWN_GRACE_MS)');
         process.exit(1);
       }, graceMs + DEFAULTS.shutdown.hardCutMarginMs);
-      cut.unref();
       proxy.shutdown(drainMs).then(
         () => {
           clearTimeout(cut);
