@@ -11,6 +11,7 @@ import { API_PATHS } from '../src/shared/wire.ts';
 import { DEFAULTS, perMinute, type AppSettings } from './config.ts';
 import { requireApiKey } from './http/api-key.ts';
 import { browserCors, corsHeaders, originCheck, sameOriginOrAllowed } from './http/cors.ts';
+import { drainGate, type Drain } from './http/drain.ts';
 import { fastStatusRead, type FastPath } from './http/fast-read.ts';
 import { respondError } from './http/errors.ts';
 import { TokenBuckets, addressOf, bucketLimiter, clientAddress, limiter } from './http/rate-limit.ts';
@@ -23,7 +24,7 @@ import { HEALTH_PATHS, healthRoutes } from './routes/health.ts';
 import { metricsRoutes } from './routes/metrics.ts';
 import { STATUS_READ_HEADERS, paymentRoutes } from './routes/payments.ts';
 import { payoutRoutes } from './routes/payouts.ts';
-import { maskWebhookSecret, webhookRoutes } from './routes/webhooks.ts';
+import { WEBHOOK_PATH, maskWebhookSecret, webhookRoutes } from './routes/webhooks.ts';
 import { widgetScriptRoutes } from './routes/widget-script.ts';
 import { createServices, type ServiceParts, type Services } from './services.ts';
 
@@ -34,6 +35,8 @@ export { createServices, type ServiceParts, type Services } from './services.ts'
 export interface AppDeps extends AppSettings, ServiceParts {
   /** Start the reconciler and the merchant delivery worker now (createProxy does); default false. */
   background?: boolean;
+  /** Once started (shutdown), /ready and new work answer 503 shutting_down (http/drain.ts). */
+  drain?: Drain;
 }
 
 /** What runs beside the routes: the domain services, and the fast path of the status reads. */
@@ -52,13 +55,13 @@ export type PixApp = Hono & { pix: PixRuntime };
 
 /** The proxy over services it builds from its parts (createServices), started now when `background`. */
 export function createApp(deps: AppDeps): PixApp {
-  const app = createHttpApp(createServices(deps, deps), deps);
+  const app = createHttpApp(createServices(deps, deps), deps, deps.drain);
   if (deps.background) app.pix.start();
   return app;
 }
 
 /** The HTTP stack over the domain services: what every request passes through, then each room's routes. */
-export function createHttpApp(services: Services, settings: AppSettings): PixApp {
+export function createHttpApp(services: Services, settings: AppSettings, drain?: Drain): PixApp {
   const { payments, now, logger } = services;
   const basePath = settings.basePath ?? DEFAULTS.basePath;
   const app = new Hono();
@@ -72,6 +75,7 @@ export function createHttpApp(services: Services, settings: AppSettings): PixApp
 
   const allowed = originCheck(settings.allowedOrigins ?? []);
   const cors = browserCors(allowed);
+  if (drain) app.use('*', drainGate(drain, { basePath, readyPath: HEALTH_PATHS.ready, webhookPath: WEBHOOK_PATH, corsFor: corsHeaders(allowed) }));
   const sameOrigin = sameOriginOrAllowed(allowed, settings.publicUrl ? new URL(settings.publicUrl).origin : undefined);
   const limits =
     settings.rateLimits === undefined

@@ -15,6 +15,7 @@ import { createApp, type PixApp } from './app.ts';
 import { loadEnv, proxyConfig, type ProxyConfig } from './config.ts';
 import type { OutcomeEvent } from './domain/outcomes.ts';
 import { trackUpstream } from './domain/readiness.ts';
+import { createDrain } from './http/drain.ts';
 import { createLogger, type Logger } from './log.ts';
 import { createPartnerClient, tokenStoreKey, type PartnerClient } from './partner/client.ts';
 import type { RunningSandbox } from './sandbox-mode.ts';
@@ -36,7 +37,14 @@ export interface MountedProxy {
    * close is not held open by them. Call it first, then close the host server, then `close()`.
    */
   endStreams(): void;
-  /** Ends streams, stops the reconciler and the deliveries, closes the store (and the sandbox). */
+  /**
+   * Starts draining (a shutdown's first step): from now on `/ready` and new work (POSTs under the
+   * API, new status streams) answer `503 shutting_down`; everything else is served as before.
+   */
+  drain(): void;
+  /** Background work in flight now, in words (deliveries, a reconciler pass): what a shutdown waits for. */
+  busy(): string[];
+  /** Ends streams, stops the reconciler and the deliveries (waiting for those in flight), closes the store (and the sandbox). */
   close(): Promise<void>;
 }
 
@@ -76,6 +84,7 @@ export async function createProxy(
       databaseUrl: config.database?.url,
       poolSize: config.database?.poolSize,
       claimMs: config.database?.claimMs,
+      statementTimeoutMs: config.databaseStatementTimeoutMs,
       onProblem: (message, error) => logger.error({ err: error instanceof Error ? { message: error.message } : undefined }, message),
     });
     opened.push(store);
@@ -99,6 +108,7 @@ export async function createProxy(
       },
     });
     const shutdown = new AbortController();
+    const drain = createDrain();
     const warnings: string[] = [];
     if (!mode && !config.webhooks.secretPath && config.webhooks.sourceIps.length === 0) {
       warnings.push('the partner webhook intake is open to anyone: set PIX_WEBHOOK_SECRET_PATH or PIX_WEBHOOK_SOURCE_IPS');
@@ -116,6 +126,7 @@ export async function createProxy(
       background: parts.background ?? true,
       warnings,
       partnerScope: tokenStoreKey(config.partner.baseUrl, config.partner.credentials?.email),
+      drain,
       ...(mode ? { now: mode.now } : {}),
     });
     opened.push({ close: () => app.pix.stop() });
@@ -126,6 +137,14 @@ export async function createProxy(
       store,
       dataDir,
       endStreams: () => shutdown.abort(),
+      drain: () => drain.start(),
+      busy() {
+        const deliveries = app.pix.notifier?.deliveriesInFlight() ?? 0;
+        return [
+          ...(deliveries > 0 ? [`${deliveries} merchant deliver${deliveries === 1 ? 'y' : 'ies'} awaiting the receiver's answer`] : []),
+          ...(app.pix.reconciler.passRunning() ? ['a reconciler pass'] : []),
+        ];
+      },
       async close() {
         shutdown.abort();
         await closeOpened();

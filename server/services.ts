@@ -229,6 +229,7 @@ export function createServices(settings: AppSettings, parts: ServiceParts): Serv
     store,
     partner,
     cacheMs: settings.readinessCacheMs ?? DEFAULTS.readinessCacheMs,
+    deadlineMs: DEFAULTS.readinessDeadlineMs,
     upstream: parts.upstream,
     warnings: parts.warnings,
     numbering,

@@ -13,7 +13,9 @@ PIX_ALLOWED_ORIGINS, PIX_DATA_DIR, PIX_OPEN_AMOUNT, PIX_RENEWALS, PORT, HOST, PI
 partner's PIX_* settings. With no partner credentials it runs against an in-process sandbox
 (sandbox mode) and prints, besides its logs, the API key to use (the published test key), the
 sandbox's control API and the sandbox's certificate; the API key is never printed otherwise.
-Ctrl-C (SIGINT) or SIGTERM stops it gracefully: open streams end, requests in flight finish.`;
+Ctrl-C (SIGINT) or SIGTERM stops it gracefully: /ready and new work answer 503 shutting_down,
+open streams end, requests, merchant deliveries and a reconciler pass in flight finish within
+PIX_SHUTDOWN_GRACE_MS (then exit 0; past it, exit 1 naming what still ran).`;
 
 export async function serveCommand(rest: string[], io: CliIo): Promise<void> {
   const { values } = parse(rest, { port: { type: 'string' }, host: { type: 'string' } });

@@ -237,6 +237,13 @@ export const SETTINGS = {
     at: 'dataKey',
     app: true,
   },
+  PIX_DATABASE_STATEMENT_TIMEOUT_MS: {
+    for: 'proxy',
+    kind: milliseconds(100, 600_000),
+    default: 5000,
+    doc: 'with Postgres: the longest one statement may run (`statement_timeout`; a wait for a lock ends sooner, `lock_timeout` 3 s): past it the request answers `503 store_unavailable` and the log names the timeout, instead of hanging while a table is locked ([stalls](docs/guides/production.md#stopping-deploying-and-stalls))',
+    at: 'databaseStatementTimeoutMs',
+  },
   PORT: { for: 'proxy', kind: wholeNumber(0, 65535), default: 8787, doc: 'port to listen on (`serve --port` too)', at: 'port' },
   HOST: {
     for: 'proxy',
@@ -336,6 +343,20 @@ export const SETTINGS = {
     doc: 'serves `GET /metrics` (Prometheus text) to a scraper sending `Authorization: Bearer <token>`; never logged, compared in constant time ([metrics](docs/metrics.md))',
     at: 'metricsToken',
     app: true,
+  },
+  PIX_SHUTDOWN_GRACE_MS: {
+    for: 'proxy',
+    kind: milliseconds(0, 600_000),
+    default: 15_000,
+    doc: "on SIGTERM or SIGINT, how long work in flight (requests, merchant deliveries, a reconciler pass) may take to finish while `/ready` and new work answer `503 shutting_down`; 2 s later the process exits 1 naming what still ran. Keep it above `PIX_TIMEOUT_MS` and below your orchestrator's stop timeout (Kubernetes' 30 s) ([stopping](docs/guides/production.md#stopping-deploying-and-stalls))",
+    at: 'shutdown.graceMs',
+  },
+  PIX_SHUTDOWN_DRAIN_MS: {
+    for: 'proxy',
+    kind: milliseconds(0, 60_000),
+    default: 0,
+    doc: 'on SIGTERM, how long to keep listening (answering `/ready` and new work `503 shutting_down`, the rest as usual) before closing the port, for a load balancer that must see `/ready` fail before it stops sending; counted within the grace period',
+    at: 'shutdown.drainMs',
   },
   PIX_LOG_LEVEL: { for: 'proxy', kind: oneOf(LOG_LEVELS), default: 'info', doc: 'how much the proxy logs', at: 'logLevel' },
   PIX_STREAMS: {

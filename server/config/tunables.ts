@@ -71,6 +71,19 @@ export const TUNABLES = {
     /** Deliveries in flight at most. */
     concurrency: 8,
   },
+  /** Postgres's own deadlines beside PIX_DATABASE_STATEMENT_TIMEOUT_MS (store/postgres/postgres-store.ts). */
+  database: {
+    /** The longest a statement waits for a lock (`lock_timeout`; never above the statement timeout). */
+    lockTimeoutMs: 3000,
+    /** A session left idle inside a transaction this long is ended by Postgres (`idle_in_transaction_session_timeout`). */
+    idleInTransactionMs: 60_000,
+    /** The driver gives up on a query the server has not answered this long after its statement timeout (`query_timeout`: the network, not the query). */
+    answerMarginMs: 2000,
+  },
+  /** `/ready` answers within this long, whatever hangs: a store or partner that has not answered by then is named as the cause. */
+  readinessDeadlineMs: 2000,
+  /** After the grace period (PIX_SHUTDOWN_GRACE_MS), this long for closing the store before the process exits 1 anyway. */
+  shutdown: { hardCutMarginMs: 2000 },
   /** The merchant server's API key in sandbox mode: a published test value, like the account. */
   sandboxApiKey: 'sandbox-api-key',
 } as const;

@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { CheckoutView, CreateCheckoutRequest, PaymentView } from '../../src/shared/contract.ts';
-import { PartnerError } from '../partner/errors.ts';
+import { PartnerError, logFailedCreate } from '../partner/errors.ts';
 import { PARTNER_STATUS } from '../partner/wire.ts';
 import type { DisputeService } from './disputes.ts';
 import { DomainError } from './errors.ts';
@@ -104,10 +104,13 @@ export class CheckoutService {
       try {
         await this.payment(checkout.id);
       } catch (error) {
-        this.options.log?.warn(
-          { checkout_id: checkout.id, error: error instanceof DomainError || error instanceof PartnerError ? error.kind : 'internal' },
-          "a checkout's first payment could not be issued at creation: the page's first call will issue it",
-        );
+        const customer = "the checkout was answered without a payment (its first payment could not be issued at creation): the page's first call will issue it";
+        if (!(this.options.log && logFailedCreate(this.options.log, error, customer, { checkout_id: checkout.id }))) {
+          this.options.log?.warn(
+            { checkout_id: checkout.id, error: error instanceof DomainError || error instanceof PartnerError ? error.kind : 'internal' },
+            "a checkout's first payment could not be issued at creation: the page's first call will issue it",
+          );
+        }
       }
       return { checkout: await this.view((await this.options.store.getCheckout(checkout.id)) ?? checkout), created };
     }
@@ -178,8 +181,9 @@ export class CheckoutService {
       record = await payments.issue(input, checkout.id);
     } catch (error) {
       // A payment whose creation has an unknown outcome was never shown to the customer, so it cannot
-      // be paid: issue another at once (logged with its transaction_id by PaymentService).
+      // be paid: issue another at once (the lost one logged with its transaction_id).
       if (!(error instanceof PartnerError && error.kind === 'outcome_unknown')) throw error;
+      if (this.options.log) logFailedCreate(this.options.log, error, 'given another payment, issued at once', { checkout_id: checkout.id });
       record = await payments.issue(input, checkout.id);
     }
     // The check and the issue are one decision: an earlier code paid after the check above but before

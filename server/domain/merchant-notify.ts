@@ -13,8 +13,9 @@
  * A claim covers one batch of a few rows per worker, and each row's claim is renewed right before it
  * is sent: a row whose claim ran out while it waited here (and another instance took it) is not
  * sent. An answer recorded late never undoes another instance's delivery (store.outbox.recordAttempt).
+ * A shutdown (stop) starts nothing more and lets the deliveries in flight end by themselves: one the
+ * receiver accepted is recorded delivered here, never sent again by another instance.
  */
-import { setMaxListeners } from 'node:events';
 import type { Logger } from '../log.ts';
 import { EVENT_ID_HEADER, SIGNATURE_HEADER, signWebhook } from './signature.ts';
 import type { OutboxEntry, Store } from '../store/store.ts';
@@ -64,8 +65,6 @@ export class MerchantNotifier {
 
   constructor(private readonly options: MerchantNotifierOptions) {
     this.policy = options;
-    // One listener per delivery in flight.
-    setMaxListeners(0, this.closing.signal);
   }
 
   start(): void {
@@ -74,11 +73,21 @@ export class MerchantNotifier {
     this.schedule(0);
   }
 
+  /**
+   * Stops claiming and starting deliveries, and waits for those in flight: never aborted, since the
+   * receiver may already have accepted one; each ends by its answer or its own deadline (`timeoutMs`)
+   * and is recorded. What was claimed and not started is released, due again for another instance.
+   */
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
     this.closing.abort();
     await this.current?.catch(() => undefined);
+  }
+
+  /** Deliveries sent and not yet answered and recorded (what a shutdown waits for). */
+  deliveriesInFlight(): number {
+    return this.inFlight.size;
   }
 
   /** A new outcome was recorded: look for due deliveries now. */
@@ -178,7 +187,8 @@ export class MerchantNotifier {
           headers,
           body: entry.body,
           redirect: 'manual',
-          signal: AbortSignal.any([AbortSignal.timeout(this.policy.timeoutMs), this.closing.signal]),
+          // Its own deadline only: a shutdown lets it finish (stop()).
+          signal: AbortSignal.timeout(this.policy.timeoutMs),
         });
       // The telemetry adds the trace context to `headers` before it posts.
       const response = await (telemetry ? telemetry.send({ eventId: entry.eventId, type: entry.type, attempt: entry.attempts + 1 }, headers, post) : post());
@@ -189,8 +199,6 @@ export class MerchantNotifier {
       error = (err as Error).name === 'TimeoutError' ? 'timeout' : 'connection_failed';
     }
     try {
-      // Shutting down: not an attempt; due again now, for another instance.
-      if (this.closing.signal.aborted && status === null) return await this.release([entry]);
       const durationMs = Math.round(performance.now() - started);
       if (error === null) {
         await store.outbox.recordAttempt(

@@ -46,6 +46,8 @@ export interface ReadinessReport {
   };
   /** Which configured status codes proved themselves (domain/status-numbering.ts); `transfers` is `mismatch` once a transfer check contradicted a notification. */
   status_codes?: { configured: string; codes: NumberingReport['codes']; transfers: 'ok' | 'mismatch' };
+  /** Not ready: why, in words (the store's or the partner's failure, or which did not answer within the deadline). */
+  cause?: string;
   /** What is not wrong enough to refuse traffic, but an operator should fix. */
   warnings?: string[];
   /** How often pending payments are asked about now, and why (domain/webhook-health.ts). */
@@ -58,6 +60,8 @@ export function readinessCheck(deps: {
   upstream?: UpstreamTracker;
   /** How long an answer is kept (DEFAULTS.readinessCacheMs). */
   cacheMs: number;
+  /** The check answers within this long (DEFAULTS.readinessDeadlineMs): what has not answered by then fails, named as the cause. */
+  deadlineMs?: number;
   now?: () => number;
   warnings?: readonly string[] | undefined;
   /** Whether the partner's status codes mean what PIX_STATUS_CODES says: a mismatch is named. */
@@ -87,9 +91,14 @@ export function readinessCheck(deps: {
   }
 
   async function check(): Promise<ReadinessReport> {
-    const store = await deps.store.ping().then(
+    const deadline = withDeadline(deps.deadlineMs);
+    let cause: string | undefined;
+    const store = await deadline(deps.store.ping(), 'the store').then(
       () => 'ok' as const,
-      () => 'failed' as const,
+      (error: unknown) => {
+        cause = error instanceof DeadlineError ? error.message : `the store failed (${codeOf(error)})`;
+        return 'failed' as const;
+      },
     );
     // A failing store fails the token's read too: the partner is not blamed for it.
     const numbering = deps.numbering?.report();
@@ -108,7 +117,7 @@ export function readinessCheck(deps: {
     const parked = deps.parkedWarning?.();
     if (parked) list.push(parked);
     if (store === 'ok' && deps.disputes) {
-      const open = await deps.disputes.open(6).catch(() => []);
+      const open = await deadline(deps.disputes.open(6), 'the store').catch(() => []);
       if (open.length > 0) {
         const named = open.slice(0, 5).map((d) => d.reference);
         list.push(
@@ -130,19 +139,55 @@ export function readinessCheck(deps: {
         }
       : {};
     const database = { database: deps.store.kind, ...changes };
-    if (store === 'failed') return { ready: false, checks: { store, ...database, partner: 'not_checked', ...codes }, ...detail, ...reads, ...warnings };
-    const partner = await deps.partner
-      .getTenant()
-      .then(() => (deps.upstream?.healthy() === false ? probe() : true))
-      .then(
-        (ok) => (ok ? ('ok' as const) : ('failed' as const)),
-        () => 'failed' as const,
-      );
-    return { ready: store === 'ok' && partner === 'ok', checks: { store, ...database, partner, ...codes }, ...detail, ...reads, ...warnings };
+    const because = cause ? { cause } : {};
+    if (store === 'failed')
+      return { ready: false, checks: { store, ...database, partner: 'not_checked', ...codes }, ...because, ...detail, ...reads, ...warnings };
+    const partner = await deadline(
+      deps.partner.getTenant().then(() => (deps.upstream?.healthy() === false ? probe() : true)),
+      'the partner service',
+    ).then(
+      (ok) => {
+        if (!ok) cause = 'the partner service failed a read (of a reference that does not exist)';
+        return ok ? ('ok' as const) : ('failed' as const);
+      },
+      (error: unknown) => {
+        cause = error instanceof DeadlineError ? error.message : `the partner service failed (${error instanceof PartnerError ? error.kind : codeOf(error)})`;
+        return 'failed' as const;
+      },
+    );
+    const why = cause ? { cause } : {};
+    return { ready: store === 'ok' && partner === 'ok', checks: { store, ...database, partner, ...codes }, ...why, ...detail, ...reads, ...warnings };
   }
 
   return () => {
     if (!cached || now() - cached.at >= cacheMs) cached = { at: now(), report: check() };
     return cached.report;
+  };
+}
+
+/** An error's code for /ready's cause: words for an operator, never a host or a message (the answer is public). */
+function codeOf(error: unknown): string {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^[\w.-]{1,40}$/.test(code) ? code : 'see the log';
+}
+
+/** What did not answer within the deadline: /ready names it rather than waiting for it. */
+export class DeadlineError extends Error {
+  override readonly name = 'DeadlineError';
+}
+
+/**
+ * One deadline for a whole check: each step races what is left of it. The step itself is not
+ * stopped (the store's own statement timeout ends it); only the answer stops waiting.
+ */
+function withDeadline(deadlineMs: number | undefined): <T>(work: Promise<T>, what: string) => Promise<T> {
+  if (deadlineMs === undefined) return (work) => work;
+  const end = performance.now() + deadlineMs;
+  return <T>(work: Promise<T>, what: string) => {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new DeadlineError(`${what} did not answer within ${deadlineMs} ms`)), Math.max(0, end - performance.now()));
+    });
+    return Promise.race([work, late]).finally(() => clearTimeout(timer));
   };
 }

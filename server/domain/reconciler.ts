@@ -141,6 +141,11 @@ export class Reconciler {
     await this.current?.catch(() => undefined);
   }
 
+  /** Whether a pass is running now (what a shutdown waits for). */
+  passRunning(): boolean {
+    return this.current !== null;
+  }
+
   /** One pass (shared with a pass already running). */
   runOnce(): Promise<ReconcileReport> {
     this.current ??= this.pass().finally(() => (this.current = null));

@@ -8,7 +8,7 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { errorBody, type ErrorCode } from '../../src/shared/errors.ts';
 import { DomainError, type DomainErrorKind } from '../domain/errors.ts';
 import type { Logger } from '../log.ts';
-import { PartnerError } from '../partner/errors.ts';
+import { PartnerError, logFailedCreate } from '../partner/errors.ts';
 import { StoreError } from '../store/store.ts';
 
 /** A refusal of the HTTP layer itself (input, media type, origin, key, rate): status and body known. */
@@ -86,10 +86,15 @@ export function respondError(c: Context, error: unknown, log: Logger): Response 
         log.warn({ err: { message: error.message }, ...cause }, 'the partner service refused a request');
         return c.json(errorBody('upstream_refused', 'The payment service refused the request.', error.details.fields), 502);
       case 'timeout':
-        log.error({ err: { message: error.message }, ...cause }, 'the partner service timed out');
+        // A payment create is logged once, at error only if the partner may have acted (logFailedCreate).
+        if (!logFailedCreate(log, error, 'answered 504 upstream_timeout: no code shown')) {
+          log.error({ err: { message: error.message }, ...cause }, 'the partner service timed out');
+        }
         return c.json(errorBody('upstream_timeout', 'The payment service did not answer in time; try again.'), 504);
       default:
-        log.error({ err: { message: error.message }, ...cause }, 'the partner service failed');
+        if (!logFailedCreate(log, error, 'answered 503 upstream_unavailable: no code shown')) {
+          log.error({ err: { message: error.message }, ...cause }, 'the partner service failed');
+        }
         return c.json(errorBody('upstream_unavailable', 'The payment service is unavailable; try again.'), 503);
     }
   }

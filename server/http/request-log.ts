@@ -78,7 +78,9 @@ export function requestLines(logger: Logger, maskPath: (path: string) => string 
     nextId,
     idFor: (given) => (given !== undefined && WELL_FORMED_ID.test(given) ? given : nextId()),
     write(reqId, method, path, status, started) {
-      const level = status >= 500 ? 'error' : 'info';
+      // A 502, 503 or 504 names a dependency (the partner, the store) or a shutdown, whose own line
+      // carries the level (an unknown create at error, a refused connection at warn): the request's at warn.
+      const level = status >= 500 ? (status >= 502 && status <= 504 ? 'warn' : 'error') : 'info';
       if (!logger.isLevelEnabled(level)) return;
       logger[level]({ req_id: reqId, method, path: maskPath(path), status, ms: Math.round((performance.now() - started) * 10) / 10 }, 'request');
     },

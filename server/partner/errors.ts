@@ -3,6 +3,8 @@
  * or a customer's document: they name the operation, the HTTP status and the service's own message,
  * and even that message is redacted, in case the service echoes what it was sent.
  */
+import type { Logger } from '../log.ts';
+
 export type PartnerErrorKind =
   /** Our input broke a rule of the spec; nothing was sent. */
   | 'invalid_input'
@@ -57,4 +59,22 @@ export function redact(text: string): string {
       .replace(/\d{2,3}[.\s]?\d{3}[.\s]?\d{3}[/\s]?\d{4}[-\s]?\d{2}/g, '[document]')
       .replace(/\d{3}[.\s]?\d{3}[.\s]?\d{3}[-\s]?\d{2}/g, '[document]')
   );
+}
+
+/**
+ * The one log line of a payment create that ended with no payment, written where what the customer
+ * got is known (`customer`: the HTTP answer, or another payment issued at once). At error when the
+ * partner may have acted: the request was sent and its answer was lost, a 5xx, a timeout or
+ * unreadable, so a payment may exist under `transaction_id` (the customer never saw its code, so it
+ * cannot be paid). At warn when it surely did not: the request never left (connection refused, DNS,
+ * TLS). False, logging nothing, for any other error (a refusal is an answer: logged as such).
+ */
+export function logFailedCreate(log: Pick<Logger, 'error' | 'warn'>, error: unknown, customer: string, fields: Record<string, unknown> = {}): boolean {
+  if (!(error instanceof PartnerError) || error.details.operation !== 'createPayment') return false;
+  if (error.kind !== 'unavailable' && error.kind !== 'timeout' && error.kind !== 'outcome_unknown') return false;
+  const { transactionId, outcomeUnknown, rawBody } = error.details;
+  const line = { transaction_id: transactionId, ...fields, customer, err: { message: error.message }, ...(rawBody ? { raw_answer: rawBody } : {}) };
+  if (outcomeUnknown) log.error({ ...line, partner_may_have_acted: true }, 'payment creation outcome unknown: reconcile by transaction_id');
+  else log.warn({ ...line, partner_may_have_acted: false }, 'payment not created: the request never reached the partner service');
+  return true;
 }

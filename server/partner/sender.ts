@@ -159,7 +159,8 @@ export function createSender(options: PartnerClientOptions): Sender {
       const reason = code || (error instanceof Error ? error.message : String(error));
       throw new PartnerError('unavailable', `${call.operation}: the partner service could not be reached (${reason})`, {
         operation: call.operation,
-        ...(NOT_SENT.has(code) ? {} : unknown),
+        // Never sent: surely not created, but the create is still named by its transaction_id.
+        ...(NOT_SENT.has(code) ? (call.idempotent ? {} : { transactionId: call.transactionId }) : unknown),
       });
     }
     if (res.status >= 200 && res.status <= 299) {

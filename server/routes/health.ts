@@ -20,7 +20,8 @@ export function healthRoutes(ready: () => Promise<ReadinessReport>): Hono {
     const reads = report.reads ? { reads: report.reads } : {};
     const codes = report.status_codes ? { status_codes: report.status_codes } : {};
     if (report.ready) return c.json({ status: 'ready', checks: report.checks, ...codes, ...reads, ...warnings }, 200, NO_STORE);
-    return c.json({ ...errorBody('not_ready', 'Not ready to serve payments yet.'), checks: report.checks, ...codes, ...reads, ...warnings }, 503, NO_STORE);
+    const message = report.cause ? `Not ready to serve payments yet: ${report.cause}.` : 'Not ready to serve payments yet.';
+    return c.json({ ...errorBody('not_ready', message), checks: report.checks, ...codes, ...reads, ...warnings }, 503, NO_STORE);
   });
   allowOnly(routes, HEALTH_PATHS.health, 'GET');
   allowOnly(routes, HEALTH_PATHS.ready, 'GET');

@@ -20,6 +20,8 @@ export interface StoreOptions {
   claimMs?: number;
   /** Connections in the Postgres pool (default 10). */
   poolSize?: number;
+  /** Postgres: the longest one statement may run (PIX_DATABASE_STATEMENT_TIMEOUT_MS); SQLite waits for a lock 5 s (busy_timeout). */
+  statementTimeoutMs?: number;
   /** Where the Postgres store logs a lost listening connection (default: nowhere). */
   onProblem?: (message: string, error?: unknown) => void;
 }

@@ -33,6 +33,8 @@ export const ERROR_CODES = [
   'open_amount_disabled',
   /** The server is up but cannot serve yet (store closed, partner unreachable). */
   'not_ready',
+  /** This instance is stopping (a deploy): /ready and new work answer it with Retry-After; send again, another instance takes it. */
+  'shutting_down',
   /**
    * A checkout's earlier code cannot be confirmed unpaid right now (the partner is down, or its
    * answer decides nothing), so no new code is issued: it may have been paid. Try again later.

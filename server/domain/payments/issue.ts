@@ -1,12 +1,11 @@
 /**
  * Issuing: creates a payment with the partner and returns its record, not yet stored (the caller
- * stores it, alone or attached to its checkout in one transaction). An outcome the partner leaves
- * unknown is logged with our own transaction_id, so it can be reconciled.
+ * stores it, alone or attached to its checkout in one transaction). Each create carries our own
+ * transaction_id; one that fails is logged once by whoever answers the customer (logFailedCreate).
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../../log.ts';
 import type { PartnerClient } from '../../partner/client.ts';
-import { PartnerError } from '../../partner/errors.ts';
 import { PARTNER_STATUS } from '../../partner/wire.ts';
 import type { PaymentRecord, Store } from '../../store/store.ts';
 import { logBrCodeWarnings } from '../brcode-warnings.ts';
@@ -47,44 +46,33 @@ export class PaymentIssuer {
     const { expirationSeconds, now, numbering } = this.options;
     // When the answer carries no creation time, the time the request left: the payment expires no later than shown.
     const sentAt = now();
-    try {
-      const created = await this.partner.createPayment({ ...input, expiration: expirationSeconds, transaction_id: transactionId });
-      logBrCodeWarnings(this.options.log, created.externalReference, created.pixKey);
-      // Never later than the request left: a partner clock ahead of ours (or a created_at in the
-      // wrong zone) must not push the expiry, and with it the hour before which a final code can only
-      // be approved (domain/status-numbering.ts), past the partner's real cancellation.
-      const createdAt = Math.min(created.createdAt ?? sentAt, sentAt);
-      if (created.status) await numbering.observeFresh(created.status, created.externalReference);
-      // One read after the create, in the background, when its answer lacked the status the numbering
-      // still needs or who is being paid: the first QR does not wait for it.
-      if ((!created.status && numbering.needsFreshRead()) || created.favoured === null) void this.freshRead(created.externalReference);
-      return {
-        reference: created.externalReference,
-        checkoutId,
-        valueCents: Math.round(input.value * 100),
-        description: input.description ?? null,
-        partnerStatus: PARTNER_STATUS.pending,
-        brcode: created.pixKey,
-        qrCodeUrl: created.qrCodeUrl ?? '',
-        checkoutUrl: created.checkoutUrl ?? '',
-        createdAt,
-        expiresAt: createdAt + expirationSeconds * 1000,
-        transactionId,
-        updatedAt: now(),
-        final: false,
-        favoured: created.favoured,
-      };
-    } catch (error) {
-      if (error instanceof PartnerError && error.details.outcomeUnknown) {
-        // The customer never saw this payment's code, so it cannot be paid: the operator may look it
-        // up by transaction_id; a checkout simply issues another.
-        this.options.log.error(
-          { transaction_id: transactionId, checkout_id: checkoutId, ...(error.details.rawBody ? { raw_answer: error.details.rawBody } : {}) },
-          'payment creation outcome unknown: reconcile by transaction_id',
-        );
-      }
-      throw error;
-    }
+    // A create that fails is logged once, by whoever answers the customer (logFailedCreate).
+    const created = await this.partner.createPayment({ ...input, expiration: expirationSeconds, transaction_id: transactionId });
+    logBrCodeWarnings(this.options.log, created.externalReference, created.pixKey);
+    // Never later than the request left: a partner clock ahead of ours (or a created_at in the
+    // wrong zone) must not push the expiry, and with it the hour before which a final code can only
+    // be approved (domain/status-numbering.ts), past the partner's real cancellation.
+    const createdAt = Math.min(created.createdAt ?? sentAt, sentAt);
+    if (created.status) await numbering.observeFresh(created.status, created.externalReference);
+    // One read after the create, in the background, when its answer lacked the status the numbering
+    // still needs or who is being paid: the first QR does not wait for it.
+    if ((!created.status && numbering.needsFreshRead()) || created.favoured === null) void this.freshRead(created.externalReference);
+    return {
+      reference: created.externalReference,
+      checkoutId,
+      valueCents: Math.round(input.value * 100),
+      description: input.description ?? null,
+      partnerStatus: PARTNER_STATUS.pending,
+      brcode: created.pixKey,
+      qrCodeUrl: created.qrCodeUrl ?? '',
+      checkoutUrl: created.checkoutUrl ?? '',
+      createdAt,
+      expiresAt: createdAt + expirationSeconds * 1000,
+      transactionId,
+      updatedAt: now(),
+      final: false,
+      favoured: created.favoured,
+    };
   }
 
   /** One read of a payment just created whose answer had no status: its code verifies the numbering. */

@@ -36,6 +36,7 @@ export class PaymentWatches {
   private readonly watches = new Map<string, Watch>();
   /** Ended streams are told through this: shutdown. */
   private readonly closers = new Set<() => void>();
+  private closed = false;
   /** Stops listening to the store's and this instance's changes (close). */
   private readonly stopListening: () => void;
 
@@ -82,14 +83,22 @@ export class PaymentWatches {
     };
   }
 
-  /** Called when the service closes (shutdown), so open streams can end. */
+  /**
+   * Called when the service closes (shutdown), so open streams can end; at once when it already has
+   * (a stream whose first read was still in flight at the shutdown ends too, rather than holding it).
+   */
   onClose(callback: () => void): () => void {
+    if (this.closed) {
+      callback();
+      return () => {};
+    }
     this.closers.add(callback);
     return () => this.closers.delete(callback);
   }
 
   /** Stops every poller and ends every stream (shutdown). */
   close(): void {
+    this.closed = true;
     this.stopListening();
     for (const [reference, watch] of this.watches) this.unwatch(reference, watch);
     for (const callback of [...this.closers]) callback();

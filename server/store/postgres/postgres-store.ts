@@ -16,6 +16,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import pg from 'pg';
+import { DEFAULTS } from '../../config/parse.ts';
 import type { TokenStore } from '../../partner/token-store.ts';
 import { postgresCheckouts } from '../checkouts/postgres.ts';
 import { postgresDisputes } from '../disputes/postgres.ts';
@@ -44,7 +45,31 @@ export interface PostgresStoreOptions {
   poolSize?: number;
   /** Told when the listening connection is lost or cannot be reopened. */
   onProblem?: (message: string, error?: unknown) => void;
+  /** The longest one statement may run (PIX_DATABASE_STATEMENT_TIMEOUT_MS; default DEFAULTS.databaseStatementTimeoutMs). */
+  statementTimeoutMs?: number;
 }
+
+/** The pool's connection deadlines: how long to wait for a free connection, or for a new one. */
+const CONNECT_TIMEOUT_MS = 10_000;
+
+/**
+ * Deadlines on every pooled connection, sent as session settings at connect, so no query hangs for
+ * as long as a table stays locked: `statement_timeout` (the statement), `lock_timeout` (its wait for a
+ * lock, sooner, so the log names the lock), `idle_in_transaction_session_timeout` (a transaction
+ * left open), and the driver's `query_timeout` a little after the statement's, for a server that does
+ * not answer at all. The migrations lift the first two for themselves (they wait for each other).
+ */
+export function queryDeadlines(statementTimeoutMs = DEFAULTS.databaseStatementTimeoutMs) {
+  const { lockTimeoutMs, idleInTransactionMs, answerMarginMs } = DEFAULTS.database;
+  return {
+    statement_timeout: statementTimeoutMs,
+    lock_timeout: Math.min(lockTimeoutMs, statementTimeoutMs),
+    idle_in_transaction_session_timeout: idleInTransactionMs,
+    query_timeout: statementTimeoutMs + answerMarginMs,
+  };
+}
+
+type Deadlines = ReturnType<typeof queryDeadlines>;
 
 /** BIGINT (epoch ms, ids, counts) and NUMERIC (sums) as numbers: every value here is far below 2^53. */
 const INT8 = 20;
@@ -64,10 +89,43 @@ export function describeDatabase(url: string): string {
   }
 }
 
+/**
+ * Why a statement did not complete, in words that name the real cause, when it is a deadline or the
+ * pool: Postgres's codes (57014 a statement timeout or a cancel, 55P03 a lock timeout, 25P03 an idle
+ * transaction ended) and the driver's own messages (no answer in time, no free connection).
+ */
+export function deadlineCause(
+  error: Error,
+  deadlines: Deadlines,
+  pool?: { totalCount: number; options: { max?: number } },
+): { code: string; cause: string } | null {
+  const code = (error as { code?: unknown }).code;
+  if (code === '57014') {
+    return /statement timeout/i.test(error.message)
+      ? { code, cause: `statement timeout after ${deadlines.statement_timeout} ms (statement_timeout): a slow query, or one waiting on a lock` }
+      : { code, cause: `statement canceled by the server (${error.message})` };
+  }
+  if (code === '55P03')
+    return { code, cause: `lock timeout after ${deadlines.lock_timeout} ms (lock_timeout): another session holds a lock this statement needs` };
+  if (code === '25P03')
+    return { code, cause: `transaction ended after ${deadlines.idle_in_transaction_session_timeout} ms idle (idle_in_transaction_session_timeout)` };
+  if (/Query read timeout/.test(error.message))
+    return { code: 'query_timeout', cause: `no answer from the server within ${deadlines.query_timeout} ms (query_timeout)` };
+  if (/timeout exceeded when trying to connect/i.test(error.message) && pool && pool.totalCount >= (pool.options.max ?? 10)) {
+    return {
+      code: 'pool_exhausted',
+      cause: `no free connection within ${CONNECT_TIMEOUT_MS} ms: all ${pool.totalCount} of the pool's connections stayed busy (slow statements, locks; PIX_DATABASE_POOL_SIZE)`,
+    };
+  }
+  return null;
+}
+
 /** Postgres's answer in words an operator can act on; a query's own error (a constraint) is passed on as it is. */
-function storeError(error: unknown, where: string): Error {
+function storeError(error: unknown, where: string, deadlines: Deadlines = queryDeadlines(), pool?: pg.Pool): Error {
   if (!(error instanceof Error)) return new Error(String(error));
   if (error instanceof StoreError) return error;
+  const deadline = deadlineCause(error, deadlines, pool);
+  if (deadline) return new StoreError(`the database at ${where} did not complete a statement: ${deadline.cause}`, deadline.code);
   const code = (error as { code?: unknown }).code;
   const text = typeof code === 'string' ? code : '';
   if (['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ECONNRESET', 'EPIPE'].includes(text)) {
@@ -98,22 +156,26 @@ function storeError(error: unknown, where: string): Error {
  */
 export async function openPostgresStore(options: PostgresStoreOptions): Promise<Store> {
   const where = describeDatabase(options.url);
-  const pool = new pg.Pool({ connectionString: options.url, max: options.poolSize ?? 10, connectionTimeoutMillis: 10_000, types });
+  const deadlines = queryDeadlines(options.statementTimeoutMs);
+  const pool = new pg.Pool({ connectionString: options.url, max: options.poolSize ?? 10, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, types, ...deadlines });
   // An idle connection that breaks is dropped by the pool; the next query opens another.
   pool.on('error', (error) => options.onProblem?.(`a database connection broke (${where})`, error));
   try {
     const client = await pool.connect();
     try {
+      // Instances wait for each other's migration (an advisory lock), and a migration may take long.
+      await client.query('SET statement_timeout = 0; SET lock_timeout = 0');
       await migrate(client);
+      await client.query('RESET statement_timeout; RESET lock_timeout');
     } finally {
       client.release();
     }
     const store = opened(pool, options, where);
     await store.listen();
-    return guarded(store.store, (error) => storeError(error, where));
+    return guarded(store.store, (error) => storeError(error, where, deadlines, pool));
   } catch (error) {
     await pool.end().catch(() => undefined);
-    throw storeError(error, where);
+    throw storeError(error, where, deadlines, pool);
   }
 }
 
