@@ -70,7 +70,7 @@ export class ProxyClient {
     return this.url(fillPath(API_PATHS.paymentEvents, { reference }));
   }
 
-  async #request(path: string, init: RequestInit): Promise<[PaymentView, number]> {
+  async #request(path: string, init: RequestInit, retried?: boolean): Promise<[PaymentView, number]> {
     const timeout = new AbortController();
     const timer = setTimeout(() => timeout.abort(), REQUEST_TIMEOUT_MS);
     const outer = init.signal;
@@ -89,6 +89,13 @@ export class ProxyClient {
     }
     const json: unknown = await res.json().catch(() => undefined);
     if (!res.ok) {
+      // An instance that is stopping refused before doing anything, and closed the connection: the load
+      // balancer's next instance answers. Once, after the Retry-After it asks for (at most 5 s).
+      if (!retried && isErrorBody(json) && json.error.code === 'shutting_down') {
+        await new Promise((resolve) => setTimeout(resolve, Math.min(+(res.headers.get('retry-after') ?? 1) || 0, 5) * 1000));
+        init.signal?.throwIfAborted();
+        return this.#request(path, init, true);
+      }
       if (isErrorBody(json)) throw new ProxyError(json.error.code, json.error.message, res.status, json.error.fields);
       throw new ProxyError('bad_response', `The payment server answered HTTP ${res.status}.`, res.status);
     }

@@ -146,6 +146,37 @@ describe('checkout mode: the merchant server decides the amount', () => {
     expect(text(reloaded, 'hint')).to.equal(ptBR.renewalsExhausted);
   });
 
+  it('an instance that is stopping (503 shutting_down) is asked again once, after its Retry-After; a second refusal is the error', async () => {
+    const refusal = () =>
+      new Response(JSON.stringify({ error: { code: 'shutting_down', message: 'This instance is stopping.' } }), {
+        status: 503,
+        headers: { 'content-type': 'application/json', 'retry-after': '0' },
+      });
+    /** Answers the first `refusals` POSTs itself, as a draining instance would; the rest reach the stack. */
+    const draining = (refusals: number) => {
+      const posts: string[] = [];
+      const impl: typeof fetch = (input, init) => {
+        if (init?.method !== 'POST') return fetch(input, init);
+        posts.push(new URL(input instanceof Request ? input.url : String(input)).pathname);
+        return posts.length <= refusals ? Promise.resolve(refusal()) : fetch(input, init);
+      };
+      return { impl, posts };
+    };
+    const once = draining(1);
+    const checkout = await createCheckout(12.34);
+    const { payment } = await mount({ checkout: checkout.checkout_id, env: { clock: new FakeClock(), fetch: once.impl } });
+    expect(payment.value).to.equal(12.34);
+    expect(once.posts).to.deep.equal([`/api/checkouts/${checkout.checkout_id}/payment`, `/api/checkouts/${checkout.checkout_id}/payment`]);
+
+    forgetSavedPayments();
+    const twice = draining(2);
+    const other = await createCheckout(12.34);
+    const el = await createElement({ checkout: other.checkout_id, env: { clock: new FakeClock(), fetch: twice.impl } });
+    const { detail } = await oneEvent(el, 'pix-error');
+    expect(detail.code).to.equal('shutting_down');
+    expect(twice.posts.length).to.equal(2);
+  });
+
   it('an unknown checkout id shows the error screen with not_found', async () => {
     const el = await createElement({ checkout: 'co_AAAAAAAAAAAAAAAAAAAAAAAA' });
     const { detail } = await oneEvent(el, 'pix-error');
