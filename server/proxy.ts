@@ -114,6 +114,10 @@ export async function createProxy(
       warnings.push('the partner webhook intake is open to anyone: set PIX_WEBHOOK_SECRET_PATH or PIX_WEBHOOK_SOURCE_IPS');
       logger.warn(warnings.at(-1));
     }
+    if (!mode && !config.dataKey) {
+      warnings.push("customers' documents are stored unencrypted: set PIX_DATA_KEY (openssl rand -base64 32)");
+      logger.warn(warnings.at(-1));
+    }
     // The reconciler and the merchant's deliveries start with the app; leftover notifications first.
     const app = createApp({
       ...config,

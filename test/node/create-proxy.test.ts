@@ -92,7 +92,10 @@ describe('createProxy mounted in node:http', () => {
       const open = 'the partner webhook intake is open to anyone: set PIX_WEBHOOK_SECRET_PATH or PIX_WEBHOOK_SOURCE_IPS';
       assert.ok(warned.some((line) => (JSON.parse(line) as { msg: string }).msg === open));
       const ready = (await (await proxy.app.request('/ready')).json()) as { status: string; warnings?: string[] };
-      assert.deepEqual([ready.status, ready.warnings], ['ready', [open]]);
+      // Nor PIX_DATA_KEY: documents at rest unencrypted, said at start and in /ready too.
+      const clear = "customers' documents are stored unencrypted: set PIX_DATA_KEY (openssl rand -base64 32)";
+      assert.ok(warned.some((line) => (JSON.parse(line) as { msg: string }).msg === clear));
+      assert.deepEqual([ready.status, ready.warnings], ['ready', [open, clear]]);
     } finally {
       proxy.endStreams();
       await closeServer(server);
