@@ -141,6 +141,7 @@ export function createServices(settings: AppSettings, parts: ServiceParts): Serv
     limits: {
       unreadableWholePerHour: DEFAULTS.webhookIntake.unreadableWholePerHour,
       auditBytes: DEFAULTS.webhookIntake.auditBytes,
+      keptBytes: DEFAULTS.webhookIntake.keptBytes,
       pendingCap: DEFAULTS.webhookIntake.pendingCap,
     },
     health,

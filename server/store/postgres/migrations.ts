@@ -142,6 +142,8 @@ export const MIGRATIONS: readonly string[] = [
    );
    CREATE UNIQUE INDEX disputes_open ON disputes(reference) WHERE resolved_at IS NULL;
    CREATE INDEX disputes_checkout ON disputes(checkout_id) WHERE resolved_at IS NULL;`,
+  // As SQLite's: how long a notification kept cut was; null: kept whole.
+  `ALTER TABLE webhook_events ADD COLUMN original_bytes INTEGER;`,
 ];
 
 /** Brings the schema up to date, once across every instance starting now; refuses a database newer than this code. */

@@ -136,6 +136,8 @@ export const MIGRATIONS: readonly string[] = [
    );
    CREATE UNIQUE INDEX disputes_open ON disputes(reference) WHERE resolved_at IS NULL;
    CREATE INDEX disputes_checkout ON disputes(checkout_id) WHERE resolved_at IS NULL;`,
+  // A notification kept cut (its first bytes only: domain/webhook-intake.ts) says how long it was; null: kept whole.
+  `ALTER TABLE webhook_events ADD COLUMN original_bytes INTEGER;`,
 ];
 
 /** Brings the schema up to date; refuses a database newer than this code. */
