@@ -5,6 +5,7 @@
 import { partnerConfig } from '../config.ts';
 import { redactBody } from '../partner/read.ts';
 import { NOTIFY_TYPE, NotificationUrlRequest } from '../partner/wire.ts';
+import { checkWebhookUrl } from './doctor.ts';
 import { UsageError, checkArgs, client, count, openCliStore, parse, print, type CliIo } from './io.ts';
 
 export const HELP = `Usage: pix-checkout webhook set <url> [--format old|new] [--json]
@@ -35,6 +36,7 @@ export async function webhookCommand(rest: string[], io: CliIo): Promise<void> {
     { notification_url: url, ...(format ? { notify_type: NOTIFY_TYPE[format] } : {}) },
     { notification_url: '<url>' },
   );
+  checkWebhookUrl(url, io.env);
   const result = await (await client(partnerConfig(io.env))).setNotificationUrl(request);
   const formatName = result.notifyType === NOTIFY_TYPE.new ? 'new' : result.notifyType === NOTIFY_TYPE.old ? 'old' : "the service's default";
   return print(io, values.json === true, { notification_url: result.notificationUrl, notify_type: result.notifyType, confirmed_by_answer: result.confirmed }, [
