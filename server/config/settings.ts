@@ -194,7 +194,7 @@ export const SETTINGS = {
       check: [isDatabaseUrl, 'must be a postgres:// (or postgresql://) URL naming the database, e.g. postgres://user:password@host:5432/pix'],
     }),
     shown: 'none (SQLite)',
-    doc: '`postgres://user:password@host:5432/db[?sslmode=require]`: keep everything in Postgres instead, shared by every instance given the same URL ([several instances](docs/guides/production.md#several-instances)); never logged',
+    doc: '`postgres://user:password@host:5432/db[?sslmode=verify-full&sslrootcert=<path>]`: keep everything in Postgres instead, shared by every instance given the same URL ([several instances](docs/guides/production.md#several-instances); TLS: [Postgres over TLS](docs/guides/production.md#postgres-over-tls)); never logged',
   },
   PIX_DATABASE_POOL_SIZE: {
     for: 'proxy',

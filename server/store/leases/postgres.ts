@@ -4,6 +4,7 @@
  * on one channel, heard on a connection of its own, reopened when lost). Dialect-specific by nature.
  */
 import pg from 'pg';
+import { postgresConnection } from '../postgres/tls.ts';
 import type { PostgresContext } from '../postgres/context.ts';
 import type { RecordCache } from '../record-cache.ts';
 import type { Cluster, StoreChange } from './types.ts';
@@ -51,7 +52,7 @@ export function postgresCluster(
     }
   };
   async function listen(): Promise<void> {
-    const client = new pg.Client({ connectionString: url, types });
+    const client = new pg.Client({ ...postgresConnection(url), types });
     client.on('notification', (message) => {
       const [from, kind, reference] = (message.payload ?? '').split(' ');
       if (from === instanceId || kind !== 'payment' || !reference) return;

@@ -29,6 +29,7 @@ import { RecordCache } from '../record-cache.ts';
 import { StoreError, type Store } from '../store.ts';
 import type { PostgresContext, Query } from './context.ts';
 import { migrate } from './migrations.ts';
+import { postgresConnection, PostgresTlsError, type PostgresConnection } from './tls.ts';
 
 export { CHANGES_CHANNEL } from '../leases/postgres.ts';
 
@@ -60,6 +61,16 @@ export function describeDatabase(url: string): string {
     return `${u.hostname}:${u.port || '5432'}${u.pathname}`;
   } catch {
     return 'the database of PIX_DATABASE_URL';
+  }
+}
+
+/** The URL and TLS options for pg (tls.ts); a URL whose TLS parameters cannot be used stops the start with a sentence. */
+function connectionOf(url: string): PostgresConnection {
+  try {
+    return postgresConnection(url);
+  } catch (error) {
+    if (error instanceof PostgresTlsError) throw new StoreError(error.message, 'tls_settings');
+    throw error;
   }
 }
 
@@ -97,7 +108,7 @@ function storeError(error: unknown, where: string): Error {
  */
 export async function openPostgresStore(options: PostgresStoreOptions): Promise<Store> {
   const where = describeDatabase(options.url);
-  const pool = new pg.Pool({ connectionString: options.url, max: options.poolSize ?? 10, connectionTimeoutMillis: 10_000, types });
+  const pool = new pg.Pool({ ...connectionOf(options.url), max: options.poolSize ?? 10, connectionTimeoutMillis: 10_000, types });
   // An idle connection that breaks is dropped by the pool; the next query opens another.
   pool.on('error', (error) => options.onProblem?.(`a database connection broke (${where})`, error));
   try {
