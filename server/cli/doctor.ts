@@ -52,7 +52,7 @@ export async function doctorCommand(rest: string[], io: CliIo): Promise<void> {
   }
   const cfg = partnerConfig(io.env);
   const answers: ObservedAnswer[] = [];
-  const partner = await client(cfg, (answer) => answers.push(answer));
+  const partner = await client(cfg, io.env, (answer) => answers.push(answer));
   const last = (operation: string, error = false) => answers.filter((a) => a.operation === operation && (a.error === true) === error).at(-1);
   const findings: Finding[] = [];
   const settings: string[] = [];

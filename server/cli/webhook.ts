@@ -37,7 +37,7 @@ export async function webhookCommand(rest: string[], io: CliIo): Promise<void> {
     { notification_url: '<url>' },
   );
   checkWebhookUrl(url, io.env);
-  const result = await (await client(partnerConfig(io.env))).setNotificationUrl(request);
+  const result = await (await client(partnerConfig(io.env), io.env)).setNotificationUrl(request);
   const formatName = result.notifyType === NOTIFY_TYPE.new ? 'new' : result.notifyType === NOTIFY_TYPE.old ? 'old' : "the service's default";
   return print(io, values.json === true, { notification_url: result.notificationUrl, notify_type: result.notifyType, confirmed_by_answer: result.confirmed }, [
     ['notification url', result.notificationUrl],

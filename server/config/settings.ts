@@ -119,7 +119,7 @@ export const SETTINGS = {
     for: 'partner',
     kind: checked(nonEmpty(), 'file path'),
     default: '.data/partner-token.json',
-    doc: "the command line's token file (the proxy keeps its token in the store)",
+    doc: "the command line's token file when there is no `PIX_DATABASE_URL` (with it, the command line keeps its token in that database, as the proxy does)",
     at: 'tokenFile',
   },
   PIX_API_KEY: {
