@@ -23,6 +23,7 @@ import { WebhookProcessor } from './domain/webhook-processor.ts';
 import { createLogger, type Logger } from './log.ts';
 import type { PartnerClient } from './partner/client.ts';
 import { DEFAULT_STATUS_CODES } from './partner/status-codes.ts';
+import { StoreOutage } from './store/outage.ts';
 import type { PaymentRecord, Store } from './store/store.ts';
 
 /** What the services are built over: the partner client, the store, the clock, the logger and the process's hooks. */
@@ -47,6 +48,8 @@ export interface ServiceParts {
    * with `refundOverpayments`, a checkout's extra payment is refunded to it. Default: none known.
    */
   payerKeyOf?: ((payment: PaymentRecord) => string | null) | undefined;
+  /** Where the loops report the store failing and recovering: one line per outage, not per pass (default: one of its own). */
+  outage?: StoreOutage | undefined;
 }
 
 /** The domain services and what runs beside the routes: outcomes, the reconciler, the merchant's deliveries. */
@@ -86,6 +89,7 @@ export function createServices(settings: AppSettings, parts: ServiceParts): Serv
   const now = parts.now ?? Date.now;
   const logger = parts.logger ?? createLogger();
 
+  const outage = parts.outage ?? new StoreOutage({ log: logger.child({ component: 'store' }) });
   const outcomes = new Outcomes(logger);
   if (parts.onOutcome) outcomes.events.on('outcome', parts.onOutcome);
   const numbering = new StatusNumbering(
@@ -188,9 +192,17 @@ export function createServices(settings: AppSettings, parts: ServiceParts): Serv
     expireSendingPayouts: () => payouts.expireSending(),
     now,
     log: logger.child({ component: 'reconciler' }),
+    outage,
   });
   const notifier = settings.merchantWebhook
-    ? new MerchantNotifier({ now, ...DEFAULTS.merchantWebhook, ...settings.merchantWebhook, store, log: logger.child({ component: 'merchant-webhook' }) })
+    ? new MerchantNotifier({
+        now,
+        ...DEFAULTS.merchantWebhook,
+        ...settings.merchantWebhook,
+        store,
+        log: logger.child({ component: 'merchant-webhook' }),
+        outage,
+      })
     : null;
   if (notifier) outcomes.onRecorded(() => notifier.wake());
   const readiness = readinessCheck({

@@ -17,7 +17,8 @@
 import { setMaxListeners } from 'node:events';
 import type { Logger } from '../log.ts';
 import { EVENT_ID_HEADER, SIGNATURE_HEADER, signWebhook } from './signature.ts';
-import type { OutboxEntry, Store } from '../store/store.ts';
+import type { StoreOutage } from '../store/outage.ts';
+import { StoreError, type OutboxEntry, type Store } from '../store/store.ts';
 import { runPool } from './worker-pool.ts';
 
 /** Rows claimed at a time per worker in flight: a claim covers what can be sent soon, and each row's is renewed before it is sent. */
@@ -47,6 +48,8 @@ export interface MerchantNotifierOptions extends DeliveryPolicy {
   wallNow?: () => number;
   log: Logger;
   random?: () => number;
+  /** Told of each pass the store failed or served (one line per outage, not one per pass: store/outage.ts). */
+  outage?: StoreOutage | undefined;
 }
 
 export class MerchantNotifier {
@@ -109,10 +112,13 @@ export class MerchantNotifier {
   }
 
   private async tick(timer: ReturnType<typeof setTimeout>): Promise<void> {
+    const { outage } = this.options;
     try {
       await this.runOnce();
+      outage?.recovered('merchant-deliveries');
     } catch (error) {
-      this.options.log.error({ err: { message: (error as Error).message } }, 'merchant delivery pass failed');
+      if (outage && error instanceof StoreError) outage.failed('merchant-deliveries', error);
+      else this.options.log.error({ err: { message: (error as Error).message } }, 'merchant delivery pass failed');
     }
     // A wake() during the pass has already set a sooner timer: keep it rather than the poll.
     if (!this.stopped && this.timer === timer) this.schedule(this.policy.pollMs);

@@ -28,6 +28,7 @@ import { postgresPayouts, postgresTransfers } from '../payouts/postgres.ts';
 import { RecordCache } from '../record-cache.ts';
 import { StoreError, type Store } from '../store.ts';
 import type { PostgresContext, Query } from './context.ts';
+import type { StoreOutage } from '../outage.ts';
 import { migrate } from './migrations.ts';
 import { postgresConnection, PostgresTlsError, type PostgresConnection } from './tls.ts';
 
@@ -44,6 +45,8 @@ export interface PostgresStoreOptions {
   poolSize?: number;
   /** Told when the listening connection is lost or cannot be reopened. */
   onProblem?: (message: string, error?: unknown) => void;
+  /** With it, a lost connection (the pool's or the listening one) is told to it instead of onProblem (outage.ts). */
+  outage?: StoreOutage | undefined;
 }
 
 /** BIGINT (epoch ms, ids, counts) and NUMERIC (sums) as numbers: every value here is far below 2^53. */
@@ -110,7 +113,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   const where = describeDatabase(options.url);
   const pool = new pg.Pool({ ...connectionOf(options.url), max: options.poolSize ?? 10, connectionTimeoutMillis: 10_000, types });
   // An idle connection that breaks is dropped by the pool; the next query opens another.
-  pool.on('error', (error) => options.onProblem?.(`a database connection broke (${where})`, error));
+  pool.on('error', (error) => (options.outage ? options.outage.failed('pool', error) : options.onProblem?.(`a database connection broke (${where})`, error)));
   try {
     const client = await pool.connect();
     try {
@@ -154,7 +157,7 @@ function opened(pool: pg.Pool, options: PostgresStoreOptions, where: string): { 
   }
 
   const context: PostgresContext = { query, tx, cache, claimMs: options.claimMs ?? 30_000, instanceId, announce: announcer(instanceId) };
-  const changes = postgresCluster(context, { url: options.url, types, where, cache, onProblem: options.onProblem });
+  const changes = postgresCluster(context, { url: options.url, types, where, cache, onProblem: options.onProblem, outage: options.outage });
   let closing = false;
 
   const tokens: TokenStore = {
