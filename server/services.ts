@@ -78,6 +78,8 @@ export interface Services {
   notifier: MerchantNotifier | null;
   /** What /health and /ready answer. */
   readiness: ReturnType<typeof readinessCheck>;
+  /** Where the store failing and recovering is reported: one line per outage (store/outage.ts). */
+  outage: StoreOutage;
   /** Processes stored notifications left over, then starts the reconciler and the delivery worker. */
   start: () => void;
   /** Stops them and waits for work in flight (before closing the store). */
@@ -236,6 +238,7 @@ export function createServices(settings: AppSettings, parts: ServiceParts): Serv
     reconciler,
     notifier,
     readiness,
+    outage,
     start() {
       if (started) return;
       started = true;
