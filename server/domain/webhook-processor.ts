@@ -147,11 +147,18 @@ export class WebhookProcessor {
     // Those no other instance is processing (each instance processes what its intake received).
     const events = await this.deps.store.webhookEvents.claimUnprocessed(limit, this.deps.now());
     // A body stored cut is never read as if whole (its start may parse as another notification):
-    // settled `cut`; the reconciler follows the payment it may have been about.
-    const cut = events.filter((e) => e.originalBytes !== undefined).map((e) => e.id);
+    // settled `cut`, unless this process holds it from its intake (read whole there, waiting for its
+    // try again); the reconciler follows the payment it may have been about.
+    const cut = events.filter((e) => e.originalBytes !== undefined && !this.holds(e.id)).map((e) => e.id);
     if (cut.length > 0) await this.settle(cut, 'cut');
     const whole = events.filter((e) => e.originalBytes === undefined);
     await Promise.all(whole.map((e) => this.process(e.id, e.rawBody, e.authenticated ? { event: parseEvent(e.rawBody), authenticated: true } : undefined)));
+  }
+
+  /** Whether this process is confirming the event or keeps it for its try again. */
+  private holds(id: number): boolean {
+    for (const group of this.groups.values()) if (group.ids.has(id) || group.deferred.has(id) || group.taken.has(id)) return true;
+    return false;
   }
 
   /** Resolves when nothing is in flight. */

@@ -21,7 +21,7 @@ import { createLogger } from '../../../server/log.ts';
 import { createClock } from '../../../server/sandbox/clock.ts';
 import { startSandbox, type RunningSandbox } from '../../../server/sandbox/server.ts';
 import { DB_FILE_NAME } from '../../../server/store/sqlite/sqlite-store.ts';
-import { stackControl } from '../../support/checks.ts';
+import { stackControl, waitFor } from '../../support/checks.ts';
 import { startPostgres, type RunningPostgres } from '../../support/postgres.ts';
 
 const T0 = Date.UTC(2030, 0, 1);
@@ -170,6 +170,21 @@ for (const makeKind of [sqliteKind, postgresKind]) {
       const whole = (await stack.store.webhookEvents.unprocessed(100)).find((e) => e.rawBody.includes(other));
       assert.equal(whole?.rawBody, real, 'a real-sized notification is kept whole');
       assert.equal(whole?.originalBytes, undefined);
+    });
+
+    test('a cut notification waiting for its try again (read whole at the intake) is not settled by a drain meanwhile', async () => {
+      const reference = (await stack.pix.payments.create({ value: 6 })).reference;
+      const body = padded(reference, 40 * 1024);
+      assert.equal(await post(body), 202);
+      // Still pending at the partner: kept to be confirmed again.
+      const waiting = async () => (await stack.store.webhookEvents.listByResult(['waiting'], 100)).find((e) => e.rawBody.includes(reference));
+      const kept = await waitFor('the notification waiting', waiting);
+      assert.equal(kept.originalBytes, 40 * 1024);
+      await stack.pix.processor.drain();
+      assert.equal((await stack.store.webhookEvents.listByResult(['cut'], 100)).filter((e) => e.id === kept.id).length, 0, 'not settled cut');
+      await stackControl(stack, 'POST', `/payments/${reference}/pay`);
+      await waitFor('applied at its try again', async () => (await stack.store.webhookEvents.listByResult(['applied'], 100)).some((e) => e.id === kept.id));
+      assert.equal((await stack.store.getPayment(reference))?.final, true);
     });
 
     test('a cut body taken up again after a restart is never read as if whole', async () => {
