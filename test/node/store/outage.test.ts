@@ -116,7 +116,11 @@ describe('a Postgres outage under a running instance', () => {
     // Counted by event: at least 20 failed store operations (passes, the listening connection's tries).
     await waitFor('20 failures', () => failures().length >= 20, 60_000);
     // Requests that need the store answer 503, each with its request line, and no error line each.
-    const statuses = await Promise.all(Array.from({ length: 10 }, () => fetch(`${stack.apiUrl}/checkouts/co_${'A'.repeat(24)}`, { headers: { authorization: `Bearer ${TUNABLES.sandboxApiKey}` } }).then((r) => r.status)));
+    const statuses = await Promise.all(
+      Array.from({ length: 10 }, () =>
+        fetch(`${stack.apiUrl}/checkouts/co_${'A'.repeat(24)}`, { headers: { authorization: `Bearer ${TUNABLES.sandboxApiKey}` } }).then((r) => r.status),
+      ),
+    );
     assert.deepEqual(new Set(statuses), new Set([503]));
     const during = since();
     // Each request keeps its own line (`request`, status 503); nothing else per failure.
