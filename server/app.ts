@@ -138,7 +138,7 @@ export function createHttpApp(services: Services, settings: AppSettings, drain?:
   if (settings.metricsToken) app.route('/', metricsRoutes(services.metrics, settings.metricsToken));
 
   app.notFound((c) => c.json(errorBody('not_found', `Nothing at ${c.req.method} ${c.req.path}.`), 404));
-  app.onError((error, c) => respondError(c, error, logger.child({ req_id: c.get('reqId') })));
+  app.onError((error, c) => respondError(c, error, logger.child({ req_id: c.get('reqId') }), services.outage));
   const runtime: PixRuntime = {
     events: services.events,
     payments,

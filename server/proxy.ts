@@ -20,6 +20,7 @@ import { createLogger, type Logger } from './log.ts';
 import { createPartnerClient, tokenStoreKey, type PartnerClient } from './partner/client.ts';
 import type { RunningSandbox } from './sandbox-mode.ts';
 import { openStore } from './store/open.ts';
+import { StoreOutage } from './store/outage.ts';
 import type { Store } from './store/store.ts';
 
 /** A proxy to mount in the merchant's own server: `app.fetch` is its web-standard handler. */
@@ -78,6 +79,8 @@ export async function createProxy(
     if (mode?.owned) await mode.sandbox.close();
     if (temporary) rmSync(dataDir, { recursive: true, force: true });
   };
+  // One voice for a store outage, shared by the store's connections and the loops (store/outage.ts).
+  const outage = new StoreOutage({ log: logger.child({ component: 'store' }) });
   try {
     const store = await openStore({
       dataDir,
@@ -86,6 +89,7 @@ export async function createProxy(
       claimMs: config.database?.claimMs,
       statementTimeoutMs: config.databaseStatementTimeoutMs,
       onProblem: (message, error) => logger.error({ err: error instanceof Error ? { message: error.message } : undefined }, message),
+      outage,
     });
     opened.push(store);
     if (store.cluster) logger.info({ instance: store.cluster.instanceId }, 'sharing the Postgres store with any other instance on PIX_DATABASE_URL');
@@ -129,6 +133,7 @@ export async function createProxy(
       onOutcome: parts.onOutcome,
       background: parts.background ?? true,
       warnings,
+      outage,
       partnerScope: tokenStoreKey(config.partner.baseUrl, config.partner.credentials?.email),
       drain,
       ...(mode ? { now: mode.now } : {}),

@@ -28,6 +28,7 @@ import { deliveryTelemetry, instrumentPartner } from './observability/tracing.ts
 import type { PartnerClient } from './partner/client.ts';
 import { DEFAULT_STATUS_CODES } from './partner/status-codes.ts';
 import { storeErrorCount } from './store/guard.ts';
+import { StoreOutage } from './store/outage.ts';
 import type { PaymentRecord, Store } from './store/store.ts';
 
 /** What the services are built over: the partner client, the store, the clock, the logger and the process's hooks. */
@@ -52,6 +53,8 @@ export interface ServiceParts {
    * with `refundOverpayments`, a checkout's extra payment is refunded to it. Default: none known.
    */
   payerKeyOf?: ((payment: PaymentRecord) => string | null) | undefined;
+  /** Where the loops report the store failing and recovering: one line per outage, not per pass (default: one of its own). */
+  outage?: StoreOutage | undefined;
 }
 
 /** The domain services and what runs beside the routes: outcomes, the reconciler, the merchant's deliveries. */
@@ -84,6 +87,8 @@ export interface Services {
   personalData: PersonalData;
   /** This app's metrics (its own registry), served at /metrics when PIX_METRICS_TOKEN is set. */
   metrics: Metrics;
+  /** Where the store failing and recovering is reported: one line per outage (store/outage.ts). */
+  outage: StoreOutage;
   /** Processes stored notifications left over, then starts the reconciler and the delivery worker. */
   start: () => void;
   /** Stops them and waits for work in flight (before closing the store). */
@@ -98,6 +103,7 @@ export function createServices(settings: AppSettings, parts: ServiceParts): Serv
   const metrics = new Metrics({ processMetrics: Boolean(settings.metricsToken) });
   const partner = instrumentPartner(parts.partner, metrics);
 
+  const outage = parts.outage ?? new StoreOutage({ log: logger.child({ component: 'store' }) });
   const outcomes = new Outcomes(logger);
   outcomes.events.on('outcome', countOutcomes(metrics, store));
   if (parts.onOutcome) outcomes.events.on('outcome', parts.onOutcome);
@@ -154,6 +160,7 @@ export function createServices(settings: AppSettings, parts: ServiceParts): Serv
     limits: {
       unreadableWholePerHour: DEFAULTS.webhookIntake.unreadableWholePerHour,
       auditBytes: DEFAULTS.webhookIntake.auditBytes,
+      keptBytes: DEFAULTS.webhookIntake.keptBytes,
       pendingCap: DEFAULTS.webhookIntake.pendingCap,
     },
     health,
@@ -210,6 +217,7 @@ export function createServices(settings: AppSettings, parts: ServiceParts): Serv
     expireSendingPayouts: () => payouts.expireSending(),
     now,
     log: logger.child({ component: 'reconciler' }),
+    outage,
   });
   const deliveries = settings.merchantWebhook ? deliveryTelemetry(metrics, settings.merchantWebhook.url) : null;
   // Each delivery's span is a child of the request that recorded its outcome (when this instance remembers it).
@@ -222,6 +230,7 @@ export function createServices(settings: AppSettings, parts: ServiceParts): Serv
         store,
         log: logger.child({ component: 'merchant-webhook' }),
         telemetry: deliveries ?? undefined,
+        outage,
       })
     : null;
   if (notifier) outcomes.onRecorded(() => notifier.wake());
@@ -268,6 +277,7 @@ export function createServices(settings: AppSettings, parts: ServiceParts): Serv
     readiness,
     personalData,
     metrics,
+    outage,
     start() {
       if (started) return;
       started = true;

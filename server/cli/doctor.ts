@@ -6,7 +6,8 @@
  * service answered, values redacted; then the configuration to set. Exit 4 when something would break.
  */
 import { checkBrCode, describeBrCodeProblem } from '../../src/shared/brcode.ts';
-import { partnerConfig } from '../config.ts';
+import { ConfigError, TUNABLES, partnerConfig, readSettings } from '../config.ts';
+import { WEBHOOK_PATH } from '../routes/webhooks.ts';
 import type { ObservedAnswer, PartnerClient } from '../partner/client.ts';
 import { PartnerError } from '../partner/errors.ts';
 import { formatStatusCodes, statusMeaning, wordMeaning } from '../partner/status-codes.ts';
@@ -19,6 +20,11 @@ Checks the configured account against the assumptions of server/partner/ASSUMPTI
 observed without moving money: login (token field, lifetime), tenant; with --webhook-url, the notification URL (this sets it);
 with --create, one R$ 0.20 payment created, read (4.5) and checked by HEAD (4.4), which shows the
 status code of a new payment and checks PIX_STATUS_CODES. The payment is never paid: it expires.
+
+With PIX_WEBHOOK_SECRET_PATH configured (in the environment or .env), --webhook-url must end with
+it: a URL whose last path segment is anything else (an empty one, from a variable your shell did
+not expand) is refused before anything is sent, since the proxy would answer 404 to every
+notification sent there.
 
 Each line says held, different (the client reads it anyway) or broken (something would fail), with
 the shape observed (values redacted). Exit 0 when nothing would break, 4 when something would.
@@ -40,11 +46,13 @@ export async function doctorCommand(rest: string[], io: CliIo): Promise<void> {
   const format = values.format;
   if (format !== undefined && format !== 'old' && format !== 'new') throw new UsageError('--format must be old or new');
   if (format !== undefined && values['webhook-url'] === undefined) throw new UsageError('--format goes with --webhook-url');
-  if (values['webhook-url'] !== undefined)
+  if (values['webhook-url'] !== undefined) {
     checkArgs(NotificationUrlRequest, { notification_url: values['webhook-url'] }, { notification_url: '--webhook-url' });
+    checkWebhookUrl(values['webhook-url'], io.env);
+  }
   const cfg = partnerConfig(io.env);
   const answers: ObservedAnswer[] = [];
-  const partner = await client(cfg, (answer) => answers.push(answer));
+  const partner = await client(cfg, io.env, (answer) => answers.push(answer));
   const last = (operation: string, error = false) => answers.filter((a) => a.operation === operation && (a.error === true) === error).at(-1);
   const findings: Finding[] = [];
   const settings: string[] = [];
@@ -289,3 +297,34 @@ async function checkPayment(
     add({ spec: '4.4', assumption: 'HEAD answers', verdict: 'different', observed: error instanceof Error ? error.message : String(error) });
   }
 }
+
+/**
+ * Refuses a notification URL the proxy would answer 404 at: with PIX_WEBHOOK_SECRET_PATH configured,
+ * its last path segment must be that secret (`.../webhooks/partner/$PIX_WEBHOOK_SECRET_PATH` with the
+ * variable only in .env reaches the shell as `.../webhooks/partner/`); an empty last segment (a
+ * trailing slash) never matches a route. The secret is never printed: segments equal to it are shown
+ * as `…`.
+ */
+export function checkWebhookUrl(url: string, env: Record<string, string | undefined>): void {
+  const { values, problems } = readSettings(env, ['PIX_WEBHOOK_SECRET_PATH']);
+  if (problems.length > 0) throw new ConfigError(problems);
+  const secret = values.PIX_WEBHOOK_SECRET_PATH;
+  const parsed = new URL(url);
+  const segments = parsed.pathname.split('/');
+  const last = segments.at(-1) ?? '';
+  if (secret !== undefined && last === secret) return;
+  const shown = `${parsed.origin}${segments.map((segment) => (secret !== undefined && segment === secret ? '…' : segment)).join('/')}`;
+  const found = last === '' ? 'it ends with "/" (an empty last segment: a variable that was not expanded?)' : `its last segment is "${last}"`;
+  if (secret !== undefined)
+    throw new UsageError(
+      `--webhook-url ${shown} does not end with the configured secret path (PIX_WEBHOOK_SECRET_PATH): ${found}. ` +
+        `The proxy would answer 404 to every notification; use ${WEBHOOK_URL_SHAPE} with the secret written out.`,
+    );
+  if (last === '')
+    throw new UsageError(
+      `--webhook-url ${shown}: ${found}. The proxy would answer 404 to every notification; use ${WEBHOOK_URL_SHAPE.replace('/<PIX_WEBHOOK_SECRET_PATH>', '')}.`,
+    );
+}
+
+/** Where the proxy takes the partner's notifications (routes/webhooks.ts, under the API's base path). */
+const WEBHOOK_URL_SHAPE = `https://<your host>${TUNABLES.basePath}${WEBHOOK_PATH}/<PIX_WEBHOOK_SECRET_PATH>`;

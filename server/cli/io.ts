@@ -10,7 +10,7 @@ import { normalizeDocument } from '../../src/shared/document.ts';
 import { parseInput } from '../../src/shared/errors.ts';
 import { readSettings, type PartnerConfig } from '../config.ts';
 import { createPartnerClient, type ObservedAnswer, type PartnerClient } from '../partner/client.ts';
-import { fileTokenStore } from '../partner/token-store.ts';
+import { fileTokenStore, type TokenStore } from '../partner/token-store.ts';
 import type { Store } from '../store/store.ts';
 
 export interface CliIo {
@@ -101,7 +101,11 @@ export function print(io: CliIo, json: boolean, data: unknown, rows: Row[]): voi
   io.out(rows.map(([k, v]) => `${k.padEnd(width)}  ${v ?? '-'}`).join('\n'));
 }
 
-export async function client(config: PartnerConfig, observe?: (answer: ObservedAnswer) => void): Promise<PartnerClient> {
+/**
+ * The partner client of a command. Its token (it lives five years: a command should not log in each
+ * time) is kept where the proxy keeps its own (cliTokenStore).
+ */
+export async function client(config: PartnerConfig, env: CliIo['env'], observe?: (answer: ObservedAnswer) => void): Promise<PartnerClient> {
   let ca: string | null = null;
   if (config.caFile) {
     try {
@@ -118,7 +122,7 @@ export async function client(config: PartnerConfig, observe?: (answer: ObservedA
     baseUrl: config.baseUrl,
     credentials: config.credentials,
     token: config.token,
-    tokenStore: fileTokenStore(config.tokenFile),
+    tokenStore: cliTokenStore(config, env),
     userAgent: config.userAgent,
     ca,
     timeoutMs: config.timeoutMs,
@@ -137,4 +141,29 @@ export async function openCliStore(env: CliIo['env']): Promise<Store> {
   const { values, problems } = readSettings(env, ['PIX_DATABASE_URL', 'PIX_DATA_DIR']);
   if (problems.length > 0) throw new UsageError(problems.join('; '));
   return openStore({ dataDir: values.PIX_DATA_DIR, databaseUrl: values.PIX_DATABASE_URL, cacheSize: 0 });
+}
+
+/**
+ * Where the command line keeps the partner's token: with PIX_DATABASE_URL, in the proxy's database
+ * (the room the proxy keeps its own in, under the same key: one token for both, nothing on the
+ * disk of the machine a command runs on); else in the 0600 file PIX_TOKEN_FILE (SQLite, or no proxy).
+ * The database is opened for each load or save only: a command is short-lived.
+ */
+export function cliTokenStore(config: PartnerConfig, env: CliIo['env']): TokenStore {
+  const { values, problems } = readSettings(env, ['PIX_DATABASE_URL']);
+  if (problems.length > 0) throw new UsageError(problems.join('; '));
+  if (values.PIX_DATABASE_URL === undefined) return fileTokenStore(config.tokenFile);
+  const withTokens = async <T>(use: (tokens: TokenStore) => Promise<T>): Promise<T> => {
+    const store = await openCliStore(env);
+    try {
+      return await use(store.tokens);
+    } finally {
+      await store.close();
+    }
+  };
+  return {
+    load: (key) => withTokens((tokens) => tokens.load(key)),
+    save: (key, token) => withTokens((tokens) => tokens.save(key, token)),
+    clear: (key) => withTokens((tokens) => tokens.clear(key)),
+  };
 }

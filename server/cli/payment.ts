@@ -73,7 +73,7 @@ export async function paymentCommand(rest: string[], io: CliIo): Promise<void> {
     // The partner client's own check, here, so a value out of range is a bad argument (exit 2) and costs no request.
     checkArgs(CreatePartnerPaymentRequest, { ...input, tenant_id: 'fetched when sent' }, CREATE_FLAGS);
     const cfg = config();
-    const created = await (await client(cfg)).createPayment(input);
+    const created = await (await client(cfg, io.env)).createPayment(input);
     // A new payment is pending by definition: another code proves PIX_STATUS_CODES wrong.
     const warning = freshStatusWarning(cfg.statusCodes, created.status, 'payment');
     if (warning) io.err(warning);
@@ -104,7 +104,7 @@ export async function paymentCommand(rest: string[], io: CliIo): Promise<void> {
   if (sub === 'status' || sub === 'show') {
     const ref = referenceArg(reference, `payment ${sub}`);
     const cfg = config();
-    const partner = await client(cfg);
+    const partner = await client(cfg, io.env);
     const record = await partner.getPayment(ref);
     if (sub === 'status') {
       // The state comes from the details; HEAD's bare HTTP status is shown for what it is.

@@ -69,7 +69,7 @@ function idempotencyKey(given: string | undefined): string {
 /** The proxy's services over its store and the configured partner: the same code the proxy runs. */
 async function payoutsOf(io: CliIo): Promise<{ store: Store; payouts: Services['payouts']; numbering: Services['numbering']; close: () => Promise<void> }> {
   const config = partnerConfig(io.env);
-  const partner = await client(config);
+  const partner = await client(config, io.env);
   const store = await openCliStore(io.env);
   // The domain alone: the command needs no HTTP stack.
   const services = createServices(
@@ -142,7 +142,7 @@ export async function transferCommand(rest: string[], io: CliIo): Promise<void> 
       }
     }
     const config = partnerConfig(io.env);
-    return printPartnerTransfer(io, json, await (await client(config)).checkTransfer(target), config.statusCodes);
+    return printPartnerTransfer(io, json, await (await client(config, io.env)).checkTransfer(target), config.statusCodes);
   }
   if (sub === 'list') {
     const status = values.status;

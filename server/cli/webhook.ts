@@ -5,6 +5,7 @@
 import { partnerConfig } from '../config.ts';
 import { redactBody } from '../partner/read.ts';
 import { NOTIFY_TYPE, NotificationUrlRequest } from '../partner/wire.ts';
+import { checkWebhookUrl } from './doctor.ts';
 import { UsageError, checkArgs, client, count, openCliStore, parse, print, type CliIo } from './io.ts';
 
 export const HELP = `Usage: pix-checkout webhook set <url> [--format old|new] [--json]
@@ -18,7 +19,8 @@ received: the partner's notifications the proxy stored but could not act on, fro
 PIX_DATA_DIR (default .data), newest first: those it could not read (unreadable, invalid, or
 ambiguous: naming two different references) and those about a reference it does not know
 (unknown_reference). --unreadable lists only the first kind.
-Each is shown with its body as received (documents and tokens masked, at most 2 KiB).`;
+Each is shown with its body as received (documents and tokens masked, at most 2 KiB); a body the
+intake stored cut says how long it was (original_bytes).`;
 
 export async function webhookCommand(rest: string[], io: CliIo): Promise<void> {
   const { values, positionals } = parse(rest, { format: { type: 'string' }, unreadable: { type: 'boolean' }, limit: { type: 'string' } });
@@ -34,7 +36,8 @@ export async function webhookCommand(rest: string[], io: CliIo): Promise<void> {
     { notification_url: url, ...(format ? { notify_type: NOTIFY_TYPE[format] } : {}) },
     { notification_url: '<url>' },
   );
-  const result = await (await client(partnerConfig(io.env))).setNotificationUrl(request);
+  checkWebhookUrl(url, io.env);
+  const result = await (await client(partnerConfig(io.env), io.env)).setNotificationUrl(request);
   const formatName = result.notifyType === NOTIFY_TYPE.new ? 'new' : result.notifyType === NOTIFY_TYPE.old ? 'old' : "the service's default";
   return print(io, values.json === true, { notification_url: result.notificationUrl, notify_type: result.notifyType, confirmed_by_answer: result.confirmed }, [
     ['notification url', result.notificationUrl],
@@ -53,10 +56,17 @@ async function received(io: CliIo, onlyUnreadable: boolean, limitText: string | 
       limit,
     );
     // Bodies as received, but a customer's document or a token in them masked (output gets pasted).
-    const data = rows.map((r) => ({ id: r.id, result: r.result ?? null, received_at: new Date(r.receivedAt).toISOString(), body: redactBody(r.rawBody) }));
+    const data = rows.map((r) => ({
+      id: r.id,
+      result: r.result ?? null,
+      received_at: new Date(r.receivedAt).toISOString(),
+      body: redactBody(r.rawBody),
+      ...(r.originalBytes !== undefined ? { original_bytes: r.originalBytes } : {}),
+    }));
     if (json) return io.out(JSON.stringify(data, null, 2));
     if (data.length === 0) return io.out(onlyUnreadable ? 'No unreadable notifications.' : 'No notifications waiting for the operator.');
-    io.out(data.map((r) => `#${r.id}  ${r.received_at}  ${r.result}\n  ${r.body.length > 500 ? `${r.body.slice(0, 500)}…` : r.body}`).join('\n'));
+    const cut = (r: (typeof data)[number]) => ('original_bytes' in r ? `  (stored cut: ${r.original_bytes} bytes received)` : '');
+    io.out(data.map((r) => `#${r.id}  ${r.received_at}  ${r.result}${cut(r)}\n  ${r.body.length > 500 ? `${r.body.slice(0, 500)}…` : r.body}`).join('\n'));
   } finally {
     await store.close();
   }

@@ -126,7 +126,7 @@ export const SETTINGS = {
     for: 'partner',
     kind: checked(nonEmpty(), 'file path'),
     default: '.data/partner-token.json',
-    doc: "the command line's token file (the proxy keeps its token in the store)",
+    doc: "the command line's token file when there is no `PIX_DATABASE_URL` (with it, the command line keeps its token in that database, as the proxy does)",
     at: 'tokenFile',
   },
   PIX_API_KEY: {
@@ -201,7 +201,7 @@ export const SETTINGS = {
       check: [isDatabaseUrl, 'must be a postgres:// (or postgresql://) URL naming the database, e.g. postgres://user:password@host:5432/pix'],
     }),
     shown: 'none (SQLite)',
-    doc: '`postgres://user:password@host:5432/db[?sslmode=require]`: keep everything in Postgres instead, shared by every instance given the same URL ([several instances](docs/guides/production.md#several-instances)); never logged',
+    doc: '`postgres://user:password@host:5432/db[?sslmode=verify-full&sslrootcert=<path>]`: keep everything in Postgres instead, shared by every instance given the same URL ([several instances](docs/guides/production.md#several-instances); TLS: [Postgres over TLS](docs/guides/production.md#postgres-over-tls)); never logged',
   },
   PIX_DATABASE_POOL_SIZE: {
     for: 'proxy',

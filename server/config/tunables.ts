@@ -40,6 +40,11 @@ export const TUNABLES = {
      */
     unreadableWholePerHour: 100,
     auditBytes: 1024,
+    /**
+     * A stored notification keeps at most this much of its body (a real one is under 2 KiB); the rest
+     * is cut and the record says so. One about a reference this proxy never issued keeps `auditBytes`.
+     */
+    keptBytes: 16 * 1024,
   },
   /** The reconciler (domain/reconciler.ts), beside its three variables. */
   reconcile: {

@@ -18,7 +18,8 @@
  */
 import type { Logger } from '../log.ts';
 import { EVENT_ID_HEADER, SIGNATURE_HEADER, signWebhook } from './signature.ts';
-import type { OutboxEntry, Store } from '../store/store.ts';
+import type { StoreOutage } from '../store/outage.ts';
+import { StoreError, type OutboxEntry, type Store } from '../store/store.ts';
 import type { DeliveryTelemetry } from './telemetry.ts';
 import { runPool } from './worker-pool.ts';
 
@@ -51,6 +52,8 @@ export interface MerchantNotifierOptions extends DeliveryPolicy {
   random?: () => number;
   /** Each attempt in a span whose trace context the POST carries, and counted (the proxy's metrics and traces). */
   telemetry?: DeliveryTelemetry | undefined;
+  /** Told of each pass the store failed or served (one line per outage, not one per pass: store/outage.ts). */
+  outage?: StoreOutage | undefined;
 }
 
 export class MerchantNotifier {
@@ -121,10 +124,13 @@ export class MerchantNotifier {
   }
 
   private async tick(timer: ReturnType<typeof setTimeout>): Promise<void> {
+    const { outage } = this.options;
     try {
       await this.runOnce();
+      outage?.recovered('merchant-deliveries');
     } catch (error) {
-      this.options.log.error({ err: { message: (error as Error).message } }, 'merchant delivery pass failed');
+      if (outage && error instanceof StoreError) outage.failed('merchant-deliveries', error);
+      else this.options.log.error({ err: { message: (error as Error).message } }, 'merchant delivery pass failed');
     }
     // A wake() during the pass has already set a sooner timer: keep it rather than the poll.
     if (!this.stopped && this.timer === timer) this.schedule(this.policy.pollMs);

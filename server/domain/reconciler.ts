@@ -20,7 +20,8 @@
  */
 import { LIMITS } from '../../src/shared/limits.ts';
 import type { Logger } from '../log.ts';
-import type { PaymentRecord, ReadSchedule, Store } from '../store/store.ts';
+import type { StoreOutage } from '../store/outage.ts';
+import { StoreError, type PaymentRecord, type ReadSchedule, type Store } from '../store/store.ts';
 import type { PaymentService } from './payments.ts';
 import type { TransferService } from './transfers.ts';
 import type { WebhookProcessor } from './webhook-processor.ts';
@@ -56,6 +57,8 @@ export interface ReconcilerOptions extends ReconcileTiming {
   expireSendingPayouts?: () => Promise<number>;
   now: () => number;
   log: Logger;
+  /** Told of each pass the store failed or served (one line per outage, not one per pass: store/outage.ts). */
+  outage?: StoreOutage | undefined;
 }
 
 export interface ReconcileReport {
@@ -158,10 +161,13 @@ export class Reconciler {
   }
 
   private async tick(): Promise<void> {
+    const { outage } = this.options;
     try {
       await this.runOnce();
+      outage?.recovered('reconciler');
     } catch (error) {
-      this.options.log.error({ err: { message: (error as Error).message } }, 'reconciler pass failed');
+      if (outage && error instanceof StoreError) outage.failed('reconciler', error);
+      else this.options.log.error({ err: { message: (error as Error).message } }, 'reconciler pass failed');
     }
     if (!this.stopped) this.loop(this.tickMs);
   }

@@ -13,6 +13,13 @@
  * references), logged, and listed for the operator (`pix-checkout webhook received --unreadable`).
  * Calls from a wrong source or to a wrong secret path are refused and not stored (anyone can send
  * them, so storing them would let anyone fill the disk).
+ *
+ * What is stored is bounded (issue 27): a body keeps at most its first `keptBytes` (16 KiB; a real
+ * notification is under 2 KiB), and one about a reference this proxy never issued (no payment, no
+ * transfer in the store) its first `auditBytes` (1 KiB), as a refused one does, so a flood of made-up
+ * notifications grows the store by about a KiB each. A cut record says so and how long the body was
+ * (`originalBytes`). A cut body cannot decide money: it is confirmed with the partner from the body as
+ * received, its words never count, and after a restart its stored start is never read as if whole.
  */
 import { timingSafeEqual } from 'node:crypto';
 import type { Logger } from '../log.ts';
@@ -26,6 +33,8 @@ export interface WebhookIntakeLimits {
   /** Unreadable notifications per hour stored whole; past it, only their first `auditBytes`. */
   unreadableWholePerHour: number;
   auditBytes: number;
+  /** The most of a body any stored notification keeps; the rest is cut (and the record says so). */
+  keptBytes: number;
   /** Notifications waiting to be confirmed, at most: past it the partner is asked to retry. */
   pendingCap: number;
 }
@@ -118,9 +127,13 @@ export class WebhookIntake {
       const whole = this.unreadable.length < limits.unreadableWholePerHour;
       this.unreadable.push(receivedAt);
       try {
-        const kept = whole ? raw : raw.slice(0, limits.auditBytes);
-        const id = await store.webhookEvents.addRejected(kept, receivedAt, result);
-        const fields = { webhook_event: id, bytes: Buffer.byteLength(raw) };
+        const kept = keepFirstBytes(raw, whole ? limits.keptBytes : limits.auditBytes);
+        const id = await store.webhookEvents.addRejected(kept.body, receivedAt, result, kept.originalBytes);
+        const fields = {
+          webhook_event: id,
+          bytes: Buffer.byteLength(raw),
+          ...(kept.originalBytes !== undefined ? { kept_bytes: Buffer.byteLength(kept.body) } : {}),
+        };
         if ('ambiguous' in reading) {
           log.warn(
             { ...fields, references: reading.ambiguous.slice(0, 5) },
@@ -138,6 +151,8 @@ export class WebhookIntake {
     const event = reading.notification;
 
     let id: number;
+    let known: 'payment' | 'transfer' | null;
+    let kept: KeptBody;
     try {
       // Bounded: past the cap the service is asked to retry rather than the disk filling up.
       if ((await store.webhookEvents.countUnprocessed(limits.pendingCap)) >= limits.pendingCap) {
@@ -145,26 +160,52 @@ export class WebhookIntake {
         this.options.tally?.('rejected', 'full');
         return { kind: 'full' };
       }
-      id = await store.webhookEvents.add(raw, receivedAt);
+      known = await this.issued(event.reference);
+      kept = keepFirstBytes(raw, known ? limits.keptBytes : limits.auditBytes);
+      id = await store.webhookEvents.add(kept.body, receivedAt, kept.originalBytes);
     } catch (error) {
       log.error({ err: { message: (error as Error).message } }, 'webhook not stored: answering 503 so the service retries');
       this.options.tally?.('rejected', 'not_stored');
       return { kind: 'not_stored' };
     }
+    const cut = kept.originalBytes !== undefined;
+    // About one of ours, a cut body is out of the ordinary (one about a made-up reference is the flood's).
+    if (cut && known)
+      log.warn(
+        { webhook_event: id, bytes: kept.originalBytes, kept_bytes: Buffer.byteLength(kept.body) },
+        'webhook body cut: stored its start only; its words do not count',
+      );
+    if (known === 'payment') this.options.health.notified(event.reference);
     this.options.tally?.('accepted');
     // After the write, not awaited: the answer does not wait for the partner. A notification's words
-    // are evidence only when the intake is authenticated.
-    void this.noteArrival(event.reference);
-    void this.options.processor.process(id, raw, { event, authenticated: this.authenticated });
+    // are evidence only when the intake is authenticated, and never from a body stored cut.
+    void this.options.processor.process(id, kept.body, { event, authenticated: this.authenticated && !cut });
     return { kind: 'stored' };
   }
 
-  /** A notification reached the intake: about a payment we issued, it tells the webhooks' health. */
-  private async noteArrival(reference: string): Promise<void> {
-    const { store, health } = this.options;
-    const known = store.peekPayment?.(reference) ?? (await store.getPayment(reference).catch(() => null));
-    if (known) health.notified(reference);
+  /** What the store knows the reference as: a payment this proxy issued, a transfer it follows, or nothing. */
+  private async issued(reference: string): Promise<'payment' | 'transfer' | null> {
+    const { store } = this.options;
+    if ((store.peekPayment?.(reference) ?? (await store.getPayment(reference))) !== null) return 'payment';
+    return (await store.transfers.get(reference)) !== null ? 'transfer' : null;
   }
+}
+
+/** A body as stored: whole, or its first bytes and how long it was. */
+export interface KeptBody {
+  body: string;
+  /** Set when cut: the body's length in bytes (UTF-8). */
+  originalBytes?: number;
+}
+
+/** The body's first `maxBytes` bytes of UTF-8, cut before a character that would not fit whole. */
+export function keepFirstBytes(raw: string, maxBytes: number): KeptBody {
+  const bytes = Buffer.from(raw, 'utf8');
+  if (bytes.length <= maxBytes) return { body: raw };
+  let end = Math.max(0, maxBytes);
+  // A continuation byte (10xxxxxx) at the cut: the character it belongs to starts before it.
+  while (end > 0 && (bytes[end]! & 0xc0) === 0x80) end--;
+  return { body: bytes.subarray(0, end).toString('utf8'), originalBytes: bytes.length };
 }
 
 /** Whether an intake with these settings is authenticated: a secret path, or a source allow-list. */

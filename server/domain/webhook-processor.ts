@@ -66,9 +66,10 @@ export interface ProcessorDeps {
 /**
  * What processing made of an event (stored as `webhook_events.result`): `not_confirmed` once its
  * tries again are over; `contradicted`, authenticated words the partner's verified code contradicts;
- * `disputed`, authenticated words that contradict a final payment.
+ * `disputed`, authenticated words that contradict a final payment; `cut`, a body stored cut
+ * (webhook-intake.ts) taken up again after a restart, never read.
  */
-export type ProcessResult = 'applied' | 'already_final' | 'not_confirmed' | 'unknown_reference' | 'invalid' | 'contradicted' | 'disputed';
+export type ProcessResult = 'applied' | 'already_final' | 'not_confirmed' | 'unknown_reference' | 'invalid' | 'contradicted' | 'disputed' | 'cut';
 
 /** A confirmation that could not be applied yet: tried again later. */
 type Attempt = ProcessResult | 'retry';
@@ -145,7 +146,19 @@ export class WebhookProcessor {
     if (this.closed) return;
     // Those no other instance is processing (each instance processes what its intake received).
     const events = await this.deps.store.webhookEvents.claimUnprocessed(limit, this.deps.now());
-    await Promise.all(events.map((e) => this.process(e.id, e.rawBody, e.authenticated ? { event: parseEvent(e.rawBody), authenticated: true } : undefined)));
+    // A body stored cut is never read as if whole (its start may parse as another notification):
+    // settled `cut`, unless this process holds it from its intake (read whole there, waiting for its
+    // try again); the reconciler follows the payment it may have been about.
+    const cut = events.filter((e) => e.originalBytes !== undefined && !this.holds(e.id)).map((e) => e.id);
+    if (cut.length > 0) await this.settle(cut, 'cut');
+    const whole = events.filter((e) => e.originalBytes === undefined);
+    await Promise.all(whole.map((e) => this.process(e.id, e.rawBody, e.authenticated ? { event: parseEvent(e.rawBody), authenticated: true } : undefined)));
+  }
+
+  /** Whether this process is confirming the event or keeps it for its try again. */
+  private holds(id: number): boolean {
+    for (const group of this.groups.values()) if (group.ids.has(id) || group.deferred.has(id) || group.taken.has(id)) return true;
+    return false;
   }
 
   /** Resolves when nothing is in flight. */

@@ -45,7 +45,8 @@ const DOMAIN_STATUS: Record<DomainErrorKind, [ContentfulStatusCode, ErrorCode]> 
   disputed: [409, 'disputed'],
 };
 
-export function respondError(c: Context, error: unknown, log: Logger): Response {
+/** The error's answer, and its log line. `outage`: where a store failure is told instead of a line per request (store/outage.ts). */
+export function respondError(c: Context, error: unknown, log: Logger, outage?: { failed(source: string, error: unknown): void }): Response {
   if (error instanceof HttpError) return c.json(errorBody(error.code, error.message, error.fields), error.status, error.headers);
   if (error instanceof RequestAbortedError) {
     // Counted apart from server failures: logged at info, and the status (never sent) says 400.
@@ -65,8 +66,10 @@ export function respondError(c: Context, error: unknown, log: Logger): Response 
     return c.json(errorBody(code, error.message, error.fields), status);
   }
   if (error instanceof StoreError) {
-    // One line, no stack: the sentence says what the operator must do.
-    log.error({ err: { message: error.message, code: error.code } }, 'the store cannot serve');
+    // One line, no stack: the sentence says what the operator must do. During an outage, one line for
+    // the outage rather than one per request (store/outage.ts); the request's own line says 503.
+    if (outage) outage.failed('requests', error);
+    else log.error({ err: { message: error.message, code: error.code } }, 'the store cannot serve');
     return c.json(errorBody('store_unavailable', 'The payment server cannot reach its data right now; try again later.'), 503);
   }
   if (error instanceof PartnerError) {

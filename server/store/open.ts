@@ -3,6 +3,7 @@
  * `databaseUrl` (PIX_DATABASE_URL, postgres://...), Postgres, shared by every instance given the same
  * URL; without one, SQLite in `dataDir` (PIX_DATA_DIR), for one instance.
  */
+import type { StoreOutage } from './outage.ts';
 import { openSqliteStore } from './sqlite/sqlite-store.ts';
 import type { Store } from './store.ts';
 
@@ -24,6 +25,8 @@ export interface StoreOptions {
   statementTimeoutMs?: number;
   /** Where the Postgres store logs a lost listening connection (default: nowhere). */
   onProblem?: (message: string, error?: unknown) => void;
+  /** Where the Postgres store reports lost connections instead, one line per outage (outage.ts). */
+  outage?: StoreOutage | undefined;
 }
 
 /** Claims last 30 s unless told: three times the default partner and delivery timeouts (10 s). */

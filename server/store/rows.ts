@@ -224,6 +224,7 @@ export interface WebhookEventRow {
   processed_at: number | null;
   result?: string | null;
   authenticated?: number | boolean;
+  original_bytes?: number | null;
 }
 
 export const toWebhookEvent = (r: WebhookEventRow): WebhookEventRecord => ({
@@ -233,6 +234,7 @@ export const toWebhookEvent = (r: WebhookEventRow): WebhookEventRecord => ({
   processedAt: r.processed_at,
   ...(r.result !== undefined ? { result: r.result } : {}),
   ...(r.authenticated === 1 || r.authenticated === true ? { authenticated: true } : {}),
+  ...(r.original_bytes != null ? { originalBytes: Number(r.original_bytes) } : {}),
 });
 
 /** A row read with its checkout's order id (a LEFT JOIN: null without a checkout). */

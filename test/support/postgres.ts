@@ -19,6 +19,9 @@ export interface RunningPostgres {
   /** Creates a new, empty database and answers its URL. */
   createDatabase(name?: string): Promise<string>;
   port: number;
+  /** Stops the server, keeping its data (an outage); `resume()` starts it again on the same port. */
+  pause(): Promise<void>;
+  resume(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -59,22 +62,12 @@ export async function startPostgres(): Promise<RunningPostgres> {
   const data = join(dir, 'data');
   const log = join(dir, 'server.log');
   run(join(bin, 'initdb'), ['-D', data, '-A', 'trust', '-U', 'postgres', '-E', 'UTF8', '--no-sync', '--no-instructions']);
+  const serverOptions = (on: number) => `-p ${on} -k ${dir} -h 127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300`;
   let port = 0;
   for (let attempt = 1; ; attempt++) {
     port = await freePort();
     try {
-      run(join(bin, 'pg_ctl'), [
-        '-D',
-        data,
-        '-l',
-        log,
-        '-w',
-        '-t',
-        '30',
-        '-o',
-        `-p ${port} -k ${dir} -h 127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300`,
-        'start',
-      ]);
+      run(join(bin, 'pg_ctl'), ['-D', data, '-l', log, '-w', '-t', '30', '-o', serverOptions(port), 'start']);
       break;
     } catch (error) {
       // Another process took the port between the probe and the start: pick another.
@@ -109,6 +102,12 @@ export async function startPostgres(): Promise<RunningPostgres> {
         await client.end();
       }
       return url(name);
+    },
+    async pause() {
+      run(join(bin, 'pg_ctl'), ['-D', data, '-m', 'fast', '-w', 'stop']);
+    },
+    async resume() {
+      run(join(bin, 'pg_ctl'), ['-D', data, '-l', log, '-w', '-t', '30', '-o', serverOptions(port), 'start']);
     },
     async stop() {
       process.removeListener('exit', stopNow);

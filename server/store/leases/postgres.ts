@@ -4,6 +4,8 @@
  * on one channel, heard on a connection of its own, reopened when lost). Dialect-specific by nature.
  */
 import pg from 'pg';
+import type { StoreOutage } from '../outage.ts';
+import { postgresConnection } from '../postgres/tls.ts';
 import type { PostgresContext } from '../postgres/context.ts';
 import type { RecordCache } from '../record-cache.ts';
 import type { Cluster, StoreChange } from './types.ts';
@@ -22,6 +24,8 @@ export interface ClusterOptions {
   where: string;
   cache: RecordCache;
   onProblem?: ((message: string, error?: unknown) => void) | undefined;
+  /** Told when the listening connection is lost or cannot be reopened, and when it is back (instead of onProblem). */
+  outage?: StoreOutage | undefined;
 }
 
 /** Announces a payment's change in the caller's transaction: delivered to the other instances on commit. */
@@ -32,7 +36,7 @@ export const announcer =
 
 export function postgresCluster(
   { query, instanceId }: Pick<PostgresContext, 'query' | 'instanceId'>,
-  { url, types, where, cache, onProblem }: ClusterOptions,
+  { url, types, where, cache, onProblem, outage }: ClusterOptions,
 ): { cluster: Cluster; listen: () => Promise<void>; stop: () => Promise<void> } {
   // Listening: one connection of its own, reopened when lost.
   const listeners = new Set<(change: StoreChange) => void>();
@@ -51,7 +55,7 @@ export function postgresCluster(
     }
   };
   async function listen(): Promise<void> {
-    const client = new pg.Client({ connectionString: url, types });
+    const client = new pg.Client({ ...postgresConnection(url), types });
     client.on('notification', (message) => {
       const [from, kind, reference] = (message.payload ?? '').split(' ');
       if (from === instanceId || kind !== 'payment' || !reference) return;
@@ -66,7 +70,8 @@ export function postgresCluster(
       cache.clear();
       client.end().catch(() => undefined);
       if (closing) return;
-      onProblem?.(`lost the database connection that hears other instances' changes (${where}); reconnecting`, error);
+      if (outage) outage.failed('listen', error ?? new Error('Connection terminated'));
+      else onProblem?.(`lost the database connection that hears other instances' changes (${where}); reconnecting`, error);
       reconnect();
     };
     client.on('error', lost);
@@ -76,6 +81,7 @@ export function postgresCluster(
     listener = client;
     listening = true;
     retryDelay = 250;
+    outage?.recovered('listen');
     // What changed while not listening is not known: read everything again.
     cache.clear();
     emit({ kind: 'resync' });
@@ -84,7 +90,8 @@ export function postgresCluster(
     clearTimeout(retry);
     retry = setTimeout(() => {
       listen().catch((error: unknown) => {
-        onProblem?.(`cannot listen for other instances' changes (${where}); trying again`, error);
+        if (outage) outage.failed('listen', error);
+        else onProblem?.(`cannot listen for other instances' changes (${where}); trying again`, error);
         retryDelay = Math.min(retryDelay * 2, 5000);
         if (!closing) reconnect();
       });

@@ -5,17 +5,17 @@ import type { WebhookEventStore } from './types.ts';
 
 export function postgresWebhookEvents({ query, claimMs, instanceId }: PostgresContext): WebhookEventStore {
   return {
-    async add(rawBody, receivedAt) {
+    async add(rawBody, receivedAt, originalBytes) {
       const { rows } = await query<{ id: number }>(
-        'INSERT INTO webhook_events (raw_body, received_at, claimed_by, claimed_until) VALUES ($1, $2, $3, $4) RETURNING id',
-        [rawBody, receivedAt, instanceId, receivedAt + claimMs],
+        'INSERT INTO webhook_events (raw_body, received_at, claimed_by, claimed_until, original_bytes) VALUES ($1, $2, $3, $4, $5) RETURNING id',
+        [rawBody, receivedAt, instanceId, receivedAt + claimMs, originalBytes ?? null],
       );
       return rows[0]!.id;
     },
-    async addRejected(rawBody, receivedAt, result) {
+    async addRejected(rawBody, receivedAt, result, originalBytes) {
       const { rows } = await query<{ id: number }>(
-        'INSERT INTO webhook_events (raw_body, received_at, processed_at, result) VALUES ($1, $2, $2, $3) RETURNING id',
-        [rawBody, receivedAt, result],
+        'INSERT INTO webhook_events (raw_body, received_at, processed_at, result, original_bytes) VALUES ($1, $2, $2, $3, $4) RETURNING id',
+        [rawBody, receivedAt, result, originalBytes ?? null],
       );
       return rows[0]!.id;
     },
@@ -24,7 +24,7 @@ export function postgresWebhookEvents({ query, claimMs, instanceId }: PostgresCo
     },
     async unprocessed(limit) {
       const { rows } = await query<WebhookEventRow>(
-        'SELECT id, raw_body, received_at, processed_at FROM webhook_events WHERE processed_at IS NULL ORDER BY received_at, id LIMIT $1',
+        'SELECT id, raw_body, received_at, processed_at, original_bytes FROM webhook_events WHERE processed_at IS NULL ORDER BY received_at, id LIMIT $1',
         [limit],
       );
       return rows.map(toWebhookEvent);
@@ -36,7 +36,7 @@ export function postgresWebhookEvents({ query, claimMs, instanceId }: PostgresCo
                WHERE processed_at IS NULL AND (claimed_by IS NULL OR claimed_by = $1 OR claimed_until <= $2)
                ORDER BY received_at, id LIMIT $4 FOR UPDATE SKIP LOCKED) pick
          WHERE w.id = pick.id
-         RETURNING w.id, w.raw_body, w.received_at, w.processed_at, w.authenticated`,
+         RETURNING w.id, w.raw_body, w.received_at, w.processed_at, w.authenticated, w.original_bytes`,
         [instanceId, now, claimMs, limit],
       );
       return rows.map(toWebhookEvent).sort((a, b) => a.receivedAt - b.receivedAt || a.id - b.id);
@@ -50,7 +50,7 @@ export function postgresWebhookEvents({ query, claimMs, instanceId }: PostgresCo
     async listByResult(results, limit) {
       if (results.length === 0) return [];
       const { rows } = await query<WebhookEventRow>(
-        'SELECT id, raw_body, received_at, processed_at, result FROM webhook_events WHERE result = ANY($1) ORDER BY received_at DESC, id DESC LIMIT $2',
+        'SELECT id, raw_body, received_at, processed_at, result, original_bytes FROM webhook_events WHERE result = ANY($1) ORDER BY received_at DESC, id DESC LIMIT $2',
         [[...results], limit],
       );
       return rows.map(toWebhookEvent);

@@ -5,31 +5,33 @@ import type { WebhookEventStore } from './types.ts';
 
 export function sqliteWebhookEvents({ db, claimMs }: SqliteContext): WebhookEventStore {
   const sql = {
-    add: db.prepare('INSERT INTO webhook_events (raw_body, received_at, claimed_by, claimed_until) VALUES (?, ?, ?, ?)'),
-    addRejected: db.prepare('INSERT INTO webhook_events (raw_body, received_at, processed_at, result) VALUES (?, ?, ?, ?)'),
+    add: db.prepare('INSERT INTO webhook_events (raw_body, received_at, claimed_by, claimed_until, original_bytes) VALUES (?, ?, ?, ?, ?)'),
+    addRejected: db.prepare('INSERT INTO webhook_events (raw_body, received_at, processed_at, result, original_bytes) VALUES (?, ?, ?, ?, ?)'),
     claim: db.prepare(
       `UPDATE webhook_events SET claimed_by = ?1, claimed_until = ?2 + ?3 WHERE id IN (
          SELECT id FROM webhook_events WHERE processed_at IS NULL AND (claimed_by IS NULL OR claimed_by = ?1 OR claimed_until <= ?2)
          ORDER BY received_at, id LIMIT ?4)
-       RETURNING id, raw_body, received_at, processed_at, authenticated`,
+       RETURNING id, raw_body, received_at, processed_at, authenticated, original_bytes`,
     ),
     keep: db.prepare(
       `UPDATE webhook_events SET result = 'waiting', authenticated = MAX(authenticated, ?), claimed_by = ?, claimed_until = ? WHERE id = ? AND processed_at IS NULL`,
     ),
     mark: db.prepare('UPDATE webhook_events SET processed_at = ?, result = ? WHERE id = ?'),
-    unprocessed: db.prepare('SELECT id, raw_body, received_at, processed_at FROM webhook_events WHERE processed_at IS NULL ORDER BY received_at, id LIMIT ?'),
+    unprocessed: db.prepare(
+      'SELECT id, raw_body, received_at, processed_at, original_bytes FROM webhook_events WHERE processed_at IS NULL ORDER BY received_at, id LIMIT ?',
+    ),
     countUnprocessed: db.prepare('SELECT count(*) AS n FROM (SELECT 1 FROM webhook_events WHERE processed_at IS NULL LIMIT ?)'),
     expireUnprocessed: db.prepare("UPDATE webhook_events SET processed_at = ?, result = 'expired' WHERE processed_at IS NULL AND received_at < ?"),
   };
   return {
-    async add(rawBody, receivedAt) {
-      return Number(sql.add.run(rawBody, receivedAt, HOLDER, receivedAt + claimMs).lastInsertRowid);
+    async add(rawBody, receivedAt, originalBytes) {
+      return Number(sql.add.run(rawBody, receivedAt, HOLDER, receivedAt + claimMs, originalBytes ?? null).lastInsertRowid);
     },
     async claimUnprocessed(limit, now) {
       return (sql.claim.all(HOLDER, now, claimMs, limit) as WebhookEventRow[]).map(toWebhookEvent).sort((a, b) => a.receivedAt - b.receivedAt || a.id - b.id);
     },
-    async addRejected(rawBody, receivedAt, result) {
-      return Number(sql.addRejected.run(rawBody, receivedAt, receivedAt, result).lastInsertRowid);
+    async addRejected(rawBody, receivedAt, result, originalBytes) {
+      return Number(sql.addRejected.run(rawBody, receivedAt, receivedAt, result, originalBytes ?? null).lastInsertRowid);
     },
     async markProcessed(id, processedAt, result) {
       sql.mark.run(processedAt, result ?? null, id);
@@ -48,7 +50,7 @@ export function sqliteWebhookEvents({ db, claimMs }: SqliteContext): WebhookEven
       // A handful of fixed words: the placeholders are built from their count only.
       const rows = db
         .prepare(
-          `SELECT id, raw_body, received_at, processed_at, result FROM webhook_events WHERE result IN (${results.map(() => '?').join(', ')})
+          `SELECT id, raw_body, received_at, processed_at, result, original_bytes FROM webhook_events WHERE result IN (${results.map(() => '?').join(', ')})
            ORDER BY received_at DESC, id DESC LIMIT ?`,
         )
         .all(...results, limit) as WebhookEventRow[];

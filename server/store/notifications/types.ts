@@ -10,6 +10,11 @@ export interface WebhookEventRecord {
   result?: string | null;
   /** It came through an authenticated intake (secret path, listed source) and was kept to be confirmed again: its words count. */
   authenticated?: boolean;
+  /**
+   * Set when only the body's first bytes were kept (domain/webhook-intake.ts): its length in bytes
+   * as received. A cut body is never read as if whole.
+   */
+  originalBytes?: number;
 }
 
 /**
@@ -18,10 +23,13 @@ export interface WebhookEventRecord {
  * at the same time; a claim runs out when its instance dies, and another takes the event up.
  */
 export interface WebhookEventStore {
-  /** Stores one, claimed by this instance (its intake processes it at once). */
-  add(rawBody: string, receivedAt: number): Promise<number>;
-  /** Keeps a refused notification for audit, already processed, with why it was refused. */
-  addRejected(rawBody: string, receivedAt: number, result: string): Promise<number>;
+  /**
+   * Stores one, claimed by this instance (its intake processes it at once). `originalBytes`: the
+   * body is only the first bytes of one this long (cut by the intake).
+   */
+  add(rawBody: string, receivedAt: number, originalBytes?: number): Promise<number>;
+  /** Keeps a refused notification for audit, already processed, with why it was refused (`originalBytes` as for add). */
+  addRejected(rawBody: string, receivedAt: number, result: string, originalBytes?: number): Promise<number>;
   markProcessed(id: number, processedAt: number, result?: string): Promise<void>;
   /** Oldest first, whoever holds them (the operator's view). */
   unprocessed(limit: number): Promise<WebhookEventRecord[]>;

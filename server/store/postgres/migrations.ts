@@ -152,6 +152,8 @@ export const MIGRATIONS: readonly string[] = [
    CREATE INDEX payouts_personal ON payouts(updated_at) WHERE personal_data_erased_at IS NULL;
    CREATE INDEX webhook_events_received ON webhook_events(received_at);
    CREATE INDEX outbox_delivered ON outbox(delivered_at) WHERE state = 'delivered' AND body <> '';`,
+  // As SQLite's migration 10: how long a notification kept cut was; null: kept whole.
+  `ALTER TABLE webhook_events ADD COLUMN original_bytes INTEGER;`,
 ];
 
 /** Brings the schema up to date, once across every instance starting now; refuses a database newer than this code. */

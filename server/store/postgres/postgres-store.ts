@@ -30,7 +30,9 @@ import { postgresPersonalData } from '../personal-data/postgres.ts';
 import { RecordCache } from '../record-cache.ts';
 import { StoreError, type Store } from '../store.ts';
 import type { PostgresContext, Query } from './context.ts';
+import type { StoreOutage } from '../outage.ts';
 import { migrate } from './migrations.ts';
+import { postgresConnection, PostgresTlsError, type PostgresConnection } from './tls.ts';
 
 export { CHANGES_CHANNEL } from '../leases/postgres.ts';
 
@@ -47,6 +49,8 @@ export interface PostgresStoreOptions {
   onProblem?: (message: string, error?: unknown) => void;
   /** The longest one statement may run (PIX_DATABASE_STATEMENT_TIMEOUT_MS; default DEFAULTS.databaseStatementTimeoutMs). */
   statementTimeoutMs?: number;
+  /** With it, a lost connection (the pool's or the listening one) is told to it instead of onProblem (outage.ts). */
+  outage?: StoreOutage | undefined;
 }
 
 /** The pool's connection deadlines: how long to wait for a free connection, or for a new one. */
@@ -120,6 +124,16 @@ export function deadlineCause(
   return null;
 }
 
+/** The URL and TLS options for pg (tls.ts); a URL whose TLS parameters cannot be used stops the start with a sentence. */
+function connectionOf(url: string): PostgresConnection {
+  try {
+    return postgresConnection(url);
+  } catch (error) {
+    if (error instanceof PostgresTlsError) throw new StoreError(error.message, 'tls_settings');
+    throw error;
+  }
+}
+
 /** Postgres's answer in words an operator can act on; a query's own error (a constraint) is passed on as it is. */
 function storeError(error: unknown, where: string, deadlines: Deadlines = queryDeadlines(), pool?: pg.Pool): Error {
   if (!(error instanceof Error)) return new Error(String(error));
@@ -157,9 +171,9 @@ function storeError(error: unknown, where: string, deadlines: Deadlines = queryD
 export async function openPostgresStore(options: PostgresStoreOptions): Promise<Store> {
   const where = describeDatabase(options.url);
   const deadlines = queryDeadlines(options.statementTimeoutMs);
-  const pool = new pg.Pool({ connectionString: options.url, max: options.poolSize ?? 10, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, types, ...deadlines });
+  const pool = new pg.Pool({ ...connectionOf(options.url), max: options.poolSize ?? 10, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, types, ...deadlines });
   // An idle connection that breaks is dropped by the pool; the next query opens another.
-  pool.on('error', (error) => options.onProblem?.(`a database connection broke (${where})`, error));
+  pool.on('error', (error) => (options.outage ? options.outage.failed('pool', error) : options.onProblem?.(`a database connection broke (${where})`, error)));
   try {
     const client = await pool.connect();
     try {
@@ -206,7 +220,7 @@ function opened(pool: pg.Pool, options: PostgresStoreOptions, where: string): { 
   }
 
   const context: PostgresContext = { query, tx, cache, claimMs: options.claimMs ?? 30_000, instanceId, announce: announcer(instanceId) };
-  const changes = postgresCluster(context, { url: options.url, types, where, cache, onProblem: options.onProblem });
+  const changes = postgresCluster(context, { url: options.url, types, where, cache, onProblem: options.onProblem, outage: options.outage });
   let closing = false;
 
   const tokens: TokenStore = {

@@ -123,6 +123,68 @@ describe('pix-checkout doctor', () => {
     });
   }
 
+  describe('--webhook-url and the configured secret path', () => {
+    const SECRET = 'f00dfeedf00dfeedf00dfeed';
+    let sandbox: RunningSandbox;
+    let env: Record<string, string>;
+    before(async () => {
+      sandbox = await startSandbox();
+      await writeFile(join(dir, 'secret.pem'), sandbox.ca);
+      env = {
+        PIX_BASE_URL: sandbox.url,
+        PIX_EMAIL: DEFAULT_ACCOUNT.email,
+        PIX_ACCESS_KEY: DEFAULT_ACCOUNT.accessKey,
+        PIX_USER_AGENT: 'Loja Teste (dev@loja.example)',
+        PIX_CA_FILE: join(dir, 'secret.pem'),
+        PIX_TOKEN_FILE: join(dir, 'secret-token.json'),
+        PIX_WEBHOOK_SECRET_PATH: SECRET,
+      };
+    });
+    after(() => sandbox.close());
+    const run = async (args: string[], overrides: Record<string, string | undefined> = {}) => {
+      const out: string[] = [];
+      const err: string[] = [];
+      const code = await main(args, { out: (t) => out.push(t), err: (t) => err.push(t), env: { ...env, ...overrides } });
+      return { code, out: out.join('\n'), err: err.join('\n') };
+    };
+    const registered = () => sandbox.state.webhooks.notification?.url ?? null;
+
+    test('refuses a URL whose last segment is empty (a variable the shell did not expand), says why, sets nothing', async () => {
+      const before = registered();
+      const { code, out, err } = await run(['doctor', '--webhook-url', 'https://shop.example/api/webhooks/partner/']);
+      assert.equal(code, 2, out);
+      assert.match(err, /does not end with the configured secret path \(PIX_WEBHOOK_SECRET_PATH\)/);
+      assert.match(err, /ends with "\/"/);
+      assert.equal(registered(), before, 'nothing sent to the partner');
+    });
+
+    test('refuses another last segment, and never prints the secret (a segment equal to it is shown as …)', async () => {
+      const wrong = await run(['doctor', '--webhook-url', 'https://shop.example/api/webhooks/partner/not-the-secret']);
+      assert.equal(wrong.code, 2);
+      assert.match(wrong.err, /its last segment is "not-the-secret"/);
+      const slash = await run(['webhook', 'set', `https://shop.example/api/webhooks/partner/${SECRET}/`]);
+      assert.equal(slash.code, 2, 'webhook set checks it too');
+      assert.match(slash.err, /https:\/\/shop\.example\/api\/webhooks\/partner\/…\/ does not end with the configured secret path/);
+      assert.equal(`${slash.out}${slash.err}${wrong.out}${wrong.err}`.includes(SECRET), false, 'the secret printed');
+    });
+
+    test('accepts the URL ending with the secret, and sets it', async () => {
+      const url = `https://shop.example/api/webhooks/partner/${SECRET}`;
+      const { code, out } = await run(['doctor', '--webhook-url', url, '--json']);
+      assert.equal(code, 0, out);
+      assert.equal(registered(), url);
+    });
+
+    test('without a secret path configured, refuses only an empty last segment', async () => {
+      const empty = await run(['doctor', '--webhook-url', 'https://shop.example/api/webhooks/partner/'], { PIX_WEBHOOK_SECRET_PATH: undefined });
+      assert.equal(empty.code, 2);
+      assert.match(empty.err, /ends with "\/"/);
+      const plain = await run(['doctor', '--webhook-url', 'https://shop.example/api/webhooks/partner', '--json'], { PIX_WEBHOOK_SECRET_PATH: undefined });
+      assert.equal(plain.code, 0, plain.err);
+      assert.equal(registered(), 'https://shop.example/api/webhooks/partner');
+    });
+  });
+
   test('wrong credentials: login is broken, exit 4, and the access key never printed', async () => {
     const sandbox = await startSandbox();
     try {

@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { WebhookIntake, isAuthenticatedIntake, normalizeIp, type WebhookIntakeOptions } from '../../../server/domain/webhook-intake.ts';
+import { WebhookIntake, isAuthenticatedIntake, keepFirstBytes, normalizeIp, type WebhookIntakeOptions } from '../../../server/domain/webhook-intake.ts';
 import type { WebhookHealth } from '../../../server/domain/webhook-health.ts';
 import type { WebhookProcessor } from '../../../server/domain/webhook-processor.ts';
 import { createLogger } from '../../../server/log.ts';
@@ -28,7 +28,7 @@ function intakeOver(over: Partial<WebhookIntakeOptions> = {}) {
   const intake = new WebhookIntake({
     store,
     now: () => 1_000_000,
-    limits: { unreadableWholePerHour: 2, auditBytes: 8, pendingCap: 3 },
+    limits: { unreadableWholePerHour: 2, auditBytes: 8, keptBytes: 64, pendingCap: 3 },
     health,
     processor,
     ...over,
@@ -60,7 +60,10 @@ describe('the webhook intake', () => {
   });
 
   it('stores a readable notification before answering, then has it processed; the health hears only of our payments', async () => {
-    const { store, intake, notified, processed } = intakeOver({ secretPath: 's3cret' });
+    const { store, intake, notified, processed } = intakeOver({
+      secretPath: 's3cret',
+      limits: { unreadableWholePerHour: 2, auditBytes: 64, keptBytes: 128, pendingCap: 3 },
+    });
     await store.insertPayment(paymentRecord('ours', 1_000_000));
     assert.deepEqual(await intake.receive('{"external_reference":"ours","status":"approved"}', 'application/json', silent), { kind: 'stored' });
     assert.deepEqual(await intake.receive('{"external_reference":"theirs"}', 'application/json', silent), { kind: 'stored' });
@@ -95,6 +98,46 @@ describe('the webhook intake', () => {
     assert.equal(await store.webhookEvents.countUnprocessed(), 0, 'already processed');
     assert.equal(processed.length, 0);
     await store.close();
+  });
+
+  it('keeps at most keptBytes of a body about one of ours, auditBytes of one about a reference never issued; a cut one has no words', async () => {
+    const { store, intake, processed } = intakeOver({
+      secretPath: 's3cret',
+      limits: { unreadableWholePerHour: 2, auditBytes: 40, keptBytes: 100, pendingCap: 10 },
+    });
+    await store.insertPayment(paymentRecord('ours', 1_000_000));
+    const small = '{"external_reference":"ours","status":"approved"}';
+    const large = JSON.stringify({ external_reference: 'ours', status: 'approved', note: 'x'.repeat(200) });
+    const unknown = JSON.stringify({ external_reference: 'theirs', status: 'approved', note: 'y'.repeat(50) });
+    for (const body of [small, large, unknown]) assert.deepEqual(await intake.receive(body, 'application/json', silent), { kind: 'stored' });
+    await settle();
+    const stored = await store.webhookEvents.unprocessed(10);
+    assert.deepEqual(
+      stored.map((e) => [e.rawBody, e.originalBytes]),
+      [
+        [small, undefined],
+        [large.slice(0, 100), Buffer.byteLength(large)],
+        [unknown.slice(0, 40), Buffer.byteLength(unknown)],
+      ],
+    );
+    // Processed from the body as received (the reference), but the words of a cut one never count.
+    assert.deepEqual(
+      processed.map((p) => [p.reference, p.authenticated]),
+      [
+        ['ours', true],
+        ['ours', false],
+        ['theirs', false],
+      ],
+    );
+    await store.close();
+  });
+
+  it('cuts between characters, never inside one', () => {
+    assert.deepEqual(keepFirstBytes('abc', 3), { body: 'abc' });
+    // 'ção' is c (1 byte), ç (2), ã (2), o (1): 4 bytes end inside ã.
+    assert.deepEqual(keepFirstBytes('cçãoa', 4), { body: 'cç', originalBytes: 7 });
+    assert.deepEqual(keepFirstBytes('€€', 4), { body: '€', originalBytes: 6 });
+    assert.deepEqual(keepFirstBytes('€', 2), { body: '', originalBytes: 3 });
   });
 
   it('answers not_stored when the store cannot take it', async () => {

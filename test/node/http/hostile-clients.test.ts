@@ -151,19 +151,23 @@ describe('the webhook intake under a flood', () => {
     await stack.pix.processor.idle();
   });
 
-  test('an unreadable notification is kept whole and acknowledged; past a flood of them, only its start', async () => {
+  test('an unreadable notification is kept (at most 16 KiB, saying so) and acknowledged; past a flood of them, only its start', async () => {
     const db = new Database(join(stack.dataDir, DB_FILE_NAME));
     const last = () =>
-      db.prepare('SELECT length(raw_body) AS size, result FROM webhook_events ORDER BY id DESC LIMIT 1').get() as { size: number; result: string };
+      db.prepare('SELECT length(raw_body) AS size, result, original_bytes FROM webhook_events ORDER BY id DESC LIMIT 1').get() as {
+        size: number;
+        result: string;
+        original_bytes: number | null;
+      };
     const big = JSON.stringify({ pad: 'x'.repeat(50_000) });
     assert.equal((await notify(big)).status, 202);
-    assert.deepEqual([last().size, last().result], [big.length, 'unreadable']);
+    assert.deepEqual([last().size, last().result, last().original_bytes], [DEFAULTS.webhookIntake.keptBytes, 'unreadable', big.length]);
     const before = (db.prepare("SELECT count(*) AS n FROM webhook_events WHERE result = 'unreadable'").get() as { n: number }).n;
     const small = JSON.stringify({ pad: 'y'.repeat(3000) });
     for (let i = before; i < DEFAULTS.webhookIntake.unreadableWholePerHour; i++) assert.equal((await notify(small)).status, 202);
-    assert.deepEqual([last().size, last().result], [small.length, 'unreadable']);
+    assert.deepEqual([last().size, last().result, last().original_bytes], [small.length, 'unreadable', null]);
     assert.equal((await notify(small)).status, 202);
-    assert.deepEqual([last().size, last().result], [DEFAULTS.webhookIntake.auditBytes, 'unreadable']);
+    assert.deepEqual([last().size, last().result, last().original_bytes], [DEFAULTS.webhookIntake.auditBytes, 'unreadable', small.length]);
     db.close();
   });
 
