@@ -87,7 +87,10 @@ export class StoreOutage {
     const outage = this.outage;
     if (!outage) {
       this.outage = { since: at, lastLineAt: at, failures: 1, sinceLastLine: 0, firstCause: cause, lastCause: cause, sources: new Set([source]) };
-      this.log.error({ outage: 'store', source, cause }, `the store is unavailable (${cause}); logged again once a minute while it lasts`);
+      // The first failure's own sentence too: the store names the real cause there (a lock or statement
+      // timeout, a refused connection, the login), which the short cause cannot carry whole.
+      const err = error instanceof Error ? { message: error.message, code: (error as { code?: unknown }).code } : undefined;
+      this.log.error({ outage: 'store', source, cause, err }, `the store is unavailable (${cause}); logged again once a minute while it lasts`);
       return;
     }
     outage.failures++;
