@@ -175,14 +175,17 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   // An idle connection that breaks is dropped by the pool; the next query opens another.
   pool.on('error', (error) => (options.outage ? options.outage.failed('pool', error) : options.onProblem?.(`a database connection broke (${where})`, error)));
   try {
-    const client = await pool.connect();
+    // On a connection of its own, without the pool's deadlines (the server's and the driver's
+    // query_timeout): instances wait for each other's migration (an advisory lock), and building an
+    // index on a large table may take minutes.
+    const client = new pg.Client({ ...connectionOf(options.url), connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
+    client.on('error', () => undefined); // a break mid-migration rejects the query in flight
+    await client.connect();
     try {
-      // Instances wait for each other's migration (an advisory lock), and a migration may take long.
       await client.query('SET statement_timeout = 0; SET lock_timeout = 0');
       await migrate(client);
-      await client.query('RESET statement_timeout; RESET lock_timeout');
     } finally {
-      client.release();
+      await client.end().catch(() => undefined);
     }
     const store = opened(pool, options, where);
     await store.listen();

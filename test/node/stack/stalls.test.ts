@@ -15,7 +15,8 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
-import { deadlineCause, queryDeadlines } from '../../../server/store/postgres/postgres-store.ts';
+import { MIGRATION_LOCK } from '../../../server/store/postgres/migrations.ts';
+import { deadlineCause, openPostgresStore, queryDeadlines } from '../../../server/store/postgres/postgres-store.ts';
 import { startSandbox, type RunningSandbox } from '../../../server/sandbox/server.ts';
 import { proxyEnv } from '../../support/cluster-harness.ts';
 import { startPostgres, type RunningPostgres } from '../../support/postgres.ts';
@@ -144,4 +145,27 @@ describe('a slow statement', () => {
       await client.end();
     }
   });
+});
+
+describe('a migration', () => {
+  test(
+    'is not cut by the pool deadlines: an instance waits for another instance migrating longer than the driver query_timeout',
+    { timeout: 60_000 },
+    async () => {
+      const url = await postgres.createDatabase();
+      // Another instance migrating, as far as this one can tell: the migration lock, held 3 s, longer
+      // than the driver's query_timeout with a 100 ms statement timeout (2.1 s).
+      const other = new pg.Client({ connectionString: url });
+      await other.connect();
+      await other.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
+      const released = new Promise((resolve) => setTimeout(resolve, 3000)).then(() => other.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]));
+      try {
+        const store = await openPostgresStore({ url, statementTimeoutMs: 100 });
+        await store.close();
+      } finally {
+        await released;
+        await other.end();
+      }
+    },
+  );
 });
