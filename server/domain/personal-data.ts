@@ -185,6 +185,8 @@ const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOStrin
 export class PersonalData {
   private timers: NodeJS.Timeout[] = [];
   private running: Promise<unknown> | null = null;
+  /** Set by stop(): a purge under way ends after its current batch (the next one goes on from there). */
+  private stopping = false;
 
   constructor(private readonly options: PersonalDataOptions) {}
 
@@ -202,12 +204,12 @@ export class PersonalData {
       const cutoff = retentionCutoff(at, retentionDays);
       const counts: PurgeCounts = { checkouts: 0, payouts: 0, notifications: 0, deliveries: 0 };
       // In batches, each its own short transaction: a first purge of a large store never holds SQLite's writer (or a Postgres statement) for long.
-      for (let full = true; full;) {
+      for (let full = true; full && !this.stopping;) {
         const batch = await store.personalData.purge(cutoff, at, this.options.batch ?? PURGE_BATCH);
         for (const key of Object.keys(counts) as (keyof PurgeCounts)[]) counts[key] += batch[key];
         full = Object.values(batch).some((n) => n >= (this.options.batch ?? PURGE_BATCH));
       }
-      const sealed = cipher.keyed ? await this.sealClearDocuments() : 0;
+      const sealed = cipher.keyed && !this.stopping ? await this.sealClearDocuments() : 0;
       if (counts.checkouts + counts.payouts + counts.notifications + counts.deliveries + sealed > 0) {
         log?.info({ ...counts, sealed, cutoff: new Date(cutoff).toISOString() }, 'personal data past retention erased');
       }
@@ -221,7 +223,7 @@ export class PersonalData {
   private async sealClearDocuments(): Promise<number> {
     const { store, cipher } = this.options;
     let sealed = 0;
-    for (;;) {
+    while (!this.stopping) {
       const rows = await store.personalData.unsealed(SEAL_BATCH);
       if (rows.length === 0) return sealed;
       for (const row of rows) {
@@ -234,11 +236,13 @@ export class PersonalData {
       }
       if (rows.length < SEAL_BATCH) return sealed;
     }
+    return sealed;
   }
 
   /** Starts the periodic purge: one a minute after start (or sooner, with a shorter period), then every `everyMs`. */
   start(): void {
     if (this.timers.length > 0) return;
+    this.stopping = false;
     const everyMs = this.options.everyMs ?? 3_600_000;
     const tick = () => {
       this.running ??= this.purge()
@@ -255,6 +259,7 @@ export class PersonalData {
 
   /** Stops the periodic purge and waits for one under way. */
   async stop(): Promise<void> {
+    this.stopping = true;
     for (const timer of this.timers) clearTimeout(timer);
     this.timers = [];
     await this.running;

@@ -231,6 +231,20 @@ for (const kind of kinds) {
       for (const id of ids) assert.equal((await store.getCheckout(id))?.name, null);
     });
 
+    test('a stop ends a purge under way after its current batch (a shutdown does not wait for a whole first purge); the next purge goes on', async () => {
+      const { store } = await kind.open();
+      for (let n = 0; n < 5; n++) await checkoutWithPayment(store, `stop${n}`, OLD + n, OLD + DAY);
+      const options = { store, cipher: new PersonalDataCipher(), retentionDays: RETENTION_DAYS, now: () => NOW, batch: 2 };
+      const purge = store.personalData.purge.bind(store.personalData);
+      const stopping = new PersonalData({
+        ...options,
+        // The shutdown comes while the first batch runs.
+        store: { ...store, personalData: { ...store.personalData, purge: (...args) => (void stopping.stop(), purge(...args)) } },
+      });
+      assert.equal((await stopping.purge())?.checkouts, 2);
+      assert.equal((await new PersonalData(options).purge())?.checkouts, 3);
+    });
+
     test('processed notifications and delivered outbox bodies older than the retention are pruned; unprocessed and undelivered kept', async () => {
       const db = await kind.open();
       const { store } = db;
