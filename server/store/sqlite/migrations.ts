@@ -146,7 +146,8 @@ export const MIGRATIONS: readonly string[] = [
    CREATE INDEX checkouts_personal ON checkouts(created_at) WHERE customer_name IS NOT NULL OR customer_document IS NOT NULL;
    CREATE INDEX payouts_personal ON payouts(updated_at) WHERE personal_data_erased_at IS NULL;
    CREATE INDEX webhook_events_received ON webhook_events(received_at);
-   CREATE INDEX outbox_delivered ON outbox(delivered_at) WHERE state = 'delivered' AND body <> '';`,
+   CREATE INDEX outbox_delivered ON outbox(delivered_at) WHERE state = 'delivered' AND body <> '';
+   CREATE INDEX checkouts_unsealed ON checkouts(created_at) WHERE customer_document_hash IS NULL AND customer_document IS NOT NULL;`,
   // A notification kept cut (its first bytes only: domain/webhook-intake.ts) says how long it was; null: kept whole.
   `ALTER TABLE webhook_events ADD COLUMN original_bytes INTEGER;`,
 ];
