@@ -46,7 +46,12 @@ const DOMAIN_STATUS: Record<DomainErrorKind, [ContentfulStatusCode, ErrorCode]> 
 };
 
 /** The error's answer, and its log line. `outage`: where a store failure is told instead of a line per request (store/outage.ts). */
-export function respondError(c: Context, error: unknown, log: Logger, outage?: { failed(source: string, error: unknown): void }): Response {
+export function respondError(
+  c: Context,
+  error: unknown,
+  log: Logger,
+  outage?: { readonly down: boolean; failed(source: string, error: unknown): void },
+): Response {
   if (error instanceof HttpError) return c.json(errorBody(error.code, error.message, error.fields), error.status, error.headers);
   if (error instanceof RequestAbortedError) {
     // Counted apart from server failures: logged at info, and the status (never sent) says 400.
@@ -66,9 +71,11 @@ export function respondError(c: Context, error: unknown, log: Logger, outage?: {
     return c.json(errorBody(code, error.message, error.fields), status);
   }
   if (error instanceof StoreError) {
-    // One line, no stack: the sentence says what the operator must do. During an outage, one line for
-    // the outage rather than one per request (store/outage.ts); the request's own line says 503.
-    if (outage) outage.failed('requests', error);
+    // One line, no stack: the sentence says what the operator must do. During an outage (which the
+    // background loops declare and end: they touch the store every few seconds), one line for the
+    // outage rather than one per request (store/outage.ts); the request's own line says 503. A request
+    // alone never opens one: nothing on a request's path would tell it ended.
+    if (outage?.down) outage.failed('requests', error);
     else log.error({ err: { message: error.message, code: error.code } }, 'the store cannot serve');
     return c.json(errorBody('store_unavailable', 'The payment server cannot reach its data right now; try again later.'), 503);
   }

@@ -98,8 +98,9 @@ describe('a table locked by another session', () => {
         const stalledMs = Math.round(performance.now() - started);
         assert.equal(stalled.status, 503);
         assert.equal(((await stalled.json()) as { error: { code: string } }).error.code, 'store_unavailable');
-        // The outage's first line (one per outage, store/outage.ts) carries the store's own sentence.
-        const cause = await lineWhere((l) => (l as { outage?: string }).outage === 'store' && l.err !== undefined);
+        // The request's own line, or the outage's first line when a background loop declared one first
+        // (store/outage.ts): either carries the store's own sentence.
+        const cause = await lineWhere((l) => l.msg === 'the store cannot serve' || ((l as { outage?: string }).outage === 'store' && l.err !== undefined));
         assert.match(cause.err?.message ?? '', /lock timeout after \d+ ms \(lock_timeout\)/);
         assert.doesNotMatch(cause.err?.message ?? '', /connection timeout|cannot be reached/);
         assert.equal(cause.err?.code, '55P03');
