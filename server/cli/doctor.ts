@@ -302,8 +302,8 @@ async function checkPayment(
  * Refuses a notification URL the proxy would answer 404 at: with PIX_WEBHOOK_SECRET_PATH configured,
  * its last path segment must be that secret (`.../webhooks/partner/$PIX_WEBHOOK_SECRET_PATH` with the
  * variable only in .env reaches the shell as `.../webhooks/partner/`); an empty last segment (a
- * trailing slash) never matches a route. The secret is never printed: segments equal to it are shown
- * as `…`.
+ * trailing slash) never matches a route. The secret is never printed: segments equal to it, and a
+ * wrong last segment (perhaps an old secret), are shown as `…`.
  */
 export function checkWebhookUrl(url: string, env: Record<string, string | undefined>): void {
   const { values, problems } = readSettings(env, ['PIX_WEBHOOK_SECRET_PATH']);
@@ -313,8 +313,13 @@ export function checkWebhookUrl(url: string, env: Record<string, string | undefi
   const segments = parsed.pathname.split('/');
   const last = segments.at(-1) ?? '';
   if (secret !== undefined && last === secret) return;
-  const shown = `${parsed.origin}${segments.map((segment) => (secret !== undefined && segment === secret ? '…' : segment)).join('/')}`;
-  const found = last === '' ? 'it ends with "/" (an empty last segment: a variable that was not expanded?)' : `its last segment is "${last}"`;
+  // With a secret configured, a wrong last segment is not shown either: it may be an old or mistyped secret.
+  const hidden = (segment: string, at: number) => secret !== undefined && (segment === secret || (at === segments.length - 1 && segment !== ''));
+  const shown = `${parsed.origin}${segments.map((segment, at) => (hidden(segment, at) ? '…' : segment)).join('/')}`;
+  const found =
+    last === ''
+      ? 'it ends with "/" (an empty last segment: a variable that was not expanded?)'
+      : `its last segment (${last.length} characters, not shown: it may be an old secret) is another`;
   if (secret !== undefined)
     throw new UsageError(
       `--webhook-url ${shown} does not end with the configured secret path (PIX_WEBHOOK_SECRET_PATH): ${found}. ` +
