@@ -46,7 +46,7 @@ import { SETTINGS } from '../server/config/settings.ts';
 import { createPartnerClient } from '../server/partner/client.ts';
 import { WEBHOOK_PATH } from '../server/routes/webhooks.ts';
 import { DEFAULT_ACCOUNT } from '../server/sandbox/state.ts';
-import { proxyEnv } from '../test/support/cluster-harness.ts';
+import { LIMITS_OFF, proxyEnv } from '../test/support/cluster-harness.ts';
 import { freePort } from '../test/support/ports.ts';
 import { startPostgres, type RunningPostgres } from '../test/support/postgres.ts';
 import { childrenOf, cpuTicks, parentOf, pinTo, rssBytes, treeCpuSeconds } from './processes.ts';
@@ -207,12 +207,7 @@ async function main(): Promise<void> {
         PIX_DATABASE_URL: databaseUrl,
         PIX_DATABASE_POOL_SIZE: String(poolSize),
         PIX_OPEN_AMOUNT: 'true',
-        // Every simulated customer comes from loopback: no per-address limits.
-        PIX_RATE_LIMIT_CREATE: '0',
-        PIX_RATE_LIMIT_STATUS: '0',
-        PIX_RATE_LIMIT_WEBHOOK: '0',
-        PIX_STREAMS_PER_CLIENT: '0',
-        PIX_STREAMS_PER_PAYMENT: '0',
+        ...LIMITS_OFF,
         // The open payments this bench piles up are not asked about by the reconciler within the run
         // (in production each costs a partner call a minute): the phases measure the request paths.
         PIX_RECONCILE_EVERY_S: '3600',

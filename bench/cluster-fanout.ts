@@ -28,6 +28,7 @@ import { WEBHOOK_PATH } from '../server/routes/webhooks.ts';
 import { startSandbox, type RunningSandbox } from '../server/sandbox/server.ts';
 import { CHANGES_CHANNEL } from '../server/store/postgres/postgres-store.ts';
 import { DEFAULT_ACCOUNT } from '../server/sandbox/state.ts';
+import { LIMITS_OFF, sandboxPartnerEnv } from '../test/support/cluster-harness.ts';
 import { startPostgres, type RunningPostgres } from '../test/support/postgres.ts';
 import { freePort } from '../test/support/ports.ts';
 
@@ -279,22 +280,13 @@ try {
   const env = (name: string) => ({
     PATH: process.env.PATH,
     HOME: process.env.HOME,
-    PIX_BASE_URL: running.url,
-    PIX_EMAIL: DEFAULT_ACCOUNT.email,
-    PIX_ACCESS_KEY: DEFAULT_ACCOUNT.accessKey,
-    PIX_USER_AGENT: USER_AGENT,
-    PIX_CA_FILE: join(dir!, 'ca.pem'),
+    ...sandboxPartnerEnv(running.url, join(dir!, 'ca.pem'), USER_AGENT),
     PIX_TOKEN_FILE: join(dir!, `token-${name}.json`),
     PIX_API_KEY: 'cluster-bench-api-key-0123456789abcdef0123456789',
     PIX_DATA_DIR: join(dir!, `data-${name}`),
     PIX_DATABASE_URL: databaseUrl,
     PIX_OPEN_AMOUNT: 'true',
-    PIX_RATE_LIMIT_CREATE: '0',
-    PIX_RATE_LIMIT_STATUS: '0',
-    PIX_RATE_LIMIT_WEBHOOK: '0',
-    // Every simulated customer comes from loopback: no stream caps.
-    PIX_STREAMS_PER_CLIENT: '0',
-    PIX_STREAMS_PER_PAYMENT: '0',
+    ...LIMITS_OFF,
     PIX_LOG_LEVEL: 'warn',
   });
   a = await startInstance('A', env('A'));

@@ -14,6 +14,26 @@ import { join } from 'node:path';
 import { verifyWebhookSignature } from '../../server/domain/signature.ts';
 import { DEFAULT_ACCOUNT } from '../../server/sandbox/state.ts';
 
+/** The partner settings of the sandbox's published test account: its URL, the account, and the CA file its certificate is in. */
+export function sandboxPartnerEnv(sandboxUrl: string, caFile: string, userAgent = 'Loja Teste (dev@loja.example)') {
+  return {
+    PIX_BASE_URL: sandboxUrl,
+    PIX_EMAIL: DEFAULT_ACCOUNT.email,
+    PIX_ACCESS_KEY: DEFAULT_ACCOUNT.accessKey,
+    PIX_USER_AGENT: userAgent,
+    PIX_CA_FILE: caFile,
+  };
+}
+
+/** For a load generator whose every simulated customer comes from loopback: no per-address limits nor stream caps. */
+export const LIMITS_OFF = {
+  PIX_RATE_LIMIT_CREATE: '0',
+  PIX_RATE_LIMIT_STATUS: '0',
+  PIX_RATE_LIMIT_WEBHOOK: '0',
+  PIX_STREAMS_PER_CLIENT: '0',
+  PIX_STREAMS_PER_PAYMENT: '0',
+} as const;
+
 /**
  * What a proxy process (`server/main.ts`) needs to reach the sandbox at `sandboxUrl` with its default
  * account: the CA file `dir/ca.pem` (written by the caller), its token file in `dir` and its data in
@@ -23,11 +43,7 @@ export function proxyEnv(sandboxUrl: string, dir: string, userAgent: string, api
   return {
     PATH: process.env.PATH,
     HOME: process.env.HOME,
-    PIX_BASE_URL: sandboxUrl,
-    PIX_EMAIL: DEFAULT_ACCOUNT.email,
-    PIX_ACCESS_KEY: DEFAULT_ACCOUNT.accessKey,
-    PIX_USER_AGENT: userAgent,
-    PIX_CA_FILE: join(dir, 'ca.pem'),
+    ...sandboxPartnerEnv(sandboxUrl, join(dir, 'ca.pem'), userAgent),
     PIX_TOKEN_FILE: join(dir, 'token.json'),
     PIX_API_KEY: apiKey,
     PIX_DATA_DIR: join(dir, 'data'),

@@ -22,6 +22,7 @@ import { disputeOutcome, paymentOutcome } from '../../../server/domain/outcomes.
 import { openSqliteStore } from '../../../server/store/sqlite/sqlite-store.ts';
 import { startSandbox, type RunningSandbox } from '../../../server/sandbox/server.ts';
 import { DEFAULT_ACCOUNT } from '../../../server/sandbox/state.ts';
+import { sandboxPartnerEnv } from '../../support/cluster-harness.ts';
 import { waitFor } from '../../support/checks.ts';
 import { paymentRecord } from '../../support/records.ts';
 
@@ -36,11 +37,7 @@ before(async () => {
   dir = await mkdtemp(join(tmpdir(), 'pix-cli-'));
   await writeFile(join(dir, 'ca.pem'), sandbox.ca);
   env = {
-    PIX_BASE_URL: sandbox.url,
-    PIX_EMAIL: DEFAULT_ACCOUNT.email,
-    PIX_ACCESS_KEY: DEFAULT_ACCOUNT.accessKey,
-    PIX_USER_AGENT: 'Loja Teste (dev@loja.example)',
-    PIX_CA_FILE: join(dir, 'ca.pem'),
+    ...sandboxPartnerEnv(sandbox.url, join(dir, 'ca.pem')),
     PIX_TOKEN_FILE: join(dir, 'token.json'),
     PIX_DATA_DIR: join(dir, 'data'),
   };

@@ -8,6 +8,7 @@ import { main } from '../../../server/cli/index.ts';
 import { DIALECT_NAMES, type DialectName } from '../../../server/sandbox/dialects.ts';
 import { startSandbox, type RunningSandbox } from '../../../server/sandbox/server.ts';
 import { DEFAULT_ACCOUNT } from '../../../server/sandbox/state.ts';
+import { sandboxPartnerEnv } from '../../support/cluster-harness.ts';
 
 interface Finding {
   spec: string;
@@ -131,11 +132,7 @@ describe('pix-checkout doctor', () => {
       sandbox = await startSandbox();
       await writeFile(join(dir, 'secret.pem'), sandbox.ca);
       env = {
-        PIX_BASE_URL: sandbox.url,
-        PIX_EMAIL: DEFAULT_ACCOUNT.email,
-        PIX_ACCESS_KEY: DEFAULT_ACCOUNT.accessKey,
-        PIX_USER_AGENT: 'Loja Teste (dev@loja.example)',
-        PIX_CA_FILE: join(dir, 'secret.pem'),
+        ...sandboxPartnerEnv(sandbox.url, join(dir, 'secret.pem')),
         PIX_TOKEN_FILE: join(dir, 'secret-token.json'),
         PIX_WEBHOOK_SECRET_PATH: SECRET,
       };

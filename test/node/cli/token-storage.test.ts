@@ -15,6 +15,7 @@ import { decodeSaved, tokenStoreKey } from '../../../server/partner/client.ts';
 import { startSandbox, type RunningSandbox } from '../../../server/sandbox/server.ts';
 import { DEFAULT_ACCOUNT } from '../../../server/sandbox/state.ts';
 import { openStore } from '../../../server/store/open.ts';
+import { sandboxPartnerEnv } from '../../support/cluster-harness.ts';
 import { startPostgres, type RunningPostgres } from '../../support/postgres.ts';
 
 describe('the command line keeps its partner token', () => {
@@ -26,13 +27,7 @@ describe('the command line keeps its partner token', () => {
     dir = await mkdtemp(join(tmpdir(), 'pix-cli-token-'));
     [sandbox, postgres] = await Promise.all([startSandbox(), startPostgres()]);
     await writeFile(join(dir, 'ca.pem'), sandbox.ca);
-    env = {
-      PIX_BASE_URL: sandbox.url,
-      PIX_EMAIL: DEFAULT_ACCOUNT.email,
-      PIX_ACCESS_KEY: DEFAULT_ACCOUNT.accessKey,
-      PIX_USER_AGENT: 'Loja Teste (dev@loja.example)',
-      PIX_CA_FILE: join(dir, 'ca.pem'),
-    };
+    env = sandboxPartnerEnv(sandbox.url, join(dir, 'ca.pem'));
   });
   after(async () => {
     await sandbox?.close();
