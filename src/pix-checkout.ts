@@ -5,7 +5,7 @@ import { defaultEnvironment, type PixEnvironment } from './controllers/environme
 import { LocaleController } from './controllers/locale.ts';
 import { PaymentSessionController, type Screen } from './controllers/payment-session.ts';
 import { ScreenController } from './controllers/screen.ts';
-import { PixCopyEvent, PixErrorEvent } from './events.ts';
+import { PixCopyEvent, PixErrorEvent, PixSaveEvent } from './events.ts';
 import type { Translation } from './locales/index.ts';
 import { markOnce } from './marks.ts';
 import { qrPath } from './qr.ts';
@@ -22,6 +22,14 @@ export type PixScreen = Screen;
 const PHONE_QUERY = '(max-width: 40rem), (pointer: coarse)';
 
 /**
+ * "Salvar QR Code" draws and saves in a chunk of its own (src/save.ts, dist/pix-checkout.save.js),
+ * loaded once for the page when the button first shows, so a tap finds it at hand.
+ */
+let saver: typeof import('./save.ts') | undefined;
+let saverLoading: Promise<typeof import('./save.ts')> | undefined;
+const loadSaver = () => (saverLoading ??= import('./save.ts').then((module) => (saver = module)));
+
+/**
  * A Pix payment: the QR code drawn locally, the copy-and-paste code with a copy button, a countdown to
  * the code's expiry and the live status, until the payment is paid, expired or canceled.
  *
@@ -32,7 +40,8 @@ const PHONE_QUERY = '(max-width: 40rem), (pointer: coarse)';
  * @fires pix-expired - The code expired unpaid; detail: `{payment, renewalsLeft}`.
  * @fires pix-canceled - The payment was canceled; detail: `{payment}`.
  * @fires pix-copy - The customer pressed copy; detail: `{copied, method}`.
- * @fires pix-error - Something failed; detail: `{code, message, fields?, fatal}` (`renewals_exhausted`, not fatal: no new code; `share_failed`, not fatal: the share sheet failed).
+ * @fires pix-save - The customer saved the QR as an image ("Salvar QR Code"); detail: `{method}`, `share` or `download`.
+ * @fires pix-error - Something failed; detail: `{code, message, fields?, fatal}` (`renewals_exhausted`, not fatal: no new code; `share_failed`, not fatal: the share sheet, or saving the QR, failed).
  * @slot header - Content above the payment.
  * @slot footer - Content below the payment.
  * @slot paid - Replaces the "you paid R$ x" line of the paid screen.
@@ -51,6 +60,7 @@ const PHONE_QUERY = '(max-width: 40rem), (pointer: coarse)';
  * @csspart copy-button - The copy button.
  * @csspart copy-hint - Shown when copying failed: copy by hand.
  * @csspart share-button - Shares the code and the hosted page's link (Web Share API; only where the browser has it).
+ * @csspart save-button - "Salvar QR Code": saves the QR, the amount and who is paid as an image (phone layout only).
  * @csspart checkout-link - The link to the service's hosted payment page.
  * @csspart renew-button - "Generate a new code" on the expired screen.
  * @csspart retry-button - "Try again" on the error screen.
@@ -208,9 +218,25 @@ export class PixCheckout extends LitElement {
     this.#env()
       .share?.share(data)
       .catch((error: unknown) => {
-        if ((error as Error | null)?.name !== 'AbortError')
-          this.dispatchEvent(new PixErrorEvent({ code: 'share_failed', message: String(error), fatal: false }));
+        if ((error as Error | null)?.name !== 'AbortError') this.#shareFailed(error);
       });
+  }
+
+  #shareFailed(error: unknown): void {
+    this.dispatchEvent(new PixErrorEvent({ code: 'share_failed', message: String(error), fatal: false }));
+  }
+
+  /**
+   * Called in the tap itself: with the chunk at hand (loaded when the button showed), the image is made
+   * and share() called synchronously, inside the tap's activation.
+   */
+  #save(lines: string[]): void {
+    const { brcode, reference } = this.#session.payment!;
+    const save = (module: typeof import('./save.ts')) => module.saveQr(this.#env(), this.#code.qr(brcode)!, lines, `pix-${reference}.png`);
+    (saver ? save(saver) : loadSaver().then(save)).then(
+      (method) => method && this.dispatchEvent(new PixSaveEvent({ method })),
+      (error: unknown) => this.#shareFailed(error),
+    );
   }
 
   protected override willUpdate(changed: PropertyValues<this>): void {
@@ -244,6 +270,11 @@ export class PixCheckout extends LitElement {
     qrPath('pix-checkout');
   }
 
+  protected override updated(): void {
+    // "Salvar QR Code" is on screen: its chunk loads now, not on the tap.
+    if (this.renderRoot.querySelector('[part=save-button]')) void loadSaver();
+  }
+
   override render() {
     const screen = this.screen;
     return html`<div part="base" class=${screen} aria-busy=${screen === 'loading'}>
@@ -272,6 +303,7 @@ export class PixCheckout extends LitElement {
       return renderPaid(t, payment, amount, receiver, when, i18n.formatDate(when));
     }
     const seconds = session.countdown.seconds ?? 0;
+    const copyFirst = this.layout === 'phone' || (this.layout !== 'desktop' && this.phoneScreen);
     return renderPending({
       t,
       payment,
@@ -283,12 +315,13 @@ export class PixCheckout extends LitElement {
       moreTime: session.offersMoreTime(seconds) ? () => void session.moreTime() : null,
       busy: session.busy,
       mode: this.mode,
-      copyFirst: this.layout === 'phone' || (this.layout !== 'desktop' && this.phoneScreen),
+      copyFirst,
       qr: () => this.#code.qr(payment.brcode),
       copyState: this.#clipboard.state,
       copy: () => this.#copy(),
       sharer: this.#env().share,
       share: (data) => this.#share(data),
+      save: copyFirst ? () => this.#save(receiver ? [amount, t.paying(receiver)] : [amount]) : null,
     });
   }
 }
