@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
-import { defineConfig, type Plugin } from 'vite';
+import { defineConfig, minifySync, type Plugin } from 'vite';
 
 /** The script-tag bundle's budget (issue "Performance": at most 18 KB gzip, everything included); the build fails over it. */
 export const BUNDLE_BUDGET_GZIP = 18 * 1024;
@@ -68,11 +68,54 @@ export function minifyCssTemplates(): Plugin {
 }
 
 /**
+ * Property names the minifier shortens in the script-tag bundle (identifiers it shortens anyway):
+ * the widget's own, read and written only inside the bundle, each name used for nothing else there.
+ * Never a name the page, the proxy's JSON, the texts (`Translation`, also read by the language
+ * chunks), the environment, an event's detail, lit or the DOM uses: those keep their names. The
+ * source keeps readable names; test/browser/bundle.test.ts and the end-to-end tests run the bundle.
+ */
+const INTERNAL_PROPERTIES = new RegExp(
+  `^(${[
+    // LocaleController, PaymentSessionController, StatusController and their options, ProxyClient.
+    'hasTranslation|localeReady|formatMoney|formatDate|phase|paidSeen|countdown|connection|busy|startIfNew|offersMoreTime|fail',
+    'follow|checkNow|client|env|onView|onError|onConnection|i18n|announce|createPayment|checkoutPayment|getPayment|eventsUrl|created',
+    // ClipboardController, CountdownController, CodeOnScreen, the pending screen's fields, the element's inner state.
+    'reset|seconds|fraction|copyFirst|copyState|sharer|qr|receiver|check|path|announcement|timeAnnouncement|phoneScreen',
+    // checkBrCode's result (src/shared/brcode.ts), read only by CodeOnScreen in the bundle.
+    'merchantName|pointOfInitiation|locationUrl|merchantCity|postalCode|txid|crc|warnings|dynamic',
+  ].join('|')})$`,
+);
+
+/**
+ * Shortens INTERNAL_PROPERTIES in one chunk, before the minifier runs (the bundler's own property
+ * mangling refuses builds of several chunks). Safe for that chunk alone: no other chunk uses those names.
+ */
+function mangleInternalProperties(fileName: string): Plugin {
+  return {
+    name: 'mangle-internal-properties',
+    apply: 'build',
+    renderChunk(code, chunk) {
+      if (chunk.fileName !== fileName) return null;
+      const result = minifySync(fileName, code, {
+        module: true,
+        compress: false,
+        mangle: false,
+        codegen: { removeWhitespace: false },
+        mangleProps: { include: INTERNAL_PROPERTIES },
+        sourcemap: true,
+      });
+      if (result.errors.length) this.error(result.errors.map((e) => e.message).join('\n'));
+      return { code: result.code, map: result.map };
+    },
+  };
+}
+
+/**
  * The script-tag build: one ES module with lit and our QR encoder (src/qr-encoder.ts) inside, fully
  * minified, and a small module per language besides pt-BR, loaded only by pages that speak it.
  */
 export default defineConfig({
-  plugins: [minifyCssTemplates(), sizeBudget('dist/pix-checkout.js')],
+  plugins: [minifyCssTemplates(), mangleInternalProperties('pix-checkout.js'), sizeBudget('dist/pix-checkout.js')],
   build: {
     outDir: 'dist',
     // dist/npm/ (vite.npm.config.ts) lives beside this file.
