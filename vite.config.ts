@@ -132,8 +132,9 @@ export default defineConfig({
     },
     rolldownOptions: {
       // Library mode keeps whitespace and comments unless told otherwise. The languages loaded on
-      // demand (src/locales/index.ts) are files beside the script, under fixed names the proxy serves
-      // (server/routes/widget-script.ts): pix-checkout.en.js, pix-checkout.es.js.
+      // demand (src/locales/index.ts) and the "Salvar QR Code" drawing (src/save.ts) are files beside
+      // the script, under fixed names the proxy serves (server/routes/widget-script.ts):
+      // pix-checkout.en.js, pix-checkout.es.js, pix-checkout.save.js.
       output: { minify: true, comments: false, chunkFileNames: 'pix-checkout.[name].js' },
     },
   },
