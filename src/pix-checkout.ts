@@ -230,9 +230,9 @@ export class PixCheckout extends LitElement {
    * Called in the tap itself: with the chunk at hand (loaded when the button showed), the image is made
    * and share() called synchronously, inside the tap's activation.
    */
-  #save(lines: string[]): void {
+  #save(lines: (string | null)[]): void {
     const { brcode, reference } = this.#session.payment!;
-    const save = (module: typeof import('./save.ts')) => module.saveQr(this.#env(), this.#code.qr(brcode)!, lines, `pix-${reference}.png`);
+    const save = (module: typeof import('./save.ts')) => module.saveQr(this.#env(), this.#code.qr(brcode)!, lines, reference);
     (saver ? save(saver) : loadSaver().then(save)).then(
       (method) => method && this.dispatchEvent(new PixSaveEvent({ method })),
       (error: unknown) => this.#shareFailed(error),
@@ -240,7 +240,7 @@ export class PixCheckout extends LitElement {
   }
 
   protected override willUpdate(changed: PropertyValues<this>): void {
-    if (changed.has('locale') || changed.has('texts')) this.#i18n.apply();
+    if (changed.has('locale') || changed.has('texts')) this.#i18n.applyTexts();
     // A new endpoint, checkout, amount or description (the last two in open-amount mode) is a new checkout.
     this.#session.startIfNew();
     const t = this.#i18n.t;
@@ -317,11 +317,11 @@ export class PixCheckout extends LitElement {
       mode: this.mode,
       copyFirst,
       qr: () => this.#code.qr(payment.brcode),
-      copyState: this.#clipboard.state,
+      copyState: this.#clipboard.copyState,
       copy: () => this.#copy(),
       sharer: this.#env().share,
       share: (data) => this.#share(data),
-      save: copyFirst ? () => this.#save(receiver ? [amount, t.paying(receiver)] : [amount]) : null,
+      save: copyFirst ? () => this.#save([amount, receiver && t.paying(receiver)]) : null,
     });
   }
 }

@@ -61,14 +61,19 @@ export function download(file: File, clock: PixEnvironment['clock']): void {
 }
 
 /**
- * Makes the image and saves it: the share sheet with the file where `canShare` accepts files, else a
+ * Makes the image of `path` with `lines` under it (absent ones skipped) and saves it as
+ * `pix-<reference>.png`: the share sheet with the file where `canShare` accepts files, else a
  * download. Call it inside the tap: everything before share() is synchronous. The customer closing
  * the sheet (AbortError) resolves null; a share refused for want of the tap's activation
  * (NotAllowedError: the chunk was still loading, a slow phone) downloads instead; any other failure
  * rejects.
  */
-export async function saveQr(env: PixEnvironment, path: QrPath, lines: string[], name: string): Promise<SaveMethod | null> {
-  const file = qrImage(path, lines, name);
+export async function saveQr(env: PixEnvironment, path: QrPath, lines: (string | null)[], reference: string): Promise<SaveMethod | null> {
+  const file = qrImage(
+    path,
+    lines.filter((line): line is string => !!line),
+    `pix-${reference}.png`,
+  );
   const data = { files: [file] };
   if (env.share?.canShare?.(data)) {
     try {

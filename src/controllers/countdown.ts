@@ -96,7 +96,7 @@ export function splitSeconds(seconds: number): [h: number, m: number, s: number]
 export function formatTimeLeft(seconds: number): string {
   const [h, m, s] = splitSeconds(seconds);
   const two = (n: number) => String(n).padStart(2, '0');
-  return h > 0 ? `${h}:${two(m)}:${two(s)}` : `${two(m)}:${two(s)}`;
+  return `${h > 0 ? `${h}:` : ''}${two(m)}:${two(s)}`;
 }
 
 /**
