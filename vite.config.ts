@@ -80,7 +80,7 @@ const INTERNAL_PROPERTIES = new RegExp(
     'hasTranslation|localeReady|formatMoney|formatDate|phase|paidSeen|countdown|connection|busy|startIfNew|offersMoreTime|fail',
     'follow|checkNow|client|env|onView|onError|onConnection|i18n|announce|createPayment|checkoutPayment|getPayment|eventsUrl|created',
     // ClipboardController, CountdownController, CodeOnScreen, the pending screen's fields, the element's inner state.
-    'reset|seconds|fraction|copyFirst|copyState|sharer|qr|receiver|check|path|announcement|timeAnnouncement|phoneScreen|applyTexts',
+    'reset|seconds|fraction|copyFirst|copyState|sharer|qr|receiver|check|path|announcement|timeAnnouncement|phoneScreen|applyTexts|copyCode|urlOf',
     // checkBrCode's result (src/shared/brcode.ts), read only by CodeOnScreen in the bundle.
     'merchantName|pointOfInitiation|locationUrl|merchantCity|postalCode|txid|crc|warnings|dynamic',
     // Keys of src/shared/wire.ts's path and stream constants (the server has its own copy of them).

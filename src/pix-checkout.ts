@@ -26,8 +26,8 @@ const PHONE_QUERY = '(max-width: 40rem), (pointer: coarse)';
  * loaded once for the page when the button first shows, so a tap finds it at hand.
  */
 let saver: typeof import('./save.ts') | undefined;
-let saverLoading: Promise<typeof import('./save.ts')> | undefined;
-const loadSaver = () => (saverLoading ??= import('./save.ts').then((module) => (saver = module)));
+/** A second import() of the module while it loads is the same request: the browser's module map keeps one. */
+const loadSaver = () => import('./save.ts').then((module) => (saver = module));
 
 /**
  * A Pix payment: the QR code drawn locally, the copy-and-paste code with a copy button, a countdown to
@@ -206,7 +206,7 @@ export class PixCheckout extends LitElement {
     const code = this.#session.payment?.brcode;
     if (!code) return;
     // Synchronously inside the click: the Clipboard API needs the tap's user activation.
-    void this.#clipboard.copy(code, this.renderRoot.querySelector('textarea')).then((method) => {
+    void this.#clipboard.copyCode(code, this.renderRoot.querySelector('textarea')).then((method) => {
       const copied = method !== 'manual';
       this.announcement = copied ? this.#i18n.t.copied : this.#i18n.t.copyFailed;
       this.dispatchEvent(new PixCopyEvent({ copied, method }));
@@ -272,7 +272,7 @@ export class PixCheckout extends LitElement {
 
   protected override updated(): void {
     // "Salvar QR Code" is on screen: its chunk loads now, not on the tap.
-    if (this.renderRoot.querySelector('[part=save-button]')) void loadSaver();
+    if (!saver && this.renderRoot.querySelector('[part=save-button]')) void loadSaver();
   }
 
   override render() {

@@ -28,7 +28,7 @@ export class ClipboardController implements ReactiveController {
   }
 
   /** Call from the click handler itself, before any await. */
-  copy(text: string, field: HTMLTextAreaElement | HTMLInputElement | null): Promise<CopyMethod> {
+  copyCode(text: string, field: HTMLTextAreaElement | HTMLInputElement | null): Promise<CopyMethod> {
     const env = this.#env();
     let written: Promise<void>;
     try {

@@ -36,7 +36,7 @@ export interface PixEnvironment {
 }
 
 export const systemClock: Clock = {
-  now: () => Date.now(),
+  now: Date.now,
   setTimeout: (callback, ms) => setTimeout(callback, ms),
   clearTimeout: (handle) => clearTimeout(handle as number),
 };
