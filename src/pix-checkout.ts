@@ -1,9 +1,10 @@
-import { LitElement, html, type PropertyValues } from 'lit';
+import { LitElement, html, isServer, type PropertyValues } from 'lit';
 import { ClipboardController } from './controllers/clipboard.ts';
 import { announcementSlot, splitSeconds } from './controllers/countdown.ts';
-import { defaultEnvironment, type PixEnvironment } from './controllers/environment.ts';
+import { defaultEnvironment, systemClock, type PixEnvironment } from './controllers/environment.ts';
 import { LocaleController } from './controllers/locale.ts';
 import { PaymentSessionController, type Screen } from './controllers/payment-session.ts';
+import type { PaymentView } from './shared/contract.ts';
 import { ScreenController } from './controllers/screen.ts';
 import { PixCopyEvent, PixErrorEvent } from './events.ts';
 import type { Translation } from './locales/index.ts';
@@ -81,6 +82,7 @@ export class PixCheckout extends LitElement {
   static override properties = {
     endpoint: { type: String },
     checkout: { type: String },
+    payment: { type: Object },
     amount: { type: Number },
     description: { type: String },
     locale: { type: String, reflect: true },
@@ -102,6 +104,12 @@ export class PixCheckout extends LitElement {
    * server fixed the amount; the widget sends none, and ignores `amount`, `description` and `renewals`.
    */
   declare checkout: string | null | undefined;
+  /**
+   * The payment the merchant's server already holds (its checkout's `payment`), as JSON in the
+   * attribute: shown at once, with no request for it; its status is then followed live. A
+   * server-rendered widget (`renderPixCheckout`, pix-checkout-server/render) carries it.
+   */
+  declare payment: PaymentView | null | undefined;
   /** Value in reais (open-amount mode, when there is no `checkout`), e.g. `10.5`. */
   declare amount: number | undefined;
   /** Text printed on the customer's proof of payment (at most 50 characters; open-amount mode). */
@@ -133,8 +141,11 @@ export class PixCheckout extends LitElement {
   #lastSlot: string | null = null;
   #media: MediaQueryList | null = null;
   readonly #code = new CodeOnScreen();
+  /** Rendered by the merchant's server (declarative shadow DOM), until the first render replaces its markup. */
+  #ssr = false;
 
-  readonly #env = (): PixEnvironment => ({ ...defaultEnvironment(), ...this.environment });
+  // The server renders with a clock alone: it has no network, clipboard, storage or screen.
+  readonly #env = (): PixEnvironment => ({ ...(isServer ? ({ clock: systemClock } as PixEnvironment) : defaultEnvironment()), ...this.environment });
   readonly #i18n = new LocaleController(this);
   readonly #clipboard = new ClipboardController(this, this.#env);
   readonly #session = new PaymentSessionController(this, {
@@ -213,8 +224,44 @@ export class PixCheckout extends LitElement {
       });
   }
 
-  protected override willUpdate(changed: PropertyValues<this>): void {
+  protected override createRenderRoot() {
+    this.#ssr = !!this.shadowRoot;
+    return super.createRenderRoot();
+  }
+
+  /** A server-rendered widget keeps the server's markup until the page's language is at hand: no flash of another. */
+  protected override shouldUpdate(changed: PropertyValues<this>): boolean {
     if (changed.has('locale') || changed.has('texts')) this.#i18n.apply();
+    return !this.#ssr || this.#i18n.hasTranslation;
+  }
+
+  /**
+   * The first render of a server-rendered widget replaces the server's markup in the same task (no
+   * paint between: no flash), keeping the focus and a selection in the code field where they were.
+   */
+  protected override update(changed: PropertyValues<this>): void {
+    const root = this.#ssr ? this.shadowRoot : null;
+    this.#ssr = false;
+    const focused = root?.activeElement as HTMLTextAreaElement | null | undefined;
+    const part = focused?.getAttribute('part');
+    if (root) {
+      root.replaceChildren();
+      // LitElement would render before the root's first child: the server's, gone now.
+      this.renderOptions.renderBefore = null;
+    }
+    super.update(changed);
+    if (part) {
+      const again = root!.querySelector<HTMLTextAreaElement>(`[part="${part}"]`);
+      again?.focus();
+      again?.setSelectionRange?.(focused!.selectionStart, focused!.selectionEnd);
+    }
+  }
+
+  protected override willUpdate(changed: PropertyValues<this>): void {
+    // The server calls willUpdate alone (no shouldUpdate); in the browser shouldUpdate took the language.
+    if (isServer && (changed.has('locale') || changed.has('texts'))) this.#i18n.apply();
+    // The merchant's server's payment: shown as is, with no request for it.
+    if (changed.has('payment') && this.payment) this.#session.adopt(this.payment);
     // A new endpoint, checkout, amount or description (the last two in open-amount mode) is a new checkout.
     this.#session.startIfNew();
     const t = this.#i18n.t;

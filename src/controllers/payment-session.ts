@@ -1,4 +1,4 @@
-import type { ReactiveController, ReactiveControllerHost } from 'lit';
+import { isServer, type ReactiveController, type ReactiveControllerHost } from 'lit';
 import { ProxyClient, ProxyError } from '../api/client.ts';
 import { PixCanceledEvent, PixCreatedEvent, PixErrorEvent, PixExpiredEvent, PixPaidEvent, PixStatusChangeEvent } from '../events.ts';
 import { markOnce } from '../marks.ts';
@@ -116,6 +116,23 @@ export class PaymentSessionController implements ReactiveController {
   startIfNew(): void {
     const key = this.#resumeKey();
     if (key && key !== this.#startedKey && this.#host.isConnected) void this.start();
+  }
+
+  /**
+   * Shows the payment the merchant's server gave the page (the element's `payment`) as this
+   * checkout's, with no request for it: its status is then followed live, as a fetched one's. On the
+   * server (rendering the element's markup) it is only put on screen: nothing is followed or fired.
+   */
+  adopt(payment: PaymentView): void {
+    if (isServer) {
+      Object.assign(this, { phase: 'ready', payment });
+      this.countdown.set(payment.created_at, payment.expires_at, payment.server_time);
+      return;
+    }
+    this.#startedKey = this.#resumeKey();
+    this.#creating?.abort();
+    this.#creating = null;
+    this.#show(payment, true, 0);
   }
 
   /**
