@@ -82,7 +82,7 @@ export class PixCheckout extends LitElement {
   static override properties = {
     endpoint: { type: String },
     checkout: { type: String },
-    payment: { type: Object },
+    payment: { type: Object, noAccessor: true },
     amount: { type: Number },
     description: { type: String },
     locale: { type: String, reflect: true },
@@ -104,12 +104,6 @@ export class PixCheckout extends LitElement {
    * server fixed the amount; the widget sends none, and ignores `amount`, `description` and `renewals`.
    */
   declare checkout: string | null | undefined;
-  /**
-   * The payment the merchant's server already holds (its checkout's `payment`), as JSON in the
-   * attribute: shown at once, with no request for it; its status is then followed live. A
-   * server-rendered widget (`renderPixCheckout`, pix-checkout-server/render) carries it.
-   */
-  declare payment: PaymentView | null | undefined;
   /** Value in reais (open-amount mode, when there is no `checkout`), e.g. `10.5`. */
   declare amount: number | undefined;
   /** Text printed on the customer's proof of payment (at most 50 characters; open-amount mode). */
@@ -143,6 +137,8 @@ export class PixCheckout extends LitElement {
   readonly #code = new CodeOnScreen();
   /** Rendered by the merchant's server (declarative shadow DOM), until the first render replaces its markup. */
   #ssr = false;
+  /** A payment given to show (the `payment` property or attribute), until it is shown. */
+  #given: PaymentView | null = null;
 
   // The server renders with a clock alone: it has no network, clipboard, storage or screen.
   readonly #env = (): PixEnvironment => ({ ...(isServer ? ({ clock: systemClock } as PixEnvironment) : defaultEnvironment()), ...this.environment });
@@ -170,6 +166,21 @@ export class PixCheckout extends LitElement {
     this.announcement = '';
     this.timeAnnouncement = '';
     this.phoneScreen = false;
+  }
+
+  /**
+   * The payment on screen (null before one). Set it (or the `payment` attribute, as JSON) to the
+   * payment the merchant's server already holds (its checkout's `payment`): it is shown at once, with
+   * no request for it, and its status followed live. A server-rendered widget (`renderPixCheckout`,
+   * pix-checkout-server/render) carries it; its `pix-created` may fire before the page's own script
+   * listens, so a page reads this on start.
+   */
+  get payment(): PaymentView | null {
+    return this.#session.payment;
+  }
+  set payment(payment: PaymentView | null | undefined) {
+    this.#given = payment ?? null;
+    this.requestUpdate('payment');
   }
 
   /** What the customer sees now. */
@@ -261,7 +272,8 @@ export class PixCheckout extends LitElement {
     // The server calls willUpdate alone (no shouldUpdate); in the browser shouldUpdate took the language.
     if (isServer && (changed.has('locale') || changed.has('texts'))) this.#i18n.apply();
     // The merchant's server's payment: shown as is, with no request for it.
-    if (changed.has('payment') && this.payment) this.#session.adopt(this.payment);
+    if (this.#given) this.#session.adopt(this.#given);
+    this.#given = null;
     // A new endpoint, checkout, amount or description (the last two in open-amount mode) is a new checkout.
     this.#session.startIfNew();
     const t = this.#i18n.t;

@@ -114,6 +114,8 @@ export class PaymentSessionController implements ReactiveController {
 
   /** Starts the checkout when the host shows another (a new endpoint, checkout, amount or description). */
   startIfNew(): void {
+    // The server renders what it is given: it asks for nothing.
+    if (isServer) return;
     const key = this.#resumeKey();
     if (key && key !== this.#startedKey && this.#host.isConnected) void this.start();
   }
