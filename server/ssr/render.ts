@@ -35,6 +35,12 @@ export interface RenderPixCheckoutOptions {
   mode?: 'full' | 'link';
   /** The element's `id`, for the page's own script and styles. */
   id?: string;
+  /**
+   * Your Content-Security-Policy's nonce for this response, when `style-src` has no 'unsafe-inline':
+   * the rendered widget's styles are a `<style>` element, which the policy must allow. (Once the
+   * script runs, the widget's styles are constructed stylesheets, which CSP does not govern.)
+   */
+  nonce?: string;
 }
 
 /** The checkout's fields the render reads; a `CheckoutView` from the proxy has them. */
@@ -70,7 +76,10 @@ export async function renderPixCheckout(checkout: RenderableCheckout, options: R
     return `<pix-checkout${options.id ? ` id="${escapeHtml(options.id)}"` : ''} endpoint="${escapeHtml(options.endpoint)}" checkout="${escapeHtml(checkout.checkout_id)}" locale="${escapeHtml(locale)}"></pix-checkout>`;
   const markup = (await collectResult(render(element)))
     // The widget's styles as the script-tag build carries them.
-    .replace(/<style>([^<]*)<\/style>/, (_all, css: string) => `<style>${minifyCss(css)}</style>`);
+    .replace(
+      /<style>([^<]*)<\/style>/,
+      (_all, css: string) => `<style${options.nonce ? ` nonce="${escapeHtml(options.nonce)}"` : ''}>${minifyCss(css).trim()}</style>`,
+    );
   // The code field's text is a property in the browser (`.value`), which SSR does not write: it goes
   // into the field's markup here, so the code can be selected and copied before any script runs.
   return markup.replace(

@@ -167,6 +167,12 @@ describe('renderPixCheckout', () => {
     assert.match(html, /&quot;renewable&quot;:false/, 'no renewals left: no offer of more time');
   });
 
+  test("carries the page's CSP nonce on its style element", async () => {
+    const html = await renderPixCheckout({ ...checkout, payment: { ...payment, brcode: 'x' } }, { endpoint: '/api', nonce: 'r4nd0m"' });
+    assert.match(html, /<style nonce="r4nd0m&#34;">:host\{/);
+    assert.equal(html.match(/<style\b/g)?.length, 1);
+  });
+
   test('without a payment, the plain element: its script asks the proxy', async () => {
     const html = await renderPixCheckout(checkout, { endpoint: '/api' });
     assert.equal(html, '<pix-checkout endpoint="/api" checkout="co_AAAAAAAAAAAAAAAAAAAAAAAA" locale="pt-BR"></pix-checkout>');
