@@ -219,9 +219,9 @@ describe('the demo store, as a customer uses it', () => {
       assert.ok(qr, 'the QR is on the page');
       const shot = await qr.screenshot({ encoding: 'base64' });
       const field = await page.$('pix-checkout >>> textarea[part~="code"]');
-      const code = await field!.evaluate((el) => (el as HTMLTextAreaElement).value);
+      const code = await field!.evaluate((el) => el.value);
       // A customer's long press: the field is a readonly textarea, selectable.
-      const selectable = await field!.evaluate((el) => getComputedStyle(el).userSelect !== 'none' && (el as HTMLTextAreaElement).readOnly);
+      const selectable = await field!.evaluate((el) => getComputedStyle(el).userSelect !== 'none' && el.readOnly);
       assert.equal(selectable, true);
       // The screenshot read by jsQR (not our encoder), in a page of its own with scripts on.
       const reader = await page.browserContext().newPage();
