@@ -127,7 +127,8 @@ export class PaymentSessionController implements ReactiveController {
    */
   adopt(payment: PaymentView): void {
     if (isServer) {
-      Object.assign(this, { phase: 'ready', payment });
+      // The receipt's time without `paid_at`: when the proxy answered (in the browser, when this widget saw it paid).
+      Object.assign(this, { phase: 'ready', payment, paidSeen: Date.parse(payment.server_time) || 0 });
       this.countdown.set(payment.created_at, payment.expires_at, payment.server_time);
       return;
     }
