@@ -10,7 +10,7 @@
 import { readFileSync } from 'node:fs';
 import type { CheckoutView } from '../src/shared/index.ts';
 // As a merchant's server imports it: pix-checkout-server/render.
-import { renderPixCheckout } from '../server/ssr/render.ts';
+import { renderPixCheckout, type RequestHeaders } from '../server/ssr/render.ts';
 
 /**
  * `ssr`: the widget rendered here with its payment inside. `script`: the plain element, which asks
@@ -35,8 +35,10 @@ export interface OrderPageInput {
   /** The widget's script, as the page's head loads it. */
   scriptUrl: string;
   mode: OrderPageMode;
-  /** The customer is on a phone (isPhoneRequest): the widget is rendered in the phone's layout. */
-  phone: boolean;
+  /** The page's request headers: the widget's layout is guessed from them (a phone, the share sheet). */
+  headers?: RequestHeaders;
+  /** Overrides the guess: the customer is on a phone. */
+  phone?: boolean;
 }
 
 const PAGE = new URL('index.html', import.meta.url);
@@ -55,10 +57,10 @@ function edit(page: string, from: string, to: string): string {
 
 export async function renderOrderPage(input: OrderPageInput): Promise<string> {
   shell ??= readFileSync(PAGE, 'utf8');
-  const { order, checkout, endpoint, scriptUrl, mode, phone } = input;
+  const { order, checkout, endpoint, scriptUrl, mode, headers, phone } = input;
   const widget =
     mode === 'ssr'
-      ? await renderPixCheckout(checkout, { endpoint, phone, id: 'shop-checkout' })
+      ? await renderPixCheckout(checkout, { endpoint, headers, phone, id: 'shop-checkout' })
       : `<pix-checkout id="shop-checkout" endpoint="${escapeHtml(endpoint)}" checkout="${escapeHtml(checkout.checkout_id)}"></pix-checkout>`;
   let page = shell;
   page = edit(

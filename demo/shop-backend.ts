@@ -30,9 +30,8 @@ import {
   type CheckoutClient,
   type OutcomeEvent,
 } from '../server/index.ts';
-import { isPhoneRequest } from '../server/ssr/render.ts';
 import { ORDER_PAGE_MODES, renderOrderPage, type OrderPageMode } from './order-page.ts';
-import { LIMITS, TransferValue, errorBody, parseInput, type CheckoutView, type ErrorCode, type TransferView } from '../src/shared/index.ts';
+import { CheckoutId, LIMITS, TransferValue, errorBody, parseInput, type CheckoutView, type ErrorCode, type TransferView } from '../src/shared/index.ts';
 
 export interface Product {
   id: string;
@@ -207,7 +206,12 @@ const ORDER_ID = /^[0-9]{1,12}$/;
  */
 const SESSION_COOKIE = 'shop_session';
 const SESSION = /^[A-Za-z0-9_-]{32}$/;
-const sameSession = (a: string, b: string | undefined) => b !== undefined && a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
+const sameSession = (a: string, b: string | undefined) => {
+  if (b === undefined) return false;
+  const [x, y] = [Buffer.from(a), Buffer.from(b)];
+  // Bytes, not characters: a non-ASCII value of the same length is another secret, not a 500.
+  return x.length === y.length && timingSafeEqual(x, y);
+};
 const MAX_BODY_BYTES = 8 * 1024;
 /** The proxy's outcome events are well under a kilobyte. */
 const MAX_WEBHOOK_BYTES = 16 * 1024;
@@ -353,12 +357,13 @@ export function createShop(options: ShopOptions): Shop {
   }
 
   /** The order of this id placed by this browser; another browser's order is as missing as an unknown one. */
-  function ownOrder(c: Context): { ok: true; order: Order } | { ok: false; response: Response } {
+  /** The order named in the path, if this client placed it; `link`: its page's link (the checkout id) also opens it, to read. */
+  function ownOrder(c: Context, link = false): { ok: true; order: Order } | { ok: false; response: Response } {
     const id = c.req.param('id') ?? '';
     if (!ORDER_ID.test(id)) return { ok: false, response: fail(c, 400, 'invalid_request', 'id must be an order number', { id: 'must be an order number' }) };
     const order = orders.get(id);
     // The customer's session, or the order page's link (its checkout id: 144 random bits), opened on another device.
-    const owned = order && (sameSession(order.session, getCookie(c, SESSION_COOKIE)) || sameSession(order.checkoutId, c.req.query('checkout')));
+    const owned = order && (sameSession(order.session, getCookie(c, SESSION_COOKIE)) || (link && sameSession(order.checkoutId, c.req.query('checkout'))));
     if (!owned) return { ok: false, response: fail(c, 404, 'not_found', 'No such order.') };
     return { ok: true, order };
   }
@@ -438,7 +443,7 @@ export function createShop(options: ShopOptions): Shop {
   // `?render=script-preload` are the script-tag pages bench/phone.ts compares it with.
   app.get('/pagamento/:checkout', async (c) => {
     const id = c.req.param('checkout');
-    const order = [...orders.values()].find((o) => sameSession(o.checkoutId, id));
+    const order = CheckoutId.safeParse(id).success ? [...orders.values()].find((o) => sameSession(o.checkoutId, id)) : undefined;
     if (!order) return fail(c, 404, 'not_found', 'No such order.');
     const mode = c.req.query('render') ?? 'ssr';
     if (!(ORDER_PAGE_MODES as readonly string[]).includes(mode)) {
@@ -460,7 +465,7 @@ export function createShop(options: ShopOptions): Shop {
       endpoint: '/api',
       scriptUrl: '/api/pix-checkout.js',
       mode: mode as OrderPageMode,
-      phone: isPhoneRequest(c.req.header()),
+      headers: c.req.header(),
     });
     return c.html(page, 200, { 'cache-control': 'no-store' });
   });
@@ -468,7 +473,7 @@ export function createShop(options: ShopOptions): Shop {
   // The page asks on `pix-paid` and every few seconds; the answer is the shop's own judgement. A
   // paid order is read from memory, unless a refund is on its way or something happened to one.
   app.get('/shop/orders/:id', async (c) => {
-    const own = ownOrder(c);
+    const own = ownOrder(c, true);
     if (!own.ok) return own.response;
     const order = own.order;
     let checked = true;

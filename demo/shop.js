@@ -537,6 +537,10 @@ async function main() {
   });
   document.addEventListener('shop-order-changed', orderChanged);
   window.addEventListener('hashchange', () => void showView(true));
+  // Back from the order's page, restored from the back-forward cache: the cart as it is, payable again.
+  window.addEventListener('pageshow', (event) => {
+    if (event.persisted && state.step === 'cart') renderCart();
+  });
 
   try {
     const [config, catalog] = await Promise.all([request('/shop/config'), request('/shop/products')]);

@@ -176,7 +176,7 @@ export class PixCheckout extends LitElement {
    * listens, so a page reads this on start.
    */
   get payment(): PaymentView | null {
-    return this.#session.payment;
+    return this.#session.payment ?? this.#given;
   }
   set payment(payment: PaymentView | null | undefined) {
     this.#given = payment ?? null;
@@ -198,6 +198,8 @@ export class PixCheckout extends LitElement {
 
   override connectedCallback(): void {
     super.connectedCallback();
+    // Lit's SSR calls it only when asked to (litSsrCallConnectedCallback): the server has no screen.
+    if (isServer) return;
     // Performance marks: bench/widget-timing.ts reads them (connected -> QR painted, paid shown).
     performance.mark('pix-checkout:connected');
     this.#media = matchMedia(PHONE_QUERY);
@@ -240,10 +242,13 @@ export class PixCheckout extends LitElement {
     return super.createRenderRoot();
   }
 
-  /** A server-rendered widget keeps the server's markup until the page's language is at hand: no flash of another. */
+  /**
+   * A server-rendered widget keeps the server's markup, and a given payment waits, until the page's
+   * language is at hand: no flash of another.
+   */
   protected override shouldUpdate(changed: PropertyValues<this>): boolean {
     if (changed.has('locale') || changed.has('texts')) this.#i18n.apply();
-    return !this.#ssr || this.#i18n.hasTranslation;
+    return !(this.#ssr || this.#given) || this.#i18n.hasTranslation;
   }
 
   /**
@@ -263,7 +268,7 @@ export class PixCheckout extends LitElement {
     super.update(changed);
     if (part) {
       const again = root!.querySelector<HTMLTextAreaElement>(`[part="${part}"]`);
-      again?.focus();
+      again?.focus({ preventScroll: true });
       again?.setSelectionRange?.(focused!.selectionStart, focused!.selectionEnd);
     }
   }
@@ -272,7 +277,8 @@ export class PixCheckout extends LitElement {
     // The server calls willUpdate alone (no shouldUpdate); in the browser shouldUpdate took the language.
     if (isServer && (changed.has('locale') || changed.has('texts'))) this.#i18n.apply();
     // The merchant's server's payment: shown as is, with no request for it.
-    if (this.#given) this.#session.adopt(this.#given);
+    // The same payment again (a framework setting the attribute anew) changes nothing: the stream follows it.
+    if (this.#given && this.#given.reference !== this.#session.payment?.reference) this.#session.adopt(this.#given, this.#ssr);
     this.#given = null;
     // A new endpoint, checkout, amount or description (the last two in open-amount mode) is a new checkout.
     this.#session.startIfNew();

@@ -12,7 +12,7 @@
  */
 import { render } from '@lit-labs/ssr';
 import { collectResult } from '@lit-labs/ssr/lib/render-result.js';
-import { html, nothing } from 'lit';
+import { html, nothing, type CSSResult } from 'lit';
 import { loadLocale } from '../../src/locales/index.ts';
 import { PixCheckout } from '../../src/pix-checkout.ts';
 import { PaymentView, type CheckoutView } from '../../src/shared/contract.ts';
@@ -24,11 +24,15 @@ export interface RenderPixCheckoutOptions {
   /** `pt-BR` (default), `en` or `es`: the element's `locale`, rendered in that language. */
   locale?: string;
   /**
-   * Whether the customer is on a phone (the code before the QR, and the phone's buttons). The server
-   * cannot see the screen: `isPhoneRequest(headers)` guesses from the request. A wrong guess is
-   * corrected when the script runs (the layout changes then).
+   * The page's request headers (Node's, Fetch's or Express's): the server cannot see the screen, so
+   * the layout is guessed from them (`isPhoneRequest`, `sharesFrom`). A wrong guess is corrected when
+   * the script runs, with one layout change then. `phone` and `share` override a guess.
    */
+  headers?: RequestHeaders;
+  /** The customer is on a phone: the code before the QR, and the phone's buttons. Default: `isPhoneRequest(headers)`. */
   phone?: boolean;
+  /** The browser has the Web Share API (the share button). Default: `sharesFrom(headers)`. */
+  share?: boolean;
   /** The element's `layout`, `theme` and `mode` attributes (defaults: auto, auto, full). */
   layout?: 'auto' | 'phone' | 'desktop';
   theme?: 'auto' | 'light' | 'dark';
@@ -47,12 +51,22 @@ export interface RenderPixCheckoutOptions {
 export type RenderableCheckout = Pick<CheckoutView, 'checkout_id' | 'payment' | 'renewals_left'>;
 
 if (!customElements.get('pix-checkout')) customElements.define('pix-checkout', PixCheckout);
+/** The element's styles, minified on the first render. */
+let styles: string | undefined;
 
 /** `&`, `<`, `>` and quotes as entities: the code field's text, inside the markup. */
 const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
-/** Stands for the browser's share sheet on the server: a phone's page is rendered with the share button it will have. */
-const PHONE_SHARE = { share: () => Promise.resolve() };
+/** Stands for the browser's share sheet on the server: a page is rendered with the share button it will have. */
+const SHARE_SHEET = { share: () => Promise.resolve() };
+
+/** Request headers as Node, Fetch or Express give them. */
+export type RequestHeaders = Headers | Record<string, string | string[] | undefined>;
+
+const header = (headers: RequestHeaders, name: string) => {
+  const value = headers instanceof Headers ? headers.get(name) : headers[name];
+  return (Array.isArray(value) ? value[0] : value) ?? undefined;
+};
 
 /**
  * `<pix-checkout>` for the checkout, as HTML: with its payment inside (declarative shadow DOM) when
@@ -68,17 +82,20 @@ export async function renderPixCheckout(checkout: RenderableCheckout, options: R
   // Only the fields the browser contract has (PaymentView strips the rest); a checkout's payment
   // says whether another code may be issued (the "I need more time" offer).
   const payment = parsed ? { ...parsed.data, renewable: parsed.data.renewable ?? checkout.renewals_left > 0 } : null;
-  const phone = options.phone ?? options.layout === 'phone';
+  const headers = options.headers ?? {};
+  const phone = options.phone ?? (options.layout === 'phone' || (options.layout !== 'desktop' && isPhoneRequest(headers)));
+  const share = options.share ?? sharesFrom(headers);
   // prettier-ignore
-  const element = html`<pix-checkout id=${options.id ?? nothing} endpoint=${options.endpoint} checkout=${checkout.checkout_id} locale=${locale} layout=${options.layout ?? nothing} theme=${options.theme ?? nothing} mode=${options.mode ?? nothing} payment=${payment ? JSON.stringify(payment) : nothing} .phoneScreen=${phone} .environment=${{ share: phone ? PHONE_SHARE : null }}></pix-checkout>`;
+  const element = html`<pix-checkout id=${options.id ?? nothing} endpoint=${options.endpoint} checkout=${checkout.checkout_id} locale=${locale} layout=${options.layout ?? nothing} theme=${options.theme ?? nothing} mode=${options.mode ?? nothing} payment=${payment ? JSON.stringify(payment) : nothing} .phoneScreen=${phone} .environment=${{ share: share ? SHARE_SHEET : null }}></pix-checkout>`;
   // Without a payment the element renders nothing of its own: the plain tag, whose script asks for it.
   if (!payment)
     return `<pix-checkout${options.id ? ` id="${escapeHtml(options.id)}"` : ''} endpoint="${escapeHtml(options.endpoint)}" checkout="${escapeHtml(checkout.checkout_id)}" locale="${escapeHtml(locale)}"></pix-checkout>`;
   const markup = (await collectResult(render(element)))
-    // The widget's styles as the script-tag build carries them.
+    // The widget's styles as the script-tag build carries them (minified once).
     .replace(
-      /<style>([^<]*)<\/style>/,
-      (_all, css: string) => `<style${options.nonce ? ` nonce="${escapeHtml(options.nonce)}"` : ''}>${minifyCss(css).trim()}</style>`,
+      /<style>[^]*?<\/style>/,
+      () =>
+        `<style${options.nonce ? ` nonce="${escapeHtml(options.nonce)}"` : ''}>${(styles ??= minifyCss(PixCheckout.elementStyles.map((style) => (style as CSSResult).cssText).join('')).trim())}</style>`,
     );
   // The code field's text is a property in the browser (`.value`), which SSR does not write: it goes
   // into the field's markup here, so the code can be selected and copied before any script runs.
@@ -90,15 +107,25 @@ export async function renderPixCheckout(checkout: RenderableCheckout, options: R
 
 /**
  * Whether a request comes from a phone, from its headers: the `Sec-CH-UA-Mobile` client hint
- * (Chromium) when sent, else a phone's User-Agent. Pass any headers object (Node's, Fetch's, Express's).
+ * (Chromium) when sent, else a phone's User-Agent.
  */
-export function isPhoneRequest(headers: Headers | Record<string, string | string[] | undefined>): boolean {
-  const get = (name: string) => {
-    const value = headers instanceof Headers ? headers.get(name) : headers[name];
-    return Array.isArray(value) ? value[0] : value;
-  };
-  const hint = get('sec-ch-ua-mobile');
+export function isPhoneRequest(headers: RequestHeaders): boolean {
+  const hint = header(headers, 'sec-ch-ua-mobile');
   if (hint === '?1') return true;
   if (hint === '?0') return false;
-  return /Mobi|Android|iPhone|iPod/i.test(get('user-agent') ?? '');
+  return /Mobi|Android|iPhone|iPod/i.test(header(headers, 'user-agent') ?? '');
+}
+
+/**
+ * Whether the browser that sent these headers has the Web Share API (`navigator.share`), from its
+ * User-Agent: Safari (iOS, iPadOS, macOS), Chromium browsers on Android, Windows, ChromeOS and macOS,
+ * Firefox on Android; not Firefox on desktops, nor Chromium on Linux. A guess: the widget's script
+ * decides, and a wrong guess moves what is below the button once.
+ */
+export function sharesFrom(headers: RequestHeaders): boolean {
+  const ua = header(headers, 'user-agent') ?? '';
+  if (/Android|iPhone|iPad|iPod/i.test(ua)) return true;
+  if (/Firefox\//.test(ua)) return false;
+  if (/(Chrome|CriOS|Edg)\//.test(ua)) return /Windows|CrOS|Macintosh/.test(ua);
+  return /Macintosh/.test(ua) && /Version\/[\d.]+.*Safari\//.test(ua);
 }

@@ -125,7 +125,7 @@ export class PaymentSessionController implements ReactiveController {
    * checkout's, with no request for it: its status is then followed live, as a fetched one's. On the
    * server (rendering the element's markup) it is only put on screen: nothing is followed or fired.
    */
-  adopt(payment: PaymentView): void {
+  adopt(payment: PaymentView, inPage?: boolean): void {
     if (isServer) {
       // The receipt's time without `paid_at`: when the proxy answered (in the browser, when this widget saw it paid).
       Object.assign(this, { phase: 'ready', payment, paidSeen: Date.parse(payment.server_time) || 0 });
@@ -135,7 +135,10 @@ export class PaymentSessionController implements ReactiveController {
     this.#startedKey = this.#resumeKey();
     this.#creating?.abort();
     this.#creating = null;
-    this.#show(payment, true, 0);
+    this.#show(payment, true, this.#renewalsUsed);
+    // In the page's HTML: its server_time was true when the page's response began (not now, after the
+    // script loaded), so the countdown is not longer by the page's load.
+    if (inPage) this.countdown.set(payment.created_at, payment.expires_at, payment.server_time, performance.timing.responseStart);
   }
 
   /**
@@ -284,7 +287,7 @@ export class PaymentSessionController implements ReactiveController {
   /** Puts a payment on screen and follows it while pending; `renewals`: codes generated after the first. */
   #show(payment: PaymentView, resumed: boolean, renewals: number): void {
     this.#renewalsUsed = renewals;
-    if (this.#host.checkout == null) this.#save(this.#startedKey!, { reference: payment.reference, renewals });
+    if (this.#host.checkout == null && this.#startedKey) this.#save(this.#startedKey, { reference: payment.reference, renewals });
     this.#set({ phase: 'ready', payment });
     this.countdown.set(payment.created_at, payment.expires_at, payment.server_time);
     if (payment.status === 'pending') this.#status.follow(payment.reference);

@@ -124,10 +124,12 @@ describe('the order page, server-rendered', () => {
     assert.ok(body.error.fields.render);
   });
 
-  test('answers 404 for a checkout the store has no order for', async () => {
-    const res = await fetch(new URL('/pagamento/co_AAAAAAAAAAAAAAAAAAAAAAAA', demo.url));
-    assert.equal(res.status, 404);
-    assert.equal(((await res.json()) as { error: { code: string } }).error.code, 'not_found');
+  test('answers 404 for a checkout the store has no order for, whatever the path holds', async () => {
+    for (const id of ['co_AAAAAAAAAAAAAAAAAAAAAAAA', 'é'.repeat(27), 'x'.repeat(5000), '%00']) {
+      const res = await fetch(new URL(`/pagamento/${encodeURIComponent(id)}`, demo.url));
+      assert.equal(res.status, 404, id);
+      assert.equal(((await res.json()) as { error: { code: string } }).error.code, 'not_found');
+    }
   });
 
   test("opens the order's API with the page's checkout id on a device without the session", async () => {
@@ -135,7 +137,15 @@ describe('the order page, server-rendered', () => {
     const url = (checkout: string) => new URL(`/shop/orders/${order.order_id}?checkout=${checkout}`, demo.url);
     assert.equal((await fetch(url(order.checkout_id))).status, 200);
     assert.equal((await fetch(url('co_AAAAAAAAAAAAAAAAAAAAAAAA'))).status, 404);
+    assert.equal((await fetch(url(encodeURIComponent('é'.repeat(27))))).status, 404, 'a non-ASCII value of the same length: 404, not a 500');
     assert.equal((await fetch(new URL(`/shop/orders/${order.order_id}`, demo.url))).status, 404);
+    // The link reads the order; it refunds nothing.
+    const refund = await fetch(new URL(`/shop/test/orders/${order.order_id}/refunds?checkout=${order.checkout_id}`, demo.url), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ customer: 'ana', value: 1 }),
+    });
+    assert.equal(refund.status, 404);
   });
 });
 
@@ -145,7 +155,7 @@ describe('renderPixCheckout', () => {
     reference: 'ref_1',
     status: 'pending',
     value: 10.5,
-    // A valid BR Code (docs/../brcode.md's example shape, CRC correct).
+    // Each test sets its own code.
     brcode: '',
     qr_code_url: 'https://partner.example/qr.png',
     checkout_url: 'https://partner.example/pay/ref_1',
@@ -180,6 +190,29 @@ describe('renderPixCheckout', () => {
 
   test('refuses a payment that is not a payment view', async () => {
     await assert.rejects(renderPixCheckout({ ...checkout, payment: { reference: 'x' } as unknown as PaymentView }, { endpoint: '/api' }), TypeError);
+  });
+
+  test("a paid payment without paid_at: its receipt says when the proxy answered, in the server's time zone", async () => {
+    const html = await renderPixCheckout(
+      { ...checkout, payment: { ...payment, brcode: 'x', status: 'paid', server_time: '2026-11-26T15:04:05.000Z' } },
+      { endpoint: '/api', locale: 'en' },
+    );
+    assert.match(html, /<time datetime="2026-11-26T15:04:05.000Z">/);
+    assert.doesNotMatch(html, /1970/);
+  });
+
+  test('guesses the layout from the headers: a phone, the share sheet', async () => {
+    const render = (ua: string) =>
+      renderPixCheckout({ ...checkout, payment: { ...payment, brcode: 'x' } }, { endpoint: '/api', headers: { 'user-agent': ua } });
+    const order = (html: string) => (html.indexOf('part="code"') < html.indexOf('part="qr"') ? 'code first' : 'qr first');
+    const android = await render('Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 Chrome/140.0 Mobile Safari/537.36');
+    const safariMac = await render('Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.0 Safari/605.1.15');
+    const firefoxLinux = await render('Mozilla/5.0 (X11; Linux x86_64; rv:140.0) Gecko/20100101 Firefox/140.0');
+    assert.deepEqual([order(android), order(safariMac), order(firefoxLinux)], ['code first', 'qr first', 'qr first']);
+    assert.deepEqual(
+      [android, safariMac, firefoxLinux].map((html) => html.includes('part="share-button"')),
+      [true, true, false],
+    );
   });
 
   test('isPhoneRequest reads the client hint first, then the User-Agent', () => {
