@@ -1,9 +1,10 @@
-import { LitElement, html, type PropertyValues } from 'lit';
+import { LitElement, html, isServer, type PropertyValues } from 'lit';
 import { ClipboardController } from './controllers/clipboard.ts';
 import { announcementSlot, splitSeconds } from './controllers/countdown.ts';
-import { defaultEnvironment, type PixEnvironment } from './controllers/environment.ts';
+import { defaultEnvironment, systemClock, type PixEnvironment } from './controllers/environment.ts';
 import { LocaleController } from './controllers/locale.ts';
 import { PaymentSessionController, type Screen } from './controllers/payment-session.ts';
+import type { PaymentView } from './shared/contract.ts';
 import { ScreenController } from './controllers/screen.ts';
 import { PixCopyEvent, PixErrorEvent, PixSaveEvent } from './events.ts';
 import type { Translation } from './locales/index.ts';
@@ -91,6 +92,7 @@ export class PixCheckout extends LitElement {
   static override properties = {
     endpoint: { type: String },
     checkout: { type: String },
+    payment: { type: Object, noAccessor: true },
     amount: { type: Number },
     description: { type: String },
     locale: { type: String, reflect: true },
@@ -143,8 +145,13 @@ export class PixCheckout extends LitElement {
   #lastSlot: string | null = null;
   #media: MediaQueryList | null = null;
   readonly #code = new CodeOnScreen();
+  /** Rendered by the merchant's server (declarative shadow DOM), until the first render replaces its markup. */
+  #ssr = false;
+  /** A payment given to show (the `payment` property or attribute), until it is shown. */
+  #given: PaymentView | null = null;
 
-  readonly #env = (): PixEnvironment => ({ ...defaultEnvironment(), ...this.environment });
+  // The server renders with a clock alone: it has no network, clipboard, storage or screen.
+  readonly #env = (): PixEnvironment => ({ ...(isServer ? ({ clock: systemClock } as PixEnvironment) : defaultEnvironment()), ...this.environment });
   readonly #i18n = new LocaleController(this);
   readonly #clipboard = new ClipboardController(this, this.#env);
   readonly #session = new PaymentSessionController(this, {
@@ -171,6 +178,21 @@ export class PixCheckout extends LitElement {
     this.phoneScreen = false;
   }
 
+  /**
+   * The payment on screen (null before one). Set it (or the `payment` attribute, as JSON) to the
+   * payment the merchant's server already holds (its checkout's `payment`): it is shown at once, with
+   * no request for it, and its status followed live. A server-rendered widget (`renderPixCheckout`,
+   * pix-checkout-server/render) carries it; its `pix-created` may fire before the page's own script
+   * listens, so a page reads this on start.
+   */
+  get payment(): PaymentView | null {
+    return this.#session.payment ?? this.#given;
+  }
+  set payment(payment: PaymentView | null | undefined) {
+    this.#given = payment ?? null;
+    this.requestUpdate('payment');
+  }
+
   /** What the customer sees now. */
   get screen(): PixScreen {
     return this.#session.screen;
@@ -186,6 +208,8 @@ export class PixCheckout extends LitElement {
 
   override connectedCallback(): void {
     super.connectedCallback();
+    // Lit's SSR calls it only when asked to (litSsrCallConnectedCallback): the server has no screen.
+    if (isServer) return;
     // Performance marks: bench/widget-timing.ts reads them (connected -> QR painted, paid shown).
     performance.mark('pix-checkout:connected');
     this.#media = matchMedia(PHONE_QUERY);
@@ -239,8 +263,49 @@ export class PixCheckout extends LitElement {
     );
   }
 
-  protected override willUpdate(changed: PropertyValues<this>): void {
+  protected override createRenderRoot() {
+    this.#ssr = !!this.shadowRoot;
+    return super.createRenderRoot();
+  }
+
+  /**
+   * A server-rendered widget keeps the server's markup, and a given payment waits, until the page's
+   * language is at hand: no flash of another.
+   */
+  protected override shouldUpdate(changed: PropertyValues<this>): boolean {
     if (changed.has('locale') || changed.has('texts')) this.#i18n.applyTexts();
+    return !(this.#ssr || this.#given) || this.#i18n.hasTranslation;
+  }
+
+  /**
+   * The first render of a server-rendered widget replaces the server's markup in the same task (no
+   * paint between: no flash), keeping the focus and a selection in the code field where they were.
+   */
+  protected override update(changed: PropertyValues<this>): void {
+    const root = this.#ssr ? this.shadowRoot : null;
+    this.#ssr = false;
+    const focused = root?.activeElement as HTMLTextAreaElement | null | undefined;
+    const part = focused?.getAttribute('part');
+    if (root) {
+      root.replaceChildren();
+      // LitElement would render before the root's first child: the server's, gone now.
+      this.renderOptions.renderBefore = null;
+    }
+    super.update(changed);
+    if (part) {
+      const again = root!.querySelector<HTMLTextAreaElement>(`[part="${part}"]`);
+      again?.focus({ preventScroll: true });
+      again?.setSelectionRange?.(focused!.selectionStart, focused!.selectionEnd);
+    }
+  }
+
+  protected override willUpdate(changed: PropertyValues<this>): void {
+    // The server calls willUpdate alone (no shouldUpdate); in the browser shouldUpdate took the language.
+    if (isServer && (changed.has('locale') || changed.has('texts'))) this.#i18n.applyTexts();
+    // The merchant's server's payment: shown as is, with no request for it.
+    // The same payment again (a framework setting the attribute anew) changes nothing: the stream follows it.
+    if (this.#given && this.#given.reference !== this.#session.payment?.reference) this.#session.adopt(this.#given, this.#ssr);
+    this.#given = null;
     // A new endpoint, checkout, amount or description (the last two in open-amount mode) is a new checkout.
     this.#session.startIfNew();
     const t = this.#i18n.t;
