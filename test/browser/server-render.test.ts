@@ -103,7 +103,7 @@ describe('a server-rendered <pix-checkout>', () => {
     const asked = requests.length;
 
     await define();
-    await (el).updateComplete;
+    await el.updateComplete;
     await new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)));
     const seen = frames.stop();
 
@@ -129,15 +129,70 @@ describe('a server-rendered <pix-checkout>', () => {
     el.parentElement!.remove();
   });
 
-  it('in another language, never shows Portuguese while its texts load, and keeps the phone layout', async () => {
-    // The element is defined now (the test above): a page whose markup arrives after the script.
-    const { el } = await render({ locale: 'en', phone: true });
-    await (el).updateComplete;
+  /** Until the widget's script has taken the server's markup over: the server's <style> is gone then. */
+  const takenOver = async (el: PixCheckout) => {
+    for (let i = 0; i < 200 && el.shadowRoot!.querySelector('style'); i++) await new Promise((resolve) => setTimeout(resolve, 25));
+    expect(el.shadowRoot!.querySelector('style'), 'taken over').to.equal(null);
+    await el.updateComplete;
+  };
+
+  it("in another language, keeps the server's English until its texts load: never a Portuguese frame", async () => {
+    // The element is defined now (the test above): this markup arrives after the script, as a page
+    // whose script is cached would have it. Its English texts are a chunk still to load.
+    const { el, checkout } = await render({ locale: 'en' });
+    const frames = watchFrames(el);
+    await takenOver(el);
+    await new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)));
+    const seen = frames.stop();
+    expect(el.payment!.reference).to.equal(checkout.payment!.reference);
     expect(part(el, 'status')!.textContent).to.contain('Waiting');
-    const code = part(el, 'code')!;
-    const qr = part(el, 'qr')!;
-    expect(code.compareDocumentPosition(qr) & Node.DOCUMENT_POSITION_FOLLOWING, 'phone: the code first').to.not.equal(0);
+    expect(
+      [...seen.statuses].filter((line) => /Aguardando|Gerando/.test(line)),
+      'Portuguese frames',
+    ).to.deep.equal([]);
+    expect(seen.missing).to.equal(0);
     await expect(el).to.be.accessible();
     el.parentElement!.remove();
+  });
+
+  it("a wrong guess of a phone is corrected when the script runs: this screen is a desktop's", async () => {
+    // Rendered for a phone, the code first (test/node/widget/server-render.test.ts reads that markup).
+    const { el } = await render({ phone: true });
+    await takenOver(el);
+    const after = part(el, 'qr')!.compareDocumentPosition(part(el, 'code')!);
+    expect(after & Node.DOCUMENT_POSITION_FOLLOWING, "the widget's own layout: the QR first").to.not.equal(0);
+    el.parentElement!.remove();
+  });
+
+  it('a plain element given its payment (no declarative shadow DOM) shows it with no request, in its language, once', async () => {
+    const { checkout } = await render();
+    const payment = checkout.payment!;
+    const asked = requests.length;
+    const el = document.createElement('pix-checkout');
+    const created: Event[] = [];
+    el.addEventListener('pix-created', (event) => created.push(event));
+    el.setAttribute('endpoint', (await executeServerCommand<{ apiUrl: string }, unknown>('dev-stack')).apiUrl);
+    el.setAttribute('checkout', checkout.checkout_id);
+    el.setAttribute('locale', 'es');
+    el.payment = payment;
+    const frames = watchFrames(el);
+    document.body.append(el);
+    for (let i = 0; i < 200 && el.screen !== 'pending'; i++) await new Promise((resolve) => setTimeout(resolve, 25));
+    expect(el.screen).to.equal('pending');
+    await new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)));
+    const seen = frames.stop();
+    expect(part(el, 'status')!.textContent).to.contain('Esperando');
+    expect(
+      [...seen.statuses].filter((line) => /Aguardando|Gerando/.test(line)),
+      'Portuguese frames',
+    ).to.deep.equal([]);
+    expect(requests.slice(asked).filter((url) => /\/checkouts\//.test(url))).to.deep.equal([]);
+    expect(created.length).to.equal(1);
+    expect((created[0] as CustomEvent<{ resumed: boolean }>).detail.resumed).to.equal(true);
+    // The same payment set again (a framework re-rendering its attribute): nothing happens.
+    el.setAttribute('payment', JSON.stringify(payment));
+    await el.updateComplete;
+    expect(created.length).to.equal(1);
+    el.remove();
   });
 });
