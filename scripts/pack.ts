@@ -41,6 +41,11 @@ interface Template {
   keywords: string[];
   files: string[];
   dependencies: string[];
+  /**
+   * Packages only an optional entry imports (the server's `./render`: lit and @lit-labs/ssr): optional
+   * peer dependencies, with the root's ranges, so a proxy's install does not carry them.
+   */
+  optionalPeers?: string[];
   runtime: string[];
   [field: string]: unknown;
 }
@@ -79,13 +84,19 @@ export function readTemplate(name: PackageName): Template {
 
 /** The package.json a package is published with: the template, the root's shared fields, the root's ranges. */
 export function manifest(name: PackageName, root: RootManifest = readJson<RootManifest>(join(repo, 'package.json'))): Record<string, unknown> {
-  const { dependencies: names, runtime: _runtime, name: _name, description, keywords, ...fields } = readTemplate(name);
-  const dependencies: Record<string, string> = {};
-  for (const dependency of names) {
+  const { dependencies: names, optionalPeers = [], runtime: _runtime, name: _name, description, keywords, ...fields } = readTemplate(name);
+  const rangeOf = (dependency: string) => {
     const range = root.dependencies[dependency];
     if (!range) throw new Error(`scripts/packages/${name}.json names ${dependency}, which the root package.json's dependencies do not list`);
-    dependencies[dependency] = range;
-  }
+    return range;
+  };
+  const dependencies = Object.fromEntries(names.map((dependency) => [dependency, rangeOf(dependency)]));
+  const peers = optionalPeers.length
+    ? {
+        peerDependencies: Object.fromEntries(optionalPeers.map((dependency) => [dependency, rangeOf(dependency)])),
+        peerDependenciesMeta: Object.fromEntries(optionalPeers.map((dependency) => [dependency, { optional: true }])),
+      }
+    : {};
   return {
     name,
     version: root.version,
@@ -99,6 +110,7 @@ export function manifest(name: PackageName, root: RootManifest = readJson<RootMa
     keywords,
     ...fields,
     dependencies,
+    ...peers,
   };
 }
 
@@ -162,11 +174,12 @@ export function packPackages({ destination = repo, build = true }: { destination
     const staging = mkdtempSync(join(tmpdir(), `${name}-pack-`));
     try {
       stage(template.files, staging);
-      const missing = [...importedPackages(staging, template.runtime)].filter((dependency) => !template.dependencies.includes(dependency));
+      const listed = [...template.dependencies, ...(template.optionalPeers ?? [])];
+      const missing = [...importedPackages(staging, template.runtime)].filter((dependency) => !listed.includes(dependency));
       if (missing.length > 0) {
         throw new Error(`${name} imports ${missing.join(', ')} at run time: add to the dependencies of scripts/packages/${name}.json (and the root's)`);
       }
-      for (const dependency of template.dependencies) used.add(dependency);
+      for (const dependency of listed) used.add(dependency);
       const pkg = manifest(name, root);
       writeFileSync(join(staging, 'package.json'), `${JSON.stringify(pkg, null, 2)}\n`);
       const result = spawnSync(npm, ['pack', '--json', '--ignore-scripts', '--pack-destination', resolve(destination)], {

@@ -304,7 +304,7 @@ export class PixCheckout extends LitElement {
     if (isServer && (changed.has('locale') || changed.has('texts'))) this.#i18n.applyTexts();
     // The merchant's server's payment: shown as is, with no request for it.
     // The same payment again (a framework setting the attribute anew) changes nothing: the stream follows it.
-    if (this.#given && this.#given.reference !== this.#session.payment?.reference) this.#session.adopt(this.#given, this.#ssr);
+    if (this.#given && this.#given.reference !== this.#session.payment?.reference) this.#session.adopt(this.#given);
     this.#given = null;
     // A new endpoint, checkout, amount or description (the last two in open-amount mode) is a new checkout.
     this.#session.startIfNew();
@@ -337,7 +337,7 @@ export class PixCheckout extends LitElement {
 
   protected override updated(): void {
     // "Salvar QR Code" is on screen: its chunk loads now, not on the tap.
-    if (!saver && this.renderRoot.querySelector('[part=save-button]')) void loadSaver();
+    if (!saver && this.renderRoot.querySelector('[part=save-button]')) loadSaver().catch(() => {});
   }
 
   override render() {

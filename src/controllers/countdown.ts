@@ -25,12 +25,12 @@ export class CountdownController implements ReactiveController {
     host.addController(this);
   }
 
-  /** Follows a payment's expiry; `serverTime` is when the server answered, `at` that moment on this device (default: now). */
-  set(createdAt: string, expiresAt: string, serverTime: string, at = this.#clock().now()): void {
+  /** Follows a payment's expiry; `serverTime` is when the server answered. */
+  set(createdAt: string, expiresAt: string, serverTime: string): void {
     this.#startedAt = Date.parse(createdAt);
     this.#expiresAt = Date.parse(expiresAt);
     const server = Date.parse(serverTime);
-    this.#skew = Number.isFinite(server) ? server - at : 0;
+    this.#skew = Number.isFinite(server) ? server - this.#clock().now() : 0;
     this.#schedule();
   }
 

@@ -125,7 +125,7 @@ export class PaymentSessionController implements ReactiveController {
    * checkout's, with no request for it: its status is then followed live, as a fetched one's. On the
    * server (rendering the element's markup) it is only put on screen: nothing is followed or fired.
    */
-  adopt(payment: PaymentView, inPage?: boolean): void {
+  adopt(payment: PaymentView): void {
     if (isServer) {
       // The receipt's time without `paid_at`: when the proxy answered (in the browser, when this widget saw it paid).
       Object.assign(this, { phase: 'ready', payment, paidSeen: Date.parse(payment.server_time) || 0 });
@@ -135,10 +135,9 @@ export class PaymentSessionController implements ReactiveController {
     this.#startedKey = this.#resumeKey();
     this.#creating?.abort();
     this.#creating = null;
+    // Its server_time was true when the page was made, before the script loaded: the countdown shows
+    // the page's value until the first status read (at once: the stream's first event) sets the time.
     this.#show(payment, true, this.#renewalsUsed);
-    // In the page's HTML: its server_time was true when the page's response began (not now, after the
-    // script loaded), so the countdown is not longer by the page's load.
-    if (inPage) this.countdown.set(payment.created_at, payment.expires_at, payment.server_time, performance.timing.responseStart);
   }
 
   /**

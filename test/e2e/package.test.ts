@@ -221,24 +221,12 @@ test('the server package installed with --omit=dev serves against Postgres and s
   );
   assert.ok(!existsSync(join(app, 'node_modules', 'tsx')), 'no TypeScript runtime');
   assert.ok(!existsSync(join(app, 'node_modules', 'pix-checkout')), 'the server carries the script it serves: no widget package');
-  // The server-rendered widget from the installed package, in plain Node (no tsx, no dev dependency).
-  const rendered = await run(
-    process.execPath,
-    [
-      '--input-type=module',
-      '-e',
-      `
-    const { renderPixCheckout } = await import('pix-checkout-server/render');
-    const { buildDynamicBrCode } = await import('pix-checkout-server/shared');
-    const now = new Date();
-    const brcode = buildDynamicBrCode({ locationUrl: 'pix.example.com/qr/v2/abc', amount: 12.34, merchantName: 'LOJA', merchantCity: 'SAO PAULO' });
-    const payment = { reference: 'r1', status: 'pending', value: 12.34, brcode, qr_code_url: '', checkout_url: '', created_at: now.toISOString(), expires_at: new Date(+now + 6e5).toISOString(), server_time: now.toISOString() };
-    const html = await renderPixCheckout({ checkout_id: 'co_' + 'A'.repeat(24), renewals_left: 1, payment }, { endpoint: '/api', locale: 'en' });
-    console.log(JSON.stringify({ dsd: html.includes('shadowrootmode="open"'), qr: /<svg part="qr"[^>]*>[^]*<path d="M/.test(html), code: html.includes('>' + brcode + '</textarea>'), english: html.includes('Waiting for payment') }));`,
-    ],
-    { cwd: app },
+  // The render entry's packages are optional peers: a proxy's install has none of them, and the entry says what is missing.
+  assert.ok(!existsSync(join(app, 'node_modules', '@lit-labs', 'ssr')), 'no Lit SSR in a proxy install');
+  const withoutPeers = await run(process.execPath, ['--input-type=module', '-e', "await import('pix-checkout-server/render')"], { cwd: app }).catch(
+    (error: { stderr: string }) => error,
   );
-  assert.deepEqual(JSON.parse(rendered.stdout), { dsd: true, qr: true, code: true, english: true }, 'pix-checkout-server/render renders from the installed package');
+  assert.match((withoutPeers as { stderr?: string }).stderr ?? '', /Cannot find package '(@lit-labs\/ssr|lit)'/);
   const bin = join(app, 'node_modules', '.bin', 'pix-checkout');
   // Nothing of this machine's environment: only what the unit or the compose file would set.
   const baseEnv = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: app };
@@ -309,7 +297,7 @@ test('the server package installed with --omit=dev serves against Postgres and s
 test("the merchant's app with both packages: types, the proxy's script and the Vite app in Chromium", { timeout: 300_000 }, async () => {
   // Beside the widget, the server for the app's own backend and what a front end already has, at the
   // versions this repository develops against.
-  await install(folder, [serverPackage.path, ...['@types/react', 'vue'].map((name) => `${name}@${installedVersion(name)}`)]);
+  await install(folder, [serverPackage.path, ...['@types/react', 'vue', '@lit-labs/ssr'].map((name) => `${name}@${installedVersion(name)}`)]);
   const installed = join(folder, 'node_modules', 'pix-checkout');
   assert.ok(!existsSync(join(folder, 'node_modules', 'tsx')), 'tsx is a development dependency only');
   for (const file of readdirSync(fixture)) cpSync(join(fixture, file), join(folder, file), { recursive: true });
@@ -335,6 +323,28 @@ test("the merchant's app with both packages: types, the proxy's script and the V
   const help = await run(join(folder, 'node_modules', '.bin', 'pix-checkout'), ['--help'], { cwd: folder });
   assert.match(help.stdout, /Usage: pix-checkout <command>/);
 
+  // The server-rendered widget from the installed package, in plain Node (no tsx), with its optional peers (@lit-labs/ssr added, lit from the widget).
+  const rendered = await run(
+    process.execPath,
+    [
+      '--input-type=module',
+      '-e',
+      `
+    const { renderPixCheckout } = await import('pix-checkout-server/render');
+    const { buildDynamicBrCode } = await import('pix-checkout-server/shared');
+    const now = new Date();
+    const brcode = buildDynamicBrCode({ locationUrl: 'pix.example.com/qr/v2/abc', amount: 12.34, merchantName: 'LOJA', merchantCity: 'SAO PAULO' });
+    const payment = { reference: 'r1', status: 'pending', value: 12.34, brcode, qr_code_url: '', checkout_url: '', created_at: now.toISOString(), expires_at: new Date(+now + 6e5).toISOString(), server_time: now.toISOString() };
+    const html = await renderPixCheckout({ checkout_id: 'co_' + 'A'.repeat(24), renewals_left: 1, payment }, { endpoint: '/api', locale: 'en' });
+    console.log(JSON.stringify({ dsd: html.includes('shadowrootmode="open"'), qr: /<svg part="qr"[^>]*>[^]*<path d="M/.test(html), code: html.includes('>' + brcode + '</textarea>'), english: html.includes('Waiting for payment') }));`,
+    ],
+    { cwd: folder },
+  );
+  assert.deepEqual(
+    JSON.parse(rendered.stdout),
+    { dsd: true, qr: true, code: true, english: true },
+    'pix-checkout-server/render renders from the installed package',
+  );
   // The exports maps: every entry resolves, and the manifest describes the element.
   const resolved = await run(
     process.execPath,
@@ -380,7 +390,7 @@ test("the merchant's app with both packages: types, the proxy's script and the V
   for (const mod of manifest.modules) assert.ok(existsSync(join(installed, mod.path)), `the manifest's module ${mod.path} is in the package`);
   assert.deepEqual(
     element.attributes?.map((a) => a.name),
-    ['endpoint', 'checkout', 'amount', 'description', 'locale', 'renewals', 'mode', 'layout', 'theme'],
+    ['endpoint', 'checkout', 'payment', 'amount', 'description', 'locale', 'renewals', 'mode', 'layout', 'theme'],
   );
   assert.deepEqual(element.events?.map((e) => e.name).sort(), [
     'pix-canceled',
@@ -389,6 +399,7 @@ test("the merchant's app with both packages: types, the proxy's script and the V
     'pix-error',
     'pix-expired',
     'pix-paid',
+    'pix-save',
     'pix-status-change',
   ]);
   assert.ok(element.cssParts?.some((p) => p.name === 'copy-button'));
