@@ -120,7 +120,15 @@ module.exports = {
       severity: 'error',
       comment: "The demo is a merchant's app: it imports the package's entries only.",
       from: { path: '^demo/' },
-      to: { path: '^(server|src)/', pathNot: '^(server/(index|dev-stack)\\.ts|src/shared/index\\.ts)$' },
+      to: { path: '^(server|src)/', pathNot: '^(server/(index|dev-stack|ssr/render)\\.ts|src/shared/index\\.ts)$' },
+    },
+    {
+      name: 'only-ssr-renders-the-widget',
+      severity: 'error',
+      comment:
+        "The server reaches the widget's code (beyond src/shared) only to render it (server/ssr/, the pix-checkout-server/render entry), and the proxy never loads that renderer: a proxy without server-rendered pages loads no Lit.",
+      from: { path: '^server/(?!ssr/)' },
+      to: { path: '^(src/(?!shared/)|server/ssr/)' },
     },
     {
       name: 'bench-and-scripts-apart',

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
-import { defineConfig, type Plugin } from 'vite';
+import { defineConfig, minifySync, type Plugin } from 'vite';
+import { minifyCss } from './server/ssr/css.ts';
 
 /** The script-tag bundle's budget (issue "Performance": at most 18 KB gzip, everything included); the build fails over it. */
 export const BUNDLE_BUDGET_GZIP = 18 * 1024;
@@ -34,19 +35,11 @@ function sizeBudget(file: string): Plugin {
 /**
  * Minifies the CSS inside css`` templates (the styles file is written readable; no build tool
  * minifies template literals): comments go, white space collapses, quotes leave identifier
- * attribute values, and `0.5` becomes `.5`. Conservative: a space before `:` is kept, as in a
- * descendant `a :hover`. Both builds use it, so the bundle measured is the bundle shipped.
+ * attribute values, and `0.5` becomes `.5` (server/ssr/css.ts, which the server-rendered widget's
+ * styles go through too). Both builds use it, so the bundle measured is the bundle shipped.
  */
 export function minifyCssTemplates(): Plugin {
-  const minify = (text: string) =>
-    text
-      .replace(/\/\*[^]*?\*\//g, '')
-      .replace(/\s+/g, ' ')
-      .replace(/\s*([{};,>])\s*/g, '$1')
-      .replace(/:\s+/g, ':')
-      .replace(/;}/g, '}')
-      .replace(/=(['"])([\w-]+)\1\]/g, '=$2]')
-      .replace(/([\s:(,])0\.(\d)/g, '$1.$2');
+  const minify = minifyCss;
   return {
     name: 'minify-css-templates',
     enforce: 'pre',
@@ -68,11 +61,56 @@ export function minifyCssTemplates(): Plugin {
 }
 
 /**
+ * Property names the minifier shortens in the script-tag bundle (identifiers it shortens anyway):
+ * the widget's own, read and written only inside the bundle, each name used for nothing else there.
+ * Never a name the page, the proxy's JSON, the texts (`Translation`, also read by the language
+ * chunks), the environment, an event's detail, lit or the DOM uses: those keep their names. The
+ * source keeps readable names; test/browser/bundle.test.ts and the end-to-end tests run the bundle.
+ */
+const INTERNAL_PROPERTIES = new RegExp(
+  `^(${[
+    // LocaleController, PaymentSessionController, StatusController and their options, ProxyClient.
+    'hasTranslation|localeReady|formatMoney|formatDate|phase|paidSeen|countdown|connection|busy|startIfNew|offersMoreTime|fail',
+    'follow|checkNow|client|env|onView|onError|onConnection|i18n|announce|createPayment|checkoutPayment|getPayment|eventsUrl|created',
+    // ClipboardController, CountdownController, CodeOnScreen, the pending screen's fields, the element's inner state.
+    'reset|seconds|fraction|copyFirst|copyState|sharer|qr|receiver|check|path|announcement|timeAnnouncement|phoneScreen|applyTexts|copyCode|urlOf',
+    // checkBrCode's result (src/shared/brcode.ts), read only by CodeOnScreen in the bundle.
+    'merchantName|pointOfInitiation|locationUrl|merchantCity|postalCode|txid|crc|warnings|dynamic',
+    // Keys of src/shared/wire.ts's path and stream constants (the server has its own copy of them).
+    'payments|paymentEvents|checkouts|retryMs|keepAliveMs',
+  ].join('|')})$`,
+);
+
+/**
+ * Shortens INTERNAL_PROPERTIES in one chunk, before the minifier runs (the bundler's own property
+ * mangling refuses builds of several chunks). Safe for that chunk alone: no other chunk uses those names.
+ */
+function mangleInternalProperties(fileName: string): Plugin {
+  return {
+    name: 'mangle-internal-properties',
+    apply: 'build',
+    renderChunk(code, chunk) {
+      if (chunk.fileName !== fileName) return null;
+      const result = minifySync(fileName, code, {
+        module: true,
+        compress: false,
+        mangle: false,
+        codegen: { removeWhitespace: false },
+        mangleProps: { include: INTERNAL_PROPERTIES },
+        sourcemap: true,
+      });
+      if (result.errors.length) this.error(result.errors.map((e) => e.message).join('\n'));
+      return { code: result.code, map: result.map };
+    },
+  };
+}
+
+/**
  * The script-tag build: one ES module with lit and our QR encoder (src/qr-encoder.ts) inside, fully
  * minified, and a small module per language besides pt-BR, loaded only by pages that speak it.
  */
 export default defineConfig({
-  plugins: [minifyCssTemplates(), sizeBudget('dist/pix-checkout.js')],
+  plugins: [minifyCssTemplates(), mangleInternalProperties('pix-checkout.js'), sizeBudget('dist/pix-checkout.js')],
   build: {
     outDir: 'dist',
     // dist/npm/ (vite.npm.config.ts) lives beside this file.
@@ -89,8 +127,9 @@ export default defineConfig({
     },
     rolldownOptions: {
       // Library mode keeps whitespace and comments unless told otherwise. The languages loaded on
-      // demand (src/locales/index.ts) are files beside the script, under fixed names the proxy serves
-      // (server/routes/widget-script.ts): pix-checkout.en.js, pix-checkout.es.js.
+      // demand (src/locales/index.ts) and the "Salvar QR Code" drawing (src/save.ts) are files beside
+      // the script, under fixed names the proxy serves (server/routes/widget-script.ts):
+      // pix-checkout.en.js, pix-checkout.es.js, pix-checkout.save.js.
       output: { minify: true, comments: false, chunkFileNames: 'pix-checkout.[name].js' },
     },
   },

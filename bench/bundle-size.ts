@@ -32,6 +32,8 @@ const name = (id: string) => id.replace(`${process.cwd()}/`, '').replace(/^.*nod
 
 // The languages loaded on demand (src/locales/index.ts), files beside the script.
 const languages = ['en', 'es'].map((language) => ({ language, ...bundleSizes(`dist/pix-checkout.${language}.js`) }));
+// The "Salvar QR Code" drawing (src/save.ts): loaded on the phone layout, when its button shows.
+const save = bundleSizes('dist/pix-checkout.save.js');
 
 console.log(`${file}
   minified  ${kb(minified)}
@@ -44,6 +46,8 @@ ${languages
       `  dist/pix-checkout.${l.language}.js  ${kb(l.minified)} min, ${kb(l.gzip)} gzip -9: an ${l.language} page ${kb(gzip + l.gzip)} gzip in two files (${kb(brotli + l.brotli)} brotli)`,
   )
   .join('\n')}
+on the phone layout, the "Salvar QR Code" drawing beside it, loaded when its button shows:
+  dist/pix-checkout.save.js  ${kb(save.minified)} min, ${kb(save.gzip)} gzip -9, ${kb(save.brotli)} brotli
 per module (rendered into the bundle, largest first; gzip: the module alone):
 ${modules
   .filter((m) => m.minified > 0)

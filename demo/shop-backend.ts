@@ -30,7 +30,8 @@ import {
   type CheckoutClient,
   type OutcomeEvent,
 } from '../server/index.ts';
-import { LIMITS, TransferValue, errorBody, parseInput, type CheckoutView, type ErrorCode, type TransferView } from '../src/shared/index.ts';
+import { ORDER_PAGE_MODES, renderOrderPage, type OrderPageMode } from './order-page.ts';
+import { CheckoutId, LIMITS, TransferValue, errorBody, parseInput, type CheckoutView, type ErrorCode, type TransferView } from '../src/shared/index.ts';
 
 export interface Product {
   id: string;
@@ -205,7 +206,12 @@ const ORDER_ID = /^[0-9]{1,12}$/;
  */
 const SESSION_COOKIE = 'shop_session';
 const SESSION = /^[A-Za-z0-9_-]{32}$/;
-const sameSession = (a: string, b: string | undefined) => b !== undefined && a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
+const sameSession = (a: string, b: string | undefined) => {
+  if (b === undefined) return false;
+  const [x, y] = [Buffer.from(a), Buffer.from(b)];
+  // Bytes, not characters: a non-ASCII value of the same length is another secret, not a 500.
+  return x.length === y.length && timingSafeEqual(x, y);
+};
 const MAX_BODY_BYTES = 8 * 1024;
 /** The proxy's outcome events are well under a kilobyte. */
 const MAX_WEBHOOK_BYTES = 16 * 1024;
@@ -299,7 +305,8 @@ export function createShop(options: ShopOptions): Shop {
    * Reads the order's checkout at the proxy: paid only when the proxy says so for this order and
    * amount; its refunds as the proxy lists them.
    */
-  async function readCheckout(order: Order): Promise<void> {
+  /** The order's checkout from the proxy (null: not this order's), its news applied to the order. */
+  async function readCheckout(order: Order): Promise<CheckoutView | null> {
     order.refundsStale = false;
     let checkout: CheckoutView;
     try {
@@ -308,10 +315,11 @@ export function createShop(options: ShopOptions): Shop {
       order.refundsStale = true;
       throw error;
     }
-    if (checkout.order_id !== order.id || Math.round(checkout.value * 100) !== order.totalCents) return;
+    if (checkout.order_id !== order.id || Math.round(checkout.value * 100) !== order.totalCents) return null;
     order.paymentStatus = checkout.status;
     order.refunds = checkout.refunds ?? [];
     if (checkout.status === 'paid') await markPaid(order, 'proxy', checkout.payment?.reference ?? null);
+    return checkout;
   }
 
   /** A refund as the proxy answered it: replaces the one with its id, or joins the list. */
@@ -349,11 +357,14 @@ export function createShop(options: ShopOptions): Shop {
   }
 
   /** The order of this id placed by this browser; another browser's order is as missing as an unknown one. */
-  function ownOrder(c: Context): { ok: true; order: Order } | { ok: false; response: Response } {
+  /** The order named in the path, if this client placed it; `link`: its page's link (the checkout id) also opens it, to read. */
+  function ownOrder(c: Context, link = false): { ok: true; order: Order } | { ok: false; response: Response } {
     const id = c.req.param('id') ?? '';
     if (!ORDER_ID.test(id)) return { ok: false, response: fail(c, 400, 'invalid_request', 'id must be an order number', { id: 'must be an order number' }) };
     const order = orders.get(id);
-    if (!order || !sameSession(order.session, getCookie(c, SESSION_COOKIE))) return { ok: false, response: fail(c, 404, 'not_found', 'No such order.') };
+    // The customer's session, or the order page's link (its checkout id: 144 random bits), opened on another device.
+    const owned = order && (sameSession(order.session, getCookie(c, SESSION_COOKIE)) || (link && sameSession(order.checkoutId, c.req.query('checkout'))));
+    if (!owned) return { ok: false, response: fail(c, 404, 'not_found', 'No such order.') };
     return { ok: true, order };
   }
 
@@ -426,10 +437,43 @@ export function createShop(options: ShopOptions): Shop {
     return c.json(orderView(order), 201);
   });
 
+  // The order's page: the store's page with the payment step open and the widget rendered here with
+  // its payment inside (demo/order-page.ts), so the QR code is in the first paint. Its address is the
+  // checkout's id, unguessable, so the link opens on another device too. `?render=script` and
+  // `?render=script-preload` are the script-tag pages bench/phone.ts compares it with.
+  app.get('/pagamento/:checkout', async (c) => {
+    const id = c.req.param('checkout');
+    const order = CheckoutId.safeParse(id).success ? [...orders.values()].find((o) => sameSession(o.checkoutId, id)) : undefined;
+    if (!order) return fail(c, 404, 'not_found', 'No such order.');
+    const mode = c.req.query('render') ?? 'ssr';
+    if (!(ORDER_PAGE_MODES as readonly string[]).includes(mode)) {
+      return fail(c, 400, 'invalid_request', `render must be one of ${ORDER_PAGE_MODES.join(', ')}`, {
+        render: `must be one of ${ORDER_PAGE_MODES.join(', ')}`,
+      });
+    }
+    let checkout: CheckoutView | null;
+    try {
+      checkout = await readCheckout(order);
+    } catch (error) {
+      if (unreachable(error)) return fail(c, 503, 'upstream_unavailable', 'The payment service is unavailable; try again.');
+      return fail(c, 502, 'upstream_refused', 'The payment service did not answer for this order; try again.');
+    }
+    if (!checkout) return fail(c, 502, 'upstream_refused', 'The payment service answered another order for this checkout.');
+    const page = await renderOrderPage({
+      order: orderView(order),
+      checkout,
+      endpoint: '/api',
+      scriptUrl: '/api/pix-checkout.js',
+      mode: mode as OrderPageMode,
+      headers: c.req.header(),
+    });
+    return c.html(page, 200, { 'cache-control': 'no-store' });
+  });
+
   // The page asks on `pix-paid` and every few seconds; the answer is the shop's own judgement. A
   // paid order is read from memory, unless a refund is on its way or something happened to one.
   app.get('/shop/orders/:id', async (c) => {
-    const own = ownOrder(c);
+    const own = ownOrder(c, true);
     if (!own.ok) return own.response;
     const order = own.order;
     let checked = true;

@@ -275,7 +275,11 @@ async function placeOrder() {
     // Ids and quantities only: the backend prices the order from its own list.
     const items = [...state.cart].map(([product_id, quantity]) => ({ product_id, quantity }));
     const order = await request('/shop/orders', { method: 'POST', body: JSON.stringify({ items }) });
-    showPayment(order);
+    // The order's own page, rendered by the store's server with the payment inside (demo/order-page.ts):
+    // the QR code is in its first paint, and a reload or the link on another device shows it at once.
+    saveOrderRef(order);
+    location.assign(orderPage(order));
+    return;
   } catch (error) {
     $('cart-error').textContent = problemText(error);
     pay.disabled = state.cart.size === 0;
@@ -283,6 +287,11 @@ async function placeOrder() {
     label.textContent = 'Pagar com Pix';
   }
 }
+
+/** The order's page (GET /pagamento/:checkout_id). */
+const orderPage = (order) => `/pagamento/${encodeURIComponent(order.checkout_id)}`;
+/** The order as the store's API answers it; the checkout id opens it on a device without this session. */
+const orderUrl = (order) => `/shop/orders/${encodeURIComponent(order.order_id)}?checkout=${encodeURIComponent(order.checkout_id)}`;
 
 function showPayment(order) {
   state.order = order;
@@ -292,7 +301,9 @@ function showPayment(order) {
   $('payment-order').textContent = order.order_id;
   setNote('');
 
-  const checkout = document.createElement('pix-checkout');
+  // The order's page came with the widget rendered by the server, its payment inside: kept as it is.
+  const rendered = $('checkout-slot').querySelector('pix-checkout');
+  const checkout = rendered?.getAttribute('checkout') === order.checkout_id ? rendered : document.createElement('pix-checkout');
   checkout.id = 'shop-checkout';
   checkout.setAttribute('endpoint', state.config.endpoint);
   checkout.setAttribute('checkout', order.checkout_id);
@@ -302,7 +313,7 @@ function showPayment(order) {
     setNote('O seu banco avisou o pagamento. Estamos confirmando com a loja…', 'confirming');
     void checkOrder();
   });
-  $('checkout-slot').replaceChildren(checkout);
+  if (checkout !== rendered) $('checkout-slot').replaceChildren(checkout);
 
   renderStep();
   renderCart();
@@ -327,7 +338,7 @@ function checkOrder() {
     const order = state.order;
     if (!order) return;
     try {
-      const fresh = await request(`/shop/orders/${encodeURIComponent(order.order_id)}`);
+      const fresh = await request(orderUrl(order));
       if (state.order?.order_id !== fresh.order_id || state.step !== 'payment') return;
       state.order = fresh;
       if (fresh.status === 'paid') {
@@ -423,7 +434,7 @@ async function refreshConfirmed() {
   const id = state.order?.order_id;
   if (!id) return;
   try {
-    const fresh = await request(`/shop/orders/${encodeURIComponent(id)}`);
+    const fresh = await request(orderUrl(state.order));
     if (state.step !== 'confirmed' || state.order?.order_id !== fresh.order_id) return;
     state.order = fresh;
     renderRefunds(fresh);
@@ -443,6 +454,8 @@ function orderChanged(event) {
 
 function backToShop() {
   clearTimeout(state.pollTimer);
+  // From the order's page: the store's own address again (the same page, in place).
+  if (location.pathname !== '/') history.replaceState(null, '', `/${location.hash}`);
   forgetOrder();
   state.order = null;
   state.step = 'cart';
@@ -464,7 +477,7 @@ async function resumeOrder() {
   }
   if (!saved?.order_id) return;
   try {
-    const order = await request(`/shop/orders/${encodeURIComponent(saved.order_id)}`);
+    const order = await request(orderUrl(saved));
     // Another demo run may reuse the number: only the same checkout is the same order.
     if (order.checkout_id !== saved.checkout_id) throw new Error('another order');
     if (order.status === 'paid') showConfirmation(order);
@@ -524,6 +537,10 @@ async function main() {
   });
   document.addEventListener('shop-order-changed', orderChanged);
   window.addEventListener('hashchange', () => void showView(true));
+  // Back from the order's page, restored from the back-forward cache: the cart as it is, payable again.
+  window.addEventListener('pageshow', (event) => {
+    if (event.persisted && state.step === 'cart') renderCart();
+  });
 
   try {
     const [config, catalog] = await Promise.all([request('/shop/config'), request('/shop/products')]);
@@ -543,7 +560,13 @@ async function main() {
     const { initTestPanel } = await import('./test-panel.js');
     initTestPanel();
   }
-  await resumeOrder();
+  // The order's page (GET /pagamento/:checkout_id) carries its order; the store's page may resume one.
+  const served = document.getElementById('shop-order');
+  if (served) {
+    const order = JSON.parse(served.textContent);
+    if (order.status === 'paid') showConfirmation(order);
+    else showPayment(order);
+  } else await resumeOrder();
   await showView(false);
   document.documentElement.dataset.ready = 'true';
 }

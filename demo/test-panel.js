@@ -137,6 +137,11 @@ export function initTestPanel() {
       }
     });
   }
+  // The order's page renders the widget with its payment inside: it was on screen (and its
+  // pix-created fired) before this panel loaded, so the panel reads it from the element.
+  const onScreen = document.getElementById('shop-checkout')?.payment;
+  if (onScreen) current = { reference: onScreen.reference, status: onScreen.status, value: onScreen.value, expires_at: onScreen.expires_at };
+  renderCurrent();
   document.addEventListener('shop-step', (event) => {
     if (event.detail.step !== 'payment') current = null;
     paidOrder = event.detail.step === 'confirmed' ? event.detail.order : null;

@@ -3,6 +3,7 @@
  * may react to `pix-paid` in its interface, but must confirm the payment on its own server.
  */
 import type { CopyMethod } from './controllers/clipboard.ts';
+import type { SaveMethod } from './save.ts';
 import type { PaymentView } from './shared/contract.ts';
 import type { PaymentStatus } from './shared/status.ts';
 
@@ -57,6 +58,15 @@ export class PixCopyEvent extends PixEvent<{ copied: boolean; method: CopyMethod
 }
 
 /**
+ * The customer saved the QR as an image ("Salvar QR Code", phones): `method` says how, through the
+ * share sheet (`share`: the sheet took the file; where it went is not known) or as a download. Not
+ * fired when the customer closed the sheet.
+ */
+export class PixSaveEvent extends PixEvent<{ method: SaveMethod }> {
+  static override readonly type = 'pix-save';
+}
+
+/**
  * Something failed: `code` is the proxy's error code, or `network` / `timeout` / `bad_response`.
  * `fatal`: creating or loading the payment failed and the error screen is shown; otherwise a status
  * check failed and the widget keeps trying.
@@ -73,6 +83,7 @@ declare global {
     'pix-expired': PixExpiredEvent;
     'pix-canceled': PixCanceledEvent;
     'pix-copy': PixCopyEvent;
+    'pix-save': PixSaveEvent;
     'pix-error': PixErrorEvent;
   }
 }

@@ -43,12 +43,12 @@ export const styles = css`
   [part='base'] {
     padding: 1rem;
   }
-  .qr {
-    align-items: center;
-    gap: 0.5rem;
-  }
+  .qr,
   .copy {
     gap: 0.5rem;
+  }
+  .qr {
+    align-items: center;
   }
   p,
   figure,

@@ -1,11 +1,12 @@
-import { LitElement, html, type PropertyValues } from 'lit';
+import { LitElement, html, isServer, type PropertyValues } from 'lit';
 import { ClipboardController } from './controllers/clipboard.ts';
 import { announcementSlot, splitSeconds } from './controllers/countdown.ts';
-import { defaultEnvironment, type PixEnvironment } from './controllers/environment.ts';
+import { defaultEnvironment, systemClock, type PixEnvironment } from './controllers/environment.ts';
 import { LocaleController } from './controllers/locale.ts';
 import { PaymentSessionController, type Screen } from './controllers/payment-session.ts';
+import type { PaymentView } from './shared/contract.ts';
 import { ScreenController } from './controllers/screen.ts';
-import { PixCopyEvent, PixErrorEvent } from './events.ts';
+import { PixCopyEvent, PixErrorEvent, PixSaveEvent } from './events.ts';
 import type { Translation } from './locales/index.ts';
 import { markOnce } from './marks.ts';
 import { qrPath } from './qr.ts';
@@ -22,6 +23,14 @@ export type PixScreen = Screen;
 const PHONE_QUERY = '(max-width: 40rem), (pointer: coarse)';
 
 /**
+ * "Salvar QR Code" draws and saves in a chunk of its own (src/save.ts, dist/pix-checkout.save.js),
+ * loaded once for the page when the button first shows, so a tap finds it at hand.
+ */
+let saver: typeof import('./save.ts') | undefined;
+/** A second import() of the module while it loads is the same request: the browser's module map keeps one. */
+const loadSaver = () => import('./save.ts').then((module) => (saver = module));
+
+/**
  * A Pix payment: the QR code drawn locally, the copy-and-paste code with a copy button, a countdown to
  * the code's expiry and the live status, until the payment is paid, expired or canceled.
  *
@@ -32,7 +41,8 @@ const PHONE_QUERY = '(max-width: 40rem), (pointer: coarse)';
  * @fires pix-expired - The code expired unpaid; detail: `{payment, renewalsLeft}`.
  * @fires pix-canceled - The payment was canceled; detail: `{payment}`.
  * @fires pix-copy - The customer pressed copy; detail: `{copied, method}`.
- * @fires pix-error - Something failed; detail: `{code, message, fields?, fatal}` (`renewals_exhausted`, not fatal: no new code; `share_failed`, not fatal: the share sheet failed).
+ * @fires pix-save - The customer saved the QR as an image ("Salvar QR Code"); detail: `{method}`, `share` or `download`.
+ * @fires pix-error - Something failed; detail: `{code, message, fields?, fatal}` (`renewals_exhausted`, not fatal: no new code; `share_failed`, not fatal: the share sheet, or saving the QR, failed).
  * @slot header - Content above the payment.
  * @slot footer - Content below the payment.
  * @slot paid - Replaces the "you paid R$ x" line of the paid screen.
@@ -51,6 +61,7 @@ const PHONE_QUERY = '(max-width: 40rem), (pointer: coarse)';
  * @csspart copy-button - The copy button.
  * @csspart copy-hint - Shown when copying failed: copy by hand.
  * @csspart share-button - Shares the code and the hosted page's link (Web Share API; only where the browser has it).
+ * @csspart save-button - "Salvar QR Code": saves the QR, the amount and who is paid as an image (phone layout only).
  * @csspart checkout-link - The link to the service's hosted payment page.
  * @csspart renew-button - "Generate a new code" on the expired screen.
  * @csspart retry-button - "Try again" on the error screen.
@@ -81,6 +92,7 @@ export class PixCheckout extends LitElement {
   static override properties = {
     endpoint: { type: String },
     checkout: { type: String },
+    payment: { type: Object, noAccessor: true },
     amount: { type: Number },
     description: { type: String },
     locale: { type: String, reflect: true },
@@ -133,8 +145,13 @@ export class PixCheckout extends LitElement {
   #lastSlot: string | null = null;
   #media: MediaQueryList | null = null;
   readonly #code = new CodeOnScreen();
+  /** Rendered by the merchant's server (declarative shadow DOM), until the first render replaces its markup. */
+  #ssr = false;
+  /** A payment given to show (the `payment` property or attribute), until it is shown. */
+  #given: PaymentView | null = null;
 
-  readonly #env = (): PixEnvironment => ({ ...defaultEnvironment(), ...this.environment });
+  // The server renders with a clock alone: it has no network, clipboard, storage or screen.
+  readonly #env = (): PixEnvironment => ({ ...(isServer ? ({ clock: systemClock } as PixEnvironment) : defaultEnvironment()), ...this.environment });
   readonly #i18n = new LocaleController(this);
   readonly #clipboard = new ClipboardController(this, this.#env);
   readonly #session = new PaymentSessionController(this, {
@@ -161,6 +178,21 @@ export class PixCheckout extends LitElement {
     this.phoneScreen = false;
   }
 
+  /**
+   * The payment on screen (null before one). Set it (or the `payment` attribute, as JSON) to the
+   * payment the merchant's server already holds (its checkout's `payment`): it is shown at once, with
+   * no request for it, and its status followed live. A server-rendered widget (`renderPixCheckout`,
+   * pix-checkout-server/render) carries it; its `pix-created` may fire before the page's own script
+   * listens, so a page reads this on start.
+   */
+  get payment(): PaymentView | null {
+    return this.#session.payment ?? this.#given;
+  }
+  set payment(payment: PaymentView | null | undefined) {
+    this.#given = payment ?? null;
+    this.requestUpdate('payment');
+  }
+
   /** What the customer sees now. */
   get screen(): PixScreen {
     return this.#session.screen;
@@ -176,6 +208,8 @@ export class PixCheckout extends LitElement {
 
   override connectedCallback(): void {
     super.connectedCallback();
+    // Lit's SSR calls it only when asked to (litSsrCallConnectedCallback): the server has no screen.
+    if (isServer) return;
     // Performance marks: bench/widget-timing.ts reads them (connected -> QR painted, paid shown).
     performance.mark('pix-checkout:connected');
     this.#media = matchMedia(PHONE_QUERY);
@@ -196,7 +230,7 @@ export class PixCheckout extends LitElement {
     const code = this.#session.payment?.brcode;
     if (!code) return;
     // Synchronously inside the click: the Clipboard API needs the tap's user activation.
-    void this.#clipboard.copy(code, this.renderRoot.querySelector('textarea')).then((method) => {
+    void this.#clipboard.copyCode(code, this.renderRoot.querySelector('textarea')).then((method) => {
       const copied = method !== 'manual';
       this.announcement = copied ? this.#i18n.t.copied : this.#i18n.t.copyFailed;
       this.dispatchEvent(new PixCopyEvent({ copied, method }));
@@ -208,13 +242,70 @@ export class PixCheckout extends LitElement {
     this.#env()
       .share?.share(data)
       .catch((error: unknown) => {
-        if ((error as Error | null)?.name !== 'AbortError')
-          this.dispatchEvent(new PixErrorEvent({ code: 'share_failed', message: String(error), fatal: false }));
+        if ((error as Error | null)?.name !== 'AbortError') this.#shareFailed(error);
       });
   }
 
+  #shareFailed(error: unknown): void {
+    this.dispatchEvent(new PixErrorEvent({ code: 'share_failed', message: String(error), fatal: false }));
+  }
+
+  /**
+   * Called in the tap itself: with the chunk at hand (loaded when the button showed), the image is made
+   * and share() called synchronously, inside the tap's activation.
+   */
+  #save(lines: (string | null)[]): void {
+    const { brcode, reference } = this.#session.payment!;
+    const save = (module: typeof import('./save.ts')) => module.saveQr(this.#env(), this.#code.qr(brcode)!, lines, reference);
+    (saver ? save(saver) : loadSaver().then(save)).then(
+      (method) => method && this.dispatchEvent(new PixSaveEvent({ method })),
+      (error: unknown) => this.#shareFailed(error),
+    );
+  }
+
+  protected override createRenderRoot() {
+    this.#ssr = !!this.shadowRoot;
+    return super.createRenderRoot();
+  }
+
+  /**
+   * A server-rendered widget keeps the server's markup, and a given payment waits, until the page's
+   * language is at hand: no flash of another.
+   */
+  protected override shouldUpdate(changed: PropertyValues<this>): boolean {
+    if (changed.has('locale') || changed.has('texts')) this.#i18n.applyTexts();
+    return !(this.#ssr || this.#given) || this.#i18n.hasTranslation;
+  }
+
+  /**
+   * The first render of a server-rendered widget replaces the server's markup in the same task (no
+   * paint between: no flash), keeping the focus and a selection in the code field where they were.
+   */
+  protected override update(changed: PropertyValues<this>): void {
+    const root = this.#ssr ? this.shadowRoot : null;
+    this.#ssr = false;
+    const focused = root?.activeElement as HTMLTextAreaElement | null | undefined;
+    const part = focused?.getAttribute('part');
+    if (root) {
+      root.replaceChildren();
+      // LitElement would render before the root's first child: the server's, gone now.
+      this.renderOptions.renderBefore = null;
+    }
+    super.update(changed);
+    if (part) {
+      const again = root!.querySelector<HTMLTextAreaElement>(`[part="${part}"]`);
+      again?.focus({ preventScroll: true });
+      again?.setSelectionRange?.(focused!.selectionStart, focused!.selectionEnd);
+    }
+  }
+
   protected override willUpdate(changed: PropertyValues<this>): void {
-    if (changed.has('locale') || changed.has('texts')) this.#i18n.apply();
+    // The server calls willUpdate alone (no shouldUpdate); in the browser shouldUpdate took the language.
+    if (isServer && (changed.has('locale') || changed.has('texts'))) this.#i18n.applyTexts();
+    // The merchant's server's payment: shown as is, with no request for it.
+    // The same payment again (a framework setting the attribute anew) changes nothing: the stream follows it.
+    if (this.#given && this.#given.reference !== this.#session.payment?.reference) this.#session.adopt(this.#given, this.#ssr);
+    this.#given = null;
     // A new endpoint, checkout, amount or description (the last two in open-amount mode) is a new checkout.
     this.#session.startIfNew();
     const t = this.#i18n.t;
@@ -242,6 +333,11 @@ export class PixCheckout extends LitElement {
     // The QR encoder's first run is its slowest (the engine compiles it as it goes): a small symbol
     // now, while the request is out, halves the real one's time once the answer is here.
     qrPath('pix-checkout');
+  }
+
+  protected override updated(): void {
+    // "Salvar QR Code" is on screen: its chunk loads now, not on the tap.
+    if (!saver && this.renderRoot.querySelector('[part=save-button]')) void loadSaver();
   }
 
   override render() {
@@ -272,6 +368,7 @@ export class PixCheckout extends LitElement {
       return renderPaid(t, payment, amount, receiver, when, i18n.formatDate(when));
     }
     const seconds = session.countdown.seconds ?? 0;
+    const copyFirst = this.layout === 'phone' || (this.layout !== 'desktop' && this.phoneScreen);
     return renderPending({
       t,
       payment,
@@ -283,12 +380,13 @@ export class PixCheckout extends LitElement {
       moreTime: session.offersMoreTime(seconds) ? () => void session.moreTime() : null,
       busy: session.busy,
       mode: this.mode,
-      copyFirst: this.layout === 'phone' || (this.layout !== 'desktop' && this.phoneScreen),
+      copyFirst,
       qr: () => this.#code.qr(payment.brcode),
-      copyState: this.#clipboard.state,
+      copyState: this.#clipboard.copyState,
       copy: () => this.#copy(),
       sharer: this.#env().share,
       share: (data) => this.#share(data),
+      save: copyFirst ? () => this.#save([amount, receiver && t.paying(receiver)]) : null,
     });
   }
 }

@@ -110,14 +110,15 @@ function penalty(m: Uint8Array, n: number): number {
 /** Encodes `text` (as UTF-8 bytes) at level M in the smallest version that holds it; throws if none does. */
 export function encodeQr(text: string): QrMatrix {
   const bytes = new TextEncoder().encode(text);
-  if (!bytes.length) throw new Error('nothing to encode in a QR code');
+  if (!bytes.length) throw new Error('nothing to encode');
   let version = 0;
   let total: number;
   let blocks: number;
   let ecLength: number;
   let dataLength: number;
   do {
-    if (++version > 40) throw new Error(`${bytes.length} bytes is too long for a QR code (2331 at most, level M)`);
+    // 2331 bytes at most (version 40, level M); the widget never gets there (a BR Code has at most 512 characters).
+    if (++version > 40) throw new Error(`${bytes.length} bytes is too long for a QR code`);
     total = totalCodewords(version);
     blocks = BLOCKS[version - 1]!;
     ecLength = EC_PER_BLOCK[version - 1] ?? 28;

@@ -1,7 +1,8 @@
 /**
  * `GET {basePath}/pix-checkout.js`: the widget's script-tag build, served by the proxy itself, so a
  * merchant's page needs one tag and trusts one origin (the proxy's) for both the script and the API;
- * beside it `pix-checkout.en.js` and `pix-checkout.es.js`, the languages the script loads on demand.
+ * beside it `pix-checkout.en.js` and `pix-checkout.es.js`, the languages the script loads on demand,
+ * and `pix-checkout.save.js`, the drawing of "Salvar QR Code" (phones).
  * Public and the same for everyone: any origin may load it (a module script is a CORS request).
  */
 import { createHash } from 'node:crypto';
@@ -13,10 +14,11 @@ import { allowOnly } from '../http/method-not-allowed.ts';
 
 export const WIDGET_SCRIPT_PATH = '/pix-checkout.js';
 /**
- * The languages the widget loads on demand, files beside the script (vite.config.ts names them):
- * the script imports `./pix-checkout.en.js` relative to its own URL, so they are served beside it.
+ * The files the widget loads on demand, beside the script (vite.config.ts names them): its languages
+ * and the "Salvar QR Code" drawing. The script imports `./pix-checkout.en.js` relative to its own URL,
+ * so they are served beside it.
  */
-export const WIDGET_LOCALE_PATHS = ['/pix-checkout.en.js', '/pix-checkout.es.js'] as const;
+export const WIDGET_CHUNK_PATHS = ['/pix-checkout.en.js', '/pix-checkout.es.js', '/pix-checkout.save.js'] as const;
 
 /** dist/ beside lib/ when compiled (the installed package), beside server/ in this repository. */
 const DIST = fileURLToPath(new URL(/\/lib\/server\/routes\/[^/]+$/.test(import.meta.url) ? '../../../dist/' : '../../dist/', import.meta.url));
@@ -65,12 +67,12 @@ export function widgetScript(candidates: readonly string[] = CANDIDATES): Handle
   };
 }
 
-/** The script's route and its languages', under the API's base path. */
+/** The script's route and its chunks', under the API's base path. */
 export function widgetScriptRoutes(candidates?: readonly string[]): Hono {
   const routes = new Hono();
   routes.get(WIDGET_SCRIPT_PATH, widgetScript(candidates));
   allowOnly(routes, WIDGET_SCRIPT_PATH, 'GET');
-  for (const path of WIDGET_LOCALE_PATHS) {
+  for (const path of WIDGET_CHUNK_PATHS) {
     // Beside the script, wherever it was found.
     routes.get(path, widgetScript((candidates ?? CANDIDATES).map((file) => file.replace(/pix-checkout\.js$/, path.slice(1)))));
     allowOnly(routes, path, 'GET');

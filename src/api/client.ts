@@ -32,7 +32,7 @@ export class ProxyClient {
   }
 
   /** Absolute or relative URL of `path` under the endpoint. */
-  url(path: string): string {
+  urlOf(path: string): string {
     return this.#endpoint.replace(/\/$/, '') + path;
   }
 
@@ -67,7 +67,7 @@ export class ProxyClient {
   }
 
   eventsUrl(reference: string): string {
-    return this.url(fillPath(API_PATHS.paymentEvents, { reference }));
+    return this.urlOf(fillPath(API_PATHS.paymentEvents, { reference }));
   }
 
   async #request(path: string, init: RequestInit, retried?: boolean): Promise<[PaymentView, number]> {
@@ -78,7 +78,7 @@ export class ProxyClient {
     outer?.addEventListener('abort', onAbort);
     let res: Response;
     try {
-      res = await this.#fetchImpl(this.url(path), { ...init, signal: timeout.signal });
+      res = await this.#fetchImpl(this.urlOf(path), { ...init, signal: timeout.signal });
     } catch (error) {
       if (outer?.aborted) throw error;
       if (timeout.signal.aborted) throw new ProxyError('timeout', 'The payment server took too long to answer.', 0);

@@ -11,11 +11,11 @@ export const COPIED_FOR_MS = 4000;
 /**
  * Copies the code inside the customer's tap. The Clipboard API is called synchronously in the click
  * (iOS refuses it after an await); if it is missing or refuses, the field is selected and
- * execCommand('copy') tried; if that fails too, the text stays selected for a manual copy. `state`
+ * execCommand('copy') tried; if that fails too, the text stays selected for a manual copy. `copyState`
  * is `copied` only when a copy really happened.
  */
 export class ClipboardController implements ReactiveController {
-  state: CopyState = 'idle';
+  copyState: CopyState = 'idle';
   #timer: unknown;
 
   readonly #host: ReactiveControllerHost;
@@ -28,7 +28,7 @@ export class ClipboardController implements ReactiveController {
   }
 
   /** Call from the click handler itself, before any await. */
-  copy(text: string, field: HTMLTextAreaElement | HTMLInputElement | null): Promise<CopyMethod> {
+  copyCode(text: string, field: HTMLTextAreaElement | HTMLInputElement | null): Promise<CopyMethod> {
     const env = this.#env();
     let written: Promise<void>;
     try {
@@ -54,10 +54,8 @@ export class ClipboardController implements ReactiveController {
 
   reset(): void {
     this.#env().clock.clearTimeout(this.#timer);
-    this.state = 'idle';
+    this.copyState = 'idle';
   }
-
-  hostConnected(): void {}
 
   hostDisconnected(): void {
     this.reset();
@@ -66,10 +64,10 @@ export class ClipboardController implements ReactiveController {
   #settle(method: CopyMethod): CopyMethod {
     const clock = this.#env().clock;
     clock.clearTimeout(this.#timer);
-    this.state = method === 'manual' ? 'failed' : 'copied';
+    this.copyState = method === 'manual' ? 'failed' : 'copied';
     if (method !== 'manual') {
       this.#timer = clock.setTimeout(() => {
-        this.state = 'idle';
+        this.copyState = 'idle';
         this.#host.requestUpdate();
       }, COPIED_FOR_MS);
     }

@@ -25,12 +25,12 @@ export class CountdownController implements ReactiveController {
     host.addController(this);
   }
 
-  /** Follows a payment's expiry; `serverTime` is when the server answered. */
-  set(createdAt: string, expiresAt: string, serverTime: string): void {
+  /** Follows a payment's expiry; `serverTime` is when the server answered, `at` that moment on this device (default: now). */
+  set(createdAt: string, expiresAt: string, serverTime: string, at = this.#clock().now()): void {
     this.#startedAt = Date.parse(createdAt);
     this.#expiresAt = Date.parse(expiresAt);
     const server = Date.parse(serverTime);
-    this.#skew = Number.isFinite(server) ? server - this.#clock().now() : 0;
+    this.#skew = Number.isFinite(server) ? server - at : 0;
     this.#schedule();
   }
 
@@ -96,7 +96,7 @@ export function splitSeconds(seconds: number): [h: number, m: number, s: number]
 export function formatTimeLeft(seconds: number): string {
   const [h, m, s] = splitSeconds(seconds);
   const two = (n: number) => String(n).padStart(2, '0');
-  return h > 0 ? `${h}:${two(m)}:${two(s)}` : `${two(m)}:${two(s)}`;
+  return `${h > 0 ? `${h}:` : ''}${two(m)}:${two(s)}`;
 }
 
 /**

@@ -23,6 +23,11 @@ export interface PixEnvironment {
    * share button shows only then, and only for data `canShare` accepts. null: no share button.
    */
   share: { share(data: ShareData): Promise<void>; canShare?(data: ShareData): boolean } | null;
+  /**
+   * Saves a file as the browser's download ("Salvar QR Code" where the share sheet takes no files).
+   * Absent: an `<a download>` with a blob URL, from the save chunk itself (src/save.ts).
+   */
+  download?: (file: File) => void;
   /** Where a payment's reference is kept so a reload resumes it; null: never resume. */
   storage: Pick<Storage, 'getItem' | 'setItem' | 'removeItem'> | null;
   hidden: () => boolean;
@@ -31,7 +36,7 @@ export interface PixEnvironment {
 }
 
 export const systemClock: Clock = {
-  now: () => Date.now(),
+  now: Date.now,
   setTimeout: (callback, ms) => setTimeout(callback, ms),
   clearTimeout: (handle) => clearTimeout(handle as number),
 };

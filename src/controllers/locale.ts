@@ -13,7 +13,7 @@ export interface LocaleHost extends ReactiveControllerHost {
  * language. pt-BR is at hand; English and Spanish are loaded the first time (a chunk each,
  * src/locales/index.ts), meanwhile the loading screen shows no text and the payment waits for them
  * (`localeReady`): the request is already on the wire, so they load beside it. It needs none of the
- * host's lifecycle callbacks (the element calls `apply` when its `locale` or `texts` change), so it is
+ * host's lifecycle callbacks (the element calls `applyTexts` when its `locale` or `texts` change), so it is
  * not added to the host: it only asks it to render once a language has loaded.
  */
 export class LocaleController {
@@ -32,7 +32,7 @@ export class LocaleController {
   }
 
   /** Takes the host's `locale` and `texts` (call when either changed). */
-  apply(): void {
+  applyTexts(): void {
     const host = this.#host;
     const tag = host.locale;
     const base = localeFor(tag);

@@ -1,4 +1,4 @@
-import type { ReactiveController, ReactiveControllerHost } from 'lit';
+import { isServer, type ReactiveController, type ReactiveControllerHost } from 'lit';
 import { ProxyClient, ProxyError } from '../api/client.ts';
 import { PixCanceledEvent, PixCreatedEvent, PixErrorEvent, PixExpiredEvent, PixPaidEvent, PixStatusChangeEvent } from '../events.ts';
 import { markOnce } from '../marks.ts';
@@ -114,8 +114,31 @@ export class PaymentSessionController implements ReactiveController {
 
   /** Starts the checkout when the host shows another (a new endpoint, checkout, amount or description). */
   startIfNew(): void {
+    // The server renders what it is given: it asks for nothing.
+    if (isServer) return;
     const key = this.#resumeKey();
     if (key && key !== this.#startedKey && this.#host.isConnected) void this.start();
+  }
+
+  /**
+   * Shows the payment the merchant's server gave the page (the element's `payment`) as this
+   * checkout's, with no request for it: its status is then followed live, as a fetched one's. On the
+   * server (rendering the element's markup) it is only put on screen: nothing is followed or fired.
+   */
+  adopt(payment: PaymentView, inPage?: boolean): void {
+    if (isServer) {
+      // The receipt's time without `paid_at`: when the proxy answered (in the browser, when this widget saw it paid).
+      Object.assign(this, { phase: 'ready', payment, paidSeen: Date.parse(payment.server_time) || 0 });
+      this.countdown.set(payment.created_at, payment.expires_at, payment.server_time);
+      return;
+    }
+    this.#startedKey = this.#resumeKey();
+    this.#creating?.abort();
+    this.#creating = null;
+    this.#show(payment, true, this.#renewalsUsed);
+    // In the page's HTML: its server_time was true when the page's response began (not now, after the
+    // script loaded), so the countdown is not longer by the page's load.
+    if (inPage) this.countdown.set(payment.created_at, payment.expires_at, payment.server_time, performance.timing.responseStart);
   }
 
   /**
@@ -264,7 +287,7 @@ export class PaymentSessionController implements ReactiveController {
   /** Puts a payment on screen and follows it while pending; `renewals`: codes generated after the first. */
   #show(payment: PaymentView, resumed: boolean, renewals: number): void {
     this.#renewalsUsed = renewals;
-    if (this.#host.checkout == null) this.#save(this.#startedKey!, { reference: payment.reference, renewals });
+    if (this.#host.checkout == null && this.#startedKey) this.#save(this.#startedKey, { reference: payment.reference, renewals });
     this.#set({ phase: 'ready', payment });
     this.countdown.set(payment.created_at, payment.expires_at, payment.server_time);
     if (payment.status === 'pending') this.#status.follow(payment.reference);

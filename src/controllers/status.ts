@@ -52,11 +52,6 @@ export class StatusController implements ReactiveController {
     host.addController(this);
   }
 
-  /** How the status is being followed now (for diagnostics and tests). */
-  get mode(): Transport | null {
-    return this.#reference === null ? null : this.#transport;
-  }
-
   /** Starts following `reference`, whose current view the caller already has. */
   follow(reference: string): void {
     this.stop();

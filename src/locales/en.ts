@@ -12,6 +12,7 @@ export const en = (spoken: Spoken): Translation => ({
   copyFailed: 'Could not copy. The code is selected: copy it by hand.',
   qrAlt: (amount) => `Pix QR code to pay ${amount}. On a phone, use the Copy code button and paste it in your bank's app.`,
   share: 'Share code',
+  save: 'Save QR code',
   paying: (name) => `Paying ${name}`,
   moreTime: 'I need more time',
   moreTimeOffer: 'Need more time? Ask for a new code.',

@@ -12,6 +12,7 @@ export const es = (spoken: Spoken): Translation => ({
   copyFailed: 'No se pudo copiar. El código está seleccionado: cópialo manualmente.',
   qrAlt: (amount) => `Código QR Pix para pagar ${amount}. En el móvil, usa el botón Copiar código y pégalo en la app de tu banco.`,
   share: 'Compartir código',
+  save: 'Guardar código QR',
   paying: (name) => `Pagando a ${name}`,
   moreTime: 'Necesito más tiempo',
   moreTimeOffer: '¿Necesitas más tiempo? Pide un código nuevo.',

@@ -10,6 +10,7 @@ export const ptBR: Translation = {
   copyFailed: 'Não foi possível copiar. O código está selecionado: copie manualmente.',
   qrAlt: (amount) => `QR code Pix para pagar ${amount}. No celular, use o botão Copiar código e cole no app do banco.`,
   share: 'Compartilhar código',
+  save: 'Salvar QR Code',
   paying: (name) => `Pagando para ${name}`,
   moreTime: 'Preciso de mais tempo',
   moreTimeOffer: 'Precisa de mais tempo? Peça um novo código.',

@@ -19,6 +19,8 @@ export interface Translation {
   qrAlt: (amount: string) => string;
   /** The share button (Web Share API, shown only where the browser has it): pay from another device, or ask someone. */
   share: string;
+  /** The button that saves the QR as an image (phones), for the bank app to read from the gallery. */
+  save: string;
   /** Who is being paid, under the amount: the name the payer's bank app shows too. */
   paying: (name: string) => string;
   /** The button offered in a code's last two minutes when a new code can be had. */

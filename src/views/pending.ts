@@ -31,6 +31,8 @@ export interface PendingScreen {
   copy: () => void;
   sharer: PixEnvironment['share'];
   share: (data: ShareData) => void;
+  /** "Salvar QR Code" (phones, with the QR drawn): saves the QR as an image; null: no button. */
+  save: (() => void) | null;
 }
 
 export function renderPending(s: PendingScreen) {
@@ -65,6 +67,7 @@ export function renderPending(s: PendingScreen) {
     <textarea id="code" part="code" readonly rows="3" spellcheck="false" aria-describedby=${failed ? 'copy-hint' : nothing} .value=${payment.brcode}></textarea>
     <button part="copy-button" class=${s.copyState} @click=${s.copy}>${s.copyState === 'copied' ? t.copied : t.copy}</button>
     ${failed ? html`<p part="copy-hint" id="copy-hint">${t.copyFailed}</p>` : nothing} ${renderShare(s)}
+    ${s.save && path ? html`<button part="save-button" class="secondary" @click=${s.save}>${t.save}</button>` : nothing}
   </div>`;
   return html`${head}${s.copyFirst ? html`${copy}${qr}` : html`${qr}${copy}`}${link}`;
 }

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { after, afterEach, before, beforeEach, describe, test } from 'node:test';
+import jsQRModule from 'jsqr';
 import type { Browser, Page } from 'puppeteer-core';
 import { build } from 'vite';
 import { CATALOG, REFUND_CUSTOMERS, createShop } from '../../demo/shop-backend.ts';
@@ -28,6 +29,9 @@ import {
   waitForConfirmation,
 } from './journey.ts';
 import { checkExpiredJourney } from './journey-checks.ts';
+
+/** jsQR is CommonJS: Node's default import is its module.exports, which TypeScript types as the module. */
+const jsQR = ((jsQRModule as unknown as { default?: unknown }).default ?? jsQRModule) as unknown as typeof jsQRModule.default;
 
 let browser: Browser;
 
@@ -199,6 +203,45 @@ describe('the demo store, as a customer uses it', () => {
         {},
         payment.orderId,
       );
+    });
+  });
+
+  test("the order's page without JavaScript: the QR scans from the screen and the code is there to copy", { timeout: 60_000 }, async () => {
+    await withDemo({}, async (demo, page) => {
+      const order = await placeOrder(demo, { 'cafe-especial': 1 });
+      const { body: checkout } = await getJson(new URL(`/shop/orders/${order.id}?checkout=${order.checkoutId}`, demo.url).href);
+      assert.equal(checkout.checkout_id, order.checkoutId);
+      // A phone, with no script at all: what the server sent is all there is.
+      await page.setViewport(VIEWPORTS.phone);
+      await page.setJavaScriptEnabled(false);
+      await page.goto(new URL(`/pagamento/${order.checkoutId}`, demo.url).href);
+      const qr = await page.$('pix-checkout >>> svg[part~="qr"]');
+      assert.ok(qr, 'the QR is on the page');
+      const shot = await qr.screenshot({ encoding: 'base64' });
+      const field = await page.$('pix-checkout >>> textarea[part~="code"]');
+      const code = await field!.evaluate((el) => el.value);
+      // A customer's long press: the field is a readonly textarea, selectable.
+      const selectable = await field!.evaluate((el) => getComputedStyle(el).userSelect !== 'none' && el.readOnly);
+      assert.equal(selectable, true);
+      // The screenshot read by jsQR (not our encoder), in a page of its own with scripts on.
+      const reader = await page.browserContext().newPage();
+      await reader.setContent('<canvas></canvas>');
+      const pixels = await reader.evaluate(async (png) => {
+        const img = new Image();
+        img.src = `data:image/png;base64,${png}`;
+        await img.decode();
+        const canvas = document.querySelector('canvas')!;
+        Object.assign(canvas, { width: img.width, height: img.height });
+        const context = canvas.getContext('2d')!;
+        context.drawImage(img, 0, 0);
+        const data = context.getImageData(0, 0, img.width, img.height);
+        return { width: data.width, height: data.height, rgba: Array.from(data.data) };
+      }, shot);
+      const read = jsQR(Uint8ClampedArray.from(pixels.rgba), pixels.width, pixels.height);
+      assert.ok(read, 'jsQR reads the QR in the screenshot');
+      assert.equal(read.data, code);
+      assert.match(code, /^000201/);
+      assert.match(code, /6304[0-9A-F]{4}$/);
     });
   });
 

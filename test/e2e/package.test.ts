@@ -221,6 +221,24 @@ test('the server package installed with --omit=dev serves against Postgres and s
   );
   assert.ok(!existsSync(join(app, 'node_modules', 'tsx')), 'no TypeScript runtime');
   assert.ok(!existsSync(join(app, 'node_modules', 'pix-checkout')), 'the server carries the script it serves: no widget package');
+  // The server-rendered widget from the installed package, in plain Node (no tsx, no dev dependency).
+  const rendered = await run(
+    process.execPath,
+    [
+      '--input-type=module',
+      '-e',
+      `
+    const { renderPixCheckout } = await import('pix-checkout-server/render');
+    const { buildDynamicBrCode } = await import('pix-checkout-server/shared');
+    const now = new Date();
+    const brcode = buildDynamicBrCode({ locationUrl: 'pix.example.com/qr/v2/abc', amount: 12.34, merchantName: 'LOJA', merchantCity: 'SAO PAULO' });
+    const payment = { reference: 'r1', status: 'pending', value: 12.34, brcode, qr_code_url: '', checkout_url: '', created_at: now.toISOString(), expires_at: new Date(+now + 6e5).toISOString(), server_time: now.toISOString() };
+    const html = await renderPixCheckout({ checkout_id: 'co_' + 'A'.repeat(24), renewals_left: 1, payment }, { endpoint: '/api', locale: 'en' });
+    console.log(JSON.stringify({ dsd: html.includes('shadowrootmode="open"'), qr: /<svg part="qr"[^>]*>[^]*<path d="M/.test(html), code: html.includes('>' + brcode + '</textarea>'), english: html.includes('Waiting for payment') }));`,
+    ],
+    { cwd: app },
+  );
+  assert.deepEqual(JSON.parse(rendered.stdout), { dsd: true, qr: true, code: true, english: true }, 'pix-checkout-server/render renders from the installed package');
   const bin = join(app, 'node_modules', '.bin', 'pix-checkout');
   // Nothing of this machine's environment: only what the unit or the compose file would set.
   const baseEnv = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: app };

@@ -3,6 +3,8 @@
  * them play the payer's bank through server commands.
  */
 import { startDevStack, type DevStack, type DevStackOptions } from '../../server/dev-stack.ts';
+import { renderPixCheckout } from '../../server/ssr/render.ts';
+import type { CheckoutView } from '../../src/shared/index.ts';
 
 interface CommandArgs {
   command: string;
@@ -61,6 +63,19 @@ export function devStackPlugin() {
           body: JSON.stringify(body),
         });
         return { status: res.status, body: await res.json() };
+      }
+      if (command === 'render-checkout') {
+        // What a merchant's server does for a server-rendered page: a checkout with its payment issued,
+        // rendered with renderPixCheckout (pix-checkout-server/render) into the page's HTML.
+        const { locale, phone, ...body } = payload as { value: number; order_id: string; locale?: string; phone?: boolean };
+        const res = await fetch(`${stack.apiUrl}/checkouts`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${stack.apiKey}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ ...body, issue_payment: true }),
+        });
+        const checkout = (await res.json()) as CheckoutView;
+        if (res.status !== 201) return { status: res.status, body: checkout };
+        return { status: res.status, body: checkout, html: await renderPixCheckout(checkout, { endpoint: stack.apiUrl, locale, phone }) };
       }
       if (command === 'sandbox-pay' || command === 'sandbox-advance') {
         const { reference, seconds, stack: which } = payload as { reference?: string; seconds?: number; stack?: Which };

@@ -58,10 +58,10 @@ describe('the widget script served by the proxy', () => {
     assert.notEqual(second.headers.get('etag'), first.headers.get('etag'));
   });
 
-  test('the languages loaded on demand are served beside it, the same way; the script names them as it imports them', async () => {
+  test('the languages and the QR drawing loaded on demand are served beside it, the same way; the script names them as it imports them', async () => {
     const script = await (await fetch(`${stack.apiUrl}/pix-checkout.js`)).text();
-    for (const language of ['en', 'es']) {
-      const file = `pix-checkout.${language}.js`;
+    for (const chunk of ['en', 'es', 'save']) {
+      const file = `pix-checkout.${chunk}.js`;
       assert.ok(script.includes(`./${file}`), `the script imports ./${file}, relative to its own URL`);
       const res = await fetch(`${stack.apiUrl}/${file}`, { headers: { origin: 'https://elsewhere.example' } });
       assert.equal(res.status, 200, `${file} must be built (npm run build)`);
@@ -70,7 +70,7 @@ describe('the widget script served by the proxy', () => {
       assert.equal(res.headers.get('cross-origin-resource-policy'), 'cross-origin', file);
       const text = await res.text();
       assert.equal(text, readFileSync(new URL(`../../../dist/${file}`, import.meta.url), 'utf8'), file);
-      // A chunk of its own: it imports nothing (a second round trip before the texts).
+      // A chunk of its own: it imports nothing (a second round trip before the texts or the drawing).
       assert.ok(!/\bimport\b|\bfrom\s*["']/.test(text), `${file} imports nothing`);
     }
     assert.equal((await fetch(`${stack.apiUrl}/pix-checkout.fr.js`)).status, 404, 'no other file');

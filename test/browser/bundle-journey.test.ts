@@ -1,0 +1,75 @@
+/**
+ * The built script-tag bundle (dist/pix-checkout.js, `npm run build`) through a customer's journey on
+ * a phone: the build shortens the widget's internal property names (vite.config.ts,
+ * INTERNAL_PROPERTIES), so the bundle itself, not only the source, must create, copy, save the QR
+ * (its own chunk, dist/pix-checkout.save.js), follow the status and show the receipt, in a language
+ * loaded on demand.
+ */
+import { expect, fixture, html, oneEvent, waitUntil } from '@open-wc/testing';
+import { executeServerCommand } from '@web/test-runner-commands';
+import '../../dist/pix-checkout.js';
+
+const { apiUrl } = await executeServerCommand<{ apiUrl: string }, undefined>('dev-stack');
+
+interface Widget extends HTMLElement {
+  updateComplete: Promise<unknown>;
+  screen: string;
+  environment: Record<string, unknown>;
+}
+
+const part = (el: Widget, name: string) => el.shadowRoot!.querySelector<HTMLElement>(`[part~="${name}"]`);
+const text = (el: Widget, name: string) => part(el, name)?.textContent?.replace(/\s+/g, ' ').trim() ?? null;
+
+describe('the script-tag bundle, on a phone', () => {
+  it('creates, copies, saves the QR (download), follows the status to paid and shows the receipt, in English', async () => {
+    sessionStorage.clear();
+    const clicks: string[] = [];
+    const onClick = (event: MouseEvent) => {
+      const anchor = event.composedPath()[0];
+      if (anchor instanceof HTMLAnchorElement && anchor.hasAttribute('download')) {
+        event.preventDefault();
+        clicks.push(anchor.download);
+      }
+    };
+    window.addEventListener('click', onClick, true);
+    try {
+      const el = document.createElement('pix-checkout') as Widget;
+      el.environment = { share: null, clipboard: null, execCopy: () => true };
+      for (const [name, value] of Object.entries({ endpoint: apiUrl, amount: '12.34', layout: 'phone', locale: 'en' })) el.setAttribute(name, value);
+      const created = oneEvent(el, 'pix-created');
+      await fixture(html`${el}`);
+      const { payment } = (await created).detail as { payment: { reference: string; brcode: string } };
+      await el.updateComplete;
+      expect(el.screen).to.equal('pending');
+      expect(text(el, 'amount')).to.equal('R$12.34');
+      expect(text(el, 'favoured')).to.match(/^Paying /);
+      expect((part(el, 'code') as HTMLTextAreaElement).value).to.equal(payment.brcode);
+      expect(part(el, 'countdown')!.querySelector('time')!.textContent).to.match(/^(\d+:)?\d\d:\d\d$/);
+
+      const copied = oneEvent(el, 'pix-copy');
+      part(el, 'copy-button')!.click();
+      expect((await copied).detail).to.deep.equal({ copied: true, method: 'execCommand' });
+      await el.updateComplete;
+      expect(text(el, 'copy-button')).to.equal('Code copied');
+
+      expect(text(el, 'save-button')).to.equal('Save QR code');
+      const saved = oneEvent(el, 'pix-save');
+      part(el, 'save-button')!.click();
+      expect((await saved).detail).to.deep.equal({ method: 'download' });
+      expect(clicks).to.deep.equal([`pix-${payment.reference}.png`]);
+      expect(performance.getEntriesByType('resource').some((entry) => entry.name.endsWith('/dist/pix-checkout.save.js'))).to.equal(true);
+
+      const paid = oneEvent(el, 'pix-paid');
+      const res = await executeServerCommand<{ status: number }, unknown>('sandbox-pay', { reference: payment.reference });
+      expect(res.status).to.equal(200);
+      await paid;
+      await waitUntil(() => el.screen === 'paid', 'paid screen');
+      await el.updateComplete;
+      expect(text(el, 'status')).to.equal('Payment confirmed');
+      expect(text(el, 'receipt')).to.include(payment.reference);
+      expect(part(el, 'save-button')).to.equal(null);
+    } finally {
+      window.removeEventListener('click', onClick, true);
+    }
+  });
+});

@@ -1,0 +1,143 @@
+/**
+ * A server-rendered <pix-checkout> (renderPixCheckout, pix-checkout-server/render) in the three
+ * engines: the markup a merchant's server sends is parsed here as a page's would be (declarative
+ * shadow DOM), first with no widget script at all, then the script arrives (src/define.ts imported
+ * mid-test, as a module script would run) and adopts it. The checkout is real (the dev stack's proxy
+ * and sandbox); nothing is faked.
+ *
+ * This file must not import the widget (nor test/browser/support/helpers.ts, which does) at its top:
+ * each test file runs in a page of its own, and here the element starts undefined.
+ */
+import { expect } from '@open-wc/testing';
+import { executeServerCommand } from '@web/test-runner-commands';
+import type { PixCheckout } from '../../src/pix-checkout.ts';
+import type { CheckoutView } from '../../src/shared/contract.ts';
+
+interface Rendered {
+  status: number;
+  body: CheckoutView;
+  html: string;
+}
+
+/** Parses HTML as the page's parser does, declarative shadow roots included. */
+function parse(host: HTMLElement, html: string): void {
+  const setHTMLUnsafe = (host as unknown as { setHTMLUnsafe?: (html: string) => void }).setHTMLUnsafe;
+  if (!setHTMLUnsafe) throw new Error('this engine has no setHTMLUnsafe: declarative shadow DOM cannot be parsed into this page');
+  setHTMLUnsafe.call(host, html);
+}
+
+async function render(options: { locale?: string; phone?: boolean } = {}): Promise<{ el: PixCheckout; checkout: CheckoutView }> {
+  const order_id = `ssr-${Date.now()}-${Math.random().toString(36).slice(2)}`;
+  const res = await executeServerCommand<Rendered, unknown>('render-checkout', { value: 12.34, order_id, ...options });
+  if (res.status !== 201) throw new Error(`create checkout answered ${res.status}`);
+  const host = document.createElement('div');
+  document.body.append(host);
+  parse(host, res.html);
+  return { el: host.querySelector<PixCheckout>('pix-checkout')!, checkout: res.body };
+}
+
+const part = (el: Element, name: string) => el.shadowRoot!.querySelector<HTMLElement>(`[part~="${name}"]`);
+const box = (el: Element | null) => {
+  const r = el!.getBoundingClientRect();
+  return { x: r.x, y: r.y, width: r.width, height: r.height };
+};
+
+/** Watches every frame until stopped: was the QR ever missing, and what did the status line say. */
+function watchFrames(el: Element) {
+  let missing = 0;
+  let frames = 0;
+  const statuses = new Set<string>();
+  let on = true;
+  const tick = () => {
+    if (!on) return;
+    frames++;
+    if (!part(el, 'qr')) missing++;
+    statuses.add(part(el, 'status')?.textContent?.trim() ?? '');
+    requestAnimationFrame(tick);
+  };
+  requestAnimationFrame(tick);
+  return {
+    stop: () => {
+      on = false;
+      return { missing, frames, statuses };
+    },
+  };
+}
+
+/** Counts the page's requests to the proxy's checkout API (the payment must not be asked for again). */
+const requests: string[] = [];
+const originalFetch = window.fetch.bind(window);
+window.fetch = (input: RequestInfo | URL, init?: RequestInit) => {
+  requests.push(String(input instanceof Request ? input.url : input));
+  return originalFetch(input, init);
+};
+
+describe('a server-rendered <pix-checkout>', () => {
+  // One page: the element is defined once, by the first test that imports the script; each test
+  // renders its own checkout before that point in its own run (the first two use the order below).
+  let defined = false;
+  const define = async () => {
+    await import('../../src/define.ts');
+    defined = true;
+  };
+
+  it('shows the QR, the code, the amount and who is paid before any script, accessibly; the script adopts it without a flash, a shift or a request', async () => {
+    expect(defined).to.equal(false);
+    const { el, checkout } = await render();
+    const payment = checkout.payment!;
+    expect(customElements.get('pix-checkout')).to.equal(undefined);
+    // Before any script: all there, from the markup alone.
+    expect(el.shadowRoot, 'a declarative shadow root').to.not.equal(null);
+    expect(part(el, 'qr')!.tagName.toLowerCase()).to.equal('svg');
+    expect((part(el, 'code') as HTMLTextAreaElement).value).to.equal(payment.brcode);
+    expect(part(el, 'amount')!.textContent).to.contain('12,34');
+    expect(part(el, 'countdown')!.textContent).to.match(/\d\d:\d\d/);
+    await expect(el).to.be.accessible();
+
+    // The customer selects part of the code before the script arrives.
+    const field = part(el, 'code') as HTMLTextAreaElement;
+    field.focus();
+    field.setSelectionRange(3, 20);
+    const before = { qr: box(part(el, 'qr')), code: box(field), copy: box(part(el, 'copy-button')), host: box(el) };
+    const frames = watchFrames(el);
+    const asked = requests.length;
+
+    await define();
+    await (el).updateComplete;
+    await new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)));
+    const seen = frames.stop();
+
+    expect(el.screen).to.equal('pending');
+    expect(el.payment!.reference).to.equal(payment.reference);
+    // One render of ours, not the server's markup beside it.
+    expect(el.shadowRoot!.querySelectorAll('[part~="qr"]').length).to.equal(1);
+    expect(el.shadowRoot!.querySelectorAll('style').length, 'the styles are adopted, not the markup').to.equal(0);
+    expect(seen.missing, `frames without the QR (of ${seen.frames})`).to.equal(0);
+    expect({ qr: box(part(el, 'qr')), code: box(part(el, 'code')), copy: box(part(el, 'copy-button')), host: box(el) }).to.deep.equal(before);
+    // The payment is not asked for again: only its status is followed (the stream, not fetch).
+    expect(requests.slice(asked).filter((url) => /\/checkouts\//.test(url))).to.deep.equal([]);
+    // Focus and selection where the customer left them.
+    const again = part(el, 'code') as HTMLTextAreaElement;
+    expect(el.shadowRoot!.activeElement).to.equal(again);
+    expect([again.selectionStart, again.selectionEnd]).to.deep.equal([3, 20]);
+    await expect(el).to.be.accessible();
+
+    // The copy button is the widget's now.
+    const copied = new Promise<Event>((resolve) => el.addEventListener('pix-copy', resolve, { once: true }));
+    part(el, 'copy-button')!.click();
+    expect(((await copied) as CustomEvent<{ method: string }>).detail.method).to.be.a('string');
+    el.parentElement!.remove();
+  });
+
+  it('in another language, never shows Portuguese while its texts load, and keeps the phone layout', async () => {
+    // The element is defined now (the test above): a page whose markup arrives after the script.
+    const { el } = await render({ locale: 'en', phone: true });
+    await (el).updateComplete;
+    expect(part(el, 'status')!.textContent).to.contain('Waiting');
+    const code = part(el, 'code')!;
+    const qr = part(el, 'qr')!;
+    expect(code.compareDocumentPosition(qr) & Node.DOCUMENT_POSITION_FOLLOWING, 'phone: the code first').to.not.equal(0);
+    await expect(el).to.be.accessible();
+    el.parentElement!.remove();
+  });
+});
