@@ -23,7 +23,7 @@
  * Figures to read, never asserted; exits 1 when a run is broken (no QR decoded, a page error).
  */
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -32,8 +32,9 @@ import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { gzipSync } from 'node:zlib';
-import puppeteer, { type Browser, type CDPSession, type Page } from 'puppeteer-core';
+import puppeteer, { type Browser, type CDPSession, type Page, type Protocol } from 'puppeteer-core';
 import { build } from 'vite';
+import { renderOrderPage } from '../demo/order-page.ts';
 import { startDemo } from '../demo/server.ts';
 import { createCheckoutClient } from '../server/index.ts';
 import type { CheckoutView } from '../src/shared/index.ts';
@@ -41,6 +42,19 @@ import { CHROME_ARGS, findChrome } from '../test/support/find-chrome.mjs';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const ADYEN_VERSION = (JSON.parse(readFileSync(`${ROOT}node_modules/@adyen/adyen-web/package.json`, 'utf8')) as { version: string }).version;
+
+const { values: args } = parseArgs({
+  options: {
+    runs: { type: 'string', default: '7' },
+    profile: { type: 'string', default: 'lighthouse' },
+    modes: { type: 'string', default: 'a,b,c,d' },
+    height: { type: 'string', default: '1200' },
+    /** Use dist/ as it is (`npm run build` or `vite build` made it) instead of building it first. */
+    'skip-build': { type: 'boolean', default: false },
+    /** Record a JavaScript CPU profile of each run (V8's sampler; it costs main-thread time) and print where the main thread went until the QR was painted. */
+    'cpu-profile': { type: 'boolean', default: false },
+  },
+});
 
 /**
  * Lighthouse's mobile profile (its `mobileSlow4G` constants: rttMs 150, throughputKbps 1.6 * 1024,
@@ -55,10 +69,15 @@ const PROFILES = {
 } as const;
 type ProfileName = keyof typeof PROFILES;
 
-/** Lighthouse's mobile screen and user agent (a moto g power, Chrome on Android). */
+/**
+ * Lighthouse's mobile screen and user agent (a moto g power, Chrome on Android), but taller by
+ * default: on a phone the widget puts the copy button first and the QR below it, under the fold of
+ * an 823 px screen, and a screencast frame holds only the viewport. `--height 823` is Lighthouse's
+ * screen exactly (then QR painted is measured only where the QR fits in it).
+ */
 const PHONE = {
   width: 412,
-  height: 823,
+  height: Number(args.height),
   deviceScaleFactor: 1.75,
   userAgent: 'Mozilla/5.0 (Linux; Android 11; moto g power (2022)) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/119.0.0.0 Mobile Safari/537.36',
 };
@@ -71,16 +90,10 @@ const MODES = {
 } as const;
 type Mode = keyof typeof MODES;
 
-const { values: args } = parseArgs({
-  options: {
-    runs: { type: 'string', default: '7' },
-    profile: { type: 'string', default: 'lighthouse' },
-    modes: { type: 'string', default: 'a,b,c,d' },
-  },
-});
 const RUNS = Number(args.runs);
 if (!Number.isInteger(RUNS) || RUNS < 1) throw new Error(`--runs must be a whole number >= 1, not ${args.runs}`);
 if (!(args.profile in PROFILES)) throw new Error(`--profile must be one of ${Object.keys(PROFILES).join(', ')}`);
+if (!Number.isInteger(PHONE.height) || PHONE.height < 400) throw new Error(`--height must be a whole number of CSS pixels >= 400, not ${args.height}`);
 const PROFILE_NAME = args.profile as ProfileName;
 const PROFILE = PROFILES[PROFILE_NAME];
 const SELECTED = args.modes.split(',').map((m) => m.trim()) as Mode[];
@@ -121,12 +134,15 @@ async function buildAdyen(outDir: string): Promise<void> {
 // ---------------------------------------------------------------------------------------------------
 // The stack and the loopback front.
 
-await build({ logLevel: 'warn' });
+if (!args['skip-build']) await build({ logLevel: 'warn' });
 const adyenDir = mkdtempSync(join(tmpdir(), 'bench-phone-adyen-'));
 await buildAdyen(adyenDir);
 const ADYEN_FILES = new Map(readdirSync(adyenDir).map((name) => [name, readFileSync(join(adyenDir, name))]));
 ADYEN_FILES.set('adyen.css', readFileSync(`${ROOT}node_modules/@adyen/adyen-web/dist/es/adyen.css`));
 rmSync(adyenDir, { recursive: true, force: true });
+const size = (name: string, body: Buffer) =>
+  `${name} ${(body.length / 1024).toFixed(1)} KB, gzip -9 ${(gzipSync(body, { level: 9 }).length / 1024).toFixed(1)} KB`;
+const FILES = [size('pix-checkout.js', readFileSync(`${ROOT}dist/pix-checkout.js`)), ...[...ADYEN_FILES].map(([name, body]) => size(name, body))].join('; ');
 /** Adyen fetches its translations for a locale other than en-US from its CDN: the package's en-US ones, served at that URL (the round trip is kept; the words are English). */
 const ADYEN_TRANSLATIONS = JSON.stringify(
   ((await import(`${ROOT}node_modules/@adyen/adyen-web/dist/es/packages/server/translations/en-US.json.js`)) as { default: unknown }).default,
@@ -135,7 +151,8 @@ const ADYEN_TRANSLATIONS = JSON.stringify(
 const PIX_LOGO =
   '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 40 26"><rect width="40" height="26" rx="4" fill="#fff" stroke="#ddd"/><path d="M20 5l8 8-8 8-8-8z" fill="#32bcad"/></svg>';
 
-const demo = await startDemo();
+// The store as deployed (no test panel): the page a customer gets.
+const demo = await startDemo({ sandbox: false });
 const client = createCheckoutClient({ url: demo.stack.apiUrl, apiKey: demo.stack.apiKey });
 
 /** What each page of a run shows: set before the navigation, read by the front's routes. */
@@ -267,24 +284,42 @@ const frontUrl = `http://127.0.0.1:${(front.address() as AddressInfo).port}`;
 // ---------------------------------------------------------------------------------------------------
 // The pages.
 
-const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
-const SHELL_STYLE = '<style>body{font:16px/1.4 system-ui,sans-serif;margin:0 auto;max-width:32rem;padding:1rem}h1{font-size:1.25rem}</style>';
-const head = (title: string, extra = '') =>
-  `<!doctype html><html lang="pt-BR"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(title)}</title><link rel="icon" href="data:,">${extra}${SHELL_STYLE}</head>`;
+/** The store's order as its API answers it (POST /shop/orders). */
+interface ShopOrder {
+  order_id: string;
+  checkout_id: string;
+  total: number;
+  [field: string]: unknown;
+}
 
-/** (a), (b): the script-tag page. */
-function scriptPage(checkoutId: string, preload: boolean): string {
-  const script = '/api/pix-checkout.js';
-  return `${head('Pedido — pagamento Pix', `${preload ? `<link rel="modulepreload" href="${script}">` : ''}<script type="module" src="${script}"></script>`)}
-<body><h1>Empório Serra Azul</h1><p>Pague com Pix para concluir o pedido.</p>
-<pix-checkout endpoint="/api" checkout="${escapeHtml(checkoutId)}"></pix-checkout></body></html>`;
+/** Places an order at the demo store as its page does (one coffee): its checkout is created with its payment (issue_payment). */
+async function placeOrder(): Promise<ShopOrder> {
+  const res = await fetch(`${frontUrl}/shop/orders`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ items: [{ product_id: 'cafe-especial', quantity: 1 }] }),
+  });
+  const order = (await res.json()) as ShopOrder;
+  if (res.status !== 201 || typeof order.checkout_id !== 'string') throw new Error(`the store did not place the order: ${res.status} ${JSON.stringify(order)}`);
+  return order;
+}
+
+/** Replaces `from` in a page, where it must be exactly once (a changed order page fails loudly). */
+function replaceOnce(page: string, from: string | RegExp, to: string): string {
+  const matches = page.match(typeof from === 'string' ? new RegExp(from.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'), 'g') : new RegExp(from.source, 'g'));
+  if (matches?.length !== 1) throw new Error(`the order page changed: expected ${String(from)} once, found it ${matches?.length ?? 0} times`);
+  return page.replace(from, () => to);
 }
 
 /**
- * (d): Adyen's Pix through its payment-action path. The merchant's server holds the action (from its
- * /payments call) and writes it into the page, as (b) and (c) hold their payment at creation.
+ * (d): the same order page with Adyen's Pix in the widget's place: our script tag and element out,
+ * Adyen's stylesheet and module (preloaded, like (b)'s) in the head, its container where the widget
+ * was and its payment-action path below it. The merchant's server holds the action (from its
+ * /payments call) and writes it into the page, as (b) and (c) hold their payment at creation. The
+ * page's own script puts an element in the (now empty) checkout slot; without our script it stays an
+ * unknown, empty element.
  */
-function adyenPage(action: Record<string, unknown>, value: number): string {
+function adyenOrderPage(page: string, action: Record<string, unknown>, value: number): string {
   const config = {
     environment: 'test',
     clientKey: 'test_BENCHLOOPBACKCLIENTKEY0000000',
@@ -299,55 +334,94 @@ function adyenPage(action: Record<string, unknown>, value: number): string {
       cdn: { images: `${frontUrl}/adyen/cdn/`, translations: `${frontUrl}/adyen/cdn/` },
     },
   };
-  return `${head('Pedido — pagamento Pix', '<link rel="stylesheet" href="/adyen/adyen.css"><link rel="modulepreload" href="/adyen/adyen-pix.js">')}
-<body><h1>Empório Serra Azul</h1><p>Pague com Pix para concluir o pedido.</p><div id="pix"></div>
+  page = replaceOnce(
+    page,
+    '<script type="module" src="/api/pix-checkout.js"></script>',
+    '<link rel="stylesheet" href="/adyen/adyen.css" /><link rel="modulepreload" href="/adyen/adyen-pix.js" />',
+  );
+  page = replaceOnce(page, /<pix-checkout\b[^>]*><\/pix-checkout>/, '');
+  return replaceOnce(
+    page,
+    '<div id="checkout-slot"',
+    `<div id="adyen-pix"></div>
 <script type="module">
 import { AdyenCheckout, Pix } from '/adyen/adyen-pix.js';
 AdyenCheckout.register(Pix);
 const checkout = await AdyenCheckout(${JSON.stringify(config)});
-checkout.createFromAction(${JSON.stringify(action)}).mount('#pix');
-</script></body></html>`;
+checkout.createFromAction(${JSON.stringify(action)}).mount('#adyen-pix');
+</script>
+<div id="checkout-slot"`,
+  );
 }
 
-let orders = 0;
 interface Prepared {
   url: string;
   /** The payment's code, once known (mode a: after the page issued it). */
   code: () => Promise<string>;
 }
 
+/**
+ * A run's page. (b), (c): the demo store's order page (GET /pagamento/:checkout_id) for a new order,
+ * `?render=script-preload` or server-rendered. (a): the same page (renderOrderPage, mode `script`)
+ * for a checkout created without `issue_payment`, so the widget's first call issues the payment;
+ * served by the bench (the store's orders always issue theirs at creation). (d): the order page with
+ * Adyen's component in the widget's place.
+ */
 async function prepare(mode: Mode): Promise<Prepared> {
-  const id = `bench-phone-${process.pid}-${++orders}`;
-  const value = 57.3;
-  if (mode === 'a') {
-    const checkout = await client.checkouts.create({ value, order_id: id });
-    pages.set(id, scriptPage(checkout.checkout_id, false));
+  const order = await placeOrder();
+  const payment = async (checkoutId: string) => {
+    const read: CheckoutView = await client.checkouts.retrieve(checkoutId);
+    if (!read.payment) throw new Error(`mode ${mode}: checkout ${checkoutId} has no payment`);
+    return read.payment;
+  };
+  if (mode === 'b' || mode === 'c') {
     return {
-      url: `${frontUrl}/bench/page/${id}`,
-      code: async () => {
-        const read: CheckoutView = await client.checkouts.retrieve(checkout.checkout_id);
-        if (!read.payment) throw new Error('mode a: the page issued no payment');
-        return read.payment.brcode;
-      },
+      url: `${frontUrl}/pagamento/${order.checkout_id}${mode === 'b' ? '?render=script-preload' : ''}`,
+      code: async () => (await payment(order.checkout_id)).brcode,
     };
   }
-  const checkout = await client.checkouts.create({ value, order_id: id, issue_payment: true });
-  const payment = checkout.payment;
-  if (!payment) throw new Error(`checkout created without its payment: ${JSON.stringify(checkout)}`);
-  if (mode === 'b') pages.set(id, scriptPage(checkout.checkout_id, true));
-  else if (mode === 'c') throw new Error('mode c needs the demo order page');
-  else {
-    qrImageByCode.set(payment.brcode, payment.qr_code_url);
-    pages.set(id, adyenPage({ type: 'qrCode', paymentMethodType: 'pix', qrCodeData: payment.brcode, paymentData: `bench-payment-data-${id}` }, value));
+  const id = `bench-phone-${process.pid}-${++pageCount}`;
+  if (mode === 'a') {
+    const checkout = await client.checkouts.create({ value: order.total, order_id: id });
+    pages.set(
+      id,
+      await renderOrderPage({
+        // The page's script asks the store about this order by its checkout: a 404 it takes in its stride.
+        order: { ...order, checkout_id: checkout.checkout_id },
+        checkout,
+        endpoint: '/api',
+        scriptUrl: '/api/pix-checkout.js',
+        mode: 'script',
+        phone: true,
+      }),
+    );
+    return { url: `${frontUrl}/bench/page/${id}`, code: async () => (await payment(checkout.checkout_id)).brcode };
   }
-  return { url: `${frontUrl}/bench/page/${id}`, code: () => Promise.resolve(payment.brcode) };
+  const checkout = await client.checkouts.retrieve(order.checkout_id);
+  const issued = await payment(order.checkout_id);
+  qrImageByCode.set(issued.brcode, issued.qr_code_url);
+  const page = await renderOrderPage({ order, checkout, endpoint: '/api', scriptUrl: '/api/pix-checkout.js', mode: 'script', phone: true });
+  pages.set(
+    id,
+    adyenOrderPage(page, { type: 'qrCode', paymentMethodType: 'pix', qrCodeData: issued.brcode, paymentData: `bench-payment-data-${id}` }, order.total),
+  );
+  return { url: `${frontUrl}/bench/page/${id}`, code: () => Promise.resolve(issued.brcode) };
 }
+let pageCount = 0;
 
 // ---------------------------------------------------------------------------------------------------
 // One cold run.
 
 interface Run {
   fcp: number;
+  /** The first screencast frame with any content: FCP on the frames' clock. */
+  contentFrame: number;
+  /** --cpu-profile: ms of main thread by script until the QR was painted. */
+  mainThread?: Record<string, number>;
+  /** --cpu-profile: the same by function (self time). */
+  functions?: Record<string, number>;
+  /** (c), when the QR was not in the first contentful frame: that frame, saved as a PNG. */
+  contentWithoutQr: string;
   qrFrame: number;
   qrMark: number;
   copyUsable: number;
@@ -356,6 +430,20 @@ interface Run {
   bytesApi: number;
   requests: number;
   phases: Record<Phase, number>;
+  /** (c): what the server-rendered widget adds to the HTML, gzip -9 (the page with it, less the page without it). */
+  bytesInHtml: number;
+  /** The page's requests, ms after the document's request was sent. */
+  waterfall: { path: string; sent: number; answered: number; finished: number; bytes: number }[];
+}
+
+/** One request of the page; times on the browser's monotonic clock (ms). */
+interface Request {
+  url: string;
+  bytes: number;
+  done: boolean;
+  sent: number;
+  answered: number;
+  finished: number;
 }
 
 interface Frame {
@@ -400,12 +488,13 @@ const PROBES: Record<Mode, string> = {
 })()`,
   b: '',
   c: '',
-  d: `document.querySelector('#pix .adyen-checkout__qr-loader button') ? performance.now() : 0`,
+  d: `document.querySelector('#adyen-pix .adyen-checkout__qr-loader button') ? performance.now() : 0`,
 };
 PROBES.b = PROBES.c = PROBES.a;
 
 /** Where the time goes, read after the run: the document, our script's download, the element's marks. */
 const PHASES = [
+  ['htmlStart', 'HTML first byte'],
   ['html', 'HTML received'],
   ['script', 'script received (pix-checkout.js / adyen-pix.js)'],
   ['connected', 'element connected'],
@@ -422,6 +511,7 @@ const TIMING = `(() => {
     origin: performance.timeOrigin,
     fcp: performance.getEntriesByName('first-contentful-paint')[0]?.startTime ?? NaN,
     phases: {
+      htmlStart: performance.getEntriesByType('navigation')[0]?.responseStart ?? NaN,
       html: performance.getEntriesByType('navigation')[0]?.responseEnd ?? NaN,
       script: script?.responseEnd ?? NaN,
       connected: mark('connected'),
@@ -441,15 +531,23 @@ async function run(browser: Browser, decoder: Page, mode: Mode): Promise<Run> {
     const cdp = await page.createCDPSession();
     await applyPhone(cdp);
 
-    const requests = new Map<string, { url: string; bytes: number; done: boolean }>();
-    cdp.on('Network.requestWillBeSent', (e) => requests.set(e.requestId, { url: e.request.url, bytes: 0, done: false }));
+    const requests = new Map<string, Request>();
+    cdp.on('Network.requestWillBeSent', (e) => {
+      if (!requests.has(e.requestId))
+        requests.set(e.requestId, { url: e.request.url, bytes: 0, done: false, sent: e.timestamp * 1000, answered: NaN, finished: NaN });
+    });
+    cdp.on('Network.responseReceived', (e) => {
+      const r = requests.get(e.requestId);
+      // The headers' arrival on the request's own clock (the event itself may come later).
+      if (r) r.answered = e.response.timing ? e.response.timing.requestTime * 1000 + e.response.timing.receiveHeadersEnd : e.timestamp * 1000;
+    });
     cdp.on('Network.dataReceived', (e) => {
       const r = requests.get(e.requestId);
       if (r && !r.done) r.bytes += e.encodedDataLength;
     });
     cdp.on('Network.loadingFinished', (e) => {
       const r = requests.get(e.requestId);
-      if (r) Object.assign(r, { bytes: e.encodedDataLength, done: true });
+      if (r) Object.assign(r, { bytes: e.encodedDataLength, done: true, finished: e.timestamp * 1000 });
     });
 
     const frames: Frame[] = [];
@@ -471,6 +569,11 @@ async function run(browser: Browser, decoder: Page, mode: Mode): Promise<Run> {
     page.on('console', (message) => {
       if (message.type() === 'error' || message.type() === 'warn') consoleLines.push(`${message.type()}: ${message.text()}`);
     });
+    if (args['cpu-profile']) {
+      await cdp.send('Profiler.enable');
+      await cdp.send('Profiler.setSamplingInterval', { interval: 500 });
+      await cdp.send('Profiler.start');
+    }
     const navigation = page.goto(prepared.url, { waitUntil: 'load', timeout: 60_000 });
     navigation.catch(() => {});
 
@@ -493,7 +596,7 @@ async function run(browser: Browser, decoder: Page, mode: Mode): Promise<Run> {
     await navigation;
     if (mode === 'd') {
       await page
-        .waitForFunction(() => document.querySelector<HTMLImageElement>('#pix img[src*="barcode"]')?.complete === true, { timeout: 30_000 })
+        .waitForFunction(() => document.querySelector<HTMLImageElement>('#adyen-pix img[src*="barcode"]')?.complete === true, { timeout: 30_000 })
         .catch((error: unknown) => {
           throw new Error(`${(error as Error).message}; page errors: ${[...errors, ...consoleLines].join(' | ') || 'none'}`);
         });
@@ -501,14 +604,25 @@ async function run(browser: Browser, decoder: Page, mode: Mode): Promise<Run> {
     // Let the last frames and the first status calls arrive.
     await new Promise((resolve) => setTimeout(resolve, 1500));
     await cdp.send('Page.stopScreencast');
+    const profile = args['cpu-profile'] ? (await cdp.send('Profiler.stop')).profile : undefined;
 
     // A string, not a function: tsx's helpers (__name) do not exist in the page.
     const timing = (await page.evaluate(TIMING)) as { origin: number; fcp: number; phases: Record<Phase, number> };
     if (errors.length) throw new Error(`mode ${mode}: page error: ${errors.join('; ')}`);
 
     const code = await prepared.code();
-    const qrFrame = await firstFrameWith(decoder, frames, code, timing.origin);
-    if (!Number.isFinite(qrFrame)) throw new Error(`mode ${mode}: no screen frame decodes to the payment's code (${frames.length} frames)`);
+    const { content: contentFrame, contentData, qr: qrFrame } = await readFrames(decoder, frames, code, timing.origin);
+    let contentWithoutQr = '';
+    if (mode === 'c' && qrFrame !== contentFrame && contentData) {
+      // The server-rendered QR was not in the first contentful frame: keep that frame to look at.
+      contentWithoutQr = join(tmpdir(), `bench-phone-c-first-frame-${Date.now()}.png`);
+      writeFileSync(contentWithoutQr, Buffer.from(await asPng(decoder, contentData), 'base64'));
+    }
+    if (!Number.isFinite(qrFrame)) {
+      const last = join(tmpdir(), `bench-phone-${mode}-last-frame.png`);
+      if (frames.length) writeFileSync(last, Buffer.from(await asPng(decoder, frames.at(-1)!.data), 'base64'));
+      throw new Error(`mode ${mode}: no screen frame decodes to the payment's code (${frames.length} frames; the last one: ${last})`);
+    }
     if (!Number.isFinite(copyUsable)) throw new Error(`mode ${mode}: the copy button never became usable`);
 
     let bytesTotal = 0;
@@ -521,28 +635,116 @@ async function run(browser: Browser, decoder: Page, mode: Mode): Promise<Run> {
       if (kind === 'ui') bytesUi += r.bytes;
       if (kind === 'api') bytesApi += r.bytes;
     }
-    return { fcp: timing.fcp, qrFrame, qrMark: timing.phases.qr, copyUsable, bytesTotal, bytesUi, bytesApi, requests: requests.size, phases: timing.phases };
+    const start = Math.min(...[...requests.values()].map((r) => r.sent));
+    const waterfall = [...requests.values()]
+      .filter((r) => r.url.startsWith('http'))
+      .map((r) => ({ path: new URL(r.url).pathname, sent: r.sent - start, answered: r.answered - start, finished: r.finished - start, bytes: r.bytes }));
+    const mainThread = profile ? busyUntil(profile, start, qrFrame) : undefined;
+    const functions = profile ? busyUntil(profile, start, qrFrame, true) : undefined;
+    let bytesInHtml = 0;
+    if (mode === 'c') {
+      const html = Buffer.from(await (await fetch(prepared.url, { headers: { 'user-agent': PHONE.userAgent } })).arrayBuffer());
+      const without = Buffer.from(html.toString('utf8').replace(/<pix-checkout\b[\s\S]*?<\/pix-checkout>/, ''));
+      if (without.length === html.length) throw new Error('mode c: the page has no <pix-checkout> element');
+      bytesInHtml = gzipSync(html, { level: 9 }).length - gzipSync(without, { level: 9 }).length;
+    }
+    return {
+      mainThread,
+      functions,
+      contentWithoutQr,
+      waterfall,
+      contentFrame,
+      bytesInHtml,
+      fcp: timing.fcp,
+      qrFrame,
+      qrMark: timing.phases.qr,
+      copyUsable,
+      bytesTotal,
+      bytesUi,
+      bytesApi,
+      requests: requests.size,
+      phases: timing.phases,
+    };
   } finally {
     await context.close();
   }
 }
 
-/** The first frame (ms after navigation start) in which jsqr, in an unthrottled page, decodes exactly `code`. */
-async function firstFrameWith(decoder: Page, frames: Frame[], code: string, origin: number): Promise<number> {
+/**
+ * Where the main thread went from navigation until the QR was painted: the profile's samples
+ * (microseconds on the browser's monotonic clock, like the Network domain's seconds), their time
+ * summed by script file (V8's own entries, such as (garbage collector) or (program), by name).
+ */
+function busyUntil(profile: Protocol.Profiler.Profile, navigationSent: number, qrAt: number, byFunction = false): Record<string, number> {
+  const byNode = new Map(profile.nodes.map((node) => [node.id, node]));
+  const out: Record<string, number> = {};
+  let at = profile.startTime;
+  const end = (navigationSent + qrAt) * 1000;
+  for (const [i, id] of (profile.samples ?? []).entries()) {
+    const delta = profile.timeDeltas?.[i] ?? 0;
+    at += delta;
+    if (at < navigationSent * 1000 || at > end) continue;
+    const frame = byNode.get(id)?.callFrame;
+    if (!frame || frame.functionName === '(idle)') continue;
+    const file = frame.url ? (new URL(frame.url).pathname.split('/').pop() ?? frame.url) : '';
+    const key = file
+      ? `${byFunction ? `${file} ${frame.functionName || '(anonymous)'}:${frame.lineNumber + 1}:${frame.columnNumber + 1}` : file}`
+      : frame.functionName || '(anonymous)';
+    out[key] = (out[key] ?? 0) + delta / 1000;
+  }
+  return out;
+}
+
+/** A frame as PNG (base64), to look at a broken run. */
+async function asPng(decoder: Page, jpeg: string): Promise<string> {
+  return decoder.evaluate(async (data: string) => {
+    const bitmap = await createImageBitmap(await (await fetch(`data:image/jpeg;base64,${data}`)).blob());
+    const canvas = new OffscreenCanvas(bitmap.width, bitmap.height);
+    canvas.getContext('2d')!.drawImage(bitmap, 0, 0);
+    const url = await new Promise<string>((resolve) => {
+      const reader = new FileReader();
+      reader.onload = () => resolve(reader.result as string);
+      void canvas.convertToBlob({ type: 'image/png' }).then((blob) => reader.readAsDataURL(blob));
+    });
+    return url.slice(url.indexOf(',') + 1);
+  }, jpeg);
+}
+
+/**
+ * Reads the frames in order, in an unthrottled page: the first one with any content (not one flat
+ * colour: the first contentful frame, on the same clock as the QR's) and the first in which jsqr
+ * decodes exactly `code`. Both in ms after navigation start; NaN when none.
+ */
+async function readFrames(decoder: Page, frames: Frame[], code: string, origin: number): Promise<{ content: number; contentData: string; qr: number }> {
+  let content = NaN;
+  let contentData = '';
   for (const frame of frames) {
     if (frame.at < origin) continue;
-    const decoded = await decoder.evaluate(async (data: string) => {
-      const bitmap = await createImageBitmap(await (await fetch(`data:image/jpeg;base64,${data}`)).blob());
-      const canvas = new OffscreenCanvas(bitmap.width, bitmap.height);
-      const context = canvas.getContext('2d')!;
-      context.drawImage(bitmap, 0, 0);
-      const image = context.getImageData(0, 0, bitmap.width, bitmap.height);
-      const jsQR = (window as unknown as { jsQR: (d: Uint8ClampedArray, w: number, h: number) => { data: string } | null }).jsQR;
-      return jsQR(image.data, image.width, image.height)?.data ?? null;
-    }, frame.data);
-    if (decoded === code) return frame.at - origin;
+    const seen = await decoder.evaluate(
+      async (data: string, findContent: boolean) => {
+        const bitmap = await createImageBitmap(await (await fetch(`data:image/jpeg;base64,${data}`)).blob());
+        const canvas = new OffscreenCanvas(bitmap.width, bitmap.height);
+        const context = canvas.getContext('2d')!;
+        context.drawImage(bitmap, 0, 0);
+        const image = context.getImageData(0, 0, bitmap.width, bitmap.height);
+        let flat = true;
+        // JPEG noise aside, a blank frame is one colour: compare a sample of pixels with the first.
+        for (let i = 0; findContent && flat && i < image.data.length; i += 4 * 97) {
+          for (let c = 0; c < 3; c++) if (Math.abs(image.data[i + c]! - image.data[c]!) > 24) flat = false;
+        }
+        const jsQR = (window as unknown as { jsQR: (d: Uint8ClampedArray, w: number, h: number) => { data: string } | null }).jsQR;
+        return { flat, decoded: flat && findContent ? null : (jsQR(image.data, image.width, image.height)?.data ?? null) };
+      },
+      frame.data,
+      Number.isNaN(content),
+    );
+    if (Number.isNaN(content) && !seen.flat) {
+      content = frame.at - origin;
+      contentData = frame.data;
+    }
+    if (seen.decoded === code) return { content, contentData, qr: frame.at - origin };
   }
-  return NaN;
+  return { content, contentData, qr: NaN };
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -560,6 +762,112 @@ const kb = (xs: number[]) => {
   const s = stats(xs);
   return s ? `${(s.p50 / 1024).toFixed(1)} KB` : 'n/a';
 };
+
+/** Goals of issue 29 on this profile: (c) QR in the first contentful paint; (a), (b) QR painted <= 1.0 s; copy usable <= 1.5 s (a, b, c). */
+const GOAL_QR_MS = 1000;
+const GOAL_COPY_MS = 1500;
+
+const verdict = (xs: number[], goal: number) => {
+  const s = stats(xs);
+  if (!s) return '';
+  return s.p50 <= goal ? `goal <= ${goal} ms: met (p50)` : `goal <= ${goal} ms: MISSED by ${(s.p50 - goal).toFixed(0)} ms (p50)`;
+};
+
+function report(results: Map<Mode, Run[]>, failures: Map<Mode, string>): void {
+  const p = PROFILE;
+  console.log(`Checkout page on a phone, cold (new incognito context, cache disabled), headless Chromium, ${RUNS} runs per mode
+profile ${PROFILE_NAME}: CPU ${p.cpuSlowdown}x slower; latency ${p.latencyMs} ms, down ${p.downloadBytesPerS.toFixed(1)} B/s, up ${p.uploadBytesPerS.toFixed(1)} B/s (Network.emulateNetworkConditions)
+screen ${PHONE.width}x${PHONE.height} CSS px at DPR ${PHONE.deviceScaleFactor}, touch, mobile UA; every text file gzip -9 from one loopback origin
+times: ms after navigation start, p50 (min-max); bytes transferred, p50
+files: ${FILES}`);
+  for (const mode of SELECTED) {
+    const rs = results.get(mode)!;
+    console.log(`\n(${mode}) ${MODES[mode]}`);
+    if (rs.length === 0) {
+      console.log(`    FAILED: ${failures.get(mode)}`);
+      continue;
+    }
+    const col = (label: string, xs: number[], note = '') => console.log(`    ${label.padEnd(26)} ${ms(xs).padEnd(24)} ${note}`);
+    col(
+      'first contentful paint',
+      rs.map((r) => r.fcp),
+      `first contentful frame ${ms(rs.map((r) => r.contentFrame)).trim()}`,
+    );
+    const qr = rs.map((r) => r.qrFrame);
+    let qrGoal = '';
+    if (mode === 'c') {
+      const same = rs.filter((r) => r.qrFrame === r.contentFrame).length;
+      qrGoal = `goal: in the first contentful frame: ${same === rs.length ? `met in all ${rs.length} runs` : `MISSED in ${rs.length - same} of ${rs.length} runs`}`;
+      for (const r of rs.filter((r) => r.qrFrame !== r.contentFrame)) {
+        qrGoal += `\n${''.padEnd(56)}missed: QR ${(r.qrFrame - r.contentFrame).toFixed(0)} ms after the first contentful frame (${r.contentWithoutQr})`;
+      }
+    } else if (mode !== 'd') qrGoal = verdict(qr, GOAL_QR_MS);
+    col('QR painted (frames, jsqr)', qr, qrGoal);
+    if (mode !== 'd') {
+      const lag = stats(rs.map((r) => r.qrFrame - r.qrMark));
+      col(
+        'pix-checkout:qr mark',
+        rs.map((r) => r.qrMark),
+        lag && Math.abs(lag.p50) > 100 ? `the frames show the QR ${lag.p50.toFixed(0)} ms after the mark (p50)` : '',
+      );
+    }
+    col(
+      'copy button usable',
+      rs.map((r) => r.copyUsable),
+      mode === 'd'
+        ? ''
+        : verdict(
+            rs.map((r) => r.copyUsable),
+            GOAL_COPY_MS,
+          ),
+    );
+    console.log(
+      `    ${'bytes'.padEnd(26)} total ${kb(rs.map((r) => r.bytesTotal))}, payment UI ${kb(rs.map((r) => r.bytesUi))} (${mode === 'd' ? "Adyen's JS, CSS, translations, images and QR image" : 'our script and its chunks'}${mode === 'c' ? ` + ${kb(rs.map((r) => r.bytesInHtml))} of widget markup inside the HTML` : ''}), payment API ${kb(rs.map((r) => r.bytesApi))}`,
+    );
+    if (failures.has(mode)) console.log(`    stopped after ${rs.length} runs: ${failures.get(mode)}`);
+  }
+  console.log('\nwhere the time goes (p50 ms after navigation start; n/a: no such step in that mode)');
+  console.log(`${''.padEnd(50)}${SELECTED.map((m) => `(${m})`.padStart(8)).join('')}`);
+  for (const [phase, label] of PHASES) {
+    const cells = SELECTED.map((m) => {
+      const s = stats(results.get(m)!.map((r) => r.phases[phase]));
+      return (s ? s.p50.toFixed(0) : 'n/a').padStart(8);
+    });
+    console.log(`${label.padEnd(50)}${cells.join('')}`);
+  }
+  if (args['cpu-profile']) {
+    console.log('\nmain thread busy until the QR was painted (--cpu-profile; p50 ms by script, the largest)');
+    for (const mode of SELECTED) {
+      const rs = results.get(mode)!;
+      const keys = [...new Set(rs.flatMap((r) => Object.keys(r.mainThread ?? {})))];
+      const rows = keys
+        .map((key) => [key, stats(rs.map((r) => r.mainThread?.[key] ?? 0))!.p50] as const)
+        .sort((x, y) => y[1] - x[1])
+        .slice(0, 8);
+      const total = stats(rs.map((r) => Object.values(r.mainThread ?? {}).reduce((sum, x) => sum + x, 0)))!.p50;
+      console.log(`(${mode}) ${total.toFixed(0)} ms in all: ${rows.map(([key, x]) => `${key} ${x.toFixed(0)}`).join(', ')}`);
+      const fnKeys = [...new Set(rs.flatMap((r) => Object.keys(r.functions ?? {})))].filter((key) => key.includes(' '));
+      const fns = fnKeys
+        .map((key) => [key, stats(rs.map((r) => r.functions?.[key] ?? 0))!.p50] as const)
+        .sort((x, y) => y[1] - x[1])
+        .slice(0, 10);
+      console.log(`    functions (self, p50 ms): ${fns.map(([key, x]) => `${key} ${x.toFixed(0)}`).join('; ')}`);
+    }
+  }
+  console.log("\nthe median run's requests (ms after the document's request: sent, headers in, done; bytes on the wire)");
+  for (const mode of SELECTED) {
+    const rs = [...results.get(mode)!].sort((x, y) => x.qrFrame - y.qrFrame);
+    const median = rs[Math.floor((rs.length - 1) / 2)];
+    if (!median) continue;
+    console.log(`(${mode}) QR painted at ${median.qrFrame.toFixed(0)} ms`);
+    for (const r of [...median.waterfall].sort((x, y) => x.sent - y.sent)) {
+      const t = (x: number) => (Number.isFinite(x) ? x.toFixed(0) : '…').padStart(6);
+      console.log(
+        `    ${t(r.sent)} ${t(r.answered)} ${t(r.finished)} ${`${(r.bytes / 1024).toFixed(1)} KB`.padStart(9)}  ${r.path.length > 60 ? `${r.path.slice(0, 57)}...` : r.path}`,
+      );
+    }
+  }
+}
 
 let failed = false;
 const browser = await puppeteer.launch({ executablePath: findChrome() ?? '/usr/bin/chromium', headless: true, args: CHROME_ARGS, defaultViewport: null });
@@ -579,34 +887,7 @@ try {
       }
     }
   }
-  const p = PROFILE;
-  console.log(`Checkout page on a phone, cold (new incognito context, cache disabled), headless Chromium, ${RUNS} runs per mode
-profile ${PROFILE_NAME}: CPU ${p.cpuSlowdown}x slower, latency ${p.latencyMs} ms, down ${p.downloadBytesPerS.toFixed(1)} B/s, up ${p.uploadBytesPerS.toFixed(1)} B/s; ${PHONE.width}x${PHONE.height} @${PHONE.deviceScaleFactor}, touch, mobile UA
-times from navigation start: p50 (min-max); bytes transferred (p50), every text file gzip -9
-`);
-  const header = `${'mode'.padEnd(48)} ${'first contentful paint'.padEnd(22)} ${'QR painted (frames)'.padEnd(22)} ${'pix-checkout:qr mark'.padEnd(22)} ${'copy usable'.padEnd(22)} bytes: total / payment UI / API`;
-  console.log(header);
-  for (const mode of SELECTED) {
-    const rs = results.get(mode)!;
-    const label = `(${mode}) ${MODES[mode]}`.padEnd(48);
-    if (rs.length === 0) {
-      console.log(`${label} FAILED: ${failures.get(mode)}`);
-      continue;
-    }
-    console.log(
-      `${label} ${ms(rs.map((r) => r.fcp)).padEnd(22)} ${ms(rs.map((r) => r.qrFrame)).padEnd(22)} ${ms(rs.map((r) => r.qrMark)).padEnd(22)} ${ms(rs.map((r) => r.copyUsable)).padEnd(22)} ${kb(rs.map((r) => r.bytesTotal))} / ${kb(rs.map((r) => r.bytesUi))} / ${kb(rs.map((r) => r.bytesApi))}`,
-    );
-    if (failures.has(mode)) console.log(`${''.padEnd(4)}(stopped after ${rs.length} runs: ${failures.get(mode)})`);
-  }
-  console.log('\nwhere the time goes (p50 ms after navigation start; n/a: no such step in that mode)');
-  console.log(`${''.padEnd(50)}${SELECTED.map((m) => `(${m})`.padStart(8)).join('')}`);
-  for (const [phase, label] of PHASES) {
-    const cells = SELECTED.map((m) => {
-      const s = stats(results.get(m)!.map((r) => r.phases[phase]));
-      return (s ? s.p50.toFixed(0) : 'n/a').padStart(8);
-    });
-    console.log(`${label.padEnd(50)}${cells.join('')}`);
-  }
+  report(results, failures);
 } finally {
   await browser.close();
   await new Promise((resolve) => front.close(resolve));
