@@ -416,7 +416,7 @@ interface Run {
   fcp: number;
   /** The first screencast frame with any content: FCP on the frames' clock. */
   contentFrame: number;
-  /** --cpu-profile: ms of main thread by script until the QR was painted. */
+  /** --cpu-profile: ms of main thread by script until the QR was painted and the copy button usable. */
   mainThread?: Record<string, number>;
   /** --cpu-profile: the same by function (self time). */
   functions?: Record<string, number>;
@@ -639,8 +639,9 @@ async function run(browser: Browser, decoder: Page, mode: Mode): Promise<Run> {
     const waterfall = [...requests.values()]
       .filter((r) => r.url.startsWith('http'))
       .map((r) => ({ path: new URL(r.url).pathname, sent: r.sent - start, answered: r.answered - start, finished: r.finished - start, bytes: r.bytes }));
-    const mainThread = profile ? busyUntil(profile, start, qrFrame) : undefined;
-    const functions = profile ? busyUntil(profile, start, qrFrame, true) : undefined;
+    // Until both the QR is painted and the copy button usable: what stood before either.
+    const mainThread = profile ? busyUntil(profile, start, Math.max(qrFrame, copyUsable)) : undefined;
+    const functions = profile ? busyUntil(profile, start, Math.max(qrFrame, copyUsable), true) : undefined;
     let bytesInHtml = 0;
     if (mode === 'c') {
       const html = Buffer.from(await (await fetch(prepared.url, { headers: { 'user-agent': PHONE.userAgent } })).arrayBuffer());
@@ -671,15 +672,15 @@ async function run(browser: Browser, decoder: Page, mode: Mode): Promise<Run> {
 }
 
 /**
- * Where the main thread went from navigation until the QR was painted: the profile's samples
+ * Where the main thread went from navigation until `until` (ms after it): the profile's samples
  * (microseconds on the browser's monotonic clock, like the Network domain's seconds), their time
  * summed by script file (V8's own entries, such as (garbage collector) or (program), by name).
  */
-function busyUntil(profile: Protocol.Profiler.Profile, navigationSent: number, qrAt: number, byFunction = false): Record<string, number> {
+function busyUntil(profile: Protocol.Profiler.Profile, navigationSent: number, until: number, byFunction = false): Record<string, number> {
   const byNode = new Map(profile.nodes.map((node) => [node.id, node]));
   const out: Record<string, number> = {};
   let at = profile.startTime;
-  const end = (navigationSent + qrAt) * 1000;
+  const end = (navigationSent + until) * 1000;
   for (const [i, id] of (profile.samples ?? []).entries()) {
     const delta = profile.timeDeltas?.[i] ?? 0;
     at += delta;
@@ -836,7 +837,7 @@ files: ${FILES}`);
     console.log(`${label.padEnd(50)}${cells.join('')}`);
   }
   if (args['cpu-profile']) {
-    console.log('\nmain thread busy until the QR was painted (--cpu-profile; p50 ms by script, the largest)');
+    console.log('\nmain thread busy until the QR was painted and the copy button usable (--cpu-profile; p50 ms by script, the largest)');
     for (const mode of SELECTED) {
       const rs = results.get(mode)!;
       const keys = [...new Set(rs.flatMap((r) => Object.keys(r.mainThread ?? {})))];
