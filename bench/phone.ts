@@ -1,9 +1,10 @@
 /**
- * `npm run bench:phone [-- --runs N] [-- --profile lighthouse-devtools] [-- --modes a,b,c,d]`: a customer's
- * phone, measured. Each run loads a checkout page COLD (a new incognito context, cache disabled) in
- * headless Chromium under Lighthouse's mobile profile, applied through the DevTools protocol: 4x CPU
- * slowdown, 150 ms latency, 1.6 Mbps down, 750 kbps up, a 412x823 viewport at DPR 1.75 with touch and
- * a mobile user agent. It prints p50 / min / max over the runs of:
+ * `npm run bench:phone [-- --runs N --modes a,b,c,d --profile lighthouse-devtools --height 823 --cpu-profile]`:
+ * a customer's phone, measured. Each run loads the demo store's order page COLD (a new incognito
+ * context, cache disabled) in headless Chromium under Lighthouse's mobile profile, applied through
+ * the DevTools protocol: 4x CPU slowdown, 150 ms latency, 1.6 Mbps down, 750 kbps up, a 412 px wide
+ * screen (1200 px tall: see PHONE) at DPR 1.75 with touch and a mobile user agent. It prints p50 /
+ * min / max over the runs of:
  *   - first contentful paint (the page's paint timing entry);
  *   - QR painted: the first screen frame (CDP Page.startScreencast, with its timestamps) in which jsqr
  *     decodes the payment's exact code: what a phone camera would read, not our own marks; the
