@@ -622,7 +622,9 @@ async function run(browser: Browser, decoder: Page, mode: Mode): Promise<Run> {
     if (!Number.isFinite(qrFrame)) {
       const last = join(tmpdir(), `bench-phone-${mode}-last-frame.png`);
       if (frames.length) writeFileSync(last, Buffer.from(await asPng(decoder, frames.at(-1)!.data), 'base64'));
-      throw new Error(`mode ${mode}: no screen frame decodes to the payment's code (${frames.length} frames; the last one: ${last})`);
+      throw new Error(
+        `mode ${mode}: no screen frame decodes to the payment's code (${frames.length} frames; the last one: ${last}; a QR below the fold is not in any frame: --height ${PHONE.height} may be too short)`,
+      );
     }
     if (!Number.isFinite(copyUsable)) throw new Error(`mode ${mode}: the copy button never became usable`);
 
