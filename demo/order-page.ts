@@ -42,6 +42,17 @@ export interface OrderPageInput {
 }
 
 const PAGE = new URL('index.html', import.meta.url);
+
+/**
+ * What each mode adds to the head before the script: `script-preload` fetches the script at once;
+ * `ssr` holds the first paint until the widget's markup is parsed (`rel=expect`, Chromium; others
+ * ignore it), so a slow phone never paints the page's header alone while the QR is still arriving.
+ */
+const HEAD_HINTS: Record<OrderPageMode, (script: string) => string> = {
+  ssr: () => '<link rel="expect" href="#shop-checkout" blocking="render" />\n    ',
+  script: () => '',
+  'script-preload': (script) => `<link rel="modulepreload" href="${script}" />\n    `,
+};
 let shell: string | undefined;
 
 const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
@@ -66,7 +77,7 @@ export async function renderOrderPage(input: OrderPageInput): Promise<string> {
   page = edit(
     page,
     '<script type="module" src="/api/pix-checkout.js"></script>',
-    `${mode === 'script-preload' ? `<link rel="modulepreload" href="${escapeHtml(scriptUrl)}" />\n    ` : ''}<script type="module" src="${escapeHtml(scriptUrl)}"></script>`,
+    `${HEAD_HINTS[mode](escapeHtml(scriptUrl))}<script type="module" src="${escapeHtml(scriptUrl)}"></script>`,
   );
   // The payment step open, the cart's step closed: so it shows before (and without) the page's script.
   page = edit(page, '<section id="step-cart" class="step"', '<section id="step-cart" class="step" hidden');

@@ -9,8 +9,16 @@
 // A confirmed order shows its refunds as the backend lists them (the proxy's view of the checkout),
 // asking again every few seconds while one is on its way.
 
-const money = new Intl.NumberFormat('pt-BR', { style: 'currency', currency: 'BRL' });
-const dateTime = new Intl.DateTimeFormat('pt-BR', { dateStyle: 'short', timeStyle: 'short' });
+/**
+ * Built on first use, not as the module loads: a formatter's first build loads its locale's data (a
+ * few hundred ms on a phone's CPU, bench/phone.ts), which would hold up the widget beside it.
+ */
+const lazyFormat = (make) => {
+  let format;
+  return { format: (value) => (format ??= make()).format(value) };
+};
+const money = lazyFormat(() => new Intl.NumberFormat('pt-BR', { style: 'currency', currency: 'BRL' }));
+const dateTime = lazyFormat(() => new Intl.DateTimeFormat('pt-BR', { dateStyle: 'short', timeStyle: 'short' }));
 const CART_KEY = 'serra-azul:cart';
 const ORDER_KEY = 'serra-azul:order';
 const POLL_MS = 3000;

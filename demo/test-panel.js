@@ -4,8 +4,13 @@
 // asks the proxy, as a merchant's server would), and shows a live log of the widget's events and of
 // the webhooks on the server side.
 
-const money = new Intl.NumberFormat('pt-BR', { style: 'currency', currency: 'BRL' });
-const clock = new Intl.DateTimeFormat('pt-BR', { hour: '2-digit', minute: '2-digit', second: '2-digit' });
+// Built on first use (see shop.js's lazyFormat): not while the widget's payment is being shown.
+let moneyFormat;
+let clockFormat;
+const money = { format: (value) => (moneyFormat ??= new Intl.NumberFormat('pt-BR', { style: 'currency', currency: 'BRL' })).format(value) };
+const clock = {
+  format: (value) => (clockFormat ??= new Intl.DateTimeFormat('pt-BR', { hour: '2-digit', minute: '2-digit', second: '2-digit' })).format(value),
+};
 const EVENTS = ['pix-created', 'pix-status-change', 'pix-paid', 'pix-expired', 'pix-canceled', 'pix-copy', 'pix-error'];
 const STATUS = { pending: 'pendente', paid: 'pago', expired: 'expirado', canceled: 'cancelado' };
 const REFUND_STATUS = { pending: 'pendente', approved: 'concluído', canceled: 'cancelado', refused: 'recusado', unknown: 'desconhecido' };

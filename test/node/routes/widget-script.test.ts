@@ -1,17 +1,19 @@
 /**
  * The proxy serves the widget's script-tag build at {basePath}/pix-checkout.js: the bytes of
- * dist/pix-checkout.js, loadable from any page (CORS), revalidated by ETag, and a clear 404 when the
+ * dist/pix-checkout.js (brotli or gzip as the browser accepts), loadable from any page (CORS), revalidated by ETag, and a clear 404 when the
  * file is not built; the languages it loads on demand beside it.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { get, type IncomingHttpHeaders } from 'node:http';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { Hono } from 'hono';
 import { ErrorBody } from '../../../src/shared/errors.ts';
 import { startDevStack, type DevStack } from '../../../server/dev-stack.ts';
-import { widgetScript } from '../../../server/routes/widget-script.ts';
+import { chooseEncoding, widgetScript } from '../../../server/routes/widget-script.ts';
 
 describe('the widget script served by the proxy', () => {
   let stack: DevStack;
@@ -23,6 +25,53 @@ describe('the widget script served by the proxy', () => {
   after(async () => {
     await stack.close();
     rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('compressed as the browser accepts: brotli, else gzip, else the file as is; each coding its own ETag', async () => {
+    const file = readFileSync(new URL('../../../dist/pix-checkout.js', import.meta.url));
+    /** node:http, which decodes nothing: the bytes on the wire. */
+    const raw = (acceptEncoding: string | null, etag?: string) =>
+      new Promise<{ status: number; headers: IncomingHttpHeaders; body: Buffer }>((resolve, reject) => {
+        const headers: Record<string, string> = {};
+        if (acceptEncoding !== null) headers['accept-encoding'] = acceptEncoding;
+        if (etag) headers['if-none-match'] = etag;
+        get(`${stack.apiUrl}/pix-checkout.js`, { headers }, (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (chunk: Buffer) => chunks.push(chunk));
+          res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) }));
+        }).on('error', reject);
+      });
+    const br = await raw('gzip, deflate, br, zstd');
+    assert.equal(br.headers['content-encoding'], 'br');
+    assert.equal(br.headers.vary, 'Accept-Encoding');
+    assert.deepEqual(brotliDecompressSync(br.body), file);
+    assert.ok(br.body.length < file.length / 2, `brotli ${br.body.length} B of ${file.length}`);
+    const gzip = await raw('gzip;q=1, br;q=0');
+    assert.equal(gzip.headers['content-encoding'], 'gzip');
+    assert.deepEqual(gunzipSync(gzip.body), file);
+    const plain = await raw(null);
+    assert.equal(plain.headers['content-encoding'], undefined);
+    assert.deepEqual(plain.body, file);
+    assert.equal(plain.headers.vary, 'Accept-Encoding');
+    const etags = [br, gzip, plain].map((res) => res.headers.etag);
+    assert.equal(new Set(etags).size, 3, 'one ETag per coding');
+    assert.equal((await raw('br', br.headers.etag)).status, 304);
+    assert.equal((await raw('gzip', br.headers.etag)).status, 200, "brotli's ETag does not validate the gzip answer");
+    // The chunks beside it too.
+    const chunk = await fetch(`${stack.apiUrl}/pix-checkout.save.js`, { headers: { 'accept-encoding': 'gzip' } });
+    assert.equal(chunk.headers.get('content-encoding'), 'gzip');
+    assert.equal(await chunk.text(), readFileSync(new URL('../../../dist/pix-checkout.save.js', import.meta.url), 'utf8'));
+  });
+
+  test('chooseEncoding reads Accept-Encoding tolerantly', () => {
+    assert.equal(chooseEncoding(undefined), null);
+    assert.equal(chooseEncoding(''), null);
+    assert.equal(chooseEncoding('identity'), null);
+    assert.equal(chooseEncoding('GZIP'), 'gzip');
+    assert.equal(chooseEncoding('gzip, br'), 'br');
+    assert.equal(chooseEncoding('br;q=0, gzip;q=0.5'), 'gzip');
+    assert.equal(chooseEncoding('br; q=0.0, gzip; q=0'), null);
+    assert.equal(chooseEncoding('*'), null);
   });
 
   test('answers the built file to a page on another origin, then 304 while unchanged', async () => {
