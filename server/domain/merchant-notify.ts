@@ -125,9 +125,10 @@ export class MerchantNotifier {
 
   private async tick(timer: ReturnType<typeof setTimeout>): Promise<void> {
     const { outage } = this.options;
+    const started = outage?.started();
     try {
       await this.runOnce();
-      outage?.recovered('merchant-deliveries');
+      outage?.recovered('merchant-deliveries', started);
     } catch (error) {
       if (outage && error instanceof StoreError) outage.failed('merchant-deliveries', error);
       else this.options.log.error({ err: { message: (error as Error).message } }, 'merchant delivery pass failed');

@@ -162,9 +162,10 @@ export class Reconciler {
 
   private async tick(): Promise<void> {
     const { outage } = this.options;
+    const started = outage?.started();
     try {
       await this.runOnce();
-      outage?.recovered('reconciler');
+      outage?.recovered('reconciler', started);
     } catch (error) {
       if (outage && error instanceof StoreError) outage.failed('reconciler', error);
       else this.options.log.error({ err: { message: (error as Error).message } }, 'reconciler pass failed');

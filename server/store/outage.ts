@@ -111,10 +111,20 @@ export class StoreOutage {
     outage.sources = new Set();
   }
 
-  /** A store operation of `source` succeeded: an outage going on ends. */
-  recovered(source: string): void {
+  /** Now, on the reporter's clock: when an operation starts, for `recovered`. */
+  started(): number {
+    return this.now();
+  }
+
+  /**
+   * A store operation of `source` succeeded: an outage going on ends. `startedAt` (from `started()`):
+   * a success of an operation that began before the outage's first failure says nothing about the
+   * store now (it was already under way), so the outage goes on; it would otherwise end and start
+   * again, two lines for one outage.
+   */
+  recovered(source: string, startedAt = Number.POSITIVE_INFINITY): void {
     const outage = this.outage;
-    if (!outage) return;
+    if (!outage || startedAt < outage.since) return;
     this.outage = null;
     const lasted = this.now() - outage.since;
     this.log.warn(

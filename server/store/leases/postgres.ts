@@ -55,6 +55,7 @@ export function postgresCluster(
     }
   };
   async function listen(): Promise<void> {
+    const started = outage?.started();
     const client = new pg.Client({ ...postgresConnection(url), types });
     client.on('notification', (message) => {
       const [from, kind, reference] = (message.payload ?? '').split(' ');
@@ -81,7 +82,7 @@ export function postgresCluster(
     listener = client;
     listening = true;
     retryDelay = 250;
-    outage?.recovered('listen');
+    outage?.recovered('listen', started);
     // What changed while not listening is not known: read everything again.
     cache.clear();
     emit({ kind: 'resync' });

@@ -34,6 +34,31 @@ function capture(level: 'debug' | 'info' = 'info') {
 }
 
 describe('the store outage reporter (a fake clock)', () => {
+  test('a success of an operation that began before the first failure does not end the outage', () => {
+    const { lines, log } = capture();
+    let now = 5_000;
+    const outage = new StoreOutage({ log, now: () => now });
+    const before = outage.started();
+    now += 10;
+    outage.failed('merchant-deliveries', new StoreError('the server shut down', '57P01'));
+    now += 10;
+    // The reconciler's pass, under way since before the outage, finishes well: the store is still down.
+    outage.recovered('reconciler', before);
+    assert.equal(outage.down, true);
+    outage.failed('reconciler', new StoreError('the server shut down', '57P01'));
+    const after = outage.started();
+    now += 10;
+    outage.recovered('reconciler', after);
+    assert.equal(outage.down, false);
+    assert.deepEqual(
+      lines.map((l) => [l.level, l.msg]),
+      [
+        [ERROR, 'the store is unavailable (the server shut down (57P01)); logged again once a minute while it lasts'],
+        [WARN, 'the store is available again after 0.0 s (the server shut down (57P01))'],
+      ],
+    );
+  });
+
   test('once at the start, once a minute while it lasts, once at the end with how long and why', () => {
     const { lines, log } = capture();
     let now = 1_000_000;
