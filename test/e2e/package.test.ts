@@ -270,7 +270,8 @@ test('the server package installed with --omit=dev serves against Postgres and s
   assert.equal(created.status, 201, `a checkout through the sandbox, kept in Postgres: ${await created.clone().text()}`);
 
   const signalled = performance.now();
-  const exited = new Promise<[number | null, NodeJS.Signals | null]>((resolve) => proxyProcess!.once('exit', (code, signal) => resolve([code, signal])));
+  // 'close', not 'exit': the process can exit before its last stdout chunk (the "stopped" line) is read.
+  const exited = new Promise<[number | null, NodeJS.Signals | null]>((resolve) => proxyProcess!.once('close', (code, signal) => resolve([code, signal])));
   proxyProcess.kill('SIGTERM');
   const [code, signal] = await exited;
   console.log(`serve: exit ${code} ${Math.round(performance.now() - signalled)} ms after SIGTERM (Postgres, one idle instance)`);

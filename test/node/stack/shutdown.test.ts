@@ -101,7 +101,8 @@ describe('SIGTERM: drain, finish what is in flight, exit 0', () => {
         stdio: ['ignore', 'pipe', 'inherit'],
       });
       try {
-        const exited = once(child, 'exit');
+        // 'close', not 'exit': after the last log line is read.
+        const exited = once(child, 'close');
         let url = '';
         let listening!: () => void;
         const ready = new Promise<void>((resolve) => (listening = resolve));
@@ -224,7 +225,8 @@ describe('SIGTERM: drain, finish what is in flight, exit 0', () => {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     try {
-      const exited = once(child, 'exit');
+      // 'close', not 'exit': after the last log line is read.
+      const exited = once(child, 'close');
       const logLines: { level: number; msg: string; url?: string; still_running?: string[] }[] = [];
       let listening!: (url: string) => void;
       const started = new Promise<string>((resolve) => (listening = resolve));
