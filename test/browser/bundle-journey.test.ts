@@ -8,27 +8,9 @@
 import { expect, fixture, html, oneEvent, waitUntil } from '@open-wc/testing';
 import { executeServerCommand } from '@web/test-runner-commands';
 import '../../dist/pix-checkout.js';
+import { readQrImage } from './support/qr-reader.ts';
 
 const { apiUrl } = await executeServerCommand<{ apiUrl: string }, undefined>('dev-stack');
-
-/** jsQR is CommonJS (UMD): loaded as a classic script, it sets window.jsQR. */
-type JsQR = typeof import('jsqr').default;
-const jsQR = await new Promise<JsQR>((resolve, reject) => {
-  const script = document.createElement('script');
-  script.src = '/node_modules/jsqr/dist/jsQR.js';
-  script.onload = () => resolve((window as unknown as { jsQR: JsQR }).jsQR);
-  script.onerror = () => reject(new Error('jsqr could not be loaded'));
-  document.head.append(script);
-});
-
-/** What jsQR reads in an image (the save chunk draws from the main chunk's QR path: a renamed field would draw nothing). */
-async function readQr(blob: Blob): Promise<string | null> {
-  const bitmap = await createImageBitmap(blob);
-  const canvas = Object.assign(document.createElement('canvas'), { width: bitmap.width, height: bitmap.height });
-  const context = canvas.getContext('2d')!;
-  context.drawImage(bitmap, 0, 0);
-  return jsQR(context.getImageData(0, 0, bitmap.width, bitmap.height).data, bitmap.width, bitmap.height)?.data ?? null;
-}
 
 interface Widget extends HTMLElement {
   updateComplete: Promise<unknown>;
@@ -79,7 +61,7 @@ describe('the script-tag bundle, on a phone', () => {
       expect((await saved).detail).to.deep.equal({ method: 'download' });
       expect(clicks).to.deep.equal([`pix-${payment.reference}.png`]);
       // The downloaded image itself, read back: the QR drawn across the two chunks is the payment's code.
-      expect(await readQr(await (await fetch(hrefs[0]!)).blob())).to.equal(payment.brcode);
+      expect((await readQrImage(await (await fetch(hrefs[0]!)).blob())).code).to.equal(payment.brcode);
       // And through a share sheet that takes files (the other branch of the same chunk).
       const shared: File[] = [];
       el.environment = {
@@ -91,7 +73,7 @@ describe('the script-tag bundle, on a phone', () => {
       part(el, 'save-button')!.click();
       expect((await sharedEvent).detail).to.deep.equal({ method: 'share' });
       expect(shared.map((file) => [file.name, file.type])).to.deep.equal([[`pix-${payment.reference}.png`, 'image/png']]);
-      expect(await readQr(shared[0]!)).to.equal(payment.brcode);
+      expect((await readQrImage(shared[0]!)).code).to.equal(payment.brcode);
       expect(performance.getEntriesByType('resource').some((entry) => entry.name.endsWith('/dist/pix-checkout.save.js'))).to.equal(true);
 
       const paid = oneEvent(el, 'pix-paid');

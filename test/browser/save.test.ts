@@ -10,6 +10,7 @@ import type { PixSaveEvent } from '../../src/events.ts';
 import type { PixCheckout } from '../../src/pix-checkout.ts';
 import { FakeClock } from './support/fake-clock.ts';
 import { forgetSavedPayments, mount, part } from './support/helpers.ts';
+import { readQrImage } from './support/qr-reader.ts';
 
 beforeEach(forgetSavedPayments);
 
@@ -17,28 +18,6 @@ beforeEach(forgetSavedPayments);
 // as the widget does (the first test checks when).
 const MODULE_PX = 10;
 const REVOKE_AFTER_MS = 60_000;
-
-/** jsQR is CommonJS (UMD): loaded as a classic script, it sets window.jsQR. */
-type JsQR = typeof import('jsqr').default;
-const jsQR = await new Promise<JsQR>((resolve, reject) => {
-  const script = document.createElement('script');
-  script.src = '/node_modules/jsqr/dist/jsQR.js';
-  script.onload = () => resolve((window as unknown as { jsQR: JsQR }).jsQR);
-  script.onerror = () => reject(new Error('jsqr could not be loaded'));
-  document.head.append(script);
-});
-
-/** The image's pixels, and the text jsQR reads in it (null: no QR found). */
-async function read(blob: Blob): Promise<{ width: number; height: number; pixels: Uint8ClampedArray; code: string | null }> {
-  const bitmap = await createImageBitmap(blob);
-  const canvas = document.createElement('canvas');
-  canvas.width = bitmap.width;
-  canvas.height = bitmap.height;
-  const context = canvas.getContext('2d')!;
-  context.drawImage(bitmap, 0, 0);
-  const { data } = context.getImageData(0, 0, bitmap.width, bitmap.height);
-  return { width: bitmap.width, height: bitmap.height, pixels: data, code: jsQR(data, bitmap.width, bitmap.height)?.data ?? null };
-}
 
 /** Dark pixels in rows [from, to) of the image. */
 function darkIn(image: { width: number; pixels: Uint8ClampedArray }, from: number, to: number): number {
@@ -122,7 +101,7 @@ describe('"Salvar QR Code"', () => {
     expect(file!.type).to.equal('image/png');
     expect(file!.name).to.equal(`pix-${payment.reference}.png`);
 
-    const image = await read(file!);
+    const image = await readQrImage(file!);
     expect(image.code).to.equal(payment.brcode);
     // The QR at MODULE_PX per module, quiet zone included (the symbol on screen has the same modules).
     const modules = Number(part(el, 'qr')!.getAttribute('viewBox')!.split(' ')[2]);
@@ -161,7 +140,7 @@ describe('"Salvar QR Code"', () => {
 
       const blob = await (await fetch(href)).blob();
       expect(blob.type).to.equal('image/png');
-      expect((await read(blob)).code).to.equal(payment.brcode);
+      expect((await readQrImage(blob)).code).to.equal(payment.brcode);
 
       clock.advance(REVOKE_AFTER_MS);
       let revoked = false;

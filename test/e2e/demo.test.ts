@@ -7,7 +7,6 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { after, afterEach, before, beforeEach, describe, test } from 'node:test';
-import jsQRModule from 'jsqr';
 import type { Browser, Page } from 'puppeteer-core';
 import { build } from 'vite';
 import { CATALOG, REFUND_CUSTOMERS, createShop } from '../../demo/shop-backend.ts';
@@ -29,9 +28,7 @@ import {
   waitForConfirmation,
 } from './journey.ts';
 import { checkExpiredJourney } from './journey-checks.ts';
-
-/** jsQR is CommonJS: Node's default import is its module.exports, which TypeScript types as the module. */
-const jsQR = ((jsQRModule as unknown as { default?: unknown }).default ?? jsQRModule) as unknown as typeof jsQRModule.default;
+import { jsQR } from '../support/jsqr.ts';
 
 let browser: Browser;
 

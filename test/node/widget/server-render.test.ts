@@ -8,14 +8,11 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import jsQRModule from 'jsqr';
 import { startDemo, type RunningDemo } from '../../../demo/server.ts';
 import { createCheckoutClient, type CheckoutClient } from '../../../server/index.ts';
 import { isPhoneRequest, renderPixCheckout } from '../../../server/ssr/render.ts';
 import type { PaymentView } from '../../../src/shared/index.ts';
-
-/** jsQR is CommonJS: Node's default import is its module.exports, which TypeScript types as the module. */
-const jsQR = ((jsQRModule as unknown as { default?: unknown }).default ?? jsQRModule) as unknown as typeof jsQRModule.default;
+import { jsQR } from '../../support/jsqr.ts';
 
 /** Pixels of the QR drawn from an SVG viewBox side and a path of `M x y h w v1 h-w z` runs (src/qr.ts). */
 function decodeSvgQr(size: number, d: string): string | null {
