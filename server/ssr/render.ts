@@ -85,11 +85,24 @@ export async function renderPixCheckout(checkout: RenderableCheckout, options: R
   const headers = options.headers ?? {};
   const phone = options.phone ?? (options.layout === 'phone' || (options.layout !== 'desktop' && isPhoneRequest(headers)));
   const share = options.share ?? sharesFrom(headers);
-  // prettier-ignore
-  const element = html`<pix-checkout id=${options.id ?? nothing} endpoint=${options.endpoint} checkout=${checkout.checkout_id} locale=${locale} layout=${options.layout ?? nothing} theme=${options.theme ?? nothing} mode=${options.mode ?? nothing} payment=${payment ? JSON.stringify(payment) : nothing} .phoneScreen=${phone} .environment=${{ share: share ? SHARE_SHEET : null }}></pix-checkout>`;
   // Without a payment the element renders nothing of its own: the plain tag, whose script asks for it.
-  if (!payment)
-    return `<pix-checkout${options.id ? ` id="${escapeHtml(options.id)}"` : ''} endpoint="${escapeHtml(options.endpoint)}" checkout="${escapeHtml(checkout.checkout_id)}" locale="${escapeHtml(locale)}"></pix-checkout>`;
+  if (!payment) {
+    const attributes = {
+      id: options.id,
+      endpoint: options.endpoint,
+      checkout: checkout.checkout_id,
+      locale,
+      layout: options.layout,
+      theme: options.theme,
+      mode: options.mode,
+    };
+    return `<pix-checkout${Object.entries(attributes)
+      .filter(([, value]) => value !== undefined)
+      .map(([name, value]) => ` ${name}="${escapeHtml(value!)}"`)
+      .join('')}></pix-checkout>`;
+  }
+  // prettier-ignore
+  const element = html`<pix-checkout id=${options.id ?? nothing} endpoint=${options.endpoint} checkout=${checkout.checkout_id} locale=${locale} layout=${options.layout ?? nothing} theme=${options.theme ?? nothing} mode=${options.mode ?? nothing} payment=${JSON.stringify(payment)} .phoneScreen=${phone} .environment=${{ share: share ? SHARE_SHEET : null }}></pix-checkout>`;
   const markup = (await collectResult(render(element)))
     // The widget's styles as the script-tag build carries them (minified once).
     .replace(

@@ -185,6 +185,11 @@ describe('renderPixCheckout', () => {
   test('without a payment, the plain element: its script asks the proxy', async () => {
     const html = await renderPixCheckout(checkout, { endpoint: '/api' });
     assert.equal(html, '<pix-checkout endpoint="/api" checkout="co_AAAAAAAAAAAAAAAAAAAAAAAA" locale="pt-BR"></pix-checkout>');
+    // The page's own attributes are kept.
+    assert.equal(
+      await renderPixCheckout(checkout, { endpoint: '/api', id: 'pay', layout: 'phone', theme: 'dark' }),
+      '<pix-checkout id="pay" endpoint="/api" checkout="co_AAAAAAAAAAAAAAAAAAAAAAAA" locale="pt-BR" layout="phone" theme="dark"></pix-checkout>',
+    );
   });
 
   test('refuses a payment that is not a payment view', async () => {
