@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import puppeteer, { type Browser, type Page } from 'puppeteer-core';
+import '../support/bidi-compat.mjs';
 import { build } from 'vite';
 import { CATALOG } from '../../demo/shop-backend.ts';
 import { startDemo, type RunningDemo } from '../../demo/server.ts';

@@ -10,6 +10,7 @@
  * `ENGINES=firefox,webkit` picks engines (default: all three).
  */
 import { chromeLauncher, puppeteerCore } from '@web/test-runner-chrome';
+import './bidi-compat.mjs';
 import { findFirefox } from './find-browsers.mjs';
 import { CHROME_ARGS, findChrome } from './find-chrome.mjs';
 import { startWebKit } from './webkit-driver.mjs';
