@@ -8,7 +8,7 @@ import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
   {
-    ignores: ['dist/', 'lib/', 'node_modules/', 'screenshots/', 'custom-elements.json', 'test/e2e/package-fixture/', '.dependency-cruiser.cjs'],
+    ignores: ['dist/', 'lib/', 'node_modules/', '.browsers/', 'screenshots/', 'custom-elements.json', 'test/e2e/package-fixture/', '.dependency-cruiser.cjs'],
   },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,

@@ -14,7 +14,7 @@ import { build } from 'vite';
 import { CATALOG } from '../../demo/shop-backend.ts';
 import { startDemo, type RunningDemo } from '../../demo/server.ts';
 import { createLogger } from '../../server/log.ts';
-import { findFirefox, missingEngineHints, selectedEngines, type Engine } from '../support/find-browsers.mjs';
+import { findFirefoxes, missingEngineHints, selectedEngines, type Engine } from '../support/find-browsers.mjs';
 import { WebDriverPage } from '../support/webdriver-page.ts';
 import { expiredJourney, payJourney, playgroundJourney, VIEWPORTS } from './journey.ts';
 import { checkExpiredJourney } from './journey-checks.ts';
@@ -26,9 +26,9 @@ interface EngineDriver {
   close(): Promise<void>;
 }
 
-async function firefox(): Promise<EngineDriver> {
+async function firefox(executablePath: string): Promise<EngineDriver> {
   // timeout: the start's limit, generous for 2 busy cores (about 7 s idle).
-  const browser: Browser = await puppeteer.launch({ browser: 'firefox', executablePath: findFirefox() ?? 'firefox-esr', headless: true, timeout: 90_000 });
+  const browser: Browser = await puppeteer.launch({ browser: 'firefox', executablePath, headless: true, timeout: 90_000 });
   return {
     version: await browser.version(),
     async withPage(run) {
@@ -65,10 +65,18 @@ async function webkit(): Promise<EngineDriver> {
   };
 }
 
-const ENGINES: Record<Exclude<Engine, 'chromium'>, { name: string; open: () => Promise<EngineDriver> }> = {
-  firefox: { name: 'Firefox', open: firefox },
-  webkit: { name: 'WebKit', open: webkit },
-};
+/** The engines' browsers: every Firefox found (find-browsers.mjs: each ESR under .browsers/ too), and WebKit. */
+const firefoxes = findFirefoxes();
+const BROWSERS: { engine: Exclude<Engine, 'chromium'>; name: string; open: () => Promise<EngineDriver> }[] = [
+  ...(firefoxes.length
+    ? firefoxes.map(({ path, version }) => ({
+        engine: 'firefox' as const,
+        name: firefoxes.length > 1 ? `Firefox ${version.split('.')[0]}` : 'Firefox',
+        open: () => firefox(path),
+      }))
+    : [{ engine: 'firefox' as const, name: 'Firefox', open: () => firefox('firefox-esr') }]),
+  { engine: 'webkit', name: 'WebKit', open: webkit },
+];
 
 const selected = selectedEngines();
 const priceOf = (id: string) => CATALOG.find((p) => p.id === id)!.priceCents;
@@ -81,7 +89,7 @@ before(async () => {
   if (!existsSync('dist/pix-checkout.js')) await build({ logLevel: 'warn' });
 });
 
-for (const [engine, { name, open }] of Object.entries(ENGINES) as [Exclude<Engine, 'chromium'>, (typeof ENGINES)['firefox']][]) {
+for (const { engine, name, open } of BROWSERS) {
   const skip = selected.includes(engine) ? false : `${engine} is not in ENGINES=${process.env.ENGINES}`;
 
   describe(`the customer's journeys in ${name}`, { skip }, () => {

@@ -1,11 +1,13 @@
 /**
- * The two packages as a merchant gets them: `npm run pack` (scripts/pack.ts: the build, then one
- * tarball for the widget, `pix-checkout`, and one for the proxy, `pix-checkout-server`), each
- * installed from its tarball into folders of their own and used from there only.
+ * The two packages as a merchant gets them, from the commands the docs write, typed literally in a
+ * fresh checkout of this repository (test/support/documented.ts): the docs' `npm ci && npm run pack`
+ * (the build, then one tarball for the widget, `pix-checkout`, and one for the proxy,
+ * `pix-checkout-server`), `sha512sum -c SHA512SUMS`, the docs' `npm install ../pix-checkout/…tgz`
+ * lines in folders beside the checkout, and the Dockerfile's steps replayed without a container daemon.
  *
  * - The widget alone, added to a Vite app: measured (packages, MB on disk), and it brings lit and
  *   nothing of the server: no native binary, no database driver, no logger, no HTTP framework.
- * - The server alone, installed as the container image does (`--omit=dev`, no tsx, no development
+ * - The server alone, installed by the Dockerfile's own steps (`--omit=dev`, no tsx, no development
  *   dependency): measured, then `pix-checkout sandbox` and `pix-checkout serve` from that folder
  *   against a throwaway Postgres: `/ready` 200, the script-tag build served, SIGTERM ends it with
  *   exit 0 and no error line.
@@ -14,7 +16,8 @@
  *   server proxies `/api` to it, and headless Chromium renders the element from the script-tag build
  *   the proxy serves and from the Vite app.
  *
- * Slow (a build, two packs, four installs): one file, run alone. The figures are printed.
+ * Slow (two installs and two packs of the repository, five installs of packages): one file, run
+ * alone. The figures are printed.
  */
 import assert from 'node:assert/strict';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
@@ -25,7 +28,7 @@ import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify, stripVTControlCharacters } from 'node:util';
 import puppeteer, { type Browser } from 'puppeteer-core';
-import { packPackages, type Packed } from '../../scripts/pack.ts';
+import { documentedLines, freshCheckout, readTarball, replayDockerfile, type TarballInfo } from '../support/documented.ts';
 import { CHROME_ARGS, findChrome } from '../support/find-chrome.mjs';
 import { startPostgres, type RunningPostgres } from '../support/postgres.ts';
 
@@ -40,8 +43,12 @@ const SERVER_ONLY = ['pg', 'pino', 'hono', '@hono/node-server', 'libsql', '@libs
 let root: string;
 /** The merchant's app: Vite, then the widget, then the server and the front end's types. */
 let folder: string;
-let widget: Packed;
-let serverPackage: Packed;
+/** The fresh checkout the docs' commands are typed in: `../pix-checkout` from the folders beside it. */
+let checkout: string;
+let widget: TarballInfo;
+let serverPackage: TarballInfo;
+/** The folder `/app` of the Dockerfile's install stage: the server package as the image holds it. */
+let imageApp: string;
 let server: ChildProcess | null = null;
 let vite: ChildProcess | null = null;
 let preview: ChildProcess | null = null;
@@ -135,9 +142,43 @@ after(async () => {
   rmSync(root, { recursive: true, force: true });
 });
 
-test('npm run pack makes two packages: the widget, and the server with the command line', { timeout: 300_000 }, async () => {
-  const packed = packPackages({ destination: join(root, 'tarballs') });
-  [widget, serverPackage] = packed as [Packed, Packed];
+/** Runs one documented shell line as a person would, in `cwd`; throws with its output if it fails. */
+async function typed(line: { file: string; line: number; command: string }, cwd: string): Promise<string> {
+  try {
+    const { stdout, stderr } = await run('/bin/sh', ['-c', line.command], { cwd, ...big });
+    return `${stdout}${stderr}`;
+  } catch (error) {
+    const failed = error as { stdout?: string; stderr?: string };
+    throw new Error(`${line.file}:${line.line} failed as written: ${line.command}\n${failed.stdout ?? ''}${failed.stderr ?? ''}`, { cause: error });
+  }
+}
+
+/** Each distinct documented line (its comment aside) typed once in `cwd`. */
+async function typedOnce(lines: { file: string; line: number; command: string }[], cwd: string): Promise<void> {
+  const seen = new Set<string>();
+  for (const line of lines) {
+    const command = line.command.replace(/\s+#.*$/, '');
+    if (seen.has(command)) continue;
+    seen.add(command);
+    await typed(line, cwd);
+  }
+}
+
+test('npm run pack, as the docs write it, makes two packages: the widget, and the server with the command line', { timeout: 600_000 }, async () => {
+  checkout = join(root, 'pix-checkout');
+  freshCheckout(repo, checkout);
+  const packLines = documentedLines(repo, /^npm ci && npm run pack\b/);
+  assert.ok(packLines.length > 0, 'the docs say how to make the packages');
+  await typedOnce(packLines, checkout);
+  const version = (JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as { version: string }).version;
+  const packed = await Promise.all(['pix-checkout', 'pix-checkout-server'].map((name) => readTarball(join(checkout, `${name}-${version}.tgz`))));
+  [widget, serverPackage] = packed as [TarballInfo, TarballInfo];
+  // `npm pack` in the development manifest still refuses, and says what to run instead.
+  const refused = await run(npm, ['pack', '--dry-run'], { cwd: checkout }).then(
+    () => null,
+    (error: { stderr: string }) => error.stderr,
+  );
+  assert.match(refused ?? 'npm pack succeeded', /npm run pack makes the two packages/, 'npm pack in the root refuses with a sentence');
   assert.deepEqual(
     packed.map((p) => p.filename),
     ['pix-checkout-0.1.0.tgz', 'pix-checkout-server-0.1.0.tgz'].map((name) => name.replace('0.1.0', widget.version)),
@@ -152,7 +193,7 @@ test('npm run pack makes two packages: the widget, and the server with the comma
     );
     console.log(`packed ${p.filename}: ${(p.size / 1024).toFixed(1)} KB, ${p.files.length} files, ${p.integrity}`);
   }
-  const sums = await run('sha512sum', ['-c', 'SHA512SUMS'], { cwd: join(root, 'tarballs') });
+  const sums = await run('sha512sum', ['-c', 'SHA512SUMS'], { cwd: checkout });
   assert.equal(sums.stdout, packed.map((p) => `${p.filename}: OK\n`).join(''), 'SHA512SUMS checks both tarballs');
   for (const needed of [
     'dist/pix-checkout.js',
@@ -190,7 +231,9 @@ test('the widget alone, added to a Vite app, brings lit and nothing of the serve
   folder = project('shop');
   await install(folder, [`vite@${installedVersion('vite')}`]);
   const before = await footprint(folder);
-  await install(folder, [widget.path]);
+  const widgetLines = documentedLines(repo, new RegExp(`^npm install \\.\\./pix-checkout/pix-checkout-${widget.version.replace(/\./g, '\\.')}\\.tgz\\b`));
+  assert.ok(widgetLines.length > 0, "the docs say how to install the widget's tarball");
+  await typedOnce(widgetLines, folder);
   const after = await footprint(folder);
   const added = [...after.packages].filter((p) => !before.packages.has(p));
   const addedNatives = after.natives.filter((n) => !before.natives.includes(n));
@@ -211,10 +254,25 @@ test('the widget alone, added to a Vite app, brings lit and nothing of the serve
   assert.ok(!existsSync(join(folder, 'node_modules', '.bin', 'pix-checkout')), 'the widget has no command line');
 });
 
+test("the Dockerfile's steps, replayed without a container daemon, pack and install the server as the image holds it", { timeout: 600_000 }, async () => {
+  const stages = await replayDockerfile(join(checkout, 'Dockerfile'), checkout, join(root, 'image'));
+  assert.deepEqual(
+    stages.map((stage) => stage.name),
+    ['build', 'install', 'stage-2'],
+  );
+  const [build, install, image] = stages as [(typeof stages)[0], (typeof stages)[0], (typeof stages)[0]];
+  const sums = await run('sha512sum', ['-c', 'SHA512SUMS'], { cwd: join(build.root, 'packages') });
+  assert.match(sums.stdout, /pix-checkout-server-[\d.]+\.tgz: OK/, "the build stage's tarballs check against their SHA512SUMS");
+  assert.ok(existsSync(join(install.root, 'app', 'node_modules', 'pix-checkout-server', 'package.json')), 'the install stage holds the server package');
+  imageApp = join(image.root, 'app');
+  assert.ok(existsSync(join(imageApp, 'node_modules', '.bin', 'pix-checkout')), "the image's /app has the command line its ENTRYPOINT runs");
+  assert.ok(existsSync(join(image.root, 'data')), "the image's /data, for the store and the token file");
+});
+
 test('the server package installed with --omit=dev serves against Postgres and stops cleanly on SIGTERM', { timeout: 300_000 }, async () => {
-  // What the container image does (Dockerfile): the tarball alone, production dependencies only.
-  const app = project('proxy');
-  await install(app, [serverPackage.path], ['--omit=dev']);
+  // What the container image holds (the Dockerfile's steps, replayed above): the tarball alone, production dependencies only.
+  const app = imageApp;
+  assert.ok(app, "the Dockerfile's steps ran");
   const installed = await footprint(app);
   console.log(
     `server install (--omit=dev): ${installed.packages.size} packages, ${mb(installed.kilobytes)} MB, native binaries: ${installed.natives.join(', ') || 'none'}`,
@@ -298,7 +356,16 @@ test('the server package installed with --omit=dev serves against Postgres and s
 test("the merchant's app with both packages: types, the proxy's script and the Vite app in Chromium", { timeout: 300_000 }, async () => {
   // Beside the widget, the server for the app's own backend and what a front end already has, at the
   // versions this repository develops against.
-  await install(folder, [serverPackage.path, ...['@types/react', 'vue', '@lit-labs/ssr'].map((name) => `${name}@${installedVersion(name)}`)]);
+  const serverLines = documentedLines(
+    repo,
+    new RegExp(`^npm install \\.\\./pix-checkout/pix-checkout-server-${serverPackage.version.replace(/\./g, '\\.')}\\.tgz\\b`),
+  );
+  assert.ok(serverLines.length > 0, "the docs say how to install the server's tarball");
+  await typedOnce(serverLines, folder);
+  await install(
+    folder,
+    ['@types/react', 'vue', '@lit-labs/ssr'].map((name) => `${name}@${installedVersion(name)}`),
+  );
   const installed = join(folder, 'node_modules', 'pix-checkout');
   assert.ok(!existsSync(join(folder, 'node_modules', 'tsx')), 'tsx is a development dependency only');
   for (const file of readdirSync(fixture)) cpSync(join(fixture, file), join(folder, file), { recursive: true });

@@ -94,7 +94,7 @@ export function devStackPlugin() {
       if (command === 'grant-clipboard') {
         // Firefox has no clipboard permissions to grant, and needs none: writeText after a key press
         // (a real user activation over WebDriver BiDi), readText of what the same origin wrote.
-        if (session?.browser?.name === 'Firefox') return true;
+        if (session?.browser?.name?.startsWith('Firefox')) return true;
         // The real Clipboard API in headless Chromium, as a customer's browser grants it on a tap
         // (WebKit's launcher grants it at launch: test/support/engines.mjs).
         const page = session?.browser?.getPage?.(session.id) as PermissionPage | undefined;

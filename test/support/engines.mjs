@@ -11,7 +11,7 @@
  */
 import { chromeLauncher, puppeteerCore } from '@web/test-runner-chrome';
 import './bidi-compat.mjs';
-import { findFirefox } from './find-browsers.mjs';
+import { findFirefox, findFirefoxes } from './find-browsers.mjs';
 import { CHROME_ARGS, findChrome } from './find-chrome.mjs';
 import { startWebKit } from './webkit-driver.mjs';
 
@@ -29,8 +29,8 @@ export function chromiumLauncher({ executablePath = findChrome() } = {}) {
  * downloads browsers). Its pages are real puppeteer pages, so sendKeys, setViewport and the dev-stack
  * plugin's commands reach them as they reach Chromium's.
  */
-export function firefoxLauncher({ executablePath = findFirefox(), prefs = {} } = {}) {
-  return chromeLauncher({
+export function firefoxLauncher({ executablePath = findFirefox(), prefs = {}, name = 'Firefox' } = {}) {
+  const launcher = chromeLauncher({
     puppeteer: puppeteerCore,
     launchOptions: {
       browser: 'firefox',
@@ -44,6 +44,8 @@ export function firefoxLauncher({ executablePath = findFirefox(), prefs = {} } =
       extraPrefsFirefox: prefs,
     },
   });
+  launcher.name = name;
+  return launcher;
 }
 
 const WEBDRIVER_KEYS = {
@@ -328,8 +330,18 @@ export function webkitLauncher(options) {
 
 /** A launcher for each engine named, in that order. */
 export function launchersFor(engines) {
-  const launchers = { chromium: chromiumLauncher, firefox: firefoxLauncher, webkit: webkitLauncher };
-  return engines.map((engine) => launchers[engine]());
+  const launchers = {
+    chromium: () => [chromiumLauncher()],
+    // One launcher per Firefox found (find-browsers.mjs): named with its major version when there are several.
+    firefox: () => {
+      const firefoxes = findFirefoxes();
+      return firefoxes.map(({ path, version }) =>
+        firefoxLauncher({ executablePath: path, name: firefoxes.length > 1 ? `Firefox ${version.split('.')[0]}` : 'Firefox' }),
+      );
+    },
+    webkit: () => [webkitLauncher()],
+  };
+  return engines.flatMap((engine) => launchers[engine]());
 }
 
 /**

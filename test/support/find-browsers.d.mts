@@ -6,6 +6,8 @@ export const ENGINE_HINTS: Record<Engine, string>;
 export function selectedEngines(value?: string): Engine[];
 export function onPath(command: string): string | null;
 export function findFirefox(): string | null;
+export const OTHER_FIREFOXES: string;
+export function findFirefoxes(): { path: string; version: string }[];
 export function findMiniBrowser(): string | null;
 export function hasEngine(engine: Engine): boolean;
 export function missingEngineHints(engines: Engine[]): string[];

@@ -11,9 +11,10 @@
  * Both look at the engines named in `ENGINES` (comma separated; all three when unset), plus any named
  * as arguments.
  */
+import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { INSTALL_HINT as CHROMIUM_HINT, findChrome } from './find-chrome.mjs';
 
 export const ENGINE_NAMES = ['chromium', 'firefox', 'webkit'];
@@ -57,6 +58,39 @@ export function findFirefox() {
   const fromEnv = process.env.FIREFOX_PATH;
   if (fromEnv) return existsSync(fromEnv) ? fromEnv : null;
   return ['/usr/bin/firefox-esr', '/usr/bin/firefox'].find((path) => existsSync(path)) ?? null;
+}
+
+/**
+ * Where test/support/fetch-firefox-esr.sh unpacks the other Firefox ESRs Debian offers this machine
+ * (Debian 12 offers 140 beside its security updates' newer ESR): one folder each, never installed.
+ */
+export const OTHER_FIREFOXES = fileURLToPath(new URL('../../.browsers/', import.meta.url));
+
+/**
+ * Every Firefox the browser tests run in: findFirefox()'s first, then each ESR unpacked under
+ * .browsers/ (unless FIREFOX_PATH names one alone), each with its version ("140.12.0esr").
+ */
+export function findFirefoxes() {
+  const first = findFirefox();
+  const paths = first ? [first] : [];
+  if (!process.env.FIREFOX_PATH && existsSync(OTHER_FIREFOXES)) {
+    for (const name of readdirSync(OTHER_FIREFOXES)
+      .filter((entry) => entry.startsWith('firefox-esr-'))
+      .sort()) {
+      const path = join(OTHER_FIREFOXES, name, 'usr/lib/firefox-esr/firefox-esr');
+      if (existsSync(path)) paths.push(path);
+    }
+  }
+  return paths.map((path) => ({ path, version: firefoxVersion(path) }));
+}
+
+/** "140.12.0esr" from `firefox --version` ("Mozilla Firefox 140.12.0esr"), or "" when it does not say. */
+function firefoxVersion(path) {
+  try {
+    return /(\d+\.[\w.]+)\s*$/.exec(execFileSync(path, ['--version'], { encoding: 'utf8', timeout: 30_000 }).trim())?.[1] ?? '';
+  } catch {
+    return '';
+  }
 }
 
 /** WEBKIT_MINIBROWSER if set, else MiniBrowser from libwebkit2gtk-4.1-0 (or webkitgtk-6.0), whatever the multiarch directory. */
