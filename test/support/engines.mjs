@@ -384,7 +384,7 @@ export function engineSummaryReporter(launchers) {
         const { first, last } = times.get(launcher);
         const seconds = first && last ? ((last - first) / 1000).toFixed(1) : '-';
         lines.push(
-          `  ${launcher.name.padEnd(9)} ${mine.length} files  ${totals.passed} passed  ${totals.failed} failed  ${totals.skipped} skipped` +
+          `  ${launcher.name.padEnd(Math.max(9, ...launchers.map((l) => l.name.length)))} ${mine.length} files  ${totals.passed} passed  ${totals.failed} failed  ${totals.skipped} skipped` +
             `${broken ? `  ${broken} files with errors outside tests` : ''}  ${seconds} s`,
         );
       }
