@@ -52,7 +52,7 @@ export function postgresConnection(url: string, readFile: (path: string) => stri
   for (const name of REFUSED_PARAMETERS) {
     if (params.has(name))
       throw new PostgresTlsError(
-        `PIX_DATABASE_URL: ${name}= is not supported; use sslmode=${SSL_MODES.join('|')} (docs/guides/production.md, "Postgres over TLS")`,
+        `PIX_DATABASE_URL: ${name}= is not supported; use sslmode=${SSL_MODES.join('|')} (docs/postgres.md, "Postgres over TLS")`,
       );
   }
   const mode = params.get('sslmode');
