@@ -19,7 +19,10 @@ test('the checker reports a missing file, a missing heading and a missing anchor
   const root = mkdtempSync(join(tmpdir(), 'pix-docs-links-'));
   try {
     mkdirSync(join(root, 'docs', 'guides'), { recursive: true });
-    writeFileSync(join(root, 'README.md'), '# Title\n\n[ok](docs/a.md#the-part-two) [gone](docs/b.md) [bad anchor](docs/a.md#nowhere) [self](#title) [self bad](#none)\n\n```md\n[in code](nowhere.md)\n```\n');
+    writeFileSync(
+      join(root, 'README.md'),
+      '# Title\n\n[ok](docs/a.md#the-part-two) [gone](docs/b.md) [bad anchor](docs/a.md#nowhere) [self](#title) [self bad](#none)\n\n```md\n[in code](nowhere.md)\n```\n',
+    );
     writeFileSync(join(root, 'CONTRIBUTING.md'), '<img src="docs/missing.png">\n');
     writeFileSync(join(root, 'docs', 'a.md'), '# A\n\n## The part: two\n\n[up](../README.md#title) `[code](nowhere.md)`\n');
     assert.deepEqual(brokenLinks(['README.md', 'CONTRIBUTING.md', 'docs/a.md'], root), [
