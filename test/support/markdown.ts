@@ -9,9 +9,9 @@ import { fileURLToPath } from 'node:url';
 /** The repository's root folder. */
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
-/** README.md, CONTRIBUTING.md and every Markdown file under docs/, as paths relative to the root. */
+/** README.md, CONTRIBUTING.md, CHANGELOG.md and every Markdown file under docs/, as paths relative to the root. */
 export function docFiles(root = ROOT): string[] {
-  const files = ['README.md', 'CONTRIBUTING.md'];
+  const files = ['README.md', 'CONTRIBUTING.md', 'CHANGELOG.md'];
   const walk = (folder: string): void => {
     for (const entry of readdirSync(join(root, folder), { withFileTypes: true })) {
       const path = join(folder, entry.name);

@@ -1,5 +1,5 @@
 /**
- * Every relative link in README.md, CONTRIBUTING.md and docs/ resolves: to a file that exists, and a
+ * Every relative link in README.md, CONTRIBUTING.md, CHANGELOG.md and docs/ resolves: to a file that exists, and a
  * `#anchor` to a heading of the page it names (GitHub's anchors).
  */
 import assert from 'node:assert/strict';
