@@ -22,9 +22,9 @@ export interface Setting<T = unknown> {
   for: 'partner' | 'proxy' | 'sandbox';
   /** Its value when unset; absent: none, or one that depends on sandbox mode (`shown` says which). */
   default?: T;
-  /** The README's Default cell when `default` does not say it all. */
+  /** docs/configuration.md's Default cell when `default` does not say it all. */
   shown?: string;
-  /** The README's Meaning cell (markdown, one line). */
+  /** docs/configuration.md's Meaning cell (markdown, one line). */
   doc: string;
   /** Where the value lands in the settings and its default in DEFAULTS (a dotted path); absent: read by name where it is used. */
   at?: string;
@@ -63,7 +63,7 @@ const httpsOnly = (raw: string) => {
   }
 };
 
-/** The table, in the README's order. */
+/** The table, in docs/configuration.md's order. */
 export const SETTINGS = {
   PIX_BASE_URL: {
     for: 'partner',
