@@ -9,8 +9,8 @@
 #
 # Not built on the machines this repository is developed on (no container daemon, no base images):
 # what the image runs is tested instead (test/e2e/package.test.ts installs the packed tarball with
-# --omit=dev in an empty folder and serves from there against Postgres). docs/guides/production.md,
-# "A container image", says what that leaves untested. deploy/compose.yaml runs two instances of it.
+# --omit=dev in an empty folder and serves from there against Postgres). docs/deployment.md,
+# "What was not tested here", says what that leaves untested. deploy/compose.yaml runs two instances of it.
 # No secret is baked in: the configuration comes from the environment at run time.
 
 # Pin by digest in production (node:20-bookworm-slim@sha256:…): the tag moves.

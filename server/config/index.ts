@@ -1,6 +1,6 @@
 /**
  * The configuration room: the table of settings (settings.ts), the kinds of value (kinds.ts), the
- * reader (parse.ts), the rules between variables (proxy-config.ts) and the README's table (readme.ts).
+ * reader (parse.ts), the rules between variables (proxy-config.ts) and the table of docs/configuration.md (readme.ts).
  */
 export { DEFAULTS, landValues, readSettings, settingNames, type AppLanded, type Defaults, type Reading, type Settings, type Values } from './parse.ts';
 export {

@@ -1,6 +1,6 @@
 /**
  * The kinds of value a setting holds: each is a zod schema from the variable's text to its value
- * (with the problem's wording), when the text counts as unset, and how the README names its type
+ * (with the problem's wording), when the text counts as unset, and how docs/configuration.md names its type
  * and shows a value. Messages never repeat the value, except the items of a list (origins, addresses).
  */
 import { z } from 'zod/mini';
@@ -9,11 +9,11 @@ import { LIMITS, formatReais, isCents } from '../../src/shared/limits.ts';
 export interface Kind<T> {
   /** From the variable's text (never undefined here: unset is decided first) to its value. */
   schema: z.ZodMiniType<T>;
-  /** The README's Type cell: the type and its range. */
+  /** docs/configuration.md's Type cell: the type and its range. */
   type: string;
   /** Whether this text counts as not set, so the default applies. */
   unset: (raw: string) => boolean;
-  /** A value as the variable would spell it (the README's Default cell; `show(default)` parses back to it). */
+  /** A value as the variable would spell it (docs/configuration.md's Default cell; `show(default)` parses back to it). */
   show: (value: T) => string;
 }
 

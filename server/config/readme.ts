@@ -1,7 +1,7 @@
-/** The README's configuration table, rendered from the table (settings.ts): `npm run docs:config` writes it. */
+/** The configuration table of docs/configuration.md (once the README's), rendered from the table (settings.ts): `npm run docs:config` writes it; its links are relative to docs/. */
 import { SETTINGS, type Setting } from './settings.ts';
 
-/** Where the rendered table sits in README.md. */
+/** Where the rendered table sits in docs/configuration.md. */
 export const README_MARKERS = ['<!-- settings:start (npm run docs:config) -->', '<!-- settings:end -->'] as const;
 
 const cell = (text: string) => text.replaceAll('|', '\\|');
@@ -20,6 +20,6 @@ export function withSettingsTable(readme: string): string {
   const [start, end] = README_MARKERS;
   const from = readme.indexOf(start);
   const to = readme.indexOf(end);
-  if (from < 0 || to < from) throw new Error(`README.md lacks the markers ${start} ... ${end}`);
+  if (from < 0 || to < from) throw new Error(`docs/configuration.md lacks the markers ${start} ... ${end}`);
   return `${readme.slice(0, from + start.length)}\n${renderSettingsTable()}\n${readme.slice(to)}`;
 }

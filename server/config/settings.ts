@@ -1,7 +1,7 @@
 /**
  * Every setting of the proxy, the command line and the sandbox, one entry per environment variable:
- * its kind (type and range), its default, one line of doc (the README's Configuration table is
- * rendered from it: `npm run docs:config`) and where its value lands (`at`, a path in the settings
+ * its kind (type and range), its default, one line of doc (docs/configuration.md's table is
+ * rendered from it: `npm run docs:config`; its links are relative to docs/) and where its value lands (`at`, a path in the settings
  * and in DEFAULTS). The parsed configuration, its types and DEFAULTS are derived from this table;
  * the numbers no variable sets are TUNABLES (tunables.ts). A new setting is one entry here, then its use.
  */
@@ -22,9 +22,9 @@ export interface Setting<T = unknown> {
   for: 'partner' | 'proxy' | 'sandbox';
   /** Its value when unset; absent: none, or one that depends on sandbox mode (`shown` says which). */
   default?: T;
-  /** The README's Default cell when `default` does not say it all. */
+  /** docs/configuration.md's Default cell when `default` does not say it all. */
   shown?: string;
-  /** The README's Meaning cell (markdown, one line). */
+  /** docs/configuration.md's Meaning cell (markdown, one line). */
   doc: string;
   /** Where the value lands in the settings and its default in DEFAULTS (a dotted path); absent: read by name where it is used. */
   at?: string;
@@ -63,7 +63,7 @@ const httpsOnly = (raw: string) => {
   }
 };
 
-/** The table, in the README's order. */
+/** The table, in docs/configuration.md's order. */
 export const SETTINGS = {
   PIX_BASE_URL: {
     for: 'partner',
@@ -120,7 +120,7 @@ export const SETTINGS = {
     ),
     default: DEFAULT_STATUS_CODES,
     shown: `\`${formatStatusCodes(DEFAULT_STATUS_CODES)}\` (the sandbox's)`,
-    doc: "what the partner's numeric `status` means (the spec does not say). Checked at run time: see [Reading a real partner](#reading-a-real-partner)",
+    doc: "what the partner's numeric `status` means (the spec does not say). Checked at run time: see [Reading a real partner](partner.md)",
   },
   PIX_TOKEN_FILE: {
     for: 'partner',
@@ -201,7 +201,7 @@ export const SETTINGS = {
       check: [isDatabaseUrl, 'must be a postgres:// (or postgresql://) URL naming the database, e.g. postgres://user:password@host:5432/pix'],
     }),
     shown: 'none (SQLite)',
-    doc: '`postgres://user:password@host:5432/db[?sslmode=verify-full&sslrootcert=<path>]`: keep everything in Postgres instead, shared by every instance given the same URL ([several instances](docs/guides/production.md#several-instances); TLS: [Postgres over TLS](docs/guides/production.md#postgres-over-tls)); never logged',
+    doc: '`postgres://user:password@host:5432/db[?sslmode=verify-full&sslrootcert=<path>]`: keep everything in Postgres instead, shared by every instance given the same URL ([several instances](postgres.md); TLS: [Postgres over TLS](postgres.md#postgres-over-tls)); never logged',
   },
   PIX_DATABASE_POOL_SIZE: {
     for: 'proxy',
@@ -221,7 +221,7 @@ export const SETTINGS = {
     for: 'proxy',
     kind: wholeNumber(1, 3650, 'days'),
     default: 180,
-    doc: "days a final record keeps its customer's personal data (a checkout's name and document, a payout's Pix key); after them they are erased, and processed partner notifications and delivered outbox bodies pruned; amounts, references and states stay ([Personal data](docs/guides/production.md#personal-data-lgpd))",
+    doc: "days a final record keeps its customer's personal data (a checkout's name and document, a payout's Pix key); after them they are erased, and processed partner notifications and delivered outbox bodies pruned; amounts, references and states stay ([Personal data](personal-data.md))",
     at: 'retentionDays',
     app: true,
   },
@@ -241,7 +241,7 @@ export const SETTINGS = {
     for: 'proxy',
     kind: milliseconds(100, 600_000),
     default: 5000,
-    doc: 'with Postgres: the longest one statement may run (`statement_timeout`; a wait for a lock ends sooner, `lock_timeout` 3 s): past it the request answers `503 store_unavailable` and the log names the timeout, instead of hanging while a table is locked ([stalls](docs/guides/production.md#stopping-deploying-and-stalls))',
+    doc: 'with Postgres: the longest one statement may run (`statement_timeout`; a wait for a lock ends sooner, `lock_timeout` 3 s): past it the request answers `503 store_unavailable` and the log names the timeout, instead of hanging while a table is locked ([stalls](postgres.md#stalls-deadlines-on-every-database-statement))',
     at: 'databaseStatementTimeoutMs',
   },
   PORT: { for: 'proxy', kind: wholeNumber(0, 65535), default: 8787, doc: 'port to listen on (`serve --port` too)', at: 'port' },
@@ -287,7 +287,7 @@ export const SETTINGS = {
       type: '16 to 128 of `A-Za-z0-9_-`',
       check: [(path) => /^[A-Za-z0-9_-]{16,128}$/.test(path), 'must be 16 to 128 letters, digits, - or _ (openssl rand -hex 16)'],
     }),
-    doc: "a secret last path segment the partner's notifications must use; see [docs/webhooks.md](docs/webhooks.md). With neither this nor `PIX_WEBHOOK_SOURCE_IPS`, the proxy warns at start and `/ready` lists a warning",
+    doc: "a secret last path segment the partner's notifications must use; see [webhooks.md](webhooks.md). With neither this nor `PIX_WEBHOOK_SOURCE_IPS`, the proxy warns at start and `/ready` lists a warning",
   },
   PIX_WEBHOOK_SOURCE_IPS: {
     for: 'proxy',
@@ -340,7 +340,7 @@ export const SETTINGS = {
       ],
     }),
     shown: 'none (`/metrics` answers 404)',
-    doc: 'serves `GET /metrics` (Prometheus text) to a scraper sending `Authorization: Bearer <token>`; never logged, compared in constant time ([metrics](docs/metrics.md))',
+    doc: 'serves `GET /metrics` (Prometheus text) to a scraper sending `Authorization: Bearer <token>`; never logged, compared in constant time ([metrics](metrics.md))',
     at: 'metricsToken',
     app: true,
   },
@@ -348,7 +348,7 @@ export const SETTINGS = {
     for: 'proxy',
     kind: milliseconds(0, 600_000),
     default: 15_000,
-    doc: "on SIGTERM or SIGINT, how long work in flight (requests, merchant deliveries, a reconciler pass) may take to finish while `/ready` and new work answer `503 shutting_down`; 2 s later the process exits 1 naming what still ran. Keep it above `PIX_TIMEOUT_MS` and below your orchestrator's stop timeout (Kubernetes' 30 s) ([stopping](docs/guides/production.md#stopping-deploying-and-stalls))",
+    doc: "on SIGTERM or SIGINT, how long work in flight (requests, merchant deliveries, a reconciler pass) may take to finish while `/ready` and new work answer `503 shutting_down`; 2 s later the process exits 1 naming what still ran. Keep it above `PIX_TIMEOUT_MS` and below your orchestrator's stop timeout (Kubernetes' 30 s) ([stopping](deployment.md#stopping-and-deploying))",
     at: 'shutdown.graceMs',
   },
   PIX_SHUTDOWN_DRAIN_MS: {
@@ -411,7 +411,7 @@ export const SETTINGS = {
     for: 'proxy',
     kind: milliseconds(250, 60_000),
     default: 10_000,
-    doc: "while the partner's notifications arrive on time, both of the above instead: pending payments are read from the store and the partner asked at most this often ([docs/proxy.md](docs/proxy.md#partner-reads-follow-the-webhooks)); `/ready` shows the pace (`reads`)",
+    doc: "while the partner's notifications arrive on time, both of the above instead: pending payments are read from the store and the partner asked at most this often ([proxy.md](proxy.md#partner-reads-follow-the-webhooks)); `/ready` shows the pace (`reads`)",
     at: 'partnerReads.trustedMs',
   },
   SANDBOX_PORT: {

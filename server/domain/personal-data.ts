@@ -1,8 +1,8 @@
 /**
  * Personal data with an end (LGPD): what of a customer the proxy keeps, how (a document encrypted at
  * rest under PIX_DATA_KEY), for how long (PIX_RETENTION_DAYS after a record is final), and the answers
- * to a data subject's request (export, erase) by CPF/CNPJ. docs/guides/production.md, "Personal data
- * (LGPD)", says the same for an operator.
+ * to a data subject's request (export, erase) by CPF/CNPJ. docs/personal-data.md says the
+ * same for an operator.
  *
  * What is personal: a checkout's customer name and document (sent to the partner with each of its
  * codes, so kept while it may issue one), a payout's Pix key (a CPF, an e-mail, a phone) and its

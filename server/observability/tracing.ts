@@ -1,6 +1,6 @@
 /**
  * The proxy's traces, through `@opentelemetry/api` only: an operator who loads the OpenTelemetry SDK
- * (`node --import ./otel.mjs`, docs/guides/production.md#traces) gets a server span per request, a
+ * (`node --import ./otel.mjs`, docs/tracing.md) gets a server span per request, a
  * child span per partner call, a span per merchant delivery whose `traceparent` the delivery carries.
  * Without an SDK, `tracing()` is false and nothing here starts a span or touches the context: the
  * request's cost is one check.

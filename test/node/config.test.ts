@@ -178,14 +178,14 @@ describe('the table of settings', () => {
   const table = Object.entries(SETTINGS) as [string, Setting][];
   const at = (root: unknown, path: string) => path.split('.').reduce<unknown>((node, key) => (node as Record<string, unknown>)[key], root);
 
-  test("README.md's configuration table is the one rendered from the table (npm run docs:config rewrites it)", () => {
-    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-    assert.ok(readme.includes(renderSettingsTable()), 'README.md differs from the table of settings: run npm run docs:config');
+  test("docs/configuration.md's table is the one rendered from the table (npm run docs:config rewrites it)", () => {
+    const readme = readFileSync(new URL('../../docs/configuration.md', import.meta.url), 'utf8');
+    assert.ok(readme.includes(renderSettingsTable()), 'docs/configuration.md differs from the table of settings: run npm run docs:config');
     assert.equal(withSettingsTable(readme), readme);
     for (const name of Object.keys(SETTINGS)) assert.ok(readme.includes(`| \`${name}\` |`), name);
   });
 
-  test('each default is a value of its kind, spelt as the README shows it', () => {
+  test('each default is a value of its kind, spelt as docs/configuration.md shows it', () => {
     for (const [name, setting] of table) {
       if (setting.default === undefined) continue;
       const parsed = setting.kind.schema.safeParse(setting.kind.show(setting.default));

@@ -51,9 +51,7 @@ export function postgresConnection(url: string, readFile: (path: string) => stri
   const params = parsed.searchParams;
   for (const name of REFUSED_PARAMETERS) {
     if (params.has(name))
-      throw new PostgresTlsError(
-        `PIX_DATABASE_URL: ${name}= is not supported; use sslmode=${SSL_MODES.join('|')} (docs/guides/production.md, "Postgres over TLS")`,
-      );
+      throw new PostgresTlsError(`PIX_DATABASE_URL: ${name}= is not supported; use sslmode=${SSL_MODES.join('|')} (docs/postgres.md, "Postgres over TLS")`);
   }
   const mode = params.get('sslmode');
   const rootCert = params.get('sslrootcert');

@@ -13,7 +13,13 @@ import { SETTINGS } from '../../../server/config/settings.ts';
 import { HEALTH_PATHS } from '../../../server/routes/health.ts';
 
 const read = (path: string): string => readFileSync(new URL(`../../../${path}`, import.meta.url), 'utf8');
-const root = JSON.parse(read('package.json')) as { version: string; private?: boolean; dependencies: Record<string, string>; scripts: Record<string, string> };
+const root = JSON.parse(read('package.json')) as {
+  version: string;
+  private?: boolean;
+  engines: { node: string };
+  dependencies: Record<string, string>;
+  scripts: Record<string, string>;
+};
 /** Variables the deploy files may set that are not the proxy's: the runtime's and the Postgres image's. */
 const NOT_SETTINGS = new Set(['NODE_ENV', 'PATH', 'POSTGRES_USER', 'POSTGRES_DB', 'POSTGRES_PASSWORD']);
 
@@ -71,8 +77,17 @@ describe('the deploy files', () => {
     assert.deepEqual(unknownVariables([...compose, ...example, ...unit]), []);
   });
 
-  test('production.md shows the systemd unit as deploy/pix-checkout.service has it', () => {
-    const guide = read('docs/guides/production.md');
+  test("the systemd unit names the Node it needs (package.json's engines) and where Debian's is too old", () => {
+    const unit = read('deploy/pix-checkout.service');
+    const least = /^>=(\d+\.\d+)$/.exec(root.engines.node)?.[1];
+    assert.ok(least, root.engines.node);
+    assert.match(unit, new RegExp(`^# It needs Node ${least.replace('.', '\\.')} or later`, 'm'));
+    assert.match(unit, /Debian 12's own \/usr\/bin\/node[\s\S]{0,40}is Node 18/);
+    assert.match(unit, /^ExecStart=\/usr\/bin\/node /m);
+  });
+
+  test('docs/deployment.md shows the systemd unit as deploy/pix-checkout.service has it', () => {
+    const guide = read('docs/deployment.md');
     const block = /```ini\n([\s\S]*?)```/.exec(guide)?.[1];
     assert.equal(block, read('deploy/pix-checkout.service'));
   });
