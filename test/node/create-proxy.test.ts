@@ -13,6 +13,7 @@ import { after, before, describe, test } from 'node:test';
 import { getRequestListener } from '@hono/node-server';
 import { PaymentView } from '../../src/shared/contract.ts';
 import { SANDBOX_DEFAULTS, proxyConfig } from '../../server/config.ts';
+import { createApp } from '../../server/app.ts';
 import { closeServer } from '../../server/http/close-server.ts';
 import { createLogger } from '../../server/log.ts';
 import { createProxy, type MountedProxy } from '../../server/proxy.ts';
@@ -226,4 +227,13 @@ describe('createProxy mounted in node:http', () => {
       await proxy.close();
     }
   });
+});
+
+test('createApp (the lower level of mounting): a part not set says so by name', () => {
+  const store = {} as MountedProxy['store'];
+  const partner = {} as MountedProxy['partner'];
+  const unset = undefined as unknown as typeof store;
+  assert.throws(() => createApp({ partner, store: unset }), /^TypeError: createApp: store is not set \(/);
+  assert.throws(() => createApp({ partner: undefined as unknown as typeof partner, store }), /^TypeError: createApp: partner is not set \(/);
+  assert.throws(() => createApp(undefined as unknown as Parameters<typeof createApp>[0]), /^TypeError: createApp: deps is not set \(/);
 });
