@@ -9,7 +9,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { OutcomeEvent } from '../../src/shared/contract.ts';
 import { issuesToFields } from '../../src/shared/errors.ts';
 import { DEFAULT_TOLERANCE_SECONDS, SIGNATURE_HEADER, verifyWebhookSignature as verifySignature, type VerifyOptions } from '../domain/signature.ts';
-import { requireSet, type OptionSource } from './not-set.ts';
+import { notSetError, requireSet, type OptionSource } from './not-set.ts';
 
 export type WebhookVerificationErrorCode = 'missing_signature' | 'invalid_signature' | 'timestamp_out_of_window' | 'invalid_payload';
 
@@ -46,7 +46,8 @@ export type WebhookHeaders = Headers | Record<string, string | string[] | undefi
  */
 export function constructEvent(rawBody: string | Buffer, headers: WebhookHeaders, secret: string, options: ConstructEventOptions = {}): OutcomeEvent {
   requireSecret(secret, 'constructEvent');
-  requireSet(rawBody, 'constructEvent', 'rawBody', { what: "the request's raw body, a string or a Buffer" });
+  // An empty body is a body (a delivery to refuse, not a set-up fault): only undefined or null is not set.
+  if (rawBody === undefined || rawBody === null) throw notSetError('constructEvent', 'rawBody', { what: "the request's raw body, a string or a Buffer" });
   requireSet(headers, 'constructEvent', 'headers', { what: "the request's headers" });
   if (typeof rawBody !== 'string' && !Buffer.isBuffer(rawBody)) {
     throw new TypeError('constructEvent: rawBody must be the raw body as a string or a Buffer (was a body parser run first?)');

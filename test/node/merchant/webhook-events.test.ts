@@ -173,6 +173,8 @@ describe('constructEvent', () => {
     assert.throws(() => constructEvent(body, undefined as unknown as Headers, SECRET), /^TypeError: constructEvent: headers is not set \(/);
     assert.throws(() => webhookHandler(SECRET, undefined as unknown as typeof onEvent), /^TypeError: webhookHandler: onEvent is not set \(/);
     assert.throws(() => webhookFetchHandler(SECRET, undefined as unknown as typeof onEvent), /^TypeError: webhookFetchHandler: onEvent is not set \(/);
+    // An empty body is a delivery to refuse, not an option not set.
+    assert.equal(refusal(() => constructEvent('', signed(''), SECRET, { now: NOW })).code, 'invalid_payload');
     // Set, the check answers as before.
     assert.equal(verifyWebhookSignature(body, signed(body)['pix-checkout-signature'], SECRET, { now: NOW }), true);
     assert.equal(verifyWebhookSignature(body, 'garbage', SECRET, { now: NOW }), false);
