@@ -14,6 +14,7 @@ import { browserCors, corsHeaders, originCheck, sameOriginOrAllowed } from './ht
 import { drainGate, type Drain } from './http/drain.ts';
 import { fastStatusRead, type FastPath } from './http/fast-read.ts';
 import { respondError } from './http/errors.ts';
+import { requireSet } from './merchant/not-set.ts';
 import { TokenBuckets, addressOf, bucketLimiter, clientAddress, limiter } from './http/rate-limit.ts';
 import { requestLines, requestLog } from './http/request-log.ts';
 import { SECURITY_HEADERS, collectHeaders } from './http/response-headers.ts';
@@ -55,6 +56,10 @@ export type PixApp = Hono & { pix: PixRuntime };
 
 /** The proxy over services it builds from its parts (createServices), started now when `background`. */
 export function createApp(deps: AppDeps): PixApp {
+  // Its parts are the caller's objects: one not set is said by name, not as a property of undefined.
+  requireSet(deps, 'createApp', 'deps', { what: '{ partner, store, ...settings }' });
+  requireSet(deps.partner, 'createApp', 'partner', { what: 'the partner client, createPartnerClient(…)' });
+  requireSet(deps.store, 'createApp', 'store', { what: 'the store, e.g. openSqliteStore({ dataDir })' });
   const app = createHttpApp(createServices(deps, deps), deps, deps.drain);
   if (deps.background) app.pix.start();
   return app;

@@ -23,7 +23,7 @@ export {
   type ProxyConfig,
   type RateLimit,
 } from './config.ts';
-export { DEFAULT_TOLERANCE_SECONDS, EVENT_ID_HEADER, SIGNATURE_HEADER, signWebhook, verifyWebhookSignature, type VerifyOptions } from './domain/signature.ts';
+export { DEFAULT_TOLERANCE_SECONDS, EVENT_ID_HEADER, SIGNATURE_HEADER, signWebhook, type VerifyOptions } from './domain/signature.ts';
 export type { OutcomeEvent } from './domain/outcomes.ts';
 export {
   CheckoutApiError,
@@ -40,6 +40,7 @@ export {
 export {
   WebhookVerificationError,
   constructEvent,
+  verifyWebhookSignature,
   webhookFetchHandler,
   webhookHandler,
   type ConstructEventOptions,

@@ -23,6 +23,11 @@ import { openStore } from './store/open.ts';
 import { StoreOutage } from './store/outage.ts';
 import type { Store } from './store/store.ts';
 
+/** Said at start and in /ready when no page may call the browser API (the 403 names both settings too). */
+const NO_PAGE_MAY_CALL =
+  "no page may call the payment API (every page's POST is refused 403 forbidden): set PIX_ALLOWED_ORIGINS to your pages' origins, " +
+  "or PIX_PUBLIC_URL to the proxy's public URL (a mounted proxy: your site's)";
+
 /** A proxy to mount in the merchant's own server: `app.fetch` is its web-standard handler. */
 export interface MountedProxy {
   /** Hono app; its routes are under `/api` (`{basePath}`): hand it requests with their full path. */
@@ -116,6 +121,11 @@ export async function createProxy(
     const warnings: string[] = [];
     if (!mode && !config.webhooks.secretPath && config.webhooks.sourceIps.length === 0) {
       warnings.push('the partner webhook intake is open to anyone: set PIX_WEBHOOK_SECRET_PATH or PIX_WEBHOOK_SOURCE_IPS');
+      logger.warn(warnings.at(-1));
+    }
+    // Outside the sandbox only the listed origins and the proxy's own may POST: with neither, every page is refused.
+    if (!mode && (config.allowedOrigins ?? []).length === 0 && !config.publicUrl) {
+      warnings.push(NO_PAGE_MAY_CALL);
       logger.warn(warnings.at(-1));
     }
     if (!mode && !config.dataKey) {

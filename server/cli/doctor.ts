@@ -7,7 +7,7 @@
  */
 import { checkBrCode, describeBrCodeProblem } from '../../src/shared/brcode.ts';
 import { ConfigError, TUNABLES, partnerConfig, readSettings } from '../config.ts';
-import { WEBHOOK_PATH } from '../routes/webhooks.ts';
+import { WEBHOOK_PATH, maskWebhookSecret } from '../routes/webhooks.ts';
 import type { ObservedAnswer, PartnerClient } from '../partner/client.ts';
 import { PartnerError } from '../partner/errors.ts';
 import { formatStatusCodes, statusMeaning, wordMeaning } from '../partner/status-codes.ts';
@@ -303,16 +303,19 @@ async function checkPayment(
  * its last path segment must be that secret (`.../webhooks/partner/$PIX_WEBHOOK_SECRET_PATH` with the
  * variable only in .env reaches the shell as `.../webhooks/partner/`); an empty last segment (a
  * trailing slash) never matches a route. The secret is never printed: segments equal to it, and a
- * wrong last segment (perhaps an old secret), are shown as `…`.
+ * wrong last segment (perhaps an old secret), are shown as `…`. Returns how to print a URL: the
+ * secret, and whatever follows the proxy's webhook path, as `…`.
  */
-export function checkWebhookUrl(url: string, env: Record<string, string | undefined>): void {
+export function checkWebhookUrl(url: string, env: Record<string, string | undefined>): (shown: string) => string {
   const { values, problems } = readSettings(env, ['PIX_WEBHOOK_SECRET_PATH']);
   if (problems.length > 0) throw new ConfigError(problems);
   const secret = values.PIX_WEBHOOK_SECRET_PATH;
   const parsed = new URL(url);
   const segments = parsed.pathname.split('/');
   const last = segments.at(-1) ?? '';
-  if (secret !== undefined && last === secret) return;
+  // What the command prints of a URL (the partner's echo too): the secret path as `…`, as the guide shows it.
+  const mask = (shown: string) => maskWebhookSecret(secret === undefined ? shown : shown.split(secret).join('…'));
+  if (secret !== undefined && last === secret) return mask;
   // With a secret configured, a wrong last segment is not shown either: it may be an old or mistyped secret.
   const hidden = (segment: string, at: number) => secret !== undefined && (segment === secret || (at === segments.length - 1 && segment !== ''));
   const shown = `${parsed.origin}${segments.map((segment, at) => (hidden(segment, at) ? '…' : segment)).join('/')}`;
@@ -329,6 +332,7 @@ export function checkWebhookUrl(url: string, env: Record<string, string | undefi
     throw new UsageError(
       `--webhook-url ${shown}: ${found}. The proxy would answer 404 to every notification; use ${WEBHOOK_URL_SHAPE.replace('/<PIX_WEBHOOK_SECRET_PATH>', '')}.`,
     );
+  return mask;
 }
 
 /** Where the proxy takes the partner's notifications (routes/webhooks.ts, under the API's base path). */

@@ -81,6 +81,7 @@ The proxy's store (PIX_DATA_DIR):
   disputes resolve <ref>     close one, once checked with the partner (--note "what you found")
   data export --document d   everything held about a CPF/CNPJ, as JSON (a data subject's request)
   data erase --document d    erase that person's personal data; amounts and states stay
+    [--dry-run]              list what it would erase, and erase nothing
   data purge                 run the retention purge once (PIX_RETENTION_DAYS; the proxy runs it hourly)
 
 Options for every command:

@@ -13,7 +13,8 @@ export const HELP = `Usage: pix-checkout webhook set <url> [--format old|new] [-
 
 set: registers <url> as the notification URL (spec 4.8). --format chooses the payload format
 (notify_type): old or new; without it no notify_type is sent and the service keeps its default.
-Any 2xx answer is success, with a body or none.
+Any 2xx answer is success, with a body or none. The URL is printed with its secret path
+(PIX_WEBHOOK_SECRET_PATH, and whatever follows /webhooks/partner/) shown as "…", --json included.
 
 received: the partner's notifications the proxy stored but could not act on, from its store in
 PIX_DATA_DIR (default .data), newest first: those it could not read (unreadable, invalid, or
@@ -36,11 +37,13 @@ export async function webhookCommand(rest: string[], io: CliIo): Promise<void> {
     { notification_url: url, ...(format ? { notify_type: NOTIFY_TYPE[format] } : {}) },
     { notification_url: '<url>' },
   );
-  checkWebhookUrl(url, io.env);
+  const mask = checkWebhookUrl(url, io.env);
   const result = await (await client(partnerConfig(io.env), io.env)).setNotificationUrl(request);
   const formatName = result.notifyType === NOTIFY_TYPE.new ? 'new' : result.notifyType === NOTIFY_TYPE.old ? 'old' : "the service's default";
-  return print(io, values.json === true, { notification_url: result.notificationUrl, notify_type: result.notifyType, confirmed_by_answer: result.confirmed }, [
-    ['notification url', result.notificationUrl],
+  // Output gets pasted: the secret path is shown as `…` (the URL registered is the one given).
+  const shown = mask(result.notificationUrl);
+  return print(io, values.json === true, { notification_url: shown, notify_type: result.notifyType, confirmed_by_answer: result.confirmed }, [
+    ['notification url', shown],
     ['format', formatName],
     ['answer', result.confirmed ? 'the service echoed the URL' : 'accepted (2xx) without echoing it'],
   ]);

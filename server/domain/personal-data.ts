@@ -12,6 +12,7 @@
 import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto';
 import { normalizeDocument } from '../../src/shared/document.ts';
 import type { Logger } from '../log.ts';
+import { storedStatusMeaning } from '../partner/wire.ts';
 import type { CheckoutRecord, PaymentRecord, PayoutRecord, Store } from '../store/store.ts';
 import { ERASED_KEY, SEALED_PREFIX } from '../store/personal-data/sql.ts';
 import type { PurgeCounts } from '../store/personal-data/types.ts';
@@ -134,7 +135,18 @@ export interface PersonalDataExport {
     document: string | null;
     created_at: string;
     erased_at: string | null;
-    payments: { reference: string; value: number; partner_status: number; final: boolean; transaction_id: string; created_at: string; updated_at: string }[];
+    payments: {
+      reference: string;
+      value: number;
+      /** The partner's status as stored, in the proxy's numbering (1, 2, 3: PARTNER_STATUS). */
+      partner_status: number;
+      /** What it means: `pending`, `approved`, `canceled`, or `unknown` for another number. */
+      partner_status_meaning: ReturnType<typeof storedStatusMeaning>;
+      final: boolean;
+      transaction_id: string;
+      created_at: string;
+      updated_at: string;
+    }[];
   }[];
   payouts: {
     transfer_id: string;
@@ -150,6 +162,16 @@ export interface PersonalDataExport {
     updated_at: string;
     erased_at: string | null;
   }[];
+}
+
+/** What an erase would do (`data erase --dry-run`): the records whose personal fields it would clear, and those it would leave. */
+export interface ErasurePlan {
+  /** Checkouts whose name and document would be erased. */
+  checkouts: { checkout_id: string; order_id: string; created_at: string }[];
+  /** Payouts and refunds whose Pix key (and document) would be erased. */
+  payouts: { transfer_id: string; kind: 'payout' | 'refund'; state: string; created_at: string }[];
+  /** Payouts being sent this moment: erase leaves them as they are. */
+  in_flight: { transfer_id: string; kind: 'payout' | 'refund' }[];
 }
 
 /** What an erase did. */
@@ -285,6 +307,7 @@ export class PersonalData {
           reference: p.reference,
           value: p.valueCents / 100,
           partner_status: p.partnerStatus,
+          partner_status_meaning: storedStatusMeaning(p.partnerStatus),
           final: p.final,
           transaction_id: p.transactionId,
           created_at: iso(p.createdAt)!,
@@ -315,14 +338,34 @@ export class PersonalData {
    * is (its document is forgotten as the partner answers).
    */
   async erase(document: string): Promise<ErasureReport> {
-    const found = await this.find(document);
-    const inFlight = found.payouts.filter((p) => p.state === 'sending');
+    const { checkouts, payouts, inFlight } = await this.select(document);
     const erased = await this.options.store.personalData.erase(
-      found.checkouts.filter((c) => c.personalDataErasedAt == null).map((c) => c.id),
-      found.payouts.filter((p) => p.state !== 'sending' && p.personalDataErasedAt == null).map((p) => p.id),
+      checkouts.map((c) => c.id),
+      payouts.map((p) => p.id),
       this.options.now(),
     );
     return { ...erased, inFlight: inFlight.length };
+  }
+
+  /** What erase(document) would erase now, erasing nothing (`data erase --dry-run`). */
+  async planErase(document: string): Promise<ErasurePlan> {
+    const { checkouts, payouts, inFlight } = await this.select(document);
+    const kind = (p: PayoutRecord) => (p.checkoutId ? ('refund' as const) : ('payout' as const));
+    return {
+      checkouts: checkouts.map((c) => ({ checkout_id: c.id, order_id: c.orderId, created_at: iso(c.createdAt)! })),
+      payouts: payouts.map((p) => ({ transfer_id: p.id, kind: kind(p), state: p.state, created_at: iso(p.createdAt)! })),
+      in_flight: inFlight.map((p) => ({ transfer_id: p.id, kind: kind(p) })),
+    };
+  }
+
+  /** The records erase clears (not erased yet), and the payouts it leaves because they are being sent: one rule for erase and its dry run. */
+  private async select(document: string) {
+    const found = await this.find(document);
+    return {
+      checkouts: found.checkouts.filter((c) => c.personalDataErasedAt == null),
+      payouts: found.payouts.filter((p) => p.state !== 'sending' && p.personalDataErasedAt == null),
+      inFlight: found.payouts.filter((p) => p.state === 'sending'),
+    };
   }
 
   private find(document: string) {

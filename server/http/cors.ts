@@ -48,6 +48,18 @@ export function sameOriginOrAllowed(allowed: OriginCheck, ownOrigin: string | un
   return async (c: Context, next) => {
     const origin = c.req.header('origin');
     if (origin === undefined || allowed(origin) || origin === ownOrigin) return next();
-    throw new HttpError(403, 'forbidden', 'This origin may not call the payment API (PIX_ALLOWED_ORIGINS).');
+    throw new HttpError(403, 'forbidden', refusedOrigin(origin));
   };
+}
+
+/**
+ * The 403's message: the origin refused (the page's own, as its browser sent it; cut short, never a
+ * secret) and the two settings that would let it in. The widget logs it in the page's console.
+ */
+export function refusedOrigin(origin: string): string {
+  const named = origin.length > 200 ? `${origin.slice(0, 200)}…` : origin;
+  return (
+    `The origin ${JSON.stringify(named)} may not call the payment API: list it in PIX_ALLOWED_ORIGINS, ` +
+    "or set PIX_PUBLIC_URL to the proxy's public URL when the page is on the proxy's own origin (a mounted proxy: your site's)."
+  );
 }

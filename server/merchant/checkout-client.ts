@@ -14,6 +14,7 @@ import { CheckoutView, type CreateCheckoutRequest, type CreateRefundRequest, typ
 import { ErrorBody, issuesToFields } from '../../src/shared/errors.ts';
 import { IDEMPOTENCY_HEADER, IdempotencyKey, PAYOUT_PATHS, TransferList, TransferView, type TransferStatus } from '../../src/shared/payouts.ts';
 import { CHECKOUT_PATHS, fillPath } from '../../src/shared/wire.ts';
+import { requireSet } from './not-set.ts';
 
 /** What a checkout's creation takes (the proxy normalises it: trims, upper-cases a CNPJ's letters). */
 export type CreateCheckoutInput = z.input<typeof CreateCheckoutRequest>;
@@ -140,6 +141,9 @@ interface Call<T> {
  * ```
  */
 export function createCheckoutClient(options: CheckoutClientOptions): CheckoutClient {
+  requireSet(options, 'createCheckoutClient', 'options', { what: '{ url, apiKey }' });
+  requireSet(options.url, 'createCheckoutClient', 'url', { what: "the proxy's API base, e.g. https://pay.shop.example/api" });
+  requireSet(options.apiKey, 'createCheckoutClient', 'apiKey', { env: 'PIX_API_KEY', what: "the proxy's API key" });
   const base = parseBase(options.url);
   // Checked here, not by fetch: its error for a bad header value quotes the value, the key.
   if (typeof options.apiKey !== 'string' || !/^[\x21-\x7e]+$/.test(options.apiKey)) {

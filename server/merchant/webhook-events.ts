@@ -8,7 +8,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { OutcomeEvent } from '../../src/shared/contract.ts';
 import { issuesToFields } from '../../src/shared/errors.ts';
-import { DEFAULT_TOLERANCE_SECONDS, SIGNATURE_HEADER, verifyWebhookSignature } from '../domain/signature.ts';
+import { DEFAULT_TOLERANCE_SECONDS, SIGNATURE_HEADER, verifyWebhookSignature as verifySignature, type VerifyOptions } from '../domain/signature.ts';
+import { notSetError, requireSet, type OptionSource } from './not-set.ts';
 
 export type WebhookVerificationErrorCode = 'missing_signature' | 'invalid_signature' | 'timestamp_out_of_window' | 'invalid_payload';
 
@@ -45,6 +46,9 @@ export type WebhookHeaders = Headers | Record<string, string | string[] | undefi
  */
 export function constructEvent(rawBody: string | Buffer, headers: WebhookHeaders, secret: string, options: ConstructEventOptions = {}): OutcomeEvent {
   requireSecret(secret, 'constructEvent');
+  // An empty body is a body (a delivery to refuse, not a set-up fault): only undefined or null is not set.
+  if (rawBody === undefined || rawBody === null) throw notSetError('constructEvent', 'rawBody', { what: "the request's raw body, a string or a Buffer" });
+  requireSet(headers, 'constructEvent', 'headers', { what: "the request's headers" });
   if (typeof rawBody !== 'string' && !Buffer.isBuffer(rawBody)) {
     throw new TypeError('constructEvent: rawBody must be the raw body as a string or a Buffer (was a body parser run first?)');
   }
@@ -56,7 +60,7 @@ export function constructEvent(rawBody: string | Buffer, headers: WebhookHeaders
   if (timestamp === null) throw new WebhookVerificationError('invalid_signature', `The ${SIGNATURE_HEADER} header is not t=<seconds>,v1=<hex>.`);
   // The HMAC first, judged at the signature's own time (so the window cannot hide a forgery): a
   // timestamp out of window is then said only of a delivery the secret really signed.
-  if (!verifyWebhookSignature(rawBody, header, secret, { now: timestamp * 1000, toleranceSeconds: 0 })) {
+  if (!verifySignature(rawBody, header, secret, { now: timestamp * 1000, toleranceSeconds: 0 })) {
     throw new WebhookVerificationError('invalid_signature', 'The signature does not match this body and secret (a changed body, or another secret).');
   }
   const tolerance = options.toleranceSeconds ?? DEFAULT_TOLERANCE_SECONDS;
@@ -80,6 +84,16 @@ export function constructEvent(rawBody: string | Buffer, headers: WebhookHeaders
     throw new WebhookVerificationError('invalid_payload', `The body is not an outcome event: ${fields.slice(0, 5).join('; ')}.`);
   }
   return event.data;
+}
+
+/**
+ * True when `header` (the Pix-Checkout-Signature value) signs `rawBody` with `secret` within the
+ * tolerance (domain/signature.ts, what the proxy signs with). A secret not set is a TypeError, not
+ * `false` for every delivery; a malformed header is `false`.
+ */
+export function verifyWebhookSignature(rawBody: string | Buffer, header: string | null | undefined, secret: string, options: VerifyOptions = {}): boolean {
+  requireSecret(secret, 'verifyWebhookSignature');
+  return verifySignature(rawBody, header, secret, options);
 }
 
 /** What to do with a verified event; throw (or reject) to have the proxy send it again later. */
@@ -128,6 +142,7 @@ const refusal = (status: number, code: string, message: string, headers?: Record
  */
 export function webhookHandler(secret: string, onEvent: OutcomeEventHandler, options: WebhookHandlerOptions = {}): NodeWebhookHandler {
   requireSecret(secret, 'webhookHandler');
+  requireHandler(onEvent, 'webhookHandler');
   const limit = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   return (req, res, next) => {
     if (req.method !== 'POST') {
@@ -157,6 +172,7 @@ export function webhookFetchHandler(
   options: WebhookHandlerOptions = {},
 ): (request: Request) => Promise<Response> {
   requireSecret(secret, 'webhookFetchHandler');
+  requireHandler(onEvent, 'webhookFetchHandler');
   const limit = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   return async (request) => {
     if (request.method !== 'POST') return respond(refusal(405, 'method_not_allowed', 'The webhook takes POST only.', { allow: 'POST' }));
@@ -276,9 +292,18 @@ function report(options: WebhookHandlerOptions, error: unknown, event: OutcomeEv
   }
 }
 
+const WEBHOOK_SECRET: OptionSource = { env: 'PIX_MERCHANT_WEBHOOK_SECRET', what: "the proxy's merchant webhook secret" };
+
 function requireSecret(secret: string, where: string): void {
   // An empty secret would refuse every delivery as invalid_signature: a configuration error, said once.
-  if (typeof secret !== 'string' || secret === '') throw new TypeError(`${where}: secret must be the proxy's PIX_MERCHANT_WEBHOOK_SECRET`);
+  requireSet(secret, where, 'secret', WEBHOOK_SECRET);
+  if (typeof secret !== 'string') throw new TypeError(`${where}: secret must be the proxy's PIX_MERCHANT_WEBHOOK_SECRET, a string`);
+}
+
+/** What a handler is given each verified event: a function, said at set-up rather than at the first delivery. */
+function requireHandler(onEvent: OutcomeEventHandler, where: string): void {
+  requireSet(onEvent, where, 'onEvent', { what: 'the function given each verified event' });
+  if (typeof onEvent !== 'function') throw new TypeError(`${where}: onEvent must be a function, given each verified event`);
 }
 
 /** A header's value, whatever its case; repeats joined as node:http joins them. */

@@ -35,6 +35,15 @@ export const PARTNER_MAX_BODY_BYTES = 64 * 1024;
 export const PARTNER_STATUS = { pending: 1, approved: 2, canceled: 3 } as const;
 export type PartnerStatusCode = (typeof PARTNER_STATUS)[keyof typeof PARTNER_STATUS];
 
+/**
+ * What a stored status means: the store keeps the partner's status in this numbering (the partner's
+ * own code translated by PIX_STATUS_CODES, domain/payments/reads.ts); `unknown` for any other number.
+ */
+export function storedStatusMeaning(status: number): keyof typeof PARTNER_STATUS | 'unknown' {
+  for (const [meaning, code] of Object.entries(PARTNER_STATUS)) if (code === status) return meaning as keyof typeof PARTNER_STATUS;
+  return 'unknown';
+}
+
 /** Approved and canceled never change again (spec 3): a payment or transfer in one is settled. */
 export const isFinalPartnerStatus = (status: number): boolean => status === PARTNER_STATUS.approved || status === PARTNER_STATUS.canceled;
 

@@ -16,6 +16,7 @@ import { html, nothing, type CSSResult } from 'lit';
 import { loadLocale } from '../../src/locales/index.ts';
 import { PixCheckout } from '../../src/pix-checkout.ts';
 import { PaymentView, type CheckoutView } from '../../src/shared/contract.ts';
+import { requireSet } from '../merchant/not-set.ts';
 import { minifyCss } from './css.ts';
 
 export interface RenderPixCheckoutOptions {
@@ -74,6 +75,8 @@ const header = (headers: RequestHeaders, name: string) => {
  * Put the widget's script on the page as for any `<pix-checkout>` (`<script type="module" src=".../pix-checkout.js">`).
  */
 export async function renderPixCheckout(checkout: RenderableCheckout, options: RenderPixCheckoutOptions): Promise<string> {
+  requireSet(checkout, 'renderPixCheckout', 'checkout', { what: 'the CheckoutView your server created (issue_payment: true) or retrieved' });
+  requireSet(options?.endpoint, 'renderPixCheckout', 'endpoint', { what: "the proxy's browser API as the page reaches it, e.g. /api" });
   const locale = options.locale ?? 'pt-BR';
   // English and Spanish texts are modules of their own: loaded once, then at hand for every render.
   await loadLocale(locale);

@@ -187,6 +187,30 @@ describe('checkout mode: the merchant server decides the amount', () => {
     expect(part(el, 'retry-button')).to.exist;
   });
 
+  it("a payment the proxy refuses (403 forbidden): the error screen, and one console line with the proxy's code and message", async () => {
+    const message =
+      'The origin "https://shop.example" may not call the payment API: list it in PIX_ALLOWED_ORIGINS, or set PIX_PUBLIC_URL to the proxy\'s public URL.';
+    // What a proxy answers a page whose origin is neither allowed nor its own (server/http/cors.ts).
+    const refusing: typeof fetch = () =>
+      Promise.resolve(
+        new Response(JSON.stringify({ error: { code: 'forbidden', message } }), { status: 403, headers: { 'content-type': 'application/json' } }),
+      );
+    const logged: unknown[][] = [];
+    const original = console.error;
+    console.error = (...args: unknown[]) => void logged.push(args);
+    try {
+      const { checkout_id } = await createCheckout(5);
+      const el = await createElement({ checkout: checkout_id, env: { clock: new FakeClock(), fetch: refusing } });
+      const { detail } = await oneEvent(el, 'pix-error');
+      expect(detail).to.deep.include({ code: 'forbidden', fatal: true });
+      await screenIs(el, 'error');
+    } finally {
+      console.error = original;
+    }
+    const ours = logged.filter((args) => String(args[0]).startsWith('pix-checkout:'));
+    expect(ours).to.deep.equal([[`pix-checkout: forbidden: ${message}`]]);
+  });
+
   it('setting an amount on a checkout-mode widget changes neither the value shown nor what is requested', async () => {
     const { checkout_id } = await createCheckout(25);
     const requests = sentRequests();

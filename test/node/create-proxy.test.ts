@@ -13,6 +13,7 @@ import { after, before, describe, test } from 'node:test';
 import { getRequestListener } from '@hono/node-server';
 import { PaymentView } from '../../src/shared/contract.ts';
 import { SANDBOX_DEFAULTS, proxyConfig } from '../../server/config.ts';
+import { createApp } from '../../server/app.ts';
 import { closeServer } from '../../server/http/close-server.ts';
 import { createLogger } from '../../server/log.ts';
 import { createProxy, type MountedProxy } from '../../server/proxy.ts';
@@ -104,6 +105,75 @@ describe('createProxy mounted in node:http', () => {
     }
   });
 
+  test('outside the sandbox with neither PIX_ALLOWED_ORIGINS nor PIX_PUBLIC_URL: said at start and in /ready, and the 403 names the origin and both', async () => {
+    const sandbox: RunningSandbox = await startSandbox();
+    const caFile = join(dir, 'no-origins-ca.pem');
+    writeFileSync(caFile, sandbox.ca);
+    const production = {
+      PIX_BASE_URL: sandbox.url,
+      PIX_CA_FILE: caFile,
+      PIX_EMAIL: SANDBOX_DEFAULTS.email,
+      PIX_ACCESS_KEY: SANDBOX_DEFAULTS.accessKey,
+      PIX_USER_AGENT: SANDBOX_DEFAULTS.userAgent,
+      PIX_API_KEY: 'k'.repeat(40),
+      PIX_OPEN_AMOUNT: 'true',
+      PIX_WEBHOOK_SECRET_PATH: 's'.repeat(32),
+      PIX_DATA_KEY: Buffer.alloc(32, 7).toString('base64'),
+    };
+    // The shop's own page, on https://shop.example (its TLS in front of this server), creating a payment.
+    const shopOrigin = 'https://shop.example';
+    const ownPagePost = (url: string) =>
+      fetch(`${url}/api/payments`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', origin: shopOrigin },
+        body: JSON.stringify({ value: 15.5 }),
+      });
+    try {
+      const warned: string[] = [];
+      const proxy = await createProxy(
+        proxyConfig({ ...production, PIX_DATA_DIR: join(dir, 'no-origins') }),
+        createLogger({ level: 'warn', destination: { write: (line: string) => void warned.push(line) } }),
+      );
+      const { server, url } = await mount(proxy);
+      try {
+        const lines = warned.map((line) => (JSON.parse(line) as { msg: string }).msg).filter((msg) => msg.startsWith('no page may call'));
+        assert.equal(lines.length, 1, `one start line: ${JSON.stringify(warned)}`);
+        const [said] = lines;
+        assert.ok(said!.includes('PIX_ALLOWED_ORIGINS') && said!.includes('PIX_PUBLIC_URL'), said);
+        const ready = (await (await proxy.app.request('/ready')).json()) as { status: string; warnings?: string[] };
+        assert.deepEqual([ready.status, ready.warnings], ['ready', [said]], 'the only warning: the others are set');
+        const refused = await ownPagePost(url);
+        assert.equal(refused.status, 403);
+        const { error } = (await refused.json()) as { error: { code: string; message: string } };
+        assert.equal(error.code, 'forbidden');
+        for (const part of [`"${shopOrigin}"`, 'PIX_ALLOWED_ORIGINS', 'PIX_PUBLIC_URL'])
+          assert.ok(error.message.includes(part), `${error.message} names ${part}`);
+      } finally {
+        proxy.endStreams();
+        await closeServer(server);
+        await proxy.close();
+      }
+      // PIX_PUBLIC_URL set to the shop's URL: no warning, and its page may create a payment.
+      warned.length = 0;
+      const fixed = await createProxy(
+        proxyConfig({ ...production, PIX_PUBLIC_URL: shopOrigin, PIX_DATA_DIR: join(dir, 'public-url') }),
+        createLogger({ level: 'warn', destination: { write: (line: string) => void warned.push(line) } }),
+      );
+      const mounted = await mount(fixed);
+      try {
+        assert.deepEqual(warned, []);
+        assert.equal(((await (await fixed.app.request('/ready')).json()) as { warnings?: string[] }).warnings, undefined);
+        assert.equal((await ownPagePost(mounted.url)).status, 201);
+      } finally {
+        fixed.endStreams();
+        await closeServer(mounted.server);
+        await fixed.close();
+      }
+    } finally {
+      await sandbox.close();
+    }
+  });
+
   test('with nothing configured: an in-process sandbox, and a payment paid there is read as paid', async () => {
     const proxy = await createProxy(proxyConfig({ PIX_OPEN_AMOUNT: 'true', PIX_STALE_AFTER_MS: '0', PIX_DATA_DIR: join(dir, 'sandbox') }), silent);
     const { server, url } = await mount(proxy);
@@ -157,4 +227,13 @@ describe('createProxy mounted in node:http', () => {
       await proxy.close();
     }
   });
+});
+
+test('createApp (the lower level of mounting): a part not set says so by name', () => {
+  const store = {} as MountedProxy['store'];
+  const partner = {} as MountedProxy['partner'];
+  const unset = undefined as unknown as typeof store;
+  assert.throws(() => createApp({ partner, store: unset }), /^TypeError: createApp: store is not set \(/);
+  assert.throws(() => createApp({ partner: undefined as unknown as typeof partner, store }), /^TypeError: createApp: partner is not set \(/);
+  assert.throws(() => createApp(undefined as unknown as Parameters<typeof createApp>[0]), /^TypeError: createApp: deps is not set \(/);
 });

@@ -14,7 +14,7 @@ import { paymentOutcome } from '../../../server/domain/outcomes.ts';
 import { PersonalDataCipher, sealedCustomer } from '../../../server/domain/personal-data.ts';
 import { PARTNER_STATUS } from '../../../server/partner/wire.ts';
 import { openStore } from '../../../server/store/open.ts';
-import { checkoutRecord, paymentRecord } from '../../support/records.ts';
+import { checkoutRecord, paymentRecord, payoutRecord } from '../../support/records.ts';
 import { startPostgres, type RunningPostgres } from '../../support/postgres.ts';
 
 const KEY = Buffer.alloc(32, 3).toString('hex');
@@ -73,8 +73,91 @@ async function seed(env: Record<string, string>): Promise<void> {
   }
 }
 
+/** Beside seed(): Bruno's payment in a status of no known meaning, and two payouts to Ana's CPF key (one refused up front, one being sent now). */
+async function seedPayouts(env: Record<string, string>): Promise<void> {
+  const store = await openStore({ dataDir: env.PIX_DATA_DIR!, databaseUrl: env.PIX_DATABASE_URL, cacheSize: 0 });
+  try {
+    await store.attachPayment(
+      'co_BRUNOAAAAAAAAAAAAAAAAAA',
+      paymentRecord('pay-bruno', Date.now(), { checkoutId: 'co_BRUNOAAAAAAAAAAAAAAAAAA', partnerStatus: 9 }),
+      0,
+      null,
+    );
+    const toAna = { kind: 'customer' as const, pixKey: ANA, pixKeyType: 'CPF', customerDocument: ANA };
+    await store.payouts.create(
+      payoutRecord({ id: REFUSED_PAYOUT, idempotencyKey: 'key-refused', transactionId: 'ptx-refused', state: 'refused', ...toAna }),
+      PARTNER_STATUS.approved,
+    );
+    await store.payouts.create(
+      payoutRecord({ id: SENDING_PAYOUT, idempotencyKey: 'key-sending', transactionId: 'ptx-sending', state: 'sending', ...toAna }),
+      PARTNER_STATUS.approved,
+    );
+  } finally {
+    await store.close();
+  }
+}
+const REFUSED_PAYOUT = `tr_${'R'.repeat(24)}`;
+const SENDING_PAYOUT = `tr_${'S'.repeat(24)}`;
+
 for (const kind of kinds) {
   describe(`cli: data (${kind.name})`, () => {
+    test("export gives each payment's status meaning beside its number; erase --dry-run lists what erase would erase and erases nothing", async () => {
+      const env = { ...(await kind.env()), PIX_DATA_KEY: KEY };
+      await seed(env);
+      await seedPayouts(env);
+      type Exported = {
+        checkouts: { name: string | null; payments: { reference: string; partner_status: number; partner_status_meaning: string }[] }[];
+        payouts: { transfer_id: string; pix_key: string }[];
+      };
+      const exportOf = async (document: string) => JSON.parse((await cli(['export', '--document', document], env)).out) as Exported;
+      const meanings = (data: Exported) => data.checkouts.flatMap((c) => c.payments.map((p) => [p.reference, p.partner_status, p.partner_status_meaning]));
+      assert.deepEqual(meanings(await exportOf(ANA)), [['pay-ana', 2, 'approved']]);
+      assert.deepEqual(meanings(await exportOf(BRUNO)), [['pay-bruno', 9, 'unknown']]);
+
+      const plan = await cli(['erase', '--document', ANA, '--dry-run', '--json'], env);
+      assert.equal(plan.code, 0, plan.err);
+      assert.deepEqual(JSON.parse(plan.out), {
+        document: '***.982.247-**',
+        dry_run: true,
+        would_erase: {
+          checkouts: [{ checkout_id: 'co_ANAAAAAAAAAAAAAAAAAAAAAA', order_id: 'order-ana', created_at: new Date(1_000).toISOString() }],
+          payouts: [{ transfer_id: REFUSED_PAYOUT, kind: 'payout', state: 'refused', created_at: new Date(1_000).toISOString() }],
+        },
+        in_flight: [{ transfer_id: SENDING_PAYOUT, kind: 'payout' }],
+      });
+      const text = await cli(['erase', '--document', ANA_PRINTED, '--dry-run'], env);
+      assert.equal(text.code, 0, text.err);
+      assert.match(
+        text.out,
+        /^Would erase the personal data of \*\*\*\.982\.247-\*\* \(--dry-run: nothing erased\): 1 checkout\(s\) and 1 payout\(s\) or refund\(s\)\.$/m,
+      );
+      assert.match(text.out, /^ {2}checkout co_ANAAAAAAAAAAAAAAAAAAAAAA {2}order order-ana .*: name and document$/m);
+      assert.match(text.out, new RegExp(`^ {2}payout ${REFUSED_PAYOUT} {2}refused .*: Pix key$`, 'm'));
+      assert.match(text.out, new RegExp(`^ {2}payout ${SENDING_PAYOUT}: being sent now, left as it is$`, 'm'));
+      assert.equal(
+        [ANA, ANA_PRINTED, 'Ana Lima'].some((value) => `${plan.out}${text.out}`.includes(value)),
+        false,
+        'no personal value printed',
+      );
+
+      // Nothing was erased: the export still opens her name and her key.
+      const still = await exportOf(ANA);
+      assert.deepEqual(
+        [still.checkouts.map((c) => c.name), still.payouts.map((p) => [p.transfer_id, p.pix_key])],
+        [
+          ['Ana Lima'],
+          [
+            [REFUSED_PAYOUT, ANA],
+            [SENDING_PAYOUT, ANA],
+          ],
+        ],
+      );
+      // The erase then does what the dry run listed.
+      const erased = JSON.parse((await cli(['erase', '--document', ANA, '--json'], env)).out) as unknown;
+      assert.deepEqual(erased, { document: '***.982.247-**', erased: { checkouts: 1, payouts: 1 }, in_flight: 1 });
+      assert.equal((await cli(['export', '--document', ANA, '--dry-run'], env)).code, 2, '--dry-run goes with erase only');
+    });
+
     test('export prints everything held about the document, opened; erase clears it and keeps the money; export then finds nothing', async () => {
       const env = { ...(await kind.env()), PIX_DATA_KEY: KEY };
       await seed(env);

@@ -174,6 +174,22 @@ describe('pix-checkout doctor', () => {
       assert.equal(registered(), url);
     });
 
+    test('webhook set prints the URL with its secret path as … (text and --json), and registers it whole', async () => {
+      const url = `https://shop.example/api/webhooks/partner/${SECRET}`;
+      const text = await run(['webhook', 'set', url, '--format', 'new']);
+      assert.equal(text.code, 0, text.err);
+      assert.match(text.out, /^notification url\s+https:\/\/shop\.example\/api\/webhooks\/partner\/…$/m);
+      assert.equal(registered(), url, 'the URL registered is the one given');
+      const json = await run(['webhook', 'set', url, '--json']);
+      assert.equal(json.code, 0, json.err);
+      assert.equal((JSON.parse(json.out) as { notification_url: string }).notification_url, 'https://shop.example/api/webhooks/partner/…');
+      // Without PIX_WEBHOOK_SECRET_PATH in this environment (only in the proxy's), what follows the webhook path is masked all the same.
+      const unset = await run(['webhook', 'set', url], { PIX_WEBHOOK_SECRET_PATH: undefined });
+      assert.equal(unset.code, 0, unset.err);
+      assert.match(unset.out, /partner\/…$/m);
+      assert.equal(`${text.out}${text.err}${json.out}${json.err}${unset.out}${unset.err}`.includes(SECRET), false, 'the secret printed');
+    });
+
     test('without a secret path configured, refuses only an empty last segment', async () => {
       const empty = await run(['doctor', '--webhook-url', 'https://shop.example/api/webhooks/partner/'], { PIX_WEBHOOK_SECRET_PATH: undefined });
       assert.equal(empty.code, 2);

@@ -186,6 +186,40 @@ describe('the error class', () => {
     assert.throws(() => createCheckoutClient({ url: 'http://user:pw@127.0.0.1/api', apiKey: 'k' }), /credentials/);
     await assert.rejects(client.transfers.create({ value: 1, pix_key: ANA.email }, { idempotencyKey: 'with space' }), TypeError);
   });
+
+  test('missing is missing: an option not set says so, naming the variable, not a format', () => {
+    // The merchant's server did not load .env: `process.env.PIX_API_KEY` is undefined.
+    const env: Record<string, string | undefined> = {};
+    const said = (run: () => unknown) => {
+      try {
+        run();
+      } catch (error) {
+        assert.ok(error instanceof TypeError, 'a TypeError');
+        return error.message;
+      }
+      assert.fail('no error');
+    };
+    const apiKey = said(() => createCheckoutClient({ url: stack.apiUrl, apiKey: env.PIX_API_KEY! }));
+    assert.match(apiKey, /^createCheckoutClient: apiKey is not set \(PIX_API_KEY, .*node --env-file=\.env\)$/);
+    assert.equal(
+      said(() => createCheckoutClient({ url: stack.apiUrl, apiKey: '' })),
+      apiKey,
+      'an empty PIX_API_KEY= line is not set either',
+    );
+    assert.match(
+      said(() => createCheckoutClient({ url: env.PIX_PROXY_URL!, apiKey: stack.apiKey })),
+      /^createCheckoutClient: url is not set \(/,
+    );
+    assert.match(
+      said(() => createCheckoutClient(undefined as unknown as { url: string; apiKey: string })),
+      /^createCheckoutClient: options is not set/,
+    );
+    // A key that is set but malformed is still judged for its format.
+    assert.match(
+      said(() => createCheckoutClient({ url: stack.apiUrl, apiKey: 'two words' })),
+      /apiKey must be the proxy API key/,
+    );
+  });
 });
 
 describe('transfers', () => {

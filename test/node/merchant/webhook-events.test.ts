@@ -16,6 +16,7 @@ import { createLogger } from '../../../server/log.ts';
 import {
   WebhookVerificationError,
   constructEvent,
+  verifyWebhookSignature,
   webhookFetchHandler,
   webhookHandler,
   type NodeWebhookHandler,
@@ -151,6 +152,32 @@ describe('constructEvent', () => {
   test('misuse is a TypeError: an empty secret, a parsed body', () => {
     assert.throws(() => constructEvent(body, signed(body), ''), TypeError);
     assert.throws(() => constructEvent(paid as unknown as string, signed(body), SECRET), /raw body/);
+  });
+
+  test('missing is missing: a secret, body, headers or handler not set says so, naming the variable', () => {
+    // The merchant's server did not load .env: `process.env.PIX_MERCHANT_WEBHOOK_SECRET` is undefined.
+    const env: Record<string, string | undefined> = {};
+    const unset = env.PIX_MERCHANT_WEBHOOK_SECRET!;
+    const secret = /: secret is not set \(PIX_MERCHANT_WEBHOOK_SECRET, .*node --env-file=\.env\)$/;
+    const onEvent = () => {};
+    for (const [where, run] of [
+      ['constructEvent', () => constructEvent(body, signed(body), unset)],
+      ['webhookHandler', () => webhookHandler(unset, onEvent)],
+      ['webhookFetchHandler', () => webhookFetchHandler(unset, onEvent)],
+      ['verifyWebhookSignature', () => verifyWebhookSignature(body, signed(body)['pix-checkout-signature'], unset, { now: NOW })],
+    ] as const) {
+      assert.throws(run, (error: Error) => error instanceof TypeError && error.message.startsWith(`${where}: `) && secret.test(error.message), where);
+    }
+    assert.throws(() => constructEvent(body, signed(body), ''), secret, 'an empty line is not set either');
+    assert.throws(() => constructEvent(undefined as unknown as string, signed(body), SECRET), /^TypeError: constructEvent: rawBody is not set \(/);
+    assert.throws(() => constructEvent(body, undefined as unknown as Headers, SECRET), /^TypeError: constructEvent: headers is not set \(/);
+    assert.throws(() => webhookHandler(SECRET, undefined as unknown as typeof onEvent), /^TypeError: webhookHandler: onEvent is not set \(/);
+    assert.throws(() => webhookFetchHandler(SECRET, undefined as unknown as typeof onEvent), /^TypeError: webhookFetchHandler: onEvent is not set \(/);
+    // An empty body is a delivery to refuse, not an option not set.
+    assert.equal(refusal(() => constructEvent('', signed(''), SECRET, { now: NOW })).code, 'invalid_payload');
+    // Set, the check answers as before.
+    assert.equal(verifyWebhookSignature(body, signed(body)['pix-checkout-signature'], SECRET, { now: NOW }), true);
+    assert.equal(verifyWebhookSignature(body, 'garbage', SECRET, { now: NOW }), false);
   });
 });
 

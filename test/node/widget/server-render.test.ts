@@ -192,6 +192,18 @@ describe('renderPixCheckout', () => {
     );
   });
 
+  test('missing is missing: a checkout or an endpoint not set says so', async () => {
+    await assert.rejects(
+      renderPixCheckout(undefined as unknown as typeof checkout, { endpoint: '/api' }),
+      (error: Error) => error instanceof TypeError && /^renderPixCheckout: checkout is not set \(/.test(error.message),
+    );
+    for (const options of [{}, undefined])
+      await assert.rejects(
+        renderPixCheckout(checkout, options as unknown as { endpoint: string }),
+        (error: Error) => error instanceof TypeError && /^renderPixCheckout: endpoint is not set \(/.test(error.message),
+      );
+  });
+
   test('refuses a payment that is not a payment view', async () => {
     await assert.rejects(renderPixCheckout({ ...checkout, payment: { reference: 'x' } as unknown as PaymentView }, { endpoint: '/api' }), TypeError);
   });
