@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 /**
  * The files that run the proxy outside this repository, checked against the code they configure: the
  * two package descriptions (scripts/packages/*.json) against the root package.json, and the Dockerfile,
@@ -52,7 +53,14 @@ describe('the two packages', () => {
       [],
     );
     assert.equal(root.private, true);
-    assert.match(root.scripts.prepack!, /exit 1/, '`npm pack` at the root refuses');
+    // npm runs prepack before `npm pack` (npm_command "pack") and before `npm run pack` ("run"): only the first refuses.
+    const prepack = (command: string) =>
+      spawnSync('/bin/sh', ['-c', root.scripts.prepack!], { env: { ...process.env, npm_command: command }, encoding: 'utf8' });
+    assert.equal(prepack('pack').status, 1, '`npm pack` at the root refuses');
+    assert.match(prepack('pack').stderr, /npm run pack makes the two packages/, 'and says what to run');
+    assert.equal(prepack('publish').status, 1, '`npm publish` at the root refuses');
+    assert.equal(prepack('run').status, 0, '`npm run pack` (npm 11) is not refused by its own pre script');
+    assert.equal(prepack('run-script').status, 0, '`npm run pack` (npm 10) is not refused by its own pre script');
   });
 });
 
