@@ -134,6 +134,7 @@ export function createServices(settings: AppSettings, parts: ServiceParts): Serv
     outcomes,
     numbering,
     health,
+    outage,
   });
   paceChanged.subscribe(() => payments.rescheduleWatches());
 
@@ -166,6 +167,7 @@ export function createServices(settings: AppSettings, parts: ServiceParts): Serv
     health,
     processor,
     tally: metrics.notification,
+    outage,
   });
 
   // A refund refreshes its checkout first (a payment paid but not yet heard of counts), and a checkout
@@ -239,6 +241,7 @@ export function createServices(settings: AppSettings, parts: ServiceParts): Serv
     partner,
     cacheMs: settings.readinessCacheMs ?? DEFAULTS.readinessCacheMs,
     deadlineMs: DEFAULTS.readinessDeadlineMs,
+    storeDeadlineMs: DEFAULTS.readinessStoreDeadlineMs,
     upstream: parts.upstream,
     warnings: parts.warnings,
     numbering,

@@ -241,8 +241,9 @@ export const SETTINGS = {
     for: 'proxy',
     kind: milliseconds(100, 600_000),
     default: 5000,
-    doc: 'with Postgres: the longest one statement may run (`statement_timeout`; a wait for a lock ends sooner, `lock_timeout` 3 s): past it the request answers `503 store_unavailable` and the log names the timeout, instead of hanging while a table is locked ([stalls](docs/guides/production.md#stopping-deploying-and-stalls))',
+    doc: "the store budget of one request: all its statements and waits together (a pooled connection, locks; Postgres `statement_timeout` and `lock_timeout`, SQLite's `busy_timeout`, derived from what is left), the partner's time aside; past it the request answers `503 store_unavailable` and the log names the cause, instead of hanging while a table is locked or the database is frozen. Outside requests (the loops), the longest one Postgres statement may run, a lock wait ending at 3 s ([stalls](docs/proxy.md#stalls-and-outages))",
     at: 'databaseStatementTimeoutMs',
+    app: true,
   },
   PORT: { for: 'proxy', kind: wholeNumber(0, 65535), default: 8787, doc: 'port to listen on (`serve --port` too)', at: 'port' },
   HOST: {
@@ -386,8 +387,8 @@ export const SETTINGS = {
   PIX_READY_CACHE_MS: {
     for: 'proxy',
     kind: milliseconds(0, 60_000),
-    default: 5000,
-    doc: 'how long `/ready` keeps its answer, so a load balancer probing often costs the partner nothing; `0` asks at every probe',
+    default: 1000,
+    doc: 'how long `/ready` keeps a ready answer, so a load balancer probing often costs little; never a failure, nor a ready answer once a store operation failed. Above 1 s, `/ready` may lag a frozen database by more than 2 s; `0` asks at every probe ([stalls](docs/proxy.md#stalls-and-outages))',
     at: 'readinessCacheMs',
     app: true,
   },

@@ -87,6 +87,11 @@ export const TUNABLES = {
   },
   /** `/ready` answers within this long, whatever hangs: a store or partner that has not answered by then is named as the cause. */
   readinessDeadlineMs: 2000,
+  /**
+   * The store's part of `/ready` (its ping, all statements together): with a ready answer kept at most
+   * PIX_READY_CACHE_MS (1 s), a frozen database shows as 503 within 2 s of the freeze.
+   */
+  readinessStoreDeadlineMs: 1000,
   /** After the grace period (PIX_SHUTDOWN_GRACE_MS), this long for closing the store before the process exits 1 anyway. */
   shutdown: { hardCutMarginMs: 2000 },
   /** The merchant server's API key in sandbox mode: a published test value, like the account. */

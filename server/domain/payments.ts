@@ -14,6 +14,7 @@
 import type { PaymentView } from '../../src/shared/contract.ts';
 import type { PartnerClient } from '../partner/client.ts';
 import type { PaymentRecord } from '../store/store.ts';
+import type { StoreOutage } from '../store/outage.ts';
 import { PaymentIssuer, type IssueInput } from './payments/issue.ts';
 import { PaymentReads, type PaymentReadsOptions, type Source } from './payments/reads.ts';
 import { PaymentViews } from './payments/view.ts';
@@ -26,6 +27,8 @@ export type { IssueInput } from './payments/issue.ts';
 export interface PaymentServiceOptions extends Omit<PaymentReadsOptions, 'finals'> {
   /** Seconds each QR code stays payable; sent to the partner and stored as `expires_at`. */
   expirationSeconds: number;
+  /** Where store failures of the watches (and unrecorded payments' recording) are told: one line per outage (store/outage.ts). */
+  outage?: StoreOutage | undefined;
 }
 
 export class PaymentService {
@@ -54,7 +57,7 @@ export class PaymentService {
       health: options.health,
       finals,
     });
-    this.watches = new PaymentWatches({ store, now, log, reads: this.reads, views: this.views, finals });
+    this.watches = new PaymentWatches({ store, now, log, reads: this.reads, views: this.views, finals, outage: options.outage });
   }
 
   /**

@@ -1,8 +1,11 @@
 /**
  * Every method of a store, its groups' included, with the driver's errors turned into StoreErrors
  * (sentences an operator can act on) by the store's own `toError`; whatever it passes on is unchanged.
- * The StoreErrors it makes are counted per store (`storeErrorCount`, the proxy's metrics).
+ * The StoreErrors it makes are counted per store (`storeErrorCount`, the proxy's metrics). Inside a
+ * request, each call's time counts against the request's store budget (deadline.ts), and a call
+ * made when none is left fails at once with a StoreError.
  */
+import { enterStore } from './deadline.ts';
 import { StoreError } from './store.ts';
 
 /** StoreErrors made per guarded store, by the store (its top-level object). */
@@ -24,10 +27,26 @@ export function guarded<T extends object>(target: T, toError: (error: unknown) =
     if (typeof value === 'function') {
       const method = value as (...args: unknown[]) => unknown;
       out[key] = (...args: unknown[]) => {
+        let leave: (() => void) | null = null;
         try {
+          leave = enterStore();
           const result = method.apply(target, args);
-          return result instanceof Promise ? result.catch((error: unknown) => Promise.reject(converted(error))) : result;
+          if (!(result instanceof Promise)) {
+            leave?.();
+            return result;
+          }
+          return result.then(
+            (value: unknown) => {
+              leave?.();
+              return value;
+            },
+            (error: unknown) => {
+              leave?.();
+              return Promise.reject(converted(error));
+            },
+          );
         } catch (error) {
+          leave?.();
           throw converted(error);
         }
       };

@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from '../../log.ts';
 import type { PartnerClient } from '../../partner/client.ts';
 import { PARTNER_STATUS } from '../../partner/wire.ts';
+import { withoutStoreBudget } from '../../store/deadline.ts';
 import type { PaymentRecord, Store } from '../../store/store.ts';
 import { logBrCodeWarnings } from '../brcode-warnings.ts';
 import type { StatusNumbering } from '../status-numbering.ts';
@@ -56,7 +57,7 @@ export class PaymentIssuer {
     if (created.status) await numbering.observeFresh(created.status, created.externalReference);
     // One read after the create, in the background, when its answer lacked the status the numbering
     // still needs or who is being paid: the first QR does not wait for it.
-    if ((!created.status && numbering.needsFreshRead()) || created.favoured === null) void this.freshRead(created.externalReference);
+    if ((!created.status && numbering.needsFreshRead()) || created.favoured === null) withoutStoreBudget(() => void this.freshRead(created.externalReference));
     return {
       reference: created.externalReference,
       checkoutId,

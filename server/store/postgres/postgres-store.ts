@@ -27,6 +27,7 @@ import { postgresOutbox } from '../outbox/postgres.ts';
 import { postgresPayments } from '../payments/postgres.ts';
 import { postgresPayouts, postgresTransfers } from '../payouts/postgres.ts';
 import { postgresPersonalData } from '../personal-data/postgres.ts';
+import { budgetSpent, LEAST_STATEMENT_MS, storeTimeLeft } from '../deadline.ts';
 import { RecordCache } from '../record-cache.ts';
 import { StoreError, type Store } from '../store.ts';
 import type { PostgresContext, Query } from './context.ts';
@@ -104,13 +105,22 @@ export function deadlineCause(
   pool?: { totalCount: number; options: { max?: number } },
 ): { code: string; cause: string } | null {
   const code = (error as { code?: unknown }).code;
+  // Within a request, the statement had what was left of the request's budget (requestDeadlines).
+  const budget = (error as { deadlineMs?: number }).deadlineMs;
+  const within = budget === undefined ? '' : ` (the request's store budget left it ${budget} ms)`;
   if (code === '57014') {
     return /statement timeout/i.test(error.message)
-      ? { code, cause: `statement timeout after ${deadlines.statement_timeout} ms (statement_timeout): a slow query, or one waiting on a lock` }
+      ? {
+          code,
+          cause: `statement timeout after ${budget === undefined ? deadlines.statement_timeout : Math.min(budget, deadlines.statement_timeout)} ms (statement_timeout)${within}: a slow query, or one waiting on a lock`,
+        }
       : { code, cause: `statement canceled by the server (${error.message})` };
   }
   if (code === '55P03')
-    return { code, cause: `lock timeout after ${deadlines.lock_timeout} ms (lock_timeout): another session holds a lock this statement needs` };
+    return {
+      code,
+      cause: `lock timeout after ${budget === undefined ? deadlines.lock_timeout : Math.min(budget, deadlines.lock_timeout)} ms (lock_timeout)${within}: another session holds a lock this statement needs`,
+    };
   if (code === '25P03')
     return { code, cause: `transaction ended after ${deadlines.idle_in_transaction_session_timeout} ms idle (idle_in_transaction_session_timeout)` };
   if (/Query read timeout/.test(error.message))
@@ -199,20 +209,40 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
 function opened(pool: pg.Pool, options: PostgresStoreOptions, where: string): { store: Store; listen: () => Promise<void> } {
   const cache = new RecordCache(options.cacheSize ?? 10_000);
   const instanceId = `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
-  const query: Query = (text, values) => pool.query(text, values);
+  const deadlines = queryDeadlines(options.statementTimeoutMs);
+  const budgeted = requestDeadlines(pool, deadlines);
+
+  /** One statement on a pooled connection, within what is left of the request's store budget, if any. */
+  const query: Query = async (text, values) => {
+    const client = await budgeted.acquire();
+    let broken: Error | undefined;
+    try {
+      await budgeted.fitSession(client);
+      return await budgeted.run(client, text, values);
+    } catch (error) {
+      if (isReadTimeout(error)) broken = error as Error;
+      throw error;
+    } finally {
+      client.release(broken);
+    }
+  };
 
   /** One transaction; a serialization failure or deadlock is tried again (the work is pure until COMMIT). */
   async function tx<T>(work: (q: Query) => Promise<T>): Promise<T> {
     for (let attempt = 1; ; attempt++) {
-      const client = await pool.connect();
+      const client = await budgeted.acquire();
       let broken: Error | undefined;
       try {
-        await client.query('BEGIN');
-        const result = await work((text, values) => client.query(text, values));
-        await client.query('COMMIT');
+        await budgeted.begin(client);
+        const result = await work((text, values) => budgeted.run(client, text, values, true));
+        await budgeted.run(client, 'COMMIT');
         return result;
       } catch (error) {
-        await client.query('ROLLBACK').catch((rollback: unknown) => (broken = rollback as Error));
+        // A connection whose answer never came (a frozen server) is dropped, not rolled back: a
+        // ROLLBACK would wait behind the statement still under way. The server ends the transaction
+        // when the connection closes, or its statement_timeout when it does not notice.
+        if (isReadTimeout(error)) broken = error as Error;
+        else await client.query('ROLLBACK').catch((rollback: unknown) => (broken = rollback as Error));
         const code = (error as { code?: string }).code;
         if (attempt < 5 && (code === '40001' || code === '40P01')) continue;
         throw error;
@@ -266,4 +296,120 @@ function opened(pool: pg.Pool, options: PostgresStoreOptions, where: string): { 
     },
   };
   return { store, listen: changes.listen };
+}
+
+/** pg's own error for an answer that did not come within the query's query_timeout. */
+function isReadTimeout(error: unknown): boolean {
+  return error instanceof Error && (error.message === 'Query read timeout' || (error as { readTimeout?: boolean }).readTimeout === true);
+}
+
+/** A pooled connection, and the deadlines its session was last given for a request (none: the pool's own). */
+type FittedClient = pg.PoolClient & { [FITTED]?: boolean };
+const FITTED = Symbol('fitted to a request');
+
+/**
+ * How the Postgres store keeps a request's statements within its store budget (store/deadline.ts):
+ * the wait for a pooled connection, and each statement's `statement_timeout` and `lock_timeout`,
+ * from what is left of it, and the driver's wait for the answer (`query_timeout`) too, for a server
+ * that does not answer at all. The session's own deadlines (queryDeadlines) stay as long as they fit
+ * what is left (the first statements of a request: no extra round trip); otherwise the session is
+ * given shorter ones (SET, or SET LOCAL inside a transaction), and a connection so fitted gets its
+ * own back (RESET) before work outside any budget uses it.
+ */
+export function requestDeadlines(pool: pg.Pool, deadlines: Deadlines) {
+  /** A SET is not worth a round trip for less than this. */
+  const SLACK_MS = 100;
+  /** The driver waits this long past a statement's own deadline for the server's answer (the cancel's). */
+  const ANSWER_MS = 250;
+  const setting = (local: boolean, left: number) => {
+    const statement = Math.max(1, Math.floor(left));
+    // The lock wait ends a little first, so the error names the lock rather than the statement.
+    const lock = Math.max(1, Math.min(deadlines.lock_timeout, statement - Math.min(50, Math.floor(statement / 10))));
+    const scope = local ? 'SET LOCAL' : 'SET';
+    return { text: `${scope} statement_timeout = ${statement}; ${scope} lock_timeout = ${lock}`, statement, lock };
+  };
+  /** Statement and lock deadlines set for the transaction under way on each connection. */
+  const inTx = new WeakMap<pg.PoolClient, { statement: number; at: number }>();
+
+  /** What is left of the budget, or the error saying it is spent. */
+  const leftNow = (): number | undefined => {
+    const left = storeTimeLeft();
+    if (left !== undefined && left < LEAST_STATEMENT_MS) throw budgetSpent();
+    return left;
+  };
+
+  return {
+    /** A pooled connection, waited for no longer than what is left. */
+    async acquire(): Promise<FittedClient> {
+      const left = leftNow();
+      if (left === undefined) return pool.connect();
+      const pending = pool.connect();
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const late = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(budgetSpent()), left);
+      });
+      try {
+        return await Promise.race([pending, late]);
+      } catch (error) {
+        // Given back as soon as it comes.
+        pending.then(
+          (client) => client.release(),
+          () => undefined,
+        );
+        throw error;
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+    /** Before one statement outside a transaction: the session's deadlines fit what is left. */
+    async fitSession(client: FittedClient): Promise<void> {
+      const left = leftNow();
+      if (left === undefined) {
+        if (client[FITTED]) {
+          await client.query('RESET statement_timeout; RESET lock_timeout');
+          client[FITTED] = false;
+        }
+        return;
+      }
+      if (!client[FITTED] && left >= deadlines.statement_timeout - SLACK_MS) return;
+      const set = setting(false, left);
+      await client.query({ text: set.text, query_timeout: left + ANSWER_MS } as pg.QueryConfig);
+      client[FITTED] = true;
+    },
+    /** BEGIN, with deadlines that fit what is left (one round trip, as a bare BEGIN). */
+    async begin(client: FittedClient): Promise<void> {
+      const left = leftNow();
+      if (left === undefined) {
+        inTx.delete(client);
+        await client.query(client[FITTED] ? 'RESET statement_timeout; RESET lock_timeout; BEGIN' : 'BEGIN');
+        client[FITTED] = false;
+        return;
+      }
+      const set = setting(true, left);
+      await client.query({ text: `BEGIN; ${set.text}`, query_timeout: left + ANSWER_MS } as pg.QueryConfig);
+      inTx.set(client, { statement: set.statement, at: performance.now() });
+    },
+    /** One statement within what is left; inside a transaction, its deadlines shortened when what is left has. */
+    async run<R extends pg.QueryResultRow>(client: FittedClient, text: string, values?: unknown[], transaction = false): Promise<pg.QueryResult<R>> {
+      const left = leftNow();
+      if (left === undefined) return client.query<R>(text, values);
+      if (transaction) {
+        const given = inTx.get(client);
+        if (given && given.statement - (performance.now() - given.at) > left + SLACK_MS) {
+          const set = setting(true, left);
+          await client.query({ text: set.text, query_timeout: left + ANSWER_MS } as pg.QueryConfig);
+          inTx.set(client, { statement: set.statement, at: performance.now() });
+        }
+      }
+      const now = leftNow()!;
+      try {
+        return await client.query<R>({ text, values, query_timeout: Math.max(1, Math.floor(now + ANSWER_MS)) } as pg.QueryConfig);
+      } catch (error) {
+        // The request's budget, not the pool's deadlines, ended it: the message says so.
+        if (isReadTimeout(error)) throw Object.assign(budgetSpent(), { readTimeout: true });
+        if (error instanceof Error) Object.assign(error, { deadlineMs: Math.floor(now) });
+        throw error;
+      }
+    },
+  };
 }
