@@ -257,6 +257,7 @@ export function createServices(settings: AppSettings, parts: ServiceParts): Serv
     reconciler: () => ({ lastPassEnded: reconciler.lastPassEnded, parked: reconciler.parkedPayments() }),
     numbering: () => numbering.report(),
     storeErrors: () => storeErrorCount(store),
+    unrecordedPayments: () => payments.unrecorded.size,
   });
 
   let started = false;
@@ -287,9 +288,13 @@ export function createServices(settings: AppSettings, parts: ServiceParts): Serv
       reconciler.start();
       notifier?.start();
       personalData.start();
+      payments.unrecorded.start();
     },
     async stop() {
       processor.close();
+      // One last try to record what the partner created and the store could not take; what is left is named at error.
+      if (payments.unrecorded.size > 0) await payments.unrecorded.attachAll();
+      payments.unrecorded.stop();
       await Promise.all([reconciler.stop(), notifier?.stop(), processor.idle(), personalData.stop()]);
     },
   };

@@ -21,6 +21,7 @@ import type { TokenStore } from '../../partner/token-store.ts';
 import { postgresCheckouts } from '../checkouts/postgres.ts';
 import { postgresDisputes } from '../disputes/postgres.ts';
 import { guarded } from '../guard.ts';
+import { postgresIntents } from '../intents/postgres.ts';
 import { announcer, postgresCluster } from '../leases/postgres.ts';
 import { postgresWebhookEvents } from '../notifications/postgres.ts';
 import { postgresOutbox } from '../outbox/postgres.ts';
@@ -274,6 +275,7 @@ function opened(pool: pg.Pool, options: PostgresStoreOptions, where: string): { 
     tokens,
     webhookEvents: postgresWebhookEvents(context),
     disputes: postgresDisputes(context),
+    intents: postgresIntents(context),
     transfers: postgresTransfers(context),
     payouts: postgresPayouts(context),
     outbox: postgresOutbox(context),

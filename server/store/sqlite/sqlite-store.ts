@@ -12,6 +12,7 @@ import type { TokenStore } from '../../partner/token-store.ts';
 import { sqliteCheckouts } from '../checkouts/sqlite.ts';
 import { sqliteDisputes } from '../disputes/sqlite.ts';
 import { guarded } from '../guard.ts';
+import { sqliteIntents } from '../intents/sqlite.ts';
 import { sqliteWebhookEvents } from '../notifications/sqlite.ts';
 import { sqliteOutbox, sqliteOutboxWriter } from '../outbox/sqlite.ts';
 import { sqlitePayments } from '../payments/sqlite.ts';
@@ -137,6 +138,7 @@ const READS = new Set([
   'ping',
   'unsealed',
   'find',
+  'unrecorded',
 ]);
 
 /**
@@ -219,6 +221,7 @@ function openedStore(db: Database.Database, cacheSize: number, claimMs: number, 
     tokens,
     webhookEvents: sqliteWebhookEvents(context),
     disputes: sqliteDisputes(context, outbox),
+    intents: sqliteIntents(context),
     ...sqlitePayoutsAndTransfers(context, outbox),
     outbox: sqliteOutbox(context),
     personalData: sqlitePersonalData(context),
