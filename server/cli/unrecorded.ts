@@ -21,7 +21,9 @@ export async function unrecordedCommand(rest: string[], io: CliIo): Promise<void
   const { values, positionals } = parse(rest, { 'older-than': { type: 'string' }, limit: { type: 'string' }, record: { type: 'boolean' } });
   if (values.help) return io.out(HELP);
   if (positionals.length > 0) throw new UsageError(`unrecorded takes no arguments (got ${positionals[0]})`);
-  const olderThanMs = count(values['older-than'], '--older-than', 60) * 1000;
+  const olderThan = values['older-than'] ?? '60';
+  if (!/^\d+$/.test(olderThan)) throw new UsageError('--older-than must be a whole number of seconds');
+  const olderThanMs = Number(olderThan) * 1000;
   const limit = count(values.limit, '--limit', 1000);
   const store = await openCliStore(io.env);
   try {

@@ -388,8 +388,8 @@ export const SETTINGS = {
   PIX_READY_CACHE_MS: {
     for: 'proxy',
     kind: milliseconds(0, 60_000),
-    default: 1000,
-    doc: 'how long `/ready` keeps a ready answer, so a load balancer probing often costs little; never a failure, nor a ready answer once a store operation failed. Above 1 s, `/ready` may lag a frozen database by more than 2 s; `0` asks at every probe ([stalls](docs/proxy.md#stalls-and-outages))',
+    default: 500,
+    doc: 'how long `/ready` keeps a ready answer, so a load balancer probing often costs little; never a failure, nor a ready answer once a store operation failed. Above 1 s, `/ready` may lag a frozen database by more than 2 s (its store check gives up after 1 s); `0` asks at every probe ([stalls](docs/proxy.md#stalls-and-outages))',
     at: 'readinessCacheMs',
     app: true,
   },

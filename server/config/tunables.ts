@@ -89,7 +89,7 @@ export const TUNABLES = {
   readinessDeadlineMs: 2000,
   /**
    * The store's part of `/ready` (its ping, all statements together): with a ready answer kept at most
-   * PIX_READY_CACHE_MS (1 s), a frozen database shows as 503 within 2 s of the freeze.
+   * PIX_READY_CACHE_MS (0.5 s), a frozen database shows as 503 within 1.5 s of the freeze.
    */
   readinessStoreDeadlineMs: 1000,
   /** After the grace period (PIX_SHUTDOWN_GRACE_MS), this long for closing the store before the process exits 1 anyway. */

@@ -4,7 +4,7 @@
  * partner's status codes are not contradicted (a mismatch settles nothing: outcomes would never
  * reach the merchant).
  *
- * Within 2 s of a fault and of its end (issue 40): a ready answer is kept at most `cacheMs` (1 s), and
+ * Within 2 s of a fault and of its end (issue 40): a ready answer is kept at most `cacheMs` (0.5 s), and
  * dropped as soon as any store operation of this instance fails; a failure is never kept (each probe
  * asks again, probes at once sharing one check); the store's ping has `storeDeadlineMs` (1 s), its own
  * store budget, so a frozen database that never answers fails it in time.
@@ -170,7 +170,14 @@ export function readinessCheck(deps: {
     if (!cause && mismatch)
       cause = `the partner's status codes contradict PIX_STATUS_CODES (${numbering.configured}), so no payment is settled: fix the setting and restart (pix-checkout doctor)`;
     const why = cause ? { cause } : {};
-    return { ready: store === 'ok' && partner === 'ok' && !mismatch, checks: { store, ...database, partner, ...codes }, ...why, ...detail, ...reads, ...warnings };
+    return {
+      ready: store === 'ok' && partner === 'ok' && !mismatch,
+      checks: { store, ...database, partner, ...codes },
+      ...why,
+      ...detail,
+      ...reads,
+      ...warnings,
+    };
   }
 
   /** The check under way or kept: when it started, and the store's failure count then. */

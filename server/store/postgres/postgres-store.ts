@@ -340,6 +340,18 @@ export function requestDeadlines(pool: pg.Pool, deadlines: Deadlines) {
     return left;
   };
 
+  /** One statement whose answer is waited for no longer than `left` (and the cancel's margin). */
+  async function send<R extends pg.QueryResultRow>(client: pg.PoolClient, text: string, left: number, values?: unknown[]): Promise<pg.QueryResult<R>> {
+    try {
+      return await client.query<R>({ text, values, query_timeout: Math.max(1, Math.floor(left + ANSWER_MS)) } as pg.QueryConfig);
+    } catch (error) {
+      // The request's budget, not the pool's deadlines, ended it: the message says so.
+      if (isReadTimeout(error)) throw Object.assign(budgetSpent(), { readTimeout: true });
+      if (error instanceof Error) Object.assign(error, { deadlineMs: Math.floor(left) });
+      throw error;
+    }
+  }
+
   return {
     /** A pooled connection, waited for no longer than what is left. */
     async acquire(): Promise<FittedClient> {
@@ -375,7 +387,7 @@ export function requestDeadlines(pool: pg.Pool, deadlines: Deadlines) {
       }
       if (!client[FITTED] && left >= deadlines.statement_timeout - SLACK_MS) return;
       const set = setting(false, left);
-      await client.query({ text: set.text, query_timeout: left + ANSWER_MS } as pg.QueryConfig);
+      await send(client, set.text, left);
       client[FITTED] = true;
     },
     /** BEGIN, with deadlines that fit what is left (one round trip, as a bare BEGIN). */
@@ -388,7 +400,7 @@ export function requestDeadlines(pool: pg.Pool, deadlines: Deadlines) {
         return;
       }
       const set = setting(true, left);
-      await client.query({ text: `BEGIN; ${set.text}`, query_timeout: left + ANSWER_MS } as pg.QueryConfig);
+      await send(client, `BEGIN; ${set.text}`, left);
       inTx.set(client, { statement: set.statement, at: performance.now() });
     },
     /** One statement within what is left; inside a transaction, its deadlines shortened when what is left has. */
@@ -399,19 +411,11 @@ export function requestDeadlines(pool: pg.Pool, deadlines: Deadlines) {
         const given = inTx.get(client);
         if (given && given.statement - (performance.now() - given.at) > left + SLACK_MS) {
           const set = setting(true, left);
-          await client.query({ text: set.text, query_timeout: left + ANSWER_MS } as pg.QueryConfig);
+          await send(client, set.text, left);
           inTx.set(client, { statement: set.statement, at: performance.now() });
         }
       }
-      const now = leftNow()!;
-      try {
-        return await client.query<R>({ text, values, query_timeout: Math.max(1, Math.floor(now + ANSWER_MS)) } as pg.QueryConfig);
-      } catch (error) {
-        // The request's budget, not the pool's deadlines, ended it: the message says so.
-        if (isReadTimeout(error)) throw Object.assign(budgetSpent(), { readTimeout: true });
-        if (error instanceof Error) Object.assign(error, { deadlineMs: Math.floor(now) });
-        throw error;
-      }
+      return send<R>(client, text, leftNow()!, values);
     },
   };
 }
