@@ -70,9 +70,13 @@ async function cleanUp(): Promise<void> {
 async function startInstance(name: string, env: Record<string, string | undefined>) {
   const port = await freePort();
   const lines: LogLine[] = [];
-  const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], { cwd: process.cwd(), env: { ...env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
+    cwd: process.cwd(),
+    env: { ...env, PORT: String(port) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   children.push(child);
-  for (const output of [child.stdout!, child.stderr!]) {
+  for (const output of [child.stdout, child.stderr]) {
     let partial = '';
     output.setEncoding('utf8');
     output.on('data', (chunk: string) => {
@@ -89,7 +93,7 @@ async function startInstance(name: string, env: Record<string, string | undefine
     });
   }
   const origin = `http://127.0.0.1:${port}`;
-  for (const deadline = Date.now() + 30_000; ; ) {
+  for (const deadline = Date.now() + 30_000; ;) {
     try {
       if ((await fetch(`${origin}/health`)).ok) break;
     } catch {
@@ -107,7 +111,7 @@ function probeReady(instances: { name: string; origin: string }[]) {
   let stopped = false;
   const loops = instances.map(async (instance) => {
     while (!stopped) {
-      let status = 0;
+      let status: number;
       try {
         status = (await fetch(`${instance.origin}/ready`, { signal: AbortSignal.timeout(5000) })).status;
       } catch {
@@ -138,7 +142,11 @@ interface RequestResult {
 }
 
 async function main(): Promise<void> {
-  console.log(`load average at start: ${loadavg().map((n) => n.toFixed(2)).join(', ')}`);
+  console.log(
+    `load average at start: ${loadavg()
+      .map((n) => n.toFixed(2))
+      .join(', ')}`,
+  );
   [postgres, sandbox] = await Promise.all([startPostgres(), startSandbox()]);
   const databaseUrl = await postgres.createDatabase();
   dir = mkdtempSync(join(tmpdir(), 'pix-stalls-bench-'));
@@ -185,14 +193,21 @@ async function main(): Promise<void> {
     while (running) {
       const n = ++customers;
       const one = (async () => {
-        const res0 = await timedFetch(`${front!.url}/api/checkouts`, { method: 'POST', headers: merchant, body: JSON.stringify({ value: 10, order_id: `bench-${n}` }) }, 'checkout');
+        const res0 = await timedFetch(
+          `${front.url}/api/checkouts`,
+          { method: 'POST', headers: merchant, body: JSON.stringify({ value: 10, order_id: `bench-${n}` }) },
+          'checkout',
+        );
         const created = res0?.status === 201 ? ((await res0.json()) as { checkout_id: string }).checkout_id : null;
         if (!created) return;
-        const res = await timedFetch(`${front!.url}/api/checkouts/${created}/payment`, { method: 'POST' }, 'payment');
+        const res = await timedFetch(`${front.url}/api/checkouts/${created}/payment`, { method: 'POST' }, 'payment');
         if (res?.status === 201 && n % 2 === 0) {
           // Paid half the time, a little later, at the customer's bank.
-          const view = (await fetch(`${front!.url}/api/checkouts/${created}`, { headers: merchant }).then((r) => r.json())) as { payment?: { reference: string } };
-          if (view.payment) await Promise.resolve(sandbox!.publicApp.request(`/_sandbox/payments/${view.payment.reference}/pay`, { method: 'POST' })).catch(() => undefined);
+          const view = (await fetch(`${front.url}/api/checkouts/${created}`, { headers: merchant }).then((r) => r.json())) as {
+            payment?: { reference: string };
+          };
+          if (view.payment)
+            await Promise.resolve(sandbox.publicApp.request(`/_sandbox/payments/${view.payment.reference}/pay`, { method: 'POST' })).catch(() => undefined);
         }
       })();
       inFlight.add(one);
@@ -224,8 +239,18 @@ async function main(): Promise<void> {
     async () => void (await locker.query('ROLLBACK')),
   );
   await locker.end();
-  await during(`freeze (SIGSTOP, ${FREEZE_MS / 1000} s)`, () => postgres!.freeze(), FREEZE_MS, () => postgres!.thaw());
-  await during(`stop (pg_ctl stop, ${STOP_MS / 1000} s)`, () => postgres!.pause(), STOP_MS, () => postgres!.resume());
+  await during(
+    `freeze (SIGSTOP, ${FREEZE_MS / 1000} s)`,
+    () => postgres!.freeze(),
+    FREEZE_MS,
+    () => postgres!.thaw(),
+  );
+  await during(
+    `stop (pg_ctl stop, ${STOP_MS / 1000} s)`,
+    () => postgres!.pause(),
+    STOP_MS,
+    () => postgres!.resume(),
+  );
   await sleep(CALM_MS * 2);
   running = false;
   await customerLoop;
@@ -233,7 +258,9 @@ async function main(): Promise<void> {
   // Time for the instances' keepers to record what they kept (their retry backs off to 30 s).
   await sleep(2000);
 
-  console.log(`\ncustomers: ${customers}, requests: ${results.length}; longest wait outside the faults ${Math.round(Math.max(0, ...results.filter((r) => !faults.some((f) => r.startedAt >= f.start - 500 && r.startedAt <= f.end)).map((r) => r.ms)))} ms`);
+  console.log(
+    `\ncustomers: ${customers}, requests: ${results.length}; longest wait outside the faults ${Math.round(Math.max(0, ...results.filter((r) => !faults.some((f) => r.startedAt >= f.start - 500 && r.startedAt <= f.end)).map((r) => r.ms)))} ms`,
+  );
   for (const fault of faults) {
     console.log(`\n${fault.name}`);
     for (const kind of ['checkout', 'payment'] as const) {
@@ -254,7 +281,11 @@ async function main(): Promise<void> {
   const store = new pg.Client({ connectionString: databaseUrl });
   await store.connect();
   const stored = new Set((await store.query<{ reference: string }>('SELECT reference FROM payments')).rows.map((r) => r.reference));
-  const unrecordedIntents = (await store.query<{ n: string }>('SELECT count(*) AS n FROM payment_intents i WHERE NOT EXISTS (SELECT 1 FROM payments p WHERE p.transaction_id = i.transaction_id)')).rows[0]!.n;
+  const unrecordedIntents = (
+    await store.query<{ n: string }>(
+      'SELECT count(*) AS n FROM payment_intents i WHERE NOT EXISTS (SELECT 1 FROM payments p WHERE p.transaction_id = i.transaction_id)',
+    )
+  ).rows[0]!.n;
   await store.end();
   const logged = new Map<string, string | undefined>();
   for (const instance of instances) for (const line of instance.lines) if (line.level >= 50 && line.reference) logged.set(line.reference, line.transaction_id);
@@ -273,7 +304,11 @@ async function main(): Promise<void> {
     for (const l of instance.lines.filter((line) => line.level >= 50)) counts.set(l.msg.slice(0, 70), (counts.get(l.msg.slice(0, 70)) ?? 0) + 1);
     console.log(`  ${instance.name}: ${[...counts].map(([m, n]) => `${n} × ${m}`).join('\n     ')}`);
   }
-  console.log(`load average at end: ${loadavg().map((n) => n.toFixed(2)).join(', ')}`);
+  console.log(
+    `load average at end: ${loadavg()
+      .map((n) => n.toFixed(2))
+      .join(', ')}`,
+  );
 }
 
 try {

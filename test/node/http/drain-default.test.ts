@@ -26,11 +26,16 @@ describe('the drain default', () => {
     const dir = mkdtempSync(join(tmpdir(), 'pix-drain-'));
     const lines: { level: number; msg: string }[] = [];
     const log = createLogger({ level: 'warn', destination: { write: (line: string) => void lines.push(JSON.parse(line) as { level: number; msg: string }) } });
-    const proxy = await createProxy(proxyConfig({ PIX_TRUSTED_PROXIES: '1', PIX_SHUTDOWN_DRAIN_MS: '0', PIX_DATA_DIR: join(dir, 'data') }), log, { background: false });
+    const proxy = await createProxy(proxyConfig({ PIX_TRUSTED_PROXIES: '1', PIX_SHUTDOWN_DRAIN_MS: '0', PIX_DATA_DIR: join(dir, 'data') }), log, {
+      background: false,
+    });
     try {
       assert.ok(lines.some((l) => l.level === 40 && l.msg.startsWith('PIX_SHUTDOWN_DRAIN_MS is 0 behind a balancer')));
       const ready = (await (await proxy.app.request('/ready')).json()) as { warnings?: string[] };
-      assert.ok(ready.warnings?.some((w) => w.startsWith('PIX_SHUTDOWN_DRAIN_MS is 0 behind a balancer')), JSON.stringify(ready));
+      assert.ok(
+        ready.warnings?.some((w) => w.startsWith('PIX_SHUTDOWN_DRAIN_MS is 0 behind a balancer')),
+        JSON.stringify(ready),
+      );
     } finally {
       await proxy.close();
       rmSync(dir, { recursive: true, force: true });

@@ -55,7 +55,8 @@ async function timed(work: () => Promise<unknown>): Promise<{ code: string; ms: 
     await work();
     return { code: 'ok', ms: performance.now() - started };
   } catch (error) {
-    return { code: String((error as { code?: unknown }).code ?? (error as Error).message), ms: performance.now() - started };
+    const code = (error as { code?: unknown }).code;
+    return { code: typeof code === 'string' ? code : (error as Error).message, ms: performance.now() - started };
   }
 }
 
