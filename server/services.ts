@@ -24,10 +24,11 @@ import { WebhookProcessor } from './domain/webhook-processor.ts';
 import { createLogger, type Logger } from './log.ts';
 import { Metrics } from './observability/metrics.ts';
 import { countOutcomes } from './observability/outcome-metrics.ts';
-import { deliveryTelemetry, instrumentPartner } from './observability/tracing.ts';
+import { PARTNER_OPERATIONS, deliveryTelemetry, instrumentPartner } from './observability/tracing.ts';
 import type { PartnerClient } from './partner/client.ts';
 import { DEFAULT_STATUS_CODES } from './partner/status-codes.ts';
 import { storeErrorCount } from './store/guard.ts';
+import { allowStoreAtLeast } from './store/deadline.ts';
 import { StoreOutage } from './store/outage.ts';
 import type { PaymentRecord, Store } from './store/store.ts';
 
@@ -101,7 +102,7 @@ export function createServices(settings: AppSettings, parts: ServiceParts): Serv
   const logger = parts.logger ?? createLogger();
   // Counted and traced from here on: every service below calls the partner through it.
   const metrics = new Metrics({ processMetrics: Boolean(settings.metricsToken) });
-  const partner = instrumentPartner(parts.partner, metrics);
+  const partner = leavingStoreTime(instrumentPartner(parts.partner, metrics));
 
   const outage = parts.outage ?? new StoreOutage({ log: logger.child({ component: 'store' }) });
   const outcomes = new Outcomes(logger);
@@ -307,4 +308,26 @@ export function createServices(settings: AppSettings, parts: ServiceParts): Serv
     { once: true },
   );
   return services;
+}
+
+/** The store's time a request keeps after each partner answer, whatever the partner's wait took (store/deadline.ts). */
+export const STORE_TIME_AFTER_PARTNER_MS = 1000;
+
+/**
+ * The partner client, each answer (or failure) leaving the request's store at least
+ * STORE_TIME_AFTER_PARTNER_MS to record what the partner did: a payment it created, a status it confirmed.
+ */
+function leavingStoreTime(partner: PartnerClient): PartnerClient {
+  const wrapped = Object.create(partner) as Record<string, unknown>;
+  for (const operation of PARTNER_OPERATIONS) {
+    if (typeof partner[operation] !== 'function') continue;
+    wrapped[operation] = async (...args: unknown[]) => {
+      try {
+        return await (partner[operation] as (this: PartnerClient, ...args: unknown[]) => Promise<unknown>).apply(partner, args);
+      } finally {
+        allowStoreAtLeast(STORE_TIME_AFTER_PARTNER_MS);
+      }
+    };
+  }
+  return wrapped as unknown as PartnerClient;
 }

@@ -241,7 +241,7 @@ export const SETTINGS = {
     for: 'proxy',
     kind: milliseconds(100, 600_000),
     default: 5000,
-    doc: "the store budget of one request: all its statements and waits together (a pooled connection, locks; Postgres `statement_timeout` and `lock_timeout`, SQLite's `busy_timeout`, derived from what is left), the partner's time aside; past it the request answers `503 store_unavailable` and the log names the cause, instead of hanging while a table is locked or the database is frozen. Outside requests (the loops), the longest one Postgres statement may run, a lock wait ending at 3 s ([stalls](docs/proxy.md#stalls-and-outages))",
+    doc: "one deadline per request for the store: all its statements and waits end this long after it began (a pooled connection, locks; Postgres `statement_timeout` and `lock_timeout`, SQLite's `busy_timeout`, derived from what is left; at least 1 s more after each partner answer, to record it); past it the request answers `503 store_unavailable` and the log names the cause, instead of hanging while a table is locked or the database is frozen. Outside requests (the loops), the longest one Postgres statement may run, a lock wait ending at 3 s ([stalls](docs/proxy.md#stalls-and-outages))",
     at: 'databaseStatementTimeoutMs',
     app: true,
   },

@@ -8,6 +8,9 @@
 import { enterStore } from './deadline.ts';
 import { StoreError } from './store.ts';
 
+/** Methods answered from memory (PaymentStore.peekPayment). */
+const IN_MEMORY = new Set(['peekPayment']);
+
 /** StoreErrors made per guarded store, by the store (its top-level object). */
 const counts = new WeakMap<object, { errors: number }>();
 
@@ -27,26 +30,12 @@ export function guarded<T extends object>(target: T, toError: (error: unknown) =
     if (typeof value === 'function') {
       const method = value as (...args: unknown[]) => unknown;
       out[key] = (...args: unknown[]) => {
-        let leave: (() => void) | null = null;
         try {
-          leave = enterStore();
+          // A read from memory never waits: it is answered whatever the deadline.
+          if (!IN_MEMORY.has(key)) enterStore();
           const result = method.apply(target, args);
-          if (!(result instanceof Promise)) {
-            leave?.();
-            return result;
-          }
-          return result.then(
-            (value: unknown) => {
-              leave?.();
-              return value;
-            },
-            (error: unknown) => {
-              leave?.();
-              return Promise.reject(converted(error));
-            },
-          );
+          return result instanceof Promise ? result.catch((error: unknown) => Promise.reject(converted(error))) : result;
         } catch (error) {
-          leave?.();
           throw converted(error);
         }
       };

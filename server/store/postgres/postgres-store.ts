@@ -306,8 +306,9 @@ function isReadTimeout(error: unknown): boolean {
 }
 
 /** A pooled connection, and the deadlines its session was last given for a request (none: the pool's own). */
-type FittedClient = pg.PoolClient & { [FITTED]?: boolean };
+type FittedClient = pg.PoolClient & { [FITTED]?: boolean; [HEARD]?: boolean };
 const FITTED = Symbol('fitted to a request');
+const HEARD = Symbol('error heard');
 
 /**
  * How the Postgres store keeps a request's statements within its store budget (store/deadline.ts):
@@ -333,6 +334,19 @@ export function requestDeadlines(pool: pg.Pool, deadlines: Deadlines) {
   /** Statement and lock deadlines set for the transaction under way on each connection. */
   const inTx = new WeakMap<pg.PoolClient, { statement: number; at: number }>();
 
+  /**
+   * A connection that breaks while checked out between two statements (the server stopped) emits
+   * 'error' with no pool listener on it: the next statement fails with the cause, and the process
+   * must not die of the event. Heard once per connection.
+   */
+  const heard = (client: FittedClient): FittedClient => {
+    if (!client[HEARD]) {
+      client[HEARD] = true;
+      client.on('error', () => undefined);
+    }
+    return client;
+  };
+
   /** What is left of the budget, or the error saying it is spent. */
   const leftNow = (): number | undefined => {
     const left = storeTimeLeft();
@@ -356,8 +370,8 @@ export function requestDeadlines(pool: pg.Pool, deadlines: Deadlines) {
     /** A pooled connection, waited for no longer than what is left. */
     async acquire(): Promise<FittedClient> {
       const left = leftNow();
-      if (left === undefined) return pool.connect();
-      const pending = pool.connect();
+      if (left === undefined) return heard(await pool.connect());
+      const pending = pool.connect().then(heard);
       let timer: ReturnType<typeof setTimeout> | undefined;
       const late = new Promise<never>((_, reject) => {
         timer = setTimeout(() => reject(budgetSpent()), left);
