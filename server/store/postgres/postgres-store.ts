@@ -306,7 +306,7 @@ function isReadTimeout(error: unknown): boolean {
 }
 
 /** A pooled connection, and the deadlines its session was last given for a request (none: the pool's own). */
-type FittedClient = pg.PoolClient & { [FITTED]?: boolean; [HEARD]?: boolean };
+type FittedClient = pg.PoolClient & { [FITTED]?: { statement: number } | undefined; [HEARD]?: boolean };
 const FITTED = Symbol('fitted to a request');
 const HEARD = Symbol('error heard');
 
@@ -314,14 +314,20 @@ const HEARD = Symbol('error heard');
  * How the Postgres store keeps a request's statements within its store budget (store/deadline.ts):
  * the wait for a pooled connection, and each statement's `statement_timeout` and `lock_timeout`,
  * from what is left of it, and the driver's wait for the answer (`query_timeout`) too, for a server
- * that does not answer at all. The session's own deadlines (queryDeadlines) stay as long as they fit
- * what is left (the first statements of a request: no extra round trip); otherwise the session is
- * given shorter ones (SET, or SET LOCAL inside a transaction), and a connection so fitted gets its
- * own back (RESET) before work outside any budget uses it.
+ * that does not answer at all. A session's statement deadline is kept while it fits what is left
+ * (at most SLACK_MS above it, at most FIT_MS below it: most statements of most requests cost no extra
+ * round trip); otherwise the session is given one that fits (SET, or SET LOCAL within the BEGIN of a
+ * transaction), and a connection given one far below its own gets its own back (RESET) before work
+ * outside any budget uses it.
  */
 export function requestDeadlines(pool: pg.Pool, deadlines: Deadlines) {
   /** A SET is not worth a round trip for less than this. */
   const SLACK_MS = 100;
+  /** A session's deadline this much below what is left still serves (a statement cut this much early at worst). */
+  const FIT_MS = 1000;
+  const sessionStatement = (client: FittedClient) => client[FITTED]?.statement ?? deadlines.statement_timeout;
+  /** Whether the session's own deadline is too far below the pool's for work outside a request. */
+  const tooShortForLoops = (client: FittedClient) => sessionStatement(client) < deadlines.statement_timeout - FIT_MS;
   /** The driver waits this long past a statement's own deadline for the server's answer (the cancel's). */
   const ANSWER_MS = 250;
   const setting = (local: boolean, left: number) => {
@@ -393,24 +399,26 @@ export function requestDeadlines(pool: pg.Pool, deadlines: Deadlines) {
     async fitSession(client: FittedClient): Promise<void> {
       const left = leftNow();
       if (left === undefined) {
-        if (client[FITTED]) {
+        if (tooShortForLoops(client)) {
           await client.query('RESET statement_timeout; RESET lock_timeout');
-          client[FITTED] = false;
+          client[FITTED] = undefined;
         }
         return;
       }
-      if (!client[FITTED] && left >= deadlines.statement_timeout - SLACK_MS) return;
+      const session = sessionStatement(client);
+      if (session <= left + SLACK_MS && session >= left - FIT_MS) return;
       const set = setting(false, left);
       await send(client, set.text, left);
-      client[FITTED] = true;
+      client[FITTED] = { statement: set.statement };
     },
     /** BEGIN, with deadlines that fit what is left (one round trip, as a bare BEGIN). */
     async begin(client: FittedClient): Promise<void> {
       const left = leftNow();
       if (left === undefined) {
         inTx.delete(client);
-        await client.query(client[FITTED] ? 'RESET statement_timeout; RESET lock_timeout; BEGIN' : 'BEGIN');
-        client[FITTED] = false;
+        const reset = tooShortForLoops(client);
+        await client.query(reset ? 'RESET statement_timeout; RESET lock_timeout; BEGIN' : 'BEGIN');
+        if (reset) client[FITTED] = undefined;
         return;
       }
       const set = setting(true, left);
