@@ -30,9 +30,16 @@ export function guarded<T extends object>(target: T, toError: (error: unknown) =
     if (typeof value === 'function') {
       const method = value as (...args: unknown[]) => unknown;
       out[key] = (...args: unknown[]) => {
+        if (!IN_MEMORY.has(key)) {
+          // Every other method answers a promise: a spent deadline rejects it, never throws. A read from
+          // memory never waits: it is answered whatever the deadline.
+          try {
+            enterStore();
+          } catch (error) {
+            return Promise.reject(converted(error));
+          }
+        }
         try {
-          // A read from memory never waits: it is answered whatever the deadline.
-          if (!IN_MEMORY.has(key)) enterStore();
           const result = method.apply(target, args);
           return result instanceof Promise ? result.catch((error: unknown) => Promise.reject(converted(error))) : result;
         } catch (error) {
