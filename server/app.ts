@@ -28,6 +28,7 @@ import { payoutRoutes } from './routes/payouts.ts';
 import { WEBHOOK_PATH, maskWebhookSecret, webhookRoutes } from './routes/webhooks.ts';
 import { widgetScriptRoutes } from './routes/widget-script.ts';
 import { createServices, type ServiceParts, type Services } from './services.ts';
+import { withStoreBudget } from './store/deadline.ts';
 
 export { SECURITY_HEADERS } from './http/response-headers.ts';
 export { createServices, type ServiceParts, type Services } from './services.ts';
@@ -74,6 +75,9 @@ export function createHttpApp(services: Services, settings: AppSettings, drain?:
   // Each request's id (X-Request-Id), line, metrics and, with an OpenTelemetry SDK loaded, span.
   const telemetry = requestTelemetry(services.metrics, maskWebhookSecret);
   app.use('*', requestLog(lines, telemetry));
+  // One store budget per request, all its statements and waits together (store/deadline.ts).
+  const storeBudgetMs = settings.databaseStatementTimeoutMs ?? DEFAULTS.databaseStatementTimeoutMs;
+  app.use('*', (_c, next) => withStoreBudget(storeBudgetMs, next));
   // Strict headers on the proxy's own answers, gathered per request in one precomputed object.
   const strict = collectHeaders(SECURITY_HEADERS);
   for (const path of [`${basePath}/*`, HEALTH_PATHS.health, HEALTH_PATHS.ready]) app.use(path, strict);

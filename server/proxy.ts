@@ -128,6 +128,12 @@ export async function createProxy(
       warnings.push(NO_PAGE_MAY_CALL);
       logger.warn(warnings.at(-1));
     }
+    if (config.trustedProxies > 0 && config.shutdown.drainMs === 0) {
+      warnings.push(
+        'PIX_SHUTDOWN_DRAIN_MS is 0 behind a balancer (PIX_TRUSTED_PROXIES): at SIGTERM the port closes at once, before a balancer probing /ready sees it fail; set it to the probe interval times the failures that mark an instance down',
+      );
+      logger.warn(warnings.at(-1));
+    }
     if (!mode && !config.dataKey) {
       warnings.push("customers' documents are stored unencrypted: set PIX_DATA_KEY (openssl rand -base64 32)");
       logger.warn(warnings.at(-1));

@@ -24,10 +24,11 @@ import { WebhookProcessor } from './domain/webhook-processor.ts';
 import { createLogger, type Logger } from './log.ts';
 import { Metrics } from './observability/metrics.ts';
 import { countOutcomes } from './observability/outcome-metrics.ts';
-import { deliveryTelemetry, instrumentPartner } from './observability/tracing.ts';
+import { PARTNER_OPERATIONS, deliveryTelemetry, instrumentPartner } from './observability/tracing.ts';
 import type { PartnerClient } from './partner/client.ts';
 import { DEFAULT_STATUS_CODES } from './partner/status-codes.ts';
 import { storeErrorCount } from './store/guard.ts';
+import { allowStoreAtLeast } from './store/deadline.ts';
 import { StoreOutage } from './store/outage.ts';
 import type { PaymentRecord, Store } from './store/store.ts';
 
@@ -101,7 +102,7 @@ export function createServices(settings: AppSettings, parts: ServiceParts): Serv
   const logger = parts.logger ?? createLogger();
   // Counted and traced from here on: every service below calls the partner through it.
   const metrics = new Metrics({ processMetrics: Boolean(settings.metricsToken) });
-  const partner = instrumentPartner(parts.partner, metrics);
+  const partner = leavingStoreTime(instrumentPartner(parts.partner, metrics));
 
   const outage = parts.outage ?? new StoreOutage({ log: logger.child({ component: 'store' }) });
   const outcomes = new Outcomes(logger);
@@ -134,6 +135,7 @@ export function createServices(settings: AppSettings, parts: ServiceParts): Serv
     outcomes,
     numbering,
     health,
+    outage,
   });
   paceChanged.subscribe(() => payments.rescheduleWatches());
 
@@ -166,6 +168,7 @@ export function createServices(settings: AppSettings, parts: ServiceParts): Serv
     health,
     processor,
     tally: metrics.notification,
+    outage,
   });
 
   // A refund refreshes its checkout first (a payment paid but not yet heard of counts), and a checkout
@@ -239,6 +242,7 @@ export function createServices(settings: AppSettings, parts: ServiceParts): Serv
     partner,
     cacheMs: settings.readinessCacheMs ?? DEFAULTS.readinessCacheMs,
     deadlineMs: DEFAULTS.readinessDeadlineMs,
+    storeDeadlineMs: DEFAULTS.readinessStoreDeadlineMs,
     upstream: parts.upstream,
     warnings: parts.warnings,
     numbering,
@@ -254,6 +258,7 @@ export function createServices(settings: AppSettings, parts: ServiceParts): Serv
     reconciler: () => ({ lastPassEnded: reconciler.lastPassEnded, parked: reconciler.parkedPayments() }),
     numbering: () => numbering.report(),
     storeErrors: () => storeErrorCount(store),
+    unrecordedPayments: () => payments.unrecorded.size,
   });
 
   let started = false;
@@ -284,9 +289,13 @@ export function createServices(settings: AppSettings, parts: ServiceParts): Serv
       reconciler.start();
       notifier?.start();
       personalData.start();
+      payments.unrecorded.start();
     },
     async stop() {
       processor.close();
+      // One last try to record what the partner created and the store could not take; what is left is named at error.
+      if (payments.unrecorded.size > 0) await payments.unrecorded.attachAll();
+      payments.unrecorded.stop();
       await Promise.all([reconciler.stop(), notifier?.stop(), processor.idle(), personalData.stop()]);
     },
   };
@@ -299,4 +308,26 @@ export function createServices(settings: AppSettings, parts: ServiceParts): Serv
     { once: true },
   );
   return services;
+}
+
+/** The store's time a request keeps after each partner answer, whatever the partner's wait took (store/deadline.ts). */
+export const STORE_TIME_AFTER_PARTNER_MS = 1000;
+
+/**
+ * The partner client, each answer (or failure) leaving the request's store at least
+ * STORE_TIME_AFTER_PARTNER_MS to record what the partner did: a payment it created, a status it confirmed.
+ */
+function leavingStoreTime(partner: PartnerClient): PartnerClient {
+  const wrapped = Object.create(partner) as Record<string, unknown>;
+  for (const operation of PARTNER_OPERATIONS) {
+    if (typeof partner[operation] !== 'function') continue;
+    wrapped[operation] = async (...args: unknown[]) => {
+      try {
+        return await (partner[operation] as (this: PartnerClient, ...args: unknown[]) => Promise<unknown>).apply(partner, args);
+      } finally {
+        allowStoreAtLeast(STORE_TIME_AFTER_PARTNER_MS);
+      }
+    };
+  }
+  return wrapped as unknown as PartnerClient;
 }

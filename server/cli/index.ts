@@ -17,6 +17,7 @@ import { HELP as PAYMENT, paymentCommand } from './payment.ts';
 import { HELP as SANDBOX, sandboxCommand } from './sandbox.ts';
 import { HELP as SERVE, serveCommand } from './serve.ts';
 import { HELP as TRANSFER, REFUND_HELP as REFUND, refundCommand, transferCommand } from './transfer.ts';
+import { HELP as UNRECORDED, unrecordedCommand } from './unrecorded.ts';
 import { HELP as WEBHOOK, webhookCommand } from './webhook.ts';
 
 export { maskDocument, type CliIo } from './io.ts';
@@ -34,6 +35,7 @@ export const COMMAND_HELP = {
   deliveries: DELIVERIES,
   disputes: DISPUTES,
   data: DATA,
+  unrecorded: UNRECORDED,
 } as const;
 
 const COMMANDS: Record<keyof typeof COMMAND_HELP, (rest: string[], io: CliIo) => Promise<void>> = {
@@ -48,6 +50,7 @@ const COMMANDS: Record<keyof typeof COMMAND_HELP, (rest: string[], io: CliIo) =>
   deliveries: deliveriesCommand,
   disputes: disputesCommand,
   data: dataCommand,
+  unrecorded: unrecordedCommand,
 };
 
 /** The overview's lines for payouts: money sent out of the account. */
@@ -83,6 +86,7 @@ The proxy's store (PIX_DATA_DIR):
   data erase --document d    erase that person's personal data; amounts and states stay
     [--dry-run]              list what it would erase, and erase nothing
   data purge                 run the retention purge once (PIX_RETENTION_DAYS; the proxy runs it hourly)
+  unrecorded [--record]      payments created at the partner that the store does not hold
 
 Options for every command:
   --json                     print JSON (snake_case, the proxy API's field names) instead of a table

@@ -231,8 +231,14 @@ export function proxyConfig(env: Record<string, string | undefined> = loadEnv())
   const webhook = settings.webhookIntake.perSourcePerMinute;
   const unlimited = perMinute(Number.MAX_SAFE_INTEGER);
   const databaseUrl = v.PIX_DATABASE_URL;
+  // Behind a balancer (PIX_TRUSTED_PROXIES), an unset drain is not 0: the port closing at the signal
+  // would refuse connections before the balancer's probes saw /ready fail.
+  const drainUnset = (env.PIX_SHUTDOWN_DRAIN_MS ?? '').trim() === '';
+  const drainMs =
+    drainUnset && settings.trustedProxies > 0 ? Math.min(TUNABLES.shutdown.balancerDrainMs, settings.shutdown.graceMs) : settings.shutdown.drainMs;
   const config = {
     ...settings,
+    shutdown: { ...settings.shutdown, drainMs },
     apiKey,
     allowedOrigins,
     openAmount: v.PIX_OPEN_AMOUNT ? { min, max } : (false as const),

@@ -87,8 +87,21 @@ export const TUNABLES = {
   },
   /** `/ready` answers within this long, whatever hangs: a store or partner that has not answered by then is named as the cause. */
   readinessDeadlineMs: 2000,
+  /**
+   * The store's part of `/ready` (its ping, all statements together): with a ready answer kept at most
+   * PIX_READY_CACHE_MS (0.5 s), a frozen database shows as 503 within 1.5 s of the freeze.
+   */
+  readinessStoreDeadlineMs: 1000,
   /** After the grace period (PIX_SHUTDOWN_GRACE_MS), this long for closing the store before the process exits 1 anyway. */
-  shutdown: { hardCutMarginMs: 2000 },
+  shutdown: {
+    hardCutMarginMs: 2000,
+    /**
+     * PIX_SHUTDOWN_DRAIN_MS when unset behind a balancer (PIX_TRUSTED_PROXIES above 0), within the grace
+     * period: `/ready` answers 503 this long before the port closes, so a balancer probing every 2 s
+     * with 2 failures to mark it down sees it fail before connections are refused.
+     */
+    balancerDrainMs: 5000,
+  },
   /** The merchant server's API key in sandbox mode: a published test value, like the account. */
   sandboxApiKey: 'sandbox-api-key',
 } as const;

@@ -186,47 +186,67 @@ export class CheckoutService {
       if (this.options.log) logFailedCreate(this.options.log, error, 'given another payment, issued at once', { checkout_id: checkout.id });
       record = await payments.issue(input, checkout.id);
     }
-    // The check and the issue are one decision: an earlier code paid after the check above but before
-    // the new code existed (the customer paying the expired QR while the page asked for a new one)
-    // is seen by asking again now, before the new code is shown to anyone. A code paid after this
-    // read was paid after the new code existed: an overpayment, told as such (checkout.overpaid).
-    if (checkout.paymentReference) {
-      let paidBefore: PaymentView | null;
-      try {
-        paidBefore = await this.confirmUnpaid(checkout);
-      } catch (error) {
-        await store.insertPayment(record);
-        throw error;
+    // Until its record is stored, the payment exists at the partner only: any failure before then
+    // (the store locked, down, or slow past the request's budget) hands it to the keeper, which logs
+    // it by reference and transaction_id and records it when the store is back (payments/unrecorded.ts).
+    let stored = false;
+    const recording = {
+      insertPayment: async (payment: PaymentRecord) => {
+        await store.insertPayment(payment);
+        stored = true;
+      },
+      attachPayment: async (...args: Parameters<typeof store.attachPayment>) => {
+        const attached = await store.attachPayment(...args);
+        stored = true;
+        return attached;
+      },
+    };
+    try {
+      // The check and the issue are one decision: an earlier code paid after the check above but before
+      // the new code existed (the customer paying the expired QR while the page asked for a new one)
+      // is seen by asking again now, before the new code is shown to anyone. A code paid after this
+      // read was paid after the new code existed: an overpayment, told as such (checkout.overpaid).
+      if (checkout.paymentReference) {
+        let paidBefore: PaymentView | null;
+        try {
+          paidBefore = await this.confirmUnpaid(checkout);
+        } catch (error) {
+          await recording.insertPayment(record);
+          throw error;
+        }
+        if (paidBefore) {
+          // Kept, never shown: the partner has it, and the reconciler follows it to its cancellation.
+          await recording.insertPayment(record);
+          this.options.log?.info(
+            { checkout_id: checkout.id, reference: paidBefore.reference, unused: record.reference },
+            'an earlier code of the checkout was paid while a new one was issued: the paid one is answered, the new one never shown',
+          );
+          return { payment: paidBefore, created: false };
+        }
       }
-      if (paidBefore) {
-        // Kept, never shown: the partner has it, and the reconciler follows it to its cancellation.
-        await store.insertPayment(record);
+      // Made current only if no other issuer (another instance) made one current meanwhile, and no code
+      // of the checkout was recorded paid since the check above (another instance's webhook): the check
+      // and the issue are one decision, in the store's transaction. One code shown per checkout,
+      // whichever instance the customer's requests reach, and none beside a paid one.
+      if (await recording.attachPayment(checkout.id, record, renewalsUsed, checkout.paymentReference, PARTNER_STATUS.approved)) {
+        return { payment: { ...payments.view(record), renewable: renewable(renewalsUsed) }, created: true };
+      }
+      const paidMeanwhile = (await store.checkoutPayments(checkout.id)).find(isPaid);
+      if (paidMeanwhile) {
         this.options.log?.info(
-          { checkout_id: checkout.id, reference: paidBefore.reference, unused: record.reference },
-          'an earlier code of the checkout was paid while a new one was issued: the paid one is answered, the new one never shown',
+          { checkout_id: checkout.id, reference: paidMeanwhile.reference, unused: record.reference },
+          'a code of the checkout was paid while a new one was issued: the paid one is answered, the new one never shown',
         );
-        return { payment: paidBefore, created: false };
+        return { payment: payments.view(paidMeanwhile), created: false };
       }
+      const winner = await this.find(id);
+      if (!winner.paymentReference) throw new DomainError('not_found', 'No such checkout.');
+      const current = payments.view(await payments.record(winner.paymentReference));
+      return { payment: { ...current, renewable: renewable(winner.renewalsUsed) }, created: false };
+    } catch (error) {
+      if (!stored) payments.unrecorded.keep(record, error, { checkout_id: checkout.id });
+      throw error;
     }
-    // Made current only if no other issuer (another instance) made one current meanwhile, and no code
-    // of the checkout was recorded paid since the check above (another instance's webhook): the check
-    // and the issue are one decision, in the store's transaction. One code shown per checkout,
-    // whichever instance the customer's requests reach, and none beside a paid one.
-    if (await store.attachPayment(checkout.id, record, renewalsUsed, checkout.paymentReference, PARTNER_STATUS.approved)) {
-      return { payment: { ...payments.view(record), renewable: renewable(renewalsUsed) }, created: true };
-    }
-    const paidMeanwhile = (await store.checkoutPayments(checkout.id)).find(isPaid);
-    if (paidMeanwhile) {
-      this.options.log?.info(
-        { checkout_id: checkout.id, reference: paidMeanwhile.reference, unused: record.reference },
-        'a code of the checkout was paid while a new one was issued: the paid one is answered, the new one never shown',
-      );
-      return { payment: payments.view(paidMeanwhile), created: false };
-    }
-    const winner = await this.find(id);
-    if (!winner.paymentReference) throw new DomainError('not_found', 'No such checkout.');
-    const current = payments.view(await payments.record(winner.paymentReference));
-    return { payment: { ...current, renewable: renewable(winner.renewalsUsed) }, created: false };
   }
 
   /**

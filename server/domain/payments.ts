@@ -14,7 +14,9 @@
 import type { PaymentView } from '../../src/shared/contract.ts';
 import type { PartnerClient } from '../partner/client.ts';
 import type { PaymentRecord } from '../store/store.ts';
+import type { StoreOutage } from '../store/outage.ts';
 import { PaymentIssuer, type IssueInput } from './payments/issue.ts';
+import { UnrecordedPayments } from './payments/unrecorded.ts';
 import { PaymentReads, type PaymentReadsOptions, type Source } from './payments/reads.ts';
 import { PaymentViews } from './payments/view.ts';
 import { PaymentWatches, type Listener } from './payments/watches.ts';
@@ -26,6 +28,8 @@ export type { IssueInput } from './payments/issue.ts';
 export interface PaymentServiceOptions extends Omit<PaymentReadsOptions, 'finals'> {
   /** Seconds each QR code stays payable; sent to the partner and stored as `expires_at`. */
   expirationSeconds: number;
+  /** Where store failures of the watches (and unrecorded payments' recording) are told: one line per outage (store/outage.ts). */
+  outage?: StoreOutage | undefined;
 }
 
 export class PaymentService {
@@ -33,6 +37,8 @@ export class PaymentService {
   private readonly issuer: PaymentIssuer;
   private readonly reads: PaymentReads;
   private readonly watches: PaymentWatches;
+  /** Payments the partner created that the store could not take yet (payments/unrecorded.ts). */
+  readonly unrecorded: UnrecordedPayments;
 
   constructor(
     partner: PartnerClient,
@@ -40,7 +46,8 @@ export class PaymentService {
   ) {
     const { store, now, log, numbering } = options;
     this.views = new PaymentViews(now);
-    this.issuer = new PaymentIssuer(partner, { store, expirationSeconds: options.expirationSeconds, now, log, numbering });
+    this.unrecorded = new UnrecordedPayments({ store, log, now });
+    this.issuer = new PaymentIssuer(partner, { store, expirationSeconds: options.expirationSeconds, now, log, numbering, unrecorded: this.unrecorded });
     // A read that makes a payment final tells the watches, built after the reads.
     const finals = new Signal<PaymentRecord>();
     this.reads = new PaymentReads(partner, {
@@ -54,7 +61,7 @@ export class PaymentService {
       health: options.health,
       finals,
     });
-    this.watches = new PaymentWatches({ store, now, log, reads: this.reads, views: this.views, finals });
+    this.watches = new PaymentWatches({ store, now, log, reads: this.reads, views: this.views, finals, outage: options.outage });
   }
 
   /**
@@ -78,7 +85,12 @@ export class PaymentService {
   /** Issues an open-amount payment and stores it. */
   async create(input: IssueInput): Promise<PaymentView> {
     const record = await this.issue(input, null);
-    await this.options.store.insertPayment(record);
+    try {
+      await this.options.store.insertPayment(record);
+    } catch (error) {
+      this.unrecorded.keep(record, error);
+      throw error;
+    }
     return this.view(record);
   }
 

@@ -1,10 +1,18 @@
 /**
  * Readiness (`GET /ready`): the store answers (and which database it is; with Postgres, whether this
- * instance hears the others' changes) and the partner service is logged in and reachable.
- * Cached a few seconds, so a load balancer probing every second costs the partner nothing extra.
+ * instance hears the others' changes), the partner service is logged in and reachable, and the
+ * partner's status codes are not contradicted (a mismatch settles nothing: outcomes would never
+ * reach the merchant).
+ *
+ * Within 2 s of a fault and of its end (issue 40): a ready answer is kept at most `cacheMs` (0.5 s), and
+ * dropped as soon as any store operation of this instance fails; a failure is never kept (each probe
+ * asks again, probes at once sharing one check); the store's ping has `storeDeadlineMs` (1 s), its own
+ * store budget, so a frozen database that never answers fails it in time.
  */
 import type { PartnerClient, PartnerLogEntry } from '../partner/client.ts';
 import { PartnerError } from '../partner/errors.ts';
+import { withStoreBudget } from '../store/deadline.ts';
+import { storeErrorCount } from '../store/guard.ts';
 import type { Store } from '../store/store.ts';
 import type { DisputeService } from './disputes.ts';
 import type { NumberingReport, NumberingState, StatusNumbering } from './status-numbering.ts';
@@ -58,10 +66,12 @@ export function readinessCheck(deps: {
   store: Store;
   partner: PartnerClient;
   upstream?: UpstreamTracker;
-  /** How long an answer is kept (DEFAULTS.readinessCacheMs). */
+  /** How long a ready answer is kept (DEFAULTS.readinessCacheMs); a failure is never kept, nor a ready answer past a store failure. */
   cacheMs: number;
   /** The check answers within this long (DEFAULTS.readinessDeadlineMs): what has not answered by then fails, named as the cause. */
   deadlineMs?: number;
+  /** The store's ping answers within this long (DEFAULTS.readinessStoreDeadlineMs), all its statements together; default deadlineMs. */
+  storeDeadlineMs?: number;
   now?: () => number;
   warnings?: readonly string[] | undefined;
   /** Whether the partner's status codes mean what PIX_STATUS_CODES says: a mismatch is named. */
@@ -75,7 +85,6 @@ export function readinessCheck(deps: {
 }): () => Promise<ReadinessReport> {
   const now = deps.now ?? Date.now;
   const { cacheMs } = deps;
-  let cached: { at: number; report: Promise<ReadinessReport> } | null = null;
 
   /**
    * After a failure nothing else may call the partner (the load balancer stops sending traffic), so
@@ -93,7 +102,9 @@ export function readinessCheck(deps: {
   async function check(): Promise<ReadinessReport> {
     const deadline = withDeadline(deps.deadlineMs);
     let cause: string | undefined;
-    const store = await deadline(deps.store.ping(), 'the store').then(
+    const storeMs = deps.storeDeadlineMs ?? deps.deadlineMs;
+    const ping = storeMs === undefined ? deps.store.ping() : withStoreBudget(storeMs, () => deps.store.ping());
+    const store = await deadline(ping, 'the store', storeMs).then(
       () => 'ok' as const,
       (error: unknown) => {
         cause = error instanceof DeadlineError ? error.message : `the store failed (${codeOf(error)})`;
@@ -103,10 +114,11 @@ export function readinessCheck(deps: {
     // A failing store fails the token's read too: the partner is not blamed for it.
     const numbering = deps.numbering?.report();
     const list = [...(deps.warnings ?? [])];
-    // Not a reason to refuse traffic (payments are still issued, explicit notifications still settle
-    // them), but no status code decides anything until the setting is fixed.
-    if (numbering?.state === 'mismatch')
-      list.push(`PIX_STATUS_CODES (${numbering.configured}) does not match the partner: ${numbering.problem ?? 'see the log'}`);
+    // A kept mismatch settles nothing: no status code decides, so paid payments are never recorded
+    // paid and their outcomes never reach the merchant. Not ready (the `status_codes` check), named
+    // as the cause, and the metric pix_status_numbering_state{state="mismatch"} alerts on it.
+    const mismatch = numbering?.state === 'mismatch';
+    if (mismatch) list.push(`PIX_STATUS_CODES (${numbering.configured}) does not match the partner: ${numbering.problem ?? 'see the log'}`);
     if (numbering?.transfers_problem)
       list.push(`transfer status codes contradict the partner's notifications, so no transfer code decides anything: ${numbering.transfers_problem}`);
     const cluster = deps.store.cluster;
@@ -155,13 +167,39 @@ export function readinessCheck(deps: {
         return 'failed' as const;
       },
     );
+    if (!cause && mismatch)
+      cause = `the partner's status codes contradict PIX_STATUS_CODES (${numbering.configured}), so no payment is settled: fix the setting and restart (pix-checkout doctor)`;
     const why = cause ? { cause } : {};
-    return { ready: store === 'ok' && partner === 'ok', checks: { store, ...database, partner, ...codes }, ...why, ...detail, ...reads, ...warnings };
+    return {
+      ready: store === 'ok' && partner === 'ok' && !mismatch,
+      checks: { store, ...database, partner, ...codes },
+      ...why,
+      ...detail,
+      ...reads,
+      ...warnings,
+    };
   }
 
+  /** The check under way or kept: when it started, and the store's failure count then. */
+  let kept: { at: number; failures: number | undefined; report: Promise<ReadinessReport>; settled?: ReadinessReport } | null = null;
   return () => {
-    if (!cached || now() - cached.at >= cacheMs) cached = { at: now(), report: check() };
-    return cached.report;
+    const failures = storeErrorCount(deps.store);
+    const at = now();
+    const usable =
+      kept !== null &&
+      // Under way: probes at once share it.
+      (kept.settled === undefined ||
+        // Kept only when ready, young, and no store operation failed since it began.
+        (kept.settled.ready && at - kept.at < cacheMs && failures === kept.failures));
+    if (!usable) {
+      const entry: NonNullable<typeof kept> = { at, failures, report: check() };
+      entry.report.then(
+        (report) => (entry.settled = report),
+        () => (kept = null),
+      );
+      kept = entry;
+    }
+    return kept!.report;
   };
 }
 
@@ -180,13 +218,14 @@ export class DeadlineError extends Error {
  * One deadline for a whole check: each step races what is left of it. The step itself is not
  * stopped (the store's own statement timeout ends it); only the answer stops waiting.
  */
-function withDeadline(deadlineMs: number | undefined): <T>(work: Promise<T>, what: string) => Promise<T> {
+function withDeadline(deadlineMs: number | undefined): <T>(work: Promise<T>, what: string, withinMs?: number) => Promise<T> {
   if (deadlineMs === undefined) return (work) => work;
   const end = performance.now() + deadlineMs;
-  return <T>(work: Promise<T>, what: string) => {
+  return <T>(work: Promise<T>, what: string, withinMs = deadlineMs) => {
     let timer: ReturnType<typeof setTimeout> | undefined;
+    const waitMs = Math.max(0, Math.min(withinMs, end - performance.now()));
     const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new DeadlineError(`${what} did not answer within ${deadlineMs} ms`)), Math.max(0, end - performance.now()));
+      timer = setTimeout(() => reject(new DeadlineError(`${what} did not answer within ${Math.min(withinMs, deadlineMs)} ms`)), waitMs);
     });
     return Promise.race([work, late]).finally(() => clearTimeout(timer));
   };

@@ -24,7 +24,9 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { Logger } from '../log.ts';
 import { examineNotification, notificationBody } from '../partner/notification.ts';
-import type { Store } from '../store/store.ts';
+import { withoutStoreBudget } from '../store/deadline.ts';
+import type { StoreOutage } from '../store/outage.ts';
+import { StoreError, type Store } from '../store/store.ts';
 import type { IntakeTally, NotificationReason } from './telemetry.ts';
 import type { WebhookHealth } from './webhook-health.ts';
 import type { WebhookProcessor } from './webhook-processor.ts';
@@ -53,6 +55,8 @@ export interface WebhookIntakeOptions {
   processor: WebhookProcessor;
   /** Counts what becomes of each notification (the proxy's metrics). */
   tally?: IntakeTally | undefined;
+  /** Told of each notification the store could not take: one line per outage, counting them (store/outage.ts). */
+  outage?: StoreOutage | undefined;
 }
 
 /** What became of a notification that passed the source and secret checks. */
@@ -141,9 +145,7 @@ export class WebhookIntake {
           );
         } else log.error(fields, 'webhook unreadable: stored for the operator (pix-checkout webhook received --unreadable)');
       } catch (error) {
-        log.error({ err: { message: (error as Error).message } }, 'webhook not stored: answering 503 so the service retries');
-        this.options.tally?.('rejected', 'not_stored');
-        return { kind: 'not_stored' };
+        return this.notStored(error, log);
       }
       this.options.tally?.('unreadable', 'ambiguous' in reading ? 'ambiguous' : '');
       return { kind: 'stored' };
@@ -164,9 +166,7 @@ export class WebhookIntake {
       kept = keepFirstBytes(raw, known ? limits.keptBytes : limits.auditBytes);
       id = await store.webhookEvents.add(kept.body, receivedAt, kept.originalBytes);
     } catch (error) {
-      log.error({ err: { message: (error as Error).message } }, 'webhook not stored: answering 503 so the service retries');
-      this.options.tally?.('rejected', 'not_stored');
-      return { kind: 'not_stored' };
+      return this.notStored(error, log);
     }
     const cut = kept.originalBytes !== undefined;
     // About one of ours, a cut body is out of the ordinary (one about a made-up reference is the flood's).
@@ -179,8 +179,21 @@ export class WebhookIntake {
     this.options.tally?.('accepted');
     // After the write, not awaited: the answer does not wait for the partner. A notification's words
     // are evidence only when the intake is authenticated, and never from a body stored cut.
-    void this.options.processor.process(id, kept.body, { event, authenticated: this.authenticated && !cut });
+    // Outside this request's store budget: the processing outlives the answer.
+    withoutStoreBudget(() => void this.options.processor.process(id, kept.body, { event, authenticated: this.authenticated && !cut }));
     return { kind: 'stored' };
+  }
+
+  /**
+   * The store could not take a notification: the partner is asked to send it again (503). At warn: during
+   * an outage every notification fails so, and the outage's own lines (store/outage.ts) say so once and
+   * count them; a store failure outside an outage opens one.
+   */
+  private notStored(error: unknown, log: Logger): IntakeResult {
+    log.warn({ err: { message: (error as Error).message } }, 'webhook not stored: answering 503 so the service retries');
+    if (error instanceof StoreError) this.options.outage?.failed('webhook-intake', error, 'notifications refused (the partner sends them again)');
+    this.options.tally?.('rejected', 'not_stored');
+    return { kind: 'not_stored' };
   }
 
   /** What the store knows the reference as: a payment this proxy issued, a transfer it follows, or nothing. */

@@ -26,6 +26,8 @@ export interface MetricSources {
   numbering?: () => { state: string; codes: Record<string, string> };
   /** Store operations that failed (store/guard.ts). */
   storeErrors?: () => number | undefined;
+  /** Payments the partner created that the store could not take yet, kept in memory (domain/payments/unrecorded.ts). */
+  unrecordedPayments?: () => number;
 }
 
 const NUMBERING_STATES = ['unverified', 'verified', 'mismatch'] as const;
@@ -141,6 +143,15 @@ export class Metrics {
       (g) => {
         const parked = this.sources.reconciler?.().parked;
         if (parked !== undefined && parked !== null) g.set(parked);
+      },
+    );
+    this.gauge(
+      'unrecorded_payments',
+      'Payments the partner created that the store could not take yet, kept in memory and recorded when it is back (above 0 for long: pix-checkout unrecorded)',
+      [],
+      (g) => {
+        const kept = this.sources.unrecordedPayments?.();
+        if (kept !== undefined) g.set(kept);
       },
     );
     this.gauge('status_streams_open', 'Live status streams (SSE) open on this instance', [], (g) => {

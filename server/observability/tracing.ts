@@ -45,7 +45,7 @@ function failed(span: Span, kind: string, message?: string): void {
 }
 
 /** The operations of the PartnerClient interface, each timed, counted and traced by `instrumentPartner`. */
-const PARTNER_OPERATIONS = [
+export const PARTNER_OPERATIONS = [
   'login',
   'getTenant',
   'createPayment',

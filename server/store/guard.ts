@@ -1,9 +1,15 @@
 /**
  * Every method of a store, its groups' included, with the driver's errors turned into StoreErrors
  * (sentences an operator can act on) by the store's own `toError`; whatever it passes on is unchanged.
- * The StoreErrors it makes are counted per store (`storeErrorCount`, the proxy's metrics).
+ * The StoreErrors it makes are counted per store (`storeErrorCount`, the proxy's metrics). Inside a
+ * request, each call's time counts against the request's store budget (deadline.ts), and a call
+ * made when none is left fails at once with a StoreError.
  */
+import { enterStore } from './deadline.ts';
 import { StoreError } from './store.ts';
+
+/** Methods answered from memory (PaymentStore.peekPayment). */
+const IN_MEMORY = new Set(['peekPayment']);
 
 /** StoreErrors made per guarded store, by the store (its top-level object). */
 const counts = new WeakMap<object, { errors: number }>();
@@ -24,6 +30,15 @@ export function guarded<T extends object>(target: T, toError: (error: unknown) =
     if (typeof value === 'function') {
       const method = value as (...args: unknown[]) => unknown;
       out[key] = (...args: unknown[]) => {
+        if (!IN_MEMORY.has(key)) {
+          // Every other method answers a promise: a spent deadline rejects it, never throws. A read from
+          // memory never waits: it is answered whatever the deadline.
+          try {
+            enterStore();
+          } catch (error) {
+            return Promise.reject(converted(error));
+          }
+        }
         try {
           const result = method.apply(target, args);
           return result instanceof Promise ? result.catch((error: unknown) => Promise.reject(converted(error))) : result;

@@ -21,7 +21,11 @@ export interface StoreOptions {
   claimMs?: number;
   /** Connections in the Postgres pool (default 10). */
   poolSize?: number;
-  /** Postgres: the longest one statement may run (PIX_DATABASE_STATEMENT_TIMEOUT_MS); SQLite waits for a lock 5 s (busy_timeout). */
+  /**
+   * Postgres: the longest one statement may run outside a request (PIX_DATABASE_STATEMENT_TIMEOUT_MS); a
+   * request's statements share one deadline of that length (deadline.ts). SQLite waits for a lock 5 s
+   * (busy_timeout), within a request no longer than its deadline leaves.
+   */
   statementTimeoutMs?: number;
   /** Where the Postgres store logs a lost listening connection (default: nowhere). */
   onProblem?: (message: string, error?: unknown) => void;

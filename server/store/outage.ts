@@ -11,7 +11,10 @@
  * - when it ends (warn): `the store is available again`, with how long it lasted, how many
  *   failures, and the first and last causes.
  *
- * Each failure in between is logged at debug level. An outage ends at the first store operation a part reports done. A part that has no success to
+ * Each failure in between is logged at debug level. Work refused or skipped because of the store
+ * (a partner's notification answered 503, a payment's poll) is counted by what it was (`what`) and
+ * the counts summed up in the lines above, so each such failure needs no line above warn of its own.
+ * An outage ends at the first store operation a part reports done. A part that has no success to
  * report (a query it ran once) can still report failures. Any module may call it: it knows nothing
  * of who calls, only a source name for the log.
  */
@@ -67,6 +70,9 @@ export class StoreOutage {
     firstCause: string;
     lastCause: string;
     sources: Set<string>;
+    /** Work refused or skipped because of the outage, by what it was: since the last line, and in all. */
+    refused: Map<string, number>;
+    refusedInAll: Map<string, number>;
   } | null = null;
 
   constructor(options: StoreOutageOptions) {
@@ -80,13 +86,27 @@ export class StoreOutage {
     return this.outage !== null;
   }
 
-  /** A store operation of `source` failed with `error`. */
-  failed(source: string, error: unknown): void {
+  /**
+   * A store operation of `source` failed with `error`; `what`, when it cost a piece of work (`notifications
+   * refused`, `payment polls failed`): counted in the outage's lines.
+   */
+  failed(source: string, error: unknown, what?: string): void {
     const at = this.now();
     const cause = outageCause(error);
     const outage = this.outage;
     if (!outage) {
-      this.outage = { since: at, lastLineAt: at, failures: 1, sinceLastLine: 0, firstCause: cause, lastCause: cause, sources: new Set([source]) };
+      const refused = new Map(what ? [[what, 1]] : []);
+      this.outage = {
+        since: at,
+        lastLineAt: at,
+        failures: 1,
+        sinceLastLine: 0,
+        firstCause: cause,
+        lastCause: cause,
+        sources: new Set([source]),
+        refused: new Map(),
+        refusedInAll: refused,
+      };
       // The first failure's own sentence too: the store names the real cause there (a lock or statement
       // timeout, a refused connection, the login), which the short cause cannot carry whole.
       const err = error instanceof Error ? { message: error.message, code: (error as { code?: unknown }).code } : undefined;
@@ -95,6 +115,10 @@ export class StoreOutage {
     }
     outage.failures++;
     outage.sinceLastLine++;
+    if (what) {
+      outage.refused.set(what, (outage.refused.get(what) ?? 0) + 1);
+      outage.refusedInAll.set(what, (outage.refusedInAll.get(what) ?? 0) + 1);
+    }
     outage.lastCause = cause;
     outage.sources.add(source);
     if (at - outage.lastLineAt < this.repeatMs) {
@@ -103,12 +127,13 @@ export class StoreOutage {
       return;
     }
     this.log.error(
-      { outage: 'store', cause, down_ms: at - outage.since, failures: outage.sinceLastLine, sources: [...outage.sources] },
-      `the store is still unavailable (${cause}), for ${seconds(at - outage.since)}`,
+      { outage: 'store', cause, down_ms: at - outage.since, failures: outage.sinceLastLine, sources: [...outage.sources], ...refusedFields(outage.refused) },
+      `the store is still unavailable (${cause}), for ${seconds(at - outage.since)}${refusedWords(outage.refused, ' since the last line')}`,
     );
     outage.lastLineAt = at;
     outage.sinceLastLine = 0;
     outage.sources = new Set();
+    outage.refused = new Map();
   }
 
   /** Now, on the reporter's clock: when an operation starts, for `recovered`. */
@@ -135,10 +160,22 @@ export class StoreOutage {
         failures: outage.failures,
         cause: outage.firstCause,
         ...(outage.lastCause !== outage.firstCause ? { last_cause: outage.lastCause } : {}),
+        ...refusedFields(outage.refusedInAll),
       },
-      `the store is available again after ${seconds(lasted)} (${outage.firstCause})`,
+      `the store is available again after ${seconds(lasted)} (${outage.firstCause})${refusedWords(outage.refusedInAll, '')}`,
     );
   }
+}
+
+/** The counts of work refused, as a log field. */
+function refusedFields(refused: Map<string, number>): { refused?: Record<string, number> } {
+  return refused.size > 0 ? { refused: Object.fromEntries(refused) } : {};
+}
+
+/** The counts of work refused, in words: `; 12 notifications refused, 3 payment polls failed`. */
+function refusedWords(refused: Map<string, number>, when: string): string {
+  if (refused.size === 0) return '';
+  return `; ${[...refused].map(([what, n]) => `${n} ${what}`).join(', ')}${when}`;
 }
 
 const seconds = (ms: number) => `${(ms / 1000).toFixed(ms < 10_000 ? 1 : 0)} s`;

@@ -4,7 +4,7 @@
  * `cluster`: leases, and the changes other instances make. Times are epoch milliseconds on the
  * proxy's clock (leases: the database's); values are cents, never floats.
  *
- * One folder per aggregate (payments/, checkouts/, payouts/ with transfers, notifications/, outbox/,
+ * One folder per aggregate (payments/, intents/, checkouts/, payouts/ with transfers, notifications/, outbox/,
  * disputes/, leases/; personal-data/ the retention purge and a data subject's records across them): its records and its part of the interface (types.ts) and its SQLite and
  * Postgres statements side by side (sqlite.ts, postgres.ts). The rules that decide money (what is
  * left to refund, linking a payout to its transfer, what a final state allows) are pure functions in
@@ -14,6 +14,7 @@
 import type { TokenStore } from '../partner/token-store.ts';
 import type { CheckoutStore } from './checkouts/types.ts';
 import type { DisputeStore } from './disputes/types.ts';
+import type { PaymentIntentStore } from './intents/types.ts';
 import type { Cluster } from './leases/types.ts';
 import type { WebhookEventStore } from './notifications/types.ts';
 import type { OutboxStore } from './outbox/types.ts';
@@ -23,6 +24,7 @@ import type { PersonalDataStore } from './personal-data/types.ts';
 
 export type { CheckoutRecord, CheckoutStore } from './checkouts/types.ts';
 export type { DisputeInput, DisputeOutcomeOf, DisputeRecord, DisputeStore } from './disputes/types.ts';
+export type { PaymentIntent, PaymentIntentStore } from './intents/types.ts';
 export type { Cluster, StoreChange } from './leases/types.ts';
 export type { WebhookEventRecord, WebhookEventStore } from './notifications/types.ts';
 export type { DeliveryAttempt, DeliveryAttemptRecord, DeliveryNext, OutboxEntry, OutboxStore } from './outbox/types.ts';
@@ -50,6 +52,8 @@ export interface Store extends PaymentStore, CheckoutStore {
   readonly webhookEvents: WebhookEventStore;
   /** Final payments an authenticated notification contradicts, and their resolution by an operator. */
   readonly disputes: DisputeStore;
+  /** Payment creates about to be sent, by our transaction_id: no payment the partner created goes unrecorded (intents/types.ts). */
+  readonly intents: PaymentIntentStore;
   /** Transfers the proxy learned of (a webhook, the CLI), so the reconciler can follow them. */
   readonly transfers: TransferStore;
   /** Payouts and refunds the proxy starts (domain/payouts.ts). */

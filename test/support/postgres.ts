@@ -22,6 +22,12 @@ export interface RunningPostgres {
   /** Stops the server, keeping its data (an outage); `resume()` starts it again on the same port. */
   pause(): Promise<void>;
   resume(): Promise<void>;
+  /**
+   * Freezes the server (SIGSTOP to the postmaster and every backend: connections stay open, nothing
+   * answers, as a hung host or a stalled disk); `thaw()` lets it go on (SIGCONT).
+   */
+  freeze(): void;
+  thaw(): void;
   stop(): Promise<void>;
 }
 
@@ -79,6 +85,7 @@ export async function startPostgres(): Promise<RunningPostgres> {
     }
   }
   let stopped = false;
+  let frozen: number[] = [];
   const stopNow = () => {
     if (stopped) return;
     stopped = true;
@@ -109,11 +116,38 @@ export async function startPostgres(): Promise<RunningPostgres> {
     async resume() {
       run(join(bin, 'pg_ctl'), ['-D', data, '-l', log, '-w', '-t', '30', '-o', serverOptions(port), 'start']);
     },
+    freeze() {
+      frozen = serverProcesses(data);
+      for (const pid of frozen) process.kill(pid, 'SIGSTOP');
+    },
+    thaw() {
+      for (const pid of frozen) process.kill(pid, 'SIGCONT');
+      frozen = [];
+    },
     async stop() {
       process.removeListener('exit', stopNow);
+      for (const pid of frozen) process.kill(pid, 'SIGCONT');
       stopNow();
     },
   };
+}
+
+/** The postmaster of the cluster in `data` (its postmaster.pid) and its children (the backends), from /proc. */
+function serverProcesses(data: string): number[] {
+  const postmaster = Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
+  const children = readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .filter((pid) => {
+      try {
+        // The parent's pid is the 4th field of /proc/<pid>/stat, after the command in parentheses.
+        const stat = readFileSync(join('/proc', pid, 'stat'), 'utf8');
+        return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === postmaster;
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+  return [postmaster, ...children];
 }
 
 function postgresUser(): { uid: number; gid: number } {

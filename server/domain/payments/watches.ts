@@ -7,7 +7,8 @@
 import type { PaymentView } from '../../../src/shared/contract.ts';
 import { isFinalStatus, type PaymentStatus } from '../../../src/shared/status.ts';
 import type { Logger } from '../../log.ts';
-import type { PaymentRecord, Store, StoreChange } from '../../store/store.ts';
+import type { StoreOutage } from '../../store/outage.ts';
+import { StoreError, type PaymentRecord, type Store, type StoreChange } from '../../store/store.ts';
 import type { Signal } from '../signal.ts';
 import { pollLease, type PaymentReads } from './reads.ts';
 import type { PaymentViews } from './view.ts';
@@ -30,6 +31,8 @@ export interface PaymentWatchesOptions {
   views: PaymentViews;
   /** Records made final on this instance, after the store has them. */
   finals: Signal<PaymentRecord>;
+  /** Told of each poll the store failed: one line per outage, counting them, not one warning per payment (store/outage.ts). */
+  outage?: StoreOutage | undefined;
 }
 
 export class PaymentWatches {
@@ -134,9 +137,22 @@ export class PaymentWatches {
         if (record && this.watches.get(reference) === watch) this.publish(reference, watch, this.options.views.view(record));
       } catch (error) {
         // The watch's own poll tries again.
-        this.options.log.warn({ reference, err: { message: error instanceof Error ? error.message : String(error) } }, 'reading a changed payment failed');
+        this.failed(reference, error, 'reading a changed payment failed', 'changed payments not read');
       }
     }
+  }
+
+  /**
+   * A watch's read failed. The store's failure is the outage's (its lines count them; this one at
+   * debug): during one, every watched payment fails each poll. Any other failure (the partner's) at warn.
+   */
+  private failed(reference: string, error: unknown, message: string, what: string): void {
+    const fields = { reference, err: { message: error instanceof Error ? error.message : String(error) } };
+    const { outage, log } = this.options;
+    if (outage && error instanceof StoreError) {
+      outage.failed('payment-watches', error, what);
+      log.debug(fields, message);
+    } else log.warn(fields, message);
   }
 
   private unwatch(reference: string, watch: Watch): void {
@@ -162,7 +178,7 @@ export class PaymentWatches {
       view = views.view(await reads.record(reference, reads.intervalFor(watch.expiresAt, now()) / 2));
     } catch (error) {
       // A failed poll changes nothing the browser sees; the next one may succeed.
-      this.options.log.warn({ reference, err: { message: error instanceof Error ? error.message : String(error) } }, 'watching a payment failed');
+      this.failed(reference, error, 'watching a payment failed', 'payment polls failed');
       this.schedule(reference, watch);
       return;
     }

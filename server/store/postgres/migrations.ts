@@ -155,6 +155,16 @@ export const MIGRATIONS: readonly string[] = [
    CREATE INDEX checkouts_unsealed ON checkouts(created_at) WHERE customer_document_hash IS NULL AND customer_document IS NOT NULL;`,
   // As SQLite's migration 10: how long a notification kept cut was; null: kept whole.
   `ALTER TABLE webhook_events ADD COLUMN original_bytes INTEGER;`,
+  // As SQLite's migration 11: a payment's intent, written before the partner is asked (store/intents/).
+  `CREATE TABLE payment_intents (
+     transaction_id TEXT PRIMARY KEY,
+     checkout_id TEXT,
+     value_cents INTEGER NOT NULL,
+     created_at BIGINT NOT NULL,
+     reference TEXT,
+     answer TEXT
+   );
+   CREATE INDEX payment_intents_created ON payment_intents(created_at);`,
 ];
 
 /** Brings the schema up to date, once across every instance starting now; refuses a database newer than this code. */

@@ -21,12 +21,14 @@ import type { TokenStore } from '../../partner/token-store.ts';
 import { postgresCheckouts } from '../checkouts/postgres.ts';
 import { postgresDisputes } from '../disputes/postgres.ts';
 import { guarded } from '../guard.ts';
+import { postgresIntents } from '../intents/postgres.ts';
 import { announcer, postgresCluster } from '../leases/postgres.ts';
 import { postgresWebhookEvents } from '../notifications/postgres.ts';
 import { postgresOutbox } from '../outbox/postgres.ts';
 import { postgresPayments } from '../payments/postgres.ts';
 import { postgresPayouts, postgresTransfers } from '../payouts/postgres.ts';
 import { postgresPersonalData } from '../personal-data/postgres.ts';
+import { budgetSpent, LEAST_STATEMENT_MS, storeTimeLeft } from '../deadline.ts';
 import { RecordCache } from '../record-cache.ts';
 import { StoreError, type Store } from '../store.ts';
 import type { PostgresContext, Query } from './context.ts';
@@ -104,13 +106,22 @@ export function deadlineCause(
   pool?: { totalCount: number; options: { max?: number } },
 ): { code: string; cause: string } | null {
   const code = (error as { code?: unknown }).code;
+  // Within a request, the statement had what was left of the request's budget (requestDeadlines).
+  const budget = (error as { deadlineMs?: number }).deadlineMs;
+  const within = budget === undefined ? '' : ` (the request's store budget left it ${budget} ms)`;
   if (code === '57014') {
     return /statement timeout/i.test(error.message)
-      ? { code, cause: `statement timeout after ${deadlines.statement_timeout} ms (statement_timeout): a slow query, or one waiting on a lock` }
+      ? {
+          code,
+          cause: `statement timeout after ${budget === undefined ? deadlines.statement_timeout : Math.min(budget, deadlines.statement_timeout)} ms (statement_timeout)${within}: a slow query, or one waiting on a lock`,
+        }
       : { code, cause: `statement canceled by the server (${error.message})` };
   }
   if (code === '55P03')
-    return { code, cause: `lock timeout after ${deadlines.lock_timeout} ms (lock_timeout): another session holds a lock this statement needs` };
+    return {
+      code,
+      cause: `lock timeout after ${budget === undefined ? deadlines.lock_timeout : Math.min(budget, deadlines.lock_timeout)} ms (lock_timeout)${within}: another session holds a lock this statement needs`,
+    };
   if (code === '25P03')
     return { code, cause: `transaction ended after ${deadlines.idle_in_transaction_session_timeout} ms idle (idle_in_transaction_session_timeout)` };
   if (/Query read timeout/.test(error.message))
@@ -199,20 +210,40 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
 function opened(pool: pg.Pool, options: PostgresStoreOptions, where: string): { store: Store; listen: () => Promise<void> } {
   const cache = new RecordCache(options.cacheSize ?? 10_000);
   const instanceId = `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
-  const query: Query = (text, values) => pool.query(text, values);
+  const deadlines = queryDeadlines(options.statementTimeoutMs);
+  const budgeted = requestDeadlines(pool, deadlines);
+
+  /** One statement on a pooled connection, within what is left of the request's store budget, if any. */
+  const query: Query = async (text, values) => {
+    const client = await budgeted.acquire();
+    let broken: Error | undefined;
+    try {
+      await budgeted.fitSession(client);
+      return await budgeted.run(client, text, values);
+    } catch (error) {
+      if (isReadTimeout(error)) broken = error as Error;
+      throw error;
+    } finally {
+      client.release(broken);
+    }
+  };
 
   /** One transaction; a serialization failure or deadlock is tried again (the work is pure until COMMIT). */
   async function tx<T>(work: (q: Query) => Promise<T>): Promise<T> {
     for (let attempt = 1; ; attempt++) {
-      const client = await pool.connect();
+      const client = await budgeted.acquire();
       let broken: Error | undefined;
       try {
-        await client.query('BEGIN');
-        const result = await work((text, values) => client.query(text, values));
-        await client.query('COMMIT');
+        await budgeted.begin(client);
+        const result = await work((text, values) => budgeted.run(client, text, values, true));
+        await budgeted.run(client, 'COMMIT');
         return result;
       } catch (error) {
-        await client.query('ROLLBACK').catch((rollback: unknown) => (broken = rollback as Error));
+        // A connection whose answer never came (a frozen server) is dropped, not rolled back: a
+        // ROLLBACK would wait behind the statement still under way. The server ends the transaction
+        // when the connection closes, or its statement_timeout when it does not notice.
+        if (isReadTimeout(error)) broken = error as Error;
+        else await client.query('ROLLBACK').catch((rollback: unknown) => (broken = rollback as Error));
         const code = (error as { code?: string }).code;
         if (attempt < 5 && (code === '40001' || code === '40P01')) continue;
         throw error;
@@ -244,6 +275,7 @@ function opened(pool: pg.Pool, options: PostgresStoreOptions, where: string): { 
     tokens,
     webhookEvents: postgresWebhookEvents(context),
     disputes: postgresDisputes(context),
+    intents: postgresIntents(context),
     transfers: postgresTransfers(context),
     payouts: postgresPayouts(context),
     outbox: postgresOutbox(context),
@@ -266,4 +298,146 @@ function opened(pool: pg.Pool, options: PostgresStoreOptions, where: string): { 
     },
   };
   return { store, listen: changes.listen };
+}
+
+/** pg's own error for an answer that did not come within the query's query_timeout. */
+function isReadTimeout(error: unknown): boolean {
+  return error instanceof Error && (error.message === 'Query read timeout' || (error as { readTimeout?: boolean }).readTimeout === true);
+}
+
+/** A pooled connection, and the deadlines its session was last given for a request (none: the pool's own). */
+type FittedClient = pg.PoolClient & { [FITTED]?: { statement: number } | undefined; [HEARD]?: boolean };
+const FITTED = Symbol('fitted to a request');
+const HEARD = Symbol('error heard');
+
+/**
+ * How the Postgres store keeps a request's statements within its store budget (store/deadline.ts):
+ * the wait for a pooled connection, and each statement's `statement_timeout` and `lock_timeout`,
+ * from what is left of it, and the driver's wait for the answer (`query_timeout`) too, for a server
+ * that does not answer at all. A session's statement deadline is kept while it fits what is left
+ * (at most SLACK_MS above it, at most FIT_MS below it: most statements of most requests cost no extra
+ * round trip); otherwise the session is given one that fits (SET, or SET LOCAL within the BEGIN of a
+ * transaction), and a connection given one far below its own gets its own back (RESET) before work
+ * outside any budget uses it.
+ */
+export function requestDeadlines(pool: pg.Pool, deadlines: Deadlines) {
+  /** A SET is not worth a round trip for less than this. */
+  const SLACK_MS = 100;
+  /** A session's deadline this much below what is left still serves (a statement cut this much early at worst). */
+  const FIT_MS = 1000;
+  const sessionStatement = (client: FittedClient) => client[FITTED]?.statement ?? deadlines.statement_timeout;
+  /** Whether the session's own deadline is too far below the pool's for work outside a request. */
+  const tooShortForLoops = (client: FittedClient) => sessionStatement(client) < deadlines.statement_timeout - FIT_MS;
+  /** The driver waits this long past a statement's own deadline for the server's answer (the cancel's). */
+  const ANSWER_MS = 250;
+  const setting = (local: boolean, left: number) => {
+    const statement = Math.max(1, Math.floor(left));
+    // The lock wait ends a little first, so the error names the lock rather than the statement.
+    const lock = Math.max(1, Math.min(deadlines.lock_timeout, statement - Math.min(50, Math.floor(statement / 10))));
+    const scope = local ? 'SET LOCAL' : 'SET';
+    return { text: `${scope} statement_timeout = ${statement}; ${scope} lock_timeout = ${lock}`, statement, lock };
+  };
+  /** Statement and lock deadlines set for the transaction under way on each connection. */
+  const inTx = new WeakMap<pg.PoolClient, { statement: number; at: number }>();
+
+  /**
+   * A connection that breaks while checked out between two statements (the server stopped) emits
+   * 'error' with no pool listener on it: the next statement fails with the cause, and the process
+   * must not die of the event. Heard once per connection.
+   */
+  const heard = (client: FittedClient): FittedClient => {
+    if (!client[HEARD]) {
+      client[HEARD] = true;
+      client.on('error', () => undefined);
+    }
+    return client;
+  };
+
+  /** What is left of the budget, or the error saying it is spent. */
+  const leftNow = (): number | undefined => {
+    const left = storeTimeLeft();
+    if (left !== undefined && left < LEAST_STATEMENT_MS) throw budgetSpent();
+    return left;
+  };
+
+  /** One statement whose answer is waited for no longer than `left` (and the cancel's margin). */
+  async function send<R extends pg.QueryResultRow>(client: pg.PoolClient, text: string, left: number, values?: unknown[]): Promise<pg.QueryResult<R>> {
+    try {
+      return await client.query<R>({ text, values, query_timeout: Math.max(1, Math.floor(left + ANSWER_MS)) } as pg.QueryConfig);
+    } catch (error) {
+      // The request's budget, not the pool's deadlines, ended it: the message says so.
+      if (isReadTimeout(error)) throw Object.assign(budgetSpent(), { readTimeout: true });
+      if (error instanceof Error) Object.assign(error, { deadlineMs: Math.floor(left) });
+      throw error;
+    }
+  }
+
+  return {
+    /** A pooled connection, waited for no longer than what is left. */
+    async acquire(): Promise<FittedClient> {
+      const left = leftNow();
+      if (left === undefined) return heard(await pool.connect());
+      const pending = pool.connect().then(heard);
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const late = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(budgetSpent()), left);
+      });
+      try {
+        return await Promise.race([pending, late]);
+      } catch (error) {
+        // Given back as soon as it comes.
+        pending.then(
+          (client) => client.release(),
+          () => undefined,
+        );
+        throw error;
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+    /** Before one statement outside a transaction: the session's deadlines fit what is left. */
+    async fitSession(client: FittedClient): Promise<void> {
+      const left = leftNow();
+      if (left === undefined) {
+        if (tooShortForLoops(client)) {
+          await client.query('RESET statement_timeout; RESET lock_timeout');
+          client[FITTED] = undefined;
+        }
+        return;
+      }
+      const session = sessionStatement(client);
+      if (session <= left + SLACK_MS && session >= left - FIT_MS) return;
+      const set = setting(false, left);
+      await send(client, set.text, left);
+      client[FITTED] = { statement: set.statement };
+    },
+    /** BEGIN, with deadlines that fit what is left (one round trip, as a bare BEGIN). */
+    async begin(client: FittedClient): Promise<void> {
+      const left = leftNow();
+      if (left === undefined) {
+        inTx.delete(client);
+        const reset = tooShortForLoops(client);
+        await client.query(reset ? 'RESET statement_timeout; RESET lock_timeout; BEGIN' : 'BEGIN');
+        if (reset) client[FITTED] = undefined;
+        return;
+      }
+      const set = setting(true, left);
+      await send(client, `BEGIN; ${set.text}`, left);
+      inTx.set(client, { statement: set.statement, at: performance.now() });
+    },
+    /** One statement within what is left; inside a transaction, its deadlines shortened when what is left has. */
+    async run<R extends pg.QueryResultRow>(client: FittedClient, text: string, values?: unknown[], transaction = false): Promise<pg.QueryResult<R>> {
+      const left = leftNow();
+      if (left === undefined) return client.query<R>(text, values);
+      if (transaction) {
+        const given = inTx.get(client);
+        if (given && given.statement - (performance.now() - given.at) > left + SLACK_MS) {
+          const set = setting(true, left);
+          await send(client, set.text, left);
+          inTx.set(client, { statement: set.statement, at: performance.now() });
+        }
+      }
+      return send<R>(client, text, leftNow()!, values);
+    },
+  };
 }

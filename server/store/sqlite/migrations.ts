@@ -150,6 +150,17 @@ export const MIGRATIONS: readonly string[] = [
    CREATE INDEX checkouts_unsealed ON checkouts(created_at) WHERE customer_document_hash IS NULL AND customer_document IS NOT NULL;`,
   // A notification kept cut (its first bytes only: domain/webhook-intake.ts) says how long it was; null: kept whole.
   `ALTER TABLE webhook_events ADD COLUMN original_bytes INTEGER;`,
+  // A payment's intent, written before the partner is asked, so a payment the partner created is never
+  // recorded nowhere (store/intents/); no foreign key: it must not wait on the payments tables.
+  `CREATE TABLE payment_intents (
+     transaction_id TEXT PRIMARY KEY,
+     checkout_id TEXT,
+     value_cents INTEGER NOT NULL,
+     created_at INTEGER NOT NULL,
+     reference TEXT,
+     answer TEXT
+   );
+   CREATE INDEX payment_intents_created ON payment_intents(created_at);`,
 ];
 
 /** Brings the schema up to date; refuses a database newer than this code. */

@@ -12,11 +12,13 @@ import type { TokenStore } from '../../partner/token-store.ts';
 import { sqliteCheckouts } from '../checkouts/sqlite.ts';
 import { sqliteDisputes } from '../disputes/sqlite.ts';
 import { guarded } from '../guard.ts';
+import { sqliteIntents } from '../intents/sqlite.ts';
 import { sqliteWebhookEvents } from '../notifications/sqlite.ts';
 import { sqliteOutbox, sqliteOutboxWriter } from '../outbox/sqlite.ts';
 import { sqlitePayments } from '../payments/sqlite.ts';
 import { sqlitePayoutsAndTransfers } from '../payouts/sqlite.ts';
 import { sqlitePersonalData } from '../personal-data/sqlite.ts';
+import { storeTimeLeft } from '../deadline.ts';
 import { RecordCache } from '../record-cache.ts';
 import type { Store } from '../store.ts';
 import { StoreError } from '../store.ts';
@@ -60,7 +62,7 @@ export function openSqliteStore({ dataDir, cacheSize = 10_000, claimMs = 30_000 
     if (dataDir !== ':memory:') mkdirSync(dataDir, { recursive: true, mode: 0o700 });
     db = new Database(file);
     // WAL lets reads go on during a write; NORMAL sync is durable across a process crash in WAL mode.
-    db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON;');
+    db.exec(`PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}; PRAGMA foreign_keys = ON;`);
   } catch (error) {
     throw storeError(error, file);
   }
@@ -73,7 +75,27 @@ export function openSqliteStore({ dataDir, cacheSize = 10_000, claimMs = 30_000 
     throw storeError(error, file);
   }
   const writes = file === ':memory:' ? { count: 0 } : sharedWrites(resolve(file));
-  return guarded(countingWrites(openedStore(db, cacheSize, claimMs, writes), writes), (error) => storeError(error, file));
+  return guarded(countingWrites(openedStore(db, cacheSize, claimMs, writes), writes, busyWithinBudget(db)), (error) => storeError(error, file));
+}
+
+/** How long SQLite waits for another connection's lock outside a request (busy_timeout). */
+export const BUSY_TIMEOUT_MS = 5000;
+
+/**
+ * Before each call: SQLite waits for a lock (busy_timeout) no longer than what is left of the
+ * request's store budget (store/deadline.ts), and BUSY_TIMEOUT_MS outside a request. The wait blocks
+ * the process (the driver is synchronous), so this bounds the whole process's stall as well.
+ */
+function busyWithinBudget(db: Database.Database): () => void {
+  let set = BUSY_TIMEOUT_MS;
+  return () => {
+    const left = storeTimeLeft();
+    // In steps of 50 ms (down), so consecutive calls rarely need the pragma again.
+    const wanted = left === undefined ? BUSY_TIMEOUT_MS : Math.max(1, Math.min(BUSY_TIMEOUT_MS, Math.floor(left / 50) * 50));
+    if (wanted === set) return;
+    db.exec(`PRAGMA busy_timeout = ${wanted}`);
+    set = wanted;
+  };
 }
 
 /**
@@ -90,6 +112,9 @@ function sharedWrites(file: string): { count: number } {
 
 /** How stale a cached record may be after another process (a command line) changed it: a millisecond. */
 const OTHER_PROCESS_CHECK_MS = 1;
+
+/** The store's methods answered from memory: they never wait for a lock. */
+const IN_MEMORY = new Set(['peekPayment']);
 
 /** The store's methods that only read: every other call counts as a write for the other store objects on the file. */
 const READS = new Set([
@@ -113,24 +138,34 @@ const READS = new Set([
   'ping',
   'unsealed',
   'find',
+  'unrecorded',
 ]);
 
-/** The store, counting each call that may write in `writes` (the calls run synchronously: the write is done when it returns). */
-function countingWrites<T extends object>(target: T, writes: { count: number }): T {
+/**
+ * The store, counting each call that may write in `writes` (the calls run synchronously: the write is
+ * done when it returns), with `before` run before each call.
+ */
+function countingWrites<T extends object>(target: T, writes: { count: number }, before: () => void): T {
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(target)) {
     if (typeof value === 'function') {
       const method = value as (...args: unknown[]) => unknown;
-      out[key] = READS.has(key)
+      out[key] = IN_MEMORY.has(key)
         ? method.bind(target)
-        : (...args: unknown[]) => {
-            try {
+        : READS.has(key)
+          ? (...args: unknown[]) => {
+              before();
               return method.apply(target, args);
-            } finally {
-              writes.count++;
             }
-          };
-    } else out[key] = value !== null && typeof value === 'object' && !Array.isArray(value) ? countingWrites(value, writes) : value;
+          : (...args: unknown[]) => {
+              before();
+              try {
+                return method.apply(target, args);
+              } finally {
+                writes.count++;
+              }
+            };
+    } else out[key] = value !== null && typeof value === 'object' && !Array.isArray(value) ? countingWrites(value, writes, before) : value;
   }
   return out as T;
 }
@@ -186,6 +221,7 @@ function openedStore(db: Database.Database, cacheSize: number, claimMs: number, 
     tokens,
     webhookEvents: sqliteWebhookEvents(context),
     disputes: sqliteDisputes(context, outbox),
+    intents: sqliteIntents(context),
     ...sqlitePayoutsAndTransfers(context, outbox),
     outbox: sqliteOutbox(context),
     personalData: sqlitePersonalData(context),

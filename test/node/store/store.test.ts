@@ -1065,8 +1065,19 @@ describe('SQLite store: its file', () => {
     const versions = (db.prepare('SELECT version FROM migrations').all() as { version: number }[]).map((r) => r.version);
     const tables = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as { name: string }[]).map((r) => r.name);
     db.close();
-    assert.deepEqual(versions, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
-    for (const table of ['checkouts', 'payments', 'partner_tokens', 'webhook_events', 'transfers', 'outbox', 'delivery_attempts', 'payouts', 'disputes']) {
+    assert.deepEqual(versions, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
+    for (const table of [
+      'checkouts',
+      'payments',
+      'partner_tokens',
+      'webhook_events',
+      'transfers',
+      'outbox',
+      'delivery_attempts',
+      'payouts',
+      'disputes',
+      'payment_intents',
+    ]) {
       assert.ok(tables.includes(table), `a ${table} table`);
     }
   });
@@ -1089,7 +1100,7 @@ describe('Postgres store: its database', () => {
     await store.close();
     await (await postgresKind.reopen(store)).close();
     const versions = (await sql<{ version: number }>(store, 'SELECT version FROM migrations ORDER BY version')).map((r) => r.version);
-    assert.deepEqual(versions, [1, 2, 3, 4, 5, 6]);
+    assert.deepEqual(versions, [1, 2, 3, 4, 5, 6, 7]);
     const tables = (await sql<{ name: string }>(store, "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = 'public'")).map(
       (r) => r.name,
     );
@@ -1104,6 +1115,7 @@ describe('Postgres store: its database', () => {
       'payouts',
       'leases',
       'disputes',
+      'payment_intents',
     ]) {
       assert.ok(tables.includes(table), `a ${table} table`);
     }

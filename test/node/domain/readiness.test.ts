@@ -1,0 +1,97 @@
+/**
+ * /ready's answer over time (domain/readiness.ts), on a fake clock, with a store whose failures are
+ * switched on and off (a fault, the only fake): a ready answer is kept at most its cache time and
+ * dropped at the first store failure; a failure is never kept, so the store's return shows at the next
+ * probe; a kept status-code mismatch fails the `status_codes` check (issue 40).
+ */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { readinessCheck } from '../../../server/domain/readiness.ts';
+import type { StatusNumbering } from '../../../server/domain/status-numbering.ts';
+import type { PartnerClient } from '../../../server/partner/client.ts';
+import { guarded } from '../../../server/store/guard.ts';
+import { StoreError, type Store } from '../../../server/store/store.ts';
+
+/** A store with a ping and one read, failing while `down` (through guarded(), as a real store is: its failures are counted). */
+function faultyStore() {
+  const state = { down: false, pings: 0 };
+  const fail = () => {
+    if (state.down) throw new StoreError('the database at test cannot be reached (ECONNREFUSED)', 'ECONNREFUSED');
+  };
+  const raw = {
+    kind: 'postgres' as const,
+    async ping() {
+      state.pings++;
+      fail();
+    },
+    async getPayment() {
+      fail();
+      return null;
+    },
+  };
+  return { state, store: guarded(raw, (error) => error as Error) as unknown as Store };
+}
+
+const partner = { getTenant: async () => ({}), getPayment: async () => ({}) } as unknown as PartnerClient;
+
+describe('/ready over time (a fake clock)', () => {
+  test('a ready answer is kept at most cacheMs, and dropped at the first store failure anywhere', async () => {
+    let now = 1_000;
+    const { state, store } = faultyStore();
+    const ready = readinessCheck({ store, partner, cacheMs: 1000, deadlineMs: 2000, storeDeadlineMs: 1000, now: () => now });
+    assert.equal((await ready()).ready, true);
+    assert.equal(state.pings, 1);
+    now += 500;
+    assert.equal((await ready()).ready, true);
+    assert.equal(state.pings, 1, 'kept within cacheMs');
+    // The store fails a request's read: the kept answer is not served again.
+    state.down = true;
+    await assert.rejects(store.getPayment('x'));
+    const report = await ready();
+    assert.equal(report.ready, false);
+    assert.equal(report.checks.store, 'failed');
+    assert.equal(state.pings, 2, 'asked again at once, within the cache time');
+  });
+
+  test('a failure is never kept: the store back, the next probe is ready, the clock unmoved', async () => {
+    let now = 1_000;
+    const { state, store } = faultyStore();
+    const ready = readinessCheck({ store, partner, cacheMs: 5000, deadlineMs: 2000, now: () => now });
+    state.down = true;
+    assert.equal((await ready()).ready, false);
+    assert.equal((await ready()).ready, false);
+    assert.equal(state.pings, 2, 'each probe asks');
+    state.down = false;
+    now += 1;
+    assert.equal((await ready()).ready, true);
+  });
+
+  test('probes at once share one check', async () => {
+    const { state, store } = faultyStore();
+    const ready = readinessCheck({ store, partner, cacheMs: 0, now: () => 0 });
+    const answers = await Promise.all([ready(), ready(), ready()]);
+    assert.deepEqual(
+      answers.map((a) => a.ready),
+      [true, true, true],
+    );
+    assert.equal(state.pings, 1);
+  });
+
+  test('a kept status-code mismatch fails the status_codes check, named as the cause', async () => {
+    const { store } = faultyStore();
+    const numbering = {
+      report: () => ({
+        state: 'mismatch',
+        configured: '1/2/3',
+        codes: { pending: 'verified', approved: 'unverified', canceled: 'unverified' },
+        problem: 'a new payment has status 0',
+      }),
+    } as unknown as StatusNumbering;
+    const report = await readinessCheck({ store, partner, cacheMs: 0, numbering })();
+    assert.equal(report.ready, false);
+    assert.equal(report.checks.status_codes, 'mismatch');
+    assert.equal(report.checks.store, 'ok');
+    assert.equal(report.checks.partner, 'ok');
+    assert.match(report.cause ?? '', /status codes contradict PIX_STATUS_CODES \(1\/2\/3\), so no payment is settled/);
+  });
+});
