@@ -244,13 +244,14 @@ export function createServices(settings: AppSettings, parts: ServiceParts): Serv
     numbering,
     reads: health,
     parkedWarning: () => reconciler.parkedWarning(),
+    deliveriesWarning: () => notifier?.disabledWarning() ?? null,
     disputes,
   });
 
   metrics.watch({
     now,
     // Without a merchant webhook nothing is delivered: its rows wait for none.
-    ...(notifier ? { deliveryBacklog: () => store.outbox.backlog() } : {}),
+    ...(notifier ? { deliveryBacklog: () => store.outbox.backlog(), deliveryEndpointDisabled: () => notifier.endpoint.disabled } : {}),
     reconciler: () => ({ lastPassEnded: reconciler.lastPassEnded, parked: reconciler.parkedPayments() }),
     numbering: () => numbering.report(),
     storeErrors: () => storeErrorCount(store),

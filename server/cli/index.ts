@@ -77,6 +77,7 @@ The proxy's store (PIX_DATA_DIR):
   webhook received           notifications the proxy kept but could not act on
   deliveries list [--failed] the merchant webhook's deliveries
   deliveries replay <id>|--all send a delivery again (--all: every failed one)
+  deliveries resume          turn the merchant webhook back on after a day of failures disabled it
   disputes [list]            payments an authenticated notification contradicts (refunds wait)
   disputes resolve <ref>     close one, once checked with the partner (--note "what you found")
   data export --document d   everything held about a CPF/CNPJ, as JSON (a data subject's request)

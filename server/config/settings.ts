@@ -298,12 +298,12 @@ export const SETTINGS = {
   PIX_MERCHANT_WEBHOOK_URL: {
     for: 'proxy',
     kind: text({ type: 'https URL' }),
-    doc: "your backend's URL, told of every outcome by a signed POST (https; http only for localhost, or any host in sandbox mode)",
+    doc: "your backend's URL, told of every outcome by a signed POST (https; http only for localhost, or any host in sandbox mode); retried for 3 days, disabled after a whole day of failures until `pix-checkout deliveries resume`",
   },
   PIX_MERCHANT_WEBHOOK_SECRET: {
     for: 'proxy',
-    kind: text({ type: `text, at least ${MIN_API_KEY_LENGTH} characters`, trim: false }),
-    doc: 'the HMAC key of those POSTs; required with the URL',
+    kind: text({ type: `whsec_<base64> (Standard Webhooks), or text of at least ${MIN_API_KEY_LENGTH} characters; several separated by spaces`, trim: false }),
+    doc: 'the signing secret of those POSTs (Standard Webhooks `webhook-signature`); several at once while rotating, each signs every delivery; required with the URL ([docs/webhooks.md](docs/webhooks.md))',
   },
   PIX_RECONCILE_TICK_MS: {
     for: 'proxy',
