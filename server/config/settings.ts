@@ -305,6 +305,14 @@ export const SETTINGS = {
     kind: text({ type: `whsec_<base64> (Standard Webhooks), or text of at least ${MIN_API_KEY_LENGTH} characters; several separated by spaces`, trim: false }),
     doc: 'the signing secret of those POSTs (Standard Webhooks `webhook-signature`); several at once while rotating, each signs every delivery; required with the URL ([docs/webhooks.md](docs/webhooks.md))',
   },
+  PIX_TIME_ZONE: {
+    for: 'proxy',
+    kind: text({ type: 'IANA time zone', check: [(zone) => isTimeZone(zone), 'must be an IANA time zone such as America/Sao_Paulo'] }),
+    default: 'America/Sao_Paulo',
+    doc: "the merchant's time zone: the accounting export (`GET /api/reports`, `pix-checkout report`) reads its dates and writes its times in it",
+    at: 'timeZone',
+    app: true,
+  },
   PIX_RECONCILE_TICK_MS: {
     for: 'proxy',
     kind: milliseconds(100, 600_000),
@@ -429,3 +437,13 @@ export const SETTINGS = {
 } as const satisfies Record<string, Setting<any>>; // eslint-disable-line @typescript-eslint/no-explicit-any -- each entry keeps its own type
 
 export type SettingName = keyof typeof SETTINGS;
+
+/** True for a time zone Intl knows (IANA names, `UTC`). */
+function isTimeZone(zone: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -41,7 +41,7 @@ export class EndpointState {
   /** Reads the record again (another instance, or `deliveries resume`, may have changed it); answers whether it is disabled. */
   async refresh(): Promise<boolean> {
     const raw = await this.kv.load(ENDPOINT_STATE_KEY);
-    let record: EndpointRecord | null = null;
+    let record: EndpointRecord | null;
     try {
       record = raw ? (JSON.parse(raw) as EndpointRecord) : null;
     } catch {

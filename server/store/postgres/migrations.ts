@@ -155,6 +155,10 @@ export const MIGRATIONS: readonly string[] = [
    CREATE INDEX checkouts_unsealed ON checkouts(created_at) WHERE customer_document_hash IS NULL AND customer_document IS NOT NULL;`,
   // As SQLite's migration 10: how long a notification kept cut was; null: kept whole.
   `ALTER TABLE webhook_events ADD COLUMN original_bytes INTEGER;`,
+  // The accounting export (store/reports) pages each table by time: (created_at, key) in order, no sort.
+  `CREATE INDEX checkouts_created ON checkouts(created_at, id);
+   CREATE INDEX payments_created ON payments(created_at, reference);
+   CREATE INDEX payouts_created ON payouts(created_at, seq);`,
 ];
 
 /** Brings the schema up to date, once across every instance starting now; refuses a database newer than this code. */
