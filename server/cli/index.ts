@@ -12,8 +12,10 @@ import { HELP as DELIVERIES, deliveriesCommand } from './deliveries.ts';
 import { HELP as DISPUTES, disputesCommand } from './disputes.ts';
 import { HELP as DOCTOR, doctorCommand } from './doctor.ts';
 import { ExitCode, UsageError, type CliIo } from './io.ts';
+import { HELP as LISTEN, listenCommand } from './listen.ts';
 import { HELP as LOGIN, loginCommand } from './login.ts';
 import { HELP as PAYMENT, paymentCommand } from './payment.ts';
+import { HELP as REPORT, reportCommand } from './report.ts';
 import { HELP as SANDBOX, sandboxCommand } from './sandbox.ts';
 import { HELP as SERVE, serveCommand } from './serve.ts';
 import { HELP as TRANSFER, REFUND_HELP as REFUND, refundCommand, transferCommand } from './transfer.ts';
@@ -34,6 +36,8 @@ export const COMMAND_HELP = {
   deliveries: DELIVERIES,
   disputes: DISPUTES,
   data: DATA,
+  listen: LISTEN,
+  report: REPORT,
 } as const;
 
 const COMMANDS: Record<keyof typeof COMMAND_HELP, (rest: string[], io: CliIo) => Promise<void>> = {
@@ -48,6 +52,8 @@ const COMMANDS: Record<keyof typeof COMMAND_HELP, (rest: string[], io: CliIo) =>
   deliveries: deliveriesCommand,
   disputes: disputesCommand,
   data: dataCommand,
+  listen: listenCommand,
+  report: reportCommand,
 };
 
 /** The overview's lines for payouts: money sent out of the account. */
@@ -83,6 +89,10 @@ The proxy's store (PIX_DATA_DIR):
   data export --document d   everything held about a CPF/CNPJ, as JSON (a data subject's request)
   data erase --document d    erase that person's personal data; amounts and states stay
   data purge                 run the retention purge once (PIX_RETENTION_DAYS; the proxy runs it hourly)
+
+A running proxy, with the API key (--proxy, PIX_PROXY_URL; --api-key, PIX_API_KEY):
+  listen --forward-to <url>  forward its outcome events, signed, to your local receiver (development)
+  report --from d --to d     the accounting export, CSV (or --format json), streamed
 
 Options for every command:
   --json                     print JSON (snake_case, the proxy API's field names) instead of a table
