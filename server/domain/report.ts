@@ -45,8 +45,22 @@ export class ZonedTime {
     });
   }
 
+  /** Offsets by quarter hour (zones change offset on a quarter hour at the finest): a month holds about 3,000. */
+  private readonly offsets = new Map<number, number>();
+
   /** The zone's offset at `ms`, in ms (local = UTC + offset). */
   offsetAt(ms: number): number {
+    const quarter = Math.floor(ms / 900_000);
+    let offset = this.offsets.get(quarter);
+    if (offset === undefined) {
+      if (this.offsets.size >= 100_000) this.offsets.clear();
+      offset = this.computeOffset(quarter * 900_000);
+      this.offsets.set(quarter, offset);
+    }
+    return offset;
+  }
+
+  private computeOffset(ms: number): number {
     const p = this.fields(ms);
     const local = Date.UTC(p.year, p.month - 1, p.day, p.hour, p.minute, p.second);
     return local - (ms - (((ms % 1000) + 1000) % 1000));

@@ -3,7 +3,7 @@
  * the raw body (domain/signature.ts, the same code the proxy signs with), then the timestamp, then
  * reads the body as an OutcomeEvent; `webhookHandler` (node:http, Express) and `webhookFetchHandler`
  * (Request -> Response: Hono, Next.js) add the body reading and the answers the proxy's deliveries
- * expect: 2xx once handled, anything else retried with backoff for 24 hours.
+ * expect: 2xx once handled, anything else retried for three days (docs/webhooks.md, "Retries for days").
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { OutcomeEvent } from '../../src/shared/contract.ts';

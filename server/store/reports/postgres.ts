@@ -5,20 +5,32 @@ import { reportStatements, toReportCheckout, toReportPayment, toReportPayout, ty
 import type { ReportStore } from './types.ts';
 
 export function postgresReports({ query }: PostgresContext): ReportStore {
-  const sql = reportStatements((n) => (n === 3 ? `$3::bigint` : `$${n}`), { text: '::text', bigint: '::bigint' });
+  const casts = { text: '::text', bigint: '::bigint' };
+  const placeholder = (n: number) => (n === 3 ? `$3::bigint` : `$${n}`);
+  // The first page has no cursor: its limit is the third parameter.
+  const start = reportStatements((n) => (n === 5 ? '$3' : `$${n}`), true, casts);
+  const next = reportStatements(placeholder, false, casts);
   return {
     async checkouts(from, to, cursor, limit) {
-      return (await query<CheckoutPageRow>(sql.checkouts, [from, to, cursor?.createdAt ?? 0, cursor?.key ?? null, limit])).rows.map(toReportCheckout);
+      return (
+        await query<CheckoutPageRow>((cursor ? next : start).checkouts, cursor ? [from, to, cursor.createdAt, cursor.key, limit] : [from, to, limit])
+      ).rows.map(toReportCheckout);
     },
     async payments(from, to, cursor, limit) {
-      return (await query<PaymentRow & { order_id: string | null }>(sql.payments, [from, to, cursor?.createdAt ?? 0, cursor?.key ?? null, limit])).rows.map(
-        toReportPayment,
-      );
+      return (
+        await query<PaymentRow & { order_id: string | null }>(
+          (cursor ? next : start).payments,
+          cursor ? [from, to, cursor.createdAt, cursor.key, limit] : [from, to, limit],
+        )
+      ).rows.map(toReportPayment);
     },
     async payouts(from, to, cursor, limit) {
-      return (await query<PayoutRow & { order_id: string | null }>(sql.payouts, [from, to, cursor?.createdAt ?? 0, cursor?.key ?? null, limit])).rows.map(
-        toReportPayout,
-      );
+      return (
+        await query<PayoutRow & { order_id: string | null }>(
+          (cursor ? next : start).payouts,
+          cursor ? [from, to, cursor.createdAt, cursor.key, limit] : [from, to, limit],
+        )
+      ).rows.map(toReportPayout);
     },
   };
 }

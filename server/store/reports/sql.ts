@@ -6,17 +6,18 @@ import type { CurrentPayment } from './types.ts';
 type Placeholder = (n: number) => string;
 
 /**
- * Rows of `table` (alias t) created in [p1, p2) after the cursor (p3 time, p4 key; p4 null: from the
- * start), in index order, at most p5. `cast` types the key for Postgres.
+ * Rows of `table` (alias t) created in [p1, p2) after the cursor (p3 time, p4 key), in index order,
+ * at most p5; `first`: the first page, no cursor. The cursor is a row value, which both databases
+ * read as a range of the (created_at, key) index: each page starts where the last ended.
  */
-function page(table: string, key: string, select: string, join: string, p: Placeholder, cast = ''): string {
+function page(table: string, key: string, select: string, join: string, p: Placeholder, first: boolean, cast = ''): string {
+  const after = first ? `t.created_at >= ${p(1)}` : `(t.created_at, t.${key}) > (${p(3)}, ${p(4)}${cast})`;
   return `SELECT ${select} FROM ${table} t ${join}
-    WHERE t.created_at >= ${p(1)} AND t.created_at < ${p(2)}
-      AND (${p(4)}${cast} IS NULL OR t.created_at > ${p(3)} OR (t.created_at = ${p(3)} AND t.${key} > ${p(4)}${cast}))
+    WHERE ${after} AND t.created_at < ${p(2)}${first ? '' : ` AND t.created_at >= ${p(1)}`}
     ORDER BY t.created_at, t.${key} LIMIT ${p(5)}`;
 }
 
-export function reportStatements(p: Placeholder, casts: { text: string; bigint: string } = { text: '', bigint: '' }) {
+export function reportStatements(p: Placeholder, first: boolean, casts: { text: string; bigint: string } = { text: '', bigint: '' }) {
   return {
     checkouts: page(
       'checkouts',
@@ -24,10 +25,11 @@ export function reportStatements(p: Placeholder, casts: { text: string; bigint: 
       't.*, cp.partner_status AS cp_status, cp.final AS cp_final, cp.expires_at AS cp_expires_at, cp.updated_at AS cp_updated_at',
       'LEFT JOIN payments cp ON cp.reference = t.payment_reference',
       p,
+      first,
       casts.text,
     ),
-    payments: page('payments', 'reference', 't.*, c.order_id AS order_id', 'LEFT JOIN checkouts c ON c.id = t.checkout_id', p, casts.text),
-    payouts: page('payouts', 'seq', 't.*, c.order_id AS order_id', 'LEFT JOIN checkouts c ON c.id = t.checkout_id', p, casts.bigint),
+    payments: page('payments', 'reference', 't.*, c.order_id AS order_id', 'LEFT JOIN checkouts c ON c.id = t.checkout_id', p, first, casts.text),
+    payouts: page('payouts', 'seq', 't.*, c.order_id AS order_id', 'LEFT JOIN checkouts c ON c.id = t.checkout_id', p, first, casts.bigint),
   };
 }
 

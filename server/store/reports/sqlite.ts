@@ -5,20 +5,27 @@ import { reportStatements, toReportCheckout, toReportPayment, toReportPayout, ty
 import type { ReportStore } from './types.ts';
 
 export function sqliteReports({ db }: SqliteContext): ReportStore {
-  const text = reportStatements((n) => `?${n}`);
-  const sql = { checkouts: db.prepare(text.checkouts), payments: db.prepare(text.payments), payouts: db.prepare(text.payouts) };
+  const prepare = (first: boolean) => {
+    const text = reportStatements((n) => `?${n}`, first);
+    return { checkouts: db.prepare(text.checkouts), payments: db.prepare(text.payments), payouts: db.prepare(text.payouts) };
+  };
+  const start = prepare(true);
+  const next = prepare(false);
   return {
     async checkouts(from, to, cursor, limit) {
-      return (sql.checkouts.all(from, to, cursor?.createdAt ?? 0, cursor?.key ?? null, limit) as CheckoutPageRow[]).map(toReportCheckout);
+      return ((cursor ? next : start).checkouts.all(from, to, cursor?.createdAt ?? 0, cursor?.key ?? '', limit) as CheckoutPageRow[]).map(toReportCheckout);
     },
     async payments(from, to, cursor, limit) {
-      return (sql.payments.all(from, to, cursor?.createdAt ?? 0, cursor?.key ?? null, limit) as (PaymentRow & { order_id: string | null })[]).map(
-        toReportPayment,
-      );
+      return (
+        (cursor ? next : start).payments.all(from, to, cursor?.createdAt ?? 0, cursor?.key ?? '', limit) as (PaymentRow & { order_id: string | null })[]
+      ).map(toReportPayment);
     },
     async payouts(from, to, cursor, limit) {
-      const after = cursor === null ? null : Number(cursor.key);
-      return (sql.payouts.all(from, to, cursor?.createdAt ?? 0, after, limit) as (PayoutRow & { order_id: string | null })[]).map(toReportPayout);
+      return (
+        (cursor ? next : start).payouts.all(from, to, cursor?.createdAt ?? 0, cursor === null ? 0 : Number(cursor.key), limit) as (PayoutRow & {
+          order_id: string | null;
+        })[]
+      ).map(toReportPayout);
     },
   };
 }
