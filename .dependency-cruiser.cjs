@@ -91,7 +91,9 @@ module.exports = {
       comment:
         "Settings import only the shared rules, the partner wire format they validate against, the status numbering they parse, the partner client's defaults, and the merchant webhook secrets' form (domain/signature.ts).",
       from: { path: '^server/config(\\.ts$|/)' },
-      to: { path: '^server/(?!config\\.ts|config/|partner/(wire|sandbox-account|client|errors|http|token-store|read|status-codes)\\.ts|domain/signature\\.ts)' },
+      to: {
+        path: '^server/(?!config\\.ts|config/|partner/(wire|sandbox-account|client|errors|http|token-store|read|status-codes)\\.ts|domain/signature\\.ts)',
+      },
     },
     {
       name: 'sandbox-stands-alone',
