@@ -14,13 +14,15 @@ import { Writable } from 'node:stream';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { main } from '../../../server/cli/index.ts';
 import { DEFAULTS } from '../../../server/config.ts';
-import { retryAfterMs } from '../../../server/domain/endpoint-state.ts';
+import { ENDPOINT_STATE_KEY, retryAfterMs } from '../../../server/domain/endpoint-state.ts';
+import { createApp } from '../../../server/app.ts';
 import { MerchantNotifier, nextAttemptAt } from '../../../server/domain/merchant-notify.ts';
 import { paymentOutcome } from '../../../server/domain/outcomes.ts';
 import { createLogger } from '../../../server/log.ts';
 import { Metrics } from '../../../server/observability/metrics.ts';
 import { openSqliteStore } from '../../../server/store/sqlite/sqlite-store.ts';
 import type { Store } from '../../../server/store/store.ts';
+import { memoryPartner } from '../../support/memory-partner.ts';
 import { paymentRecord } from '../../support/records.ts';
 
 const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
@@ -157,5 +159,23 @@ describe('an endpoint failing for days', () => {
     assert.deepEqual([(await store.outbox.get(first.id))!.state, (await store.outbox.get(second.id))!.state], ['delivered', 'delivered']);
     assert.equal(sender.disabledWarning(), null);
     assert.equal(await gauge(), '0');
+  });
+
+  test("the app's /ready warns while the endpoint is disabled (still 200), and its /metrics says so", async () => {
+    // Disabled as a day of failures leaves it (another instance's record, in the shared store).
+    await store.tokens.save(ENDPOINT_STATE_KEY, JSON.stringify({ url, failing_since: clock - 25 * H, disabled_at: clock - H, last_error: 'HTTP 500' }));
+    const token = 'm'.repeat(32);
+    const app = createApp({ partner: memoryPartner(), store, merchantWebhook: { url, secret: SECRET }, metricsToken: token, readinessCacheMs: 0, logger: log });
+    assert.equal(await app.pix.notifier!.runOnce(), 0, 'nothing sent while disabled');
+    const ready = await app.request('/ready');
+    const body = (await ready.json()) as { warnings?: string[] };
+    assert.equal(ready.status, 200);
+    assert.ok(
+      body.warnings?.some((w) => /merchant webhook .* is disabled since .*HTTP 500.*deliveries resume/.test(w)),
+      JSON.stringify(body.warnings),
+    );
+    const metrics = await (await app.request('/metrics', { headers: { authorization: `Bearer ${token}` } })).text();
+    assert.match(metrics, /^pix_checkout_merchant_webhook_endpoint_disabled 1$/m);
+    await store.tokens.clear(ENDPOINT_STATE_KEY);
   });
 });
