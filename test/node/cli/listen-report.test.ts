@@ -77,6 +77,16 @@ describe('pix-checkout listen and report against the sandbox', () => {
     assert.equal(event.data.value, 10.5);
     stop.abort();
     assert.equal(await listen.run, 0);
+
+    // --after <seq - 1>: a second listen forwards that event again, from the proxy's record (as a reconnection does).
+    const seq = Number(/\[(\d+)\]/.exec(line)?.[1]);
+    const again = new AbortController();
+    const replay = cli(['listen', '--forward-to', receiverUrl, '--secret', listenSecret, '--after', String(seq - 1)], { signal: again.signal });
+    const replayed = await waitFor('the same event forwarded again', () => replay.out.find((l) => l.includes(event.id)));
+    assert.match(replayed, /-> 204 No Content/);
+    assert.match(replay.out[0] ?? '', /signed with the secret you gave/);
+    again.abort();
+    assert.equal(await replay.run, 0);
     // The proxy's own signing secret and the API key never show.
     const printed = [...listen.out, ...listen.err].join('\n');
     assert.ok(!printed.includes(PROXY_SECRET) && !printed.includes(stack.apiKey), printed);
