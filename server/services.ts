@@ -309,6 +309,7 @@ export function createServices(settings: AppSettings, parts: ServiceParts): Serv
     () => {
       void services.stop();
       payments.close();
+      feed.close();
     },
     { once: true },
   );

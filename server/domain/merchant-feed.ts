@@ -33,8 +33,15 @@ const FEED_PAGE = 100;
 
 export class MerchantFeed {
   private readonly listeners = new Set<() => void>();
+  /** Aborted by close(): every open feed ends (a shutdown does not wait for their clients). */
+  private readonly closing = new AbortController();
 
   constructor(private readonly options: MerchantFeedOptions) {}
+
+  /** Ends every open feed now (shutdown): their clients reconnect to another instance and resume (Last-Event-ID). */
+  close(): void {
+    this.closing.abort();
+  }
 
   get timeZone(): string {
     return this.options.timeZone;
@@ -62,7 +69,8 @@ export class MerchantFeed {
    * aborts; `null` now and then when nothing came for `keepAliveMs` (the stream's keep-alive).
    * A body the retention pruned is skipped.
    */
-  async *events(after: number | null, signal: AbortSignal): AsyncGenerator<FeedEvent | null> {
+  async *events(after: number | null, client: AbortSignal): AsyncGenerator<FeedEvent | null> {
+    const signal = AbortSignal.any([client, this.closing.signal]);
     let seq = after ?? (await this.options.store.outbox.lastId());
     let idleSince = performance.now();
     while (!signal.aborted) {
