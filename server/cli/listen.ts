@@ -6,7 +6,6 @@
  * proxy's PIX_MERCHANT_WEBHOOK_SECRET, which never leaves the proxy: give your receiver this one
  * while you develop. The stream resumes after the last event it saw when the connection drops.
  */
-import { OutcomeEvent } from '../../src/shared/contract.ts';
 import { MERCHANT_PATHS } from '../../src/shared/merchant.ts';
 import { generateWebhookSecret, webhookHeaders, webhookSecretProblem } from '../domain/signature.ts';
 import { ExitCode, UsageError, parse, type CliIo } from './io.ts';
@@ -150,16 +149,19 @@ export async function listenCommand(rest: string[], io: CliIo): Promise<void> {
 
 /** Signs and POSTs one event; prints its line. Never throws: a receiver's failure is its line. */
 async function forward(frame: SseEvent, url: string, secret: string, io: CliIo): Promise<void> {
-  let event: OutcomeEvent | null;
+  // Read tolerantly: an event type this version does not know (a newer proxy's) is forwarded all the
+  // same; only its id and type are needed, to sign it and to print its line.
+  let event: { id: string; type: string } | null;
   try {
-    const parsed = OutcomeEvent.safeParse(JSON.parse(frame.data));
-    event = parsed.success ? parsed.data : null;
+    const parsed: unknown = JSON.parse(frame.data);
+    const { id, type } = (parsed ?? {}) as { id?: unknown; type?: unknown };
+    event = typeof id === 'string' && id !== '' && typeof type === 'string' ? { id, type } : null;
   } catch {
     event = null;
   }
   const seq = frame.id ?? '-';
   if (!event) {
-    io.out(`${clock()}  [${seq}] an event this version does not read; skipped`);
+    io.out(`${clock()}  [${seq}] an event without an id and a type; skipped`);
     return;
   }
   const started = performance.now();
