@@ -65,7 +65,7 @@ export async function startDemo(options: DemoOptions = {}): Promise<RunningDemo>
     host: options.host,
     logger: options.logger,
     // The shop's receiver on this same origin; the proxy signs every outcome it sends there.
-    merchantWebhook: { path: '/shop/webhooks/pix', secret: webhookSecret, baseDelayMs: 2000, maxDelayMs: 60_000 },
+    merchantWebhook: { path: '/shop/webhooks/pix', secret: webhookSecret, retryScheduleMs: [2000, 4000, 8000, 16_000, 32_000, 60_000] },
     mount(app) {
       app.route('/', shop.app);
       mountDemoPages(app);

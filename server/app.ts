@@ -22,7 +22,9 @@ import { StreamSlots } from './http/stream-slots.ts';
 import { requestTelemetry } from './observability/http-telemetry.ts';
 import { checkoutRoutes } from './routes/checkouts.ts';
 import { HEALTH_PATHS, healthRoutes } from './routes/health.ts';
+import { merchantRoutes } from './routes/merchant.ts';
 import { metricsRoutes } from './routes/metrics.ts';
+import { openApiRoutes } from './routes/openapi.ts';
 import { STATUS_READ_HEADERS, paymentRoutes } from './routes/payments.ts';
 import { payoutRoutes } from './routes/payouts.ts';
 import { WEBHOOK_PATH, maskWebhookSecret, webhookRoutes } from './routes/webhooks.ts';
@@ -133,6 +135,8 @@ export function createHttpApp(services: Services, settings: AppSettings, drain?:
   const apiKey = requireApiKey(settings.apiKey);
   app.route(basePath, checkoutRoutes({ checkouts: services.checkouts, requireApiKey: apiKey, limitCreate, cors, sameOrigin }));
   app.route(basePath, payoutRoutes({ payouts: services.payouts, requireApiKey: apiKey }));
+  app.route(basePath, merchantRoutes({ feed: services.feed, requireApiKey: apiKey }));
+  app.route(basePath, openApiRoutes(basePath));
   app.route(
     basePath,
     webhookRoutes({

@@ -23,7 +23,19 @@ export {
   type ProxyConfig,
   type RateLimit,
 } from './config.ts';
-export { DEFAULT_TOLERANCE_SECONDS, EVENT_ID_HEADER, SIGNATURE_HEADER, signWebhook, type VerifyOptions } from './domain/signature.ts';
+export {
+  DEFAULT_TOLERANCE_SECONDS,
+  EVENT_ID_HEADER,
+  SIGNATURE_HEADER,
+  STANDARD_WEBHOOK_HEADERS,
+  checkWebhookSignature,
+  generateWebhookSecret,
+  signWebhook,
+  webhookHeaders,
+  type SignatureCheck,
+  type VerifyOptions,
+  type WebhookSecrets,
+} from './domain/signature.ts';
 export type { OutcomeEvent } from './domain/outcomes.ts';
 export {
   CheckoutApiError,

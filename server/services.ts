@@ -5,9 +5,11 @@
  * later one listens to (domain/signal.ts), so no variable is assigned late. Nothing here speaks HTTP
  * (server/app.ts does).
  */
+import { STATUS_STREAM } from '../src/shared/wire.ts';
 import { DEFAULTS, type AppSettings } from './config.ts';
 import { CheckoutService } from './domain/checkouts.ts';
 import { DisputeService } from './domain/disputes.ts';
+import { MerchantFeed } from './domain/merchant-feed.ts';
 import { MerchantNotifier } from './domain/merchant-notify.ts';
 import { Outcomes, type OutcomeEvent } from './domain/outcomes.ts';
 import { PaymentService } from './domain/payments.ts';
@@ -82,6 +84,8 @@ export interface Services {
   intake: WebhookIntake;
   reconciler: Reconciler;
   notifier: MerchantNotifier | null;
+  /** The accounting export and the outcome events' feed (`pix-checkout report`, `pix-checkout listen`). */
+  feed: MerchantFeed;
   /** What /health and /ready answer. */
   readiness: ReturnType<typeof readinessCheck>;
   /** Personal data with an end: the periodic retention purge, a data subject's export and erase. */
@@ -237,6 +241,14 @@ export function createServices(settings: AppSettings, parts: ServiceParts): Serv
       })
     : null;
   if (notifier) outcomes.onRecorded(() => notifier.wake());
+  const feed = new MerchantFeed({
+    store,
+    now,
+    timeZone: settings.timeZone ?? DEFAULTS.timeZone,
+    pollMs: DEFAULTS.merchantWebhook.pollMs,
+    keepAliveMs: STATUS_STREAM.keepAliveMs,
+  });
+  outcomes.onRecorded(() => feed.recorded());
   const readiness = readinessCheck({
     store,
     partner,
@@ -248,13 +260,14 @@ export function createServices(settings: AppSettings, parts: ServiceParts): Serv
     numbering,
     reads: health,
     parkedWarning: () => reconciler.parkedWarning(),
+    deliveriesWarning: () => notifier?.disabledWarning() ?? null,
     disputes,
   });
 
   metrics.watch({
     now,
     // Without a merchant webhook nothing is delivered: its rows wait for none.
-    ...(notifier ? { deliveryBacklog: () => store.outbox.backlog() } : {}),
+    ...(notifier ? { deliveryBacklog: () => store.outbox.backlog(), deliveryEndpointDisabled: () => notifier.endpoint.disabled } : {}),
     reconciler: () => ({ lastPassEnded: reconciler.lastPassEnded, parked: reconciler.parkedPayments() }),
     numbering: () => numbering.report(),
     storeErrors: () => storeErrorCount(store),
@@ -279,6 +292,7 @@ export function createServices(settings: AppSettings, parts: ServiceParts): Serv
     intake,
     reconciler,
     notifier,
+    feed,
     readiness,
     personalData,
     metrics,
@@ -304,6 +318,7 @@ export function createServices(settings: AppSettings, parts: ServiceParts): Serv
     () => {
       void services.stop();
       payments.close();
+      feed.close();
     },
     { once: true },
   );

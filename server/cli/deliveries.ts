@@ -1,19 +1,23 @@
-/** `pix-checkout deliveries list|replay`: the merchant webhook's deliveries, from the proxy's store. */
+/** `pix-checkout deliveries list|replay|resume`: the merchant webhook's deliveries, from the proxy's store. */
+import { resumeEndpoint } from '../domain/endpoint-state.ts';
 import { ExitCode, UsageError, count, openCliStore, parse, type CliIo } from './io.ts';
 
 export const HELP = `Usage: pix-checkout deliveries list [--failed] [--limit <n>] [--json]
        pix-checkout deliveries replay <id> | --all
+       pix-checkout deliveries resume
 
 The merchant webhook's deliveries (PIX_MERCHANT_WEBHOOK_URL), read from the proxy's store in
 PIX_DATA_DIR (default .data). list shows each outcome event, its state (pending, delivered, failed)
 and attempts; --failed only those given up. replay queues one again, or --all every failed one;
-the running proxy sends them within seconds, with the same event id.`;
+the running proxy sends them within seconds, with the same event id. resume turns the endpoint back
+on after a day of failures disabled it (a /ready warning, an error line) and sends what waited, each
+with a new three-day retry window.`;
 
 export async function deliveriesCommand(rest: string[], io: CliIo): Promise<void> {
   const { values, positionals } = parse(rest, { failed: { type: 'boolean' }, all: { type: 'boolean' }, limit: { type: 'string' } });
   const [sub, target] = positionals;
   if (values.help) return io.out(HELP);
-  if (sub !== 'list' && sub !== 'replay') throw new UsageError(`unknown deliveries command ${sub ?? '(none)'}; use list or replay`);
+  if (sub !== 'list' && sub !== 'replay' && sub !== 'resume') throw new UsageError(`unknown deliveries command ${sub ?? '(none)'}; use list, replay or resume`);
   if (sub === 'replay' && !values.all && (target === undefined || !/^\d+$/.test(target)))
     throw new UsageError('deliveries replay needs a delivery id, or --all');
   const limit = count(values.limit, '--limit', 1000);
@@ -42,6 +46,15 @@ export async function deliveriesCommand(rest: string[], io: CliIo): Promise<void
               `${String(d.id).padStart(6)}  ${d.state.padEnd(9)}  ${d.type.padEnd(17)}  ${d.reference}  attempts ${d.attempts}${d.last_error ? `  last error ${d.last_error}` : ''}`,
           )
           .join('\n'),
+      );
+      return;
+    }
+    if (sub === 'resume') {
+      const { wasDisabled, queued } = await resumeEndpoint(store, Date.now());
+      if (values.json) return io.out(JSON.stringify({ was_disabled: wasDisabled, queued }));
+      io.out(
+        `${wasDisabled ? 'The merchant webhook endpoint is enabled again' : 'The merchant webhook endpoint was not disabled'}; ` +
+          `${queued} pending ${queued === 1 ? 'delivery' : 'deliveries'} due now (the running proxy sends them within seconds).`,
       );
       return;
     }

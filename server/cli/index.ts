@@ -12,8 +12,10 @@ import { HELP as DELIVERIES, deliveriesCommand } from './deliveries.ts';
 import { HELP as DISPUTES, disputesCommand } from './disputes.ts';
 import { HELP as DOCTOR, doctorCommand } from './doctor.ts';
 import { ExitCode, UsageError, type CliIo } from './io.ts';
+import { HELP as LISTEN, listenCommand } from './listen.ts';
 import { HELP as LOGIN, loginCommand } from './login.ts';
 import { HELP as PAYMENT, paymentCommand } from './payment.ts';
+import { HELP as REPORT, reportCommand } from './report.ts';
 import { HELP as SANDBOX, sandboxCommand } from './sandbox.ts';
 import { HELP as SERVE, serveCommand } from './serve.ts';
 import { HELP as TRANSFER, REFUND_HELP as REFUND, refundCommand, transferCommand } from './transfer.ts';
@@ -36,6 +38,8 @@ export const COMMAND_HELP = {
   disputes: DISPUTES,
   data: DATA,
   unrecorded: UNRECORDED,
+  listen: LISTEN,
+  report: REPORT,
 } as const;
 
 const COMMANDS: Record<keyof typeof COMMAND_HELP, (rest: string[], io: CliIo) => Promise<void>> = {
@@ -51,6 +55,8 @@ const COMMANDS: Record<keyof typeof COMMAND_HELP, (rest: string[], io: CliIo) =>
   disputes: disputesCommand,
   data: dataCommand,
   unrecorded: unrecordedCommand,
+  listen: listenCommand,
+  report: reportCommand,
 };
 
 /** The overview's lines for payouts: money sent out of the account. */
@@ -80,6 +86,7 @@ The proxy's store (PIX_DATA_DIR):
   webhook received           notifications the proxy kept but could not act on
   deliveries list [--failed] the merchant webhook's deliveries
   deliveries replay <id>|--all send a delivery again (--all: every failed one)
+  deliveries resume          turn the merchant webhook back on after a day of failures disabled it
   disputes [list]            payments an authenticated notification contradicts (refunds wait)
   disputes resolve <ref>     close one, once checked with the partner (--note "what you found")
   data export --document d   everything held about a CPF/CNPJ, as JSON (a data subject's request)
@@ -87,6 +94,10 @@ The proxy's store (PIX_DATA_DIR):
     [--dry-run]              list what it would erase, and erase nothing
   data purge                 run the retention purge once (PIX_RETENTION_DAYS; the proxy runs it hourly)
   unrecorded [--record]      payments created at the partner that the store does not hold
+
+A running proxy, with the API key (--proxy, PIX_PROXY_URL; --api-key, PIX_API_KEY):
+  listen --forward-to <url>  forward its outcome events, signed, to your local receiver (development)
+  report --from d --to d     the accounting export, CSV (or --format json), streamed
 
 Options for every command:
   --json                     print JSON (snake_case, the proxy API's field names) instead of a table

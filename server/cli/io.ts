@@ -17,6 +17,10 @@ export interface CliIo {
   out: (text: string) => void;
   err: (text: string) => void;
   env: Record<string, string | undefined>;
+  /** Raw output, a chunk at a time, awaited before the next (the streamed report); default: stdout. */
+  write?: (chunk: string) => void | Promise<void>;
+  /** Ends a long-running command (listen) as Ctrl-C would; default: SIGINT and SIGTERM. */
+  signal?: AbortSignal;
 }
 
 /** Bad arguments, or arguments out of the shared limits: exit code 2, nothing sent. */

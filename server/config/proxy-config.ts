@@ -10,6 +10,7 @@ import type { StatusCodes } from '../partner/status-codes.ts';
 import { DEFAULTS, landValues, readSettings, type AppLanded, type Settings } from './parse.ts';
 import { MIN_API_KEY_LENGTH } from './settings.ts';
 import { TUNABLES } from './tunables.ts';
+import { webhookSecretProblem, webhookSecrets } from '../domain/signature.ts';
 
 /**
  * The sandbox `npm run sandbox` starts, its published test account, and the API key of sandbox mode.
@@ -109,7 +110,9 @@ export function perMinute(n: number): RateLimit {
 export type ReconcileSettings = { -readonly [K in keyof typeof DEFAULTS.reconcile]: number };
 
 /** The merchant webhook's delivery policy. */
-export type MerchantWebhookPolicy = { -readonly [K in keyof typeof DEFAULTS.merchantWebhook]: number };
+export type MerchantWebhookPolicy = {
+  -readonly [K in keyof typeof DEFAULTS.merchantWebhook]: (typeof DEFAULTS.merchantWebhook)[K] extends readonly number[] ? readonly number[] : number;
+};
 
 type Optional<T> = { [K in keyof T]?: (T[K] extends object ? Optional<T[K]> : T[K]) | undefined };
 
@@ -139,7 +142,7 @@ export interface AppSettings extends Optional<AppLanded> {
   /** The partner's notifications (`POST {basePath}/webhooks/partner[/<secretPath>]`). */
   webhooks?: { secretPath?: string | undefined; sourceIps?: readonly string[] | undefined } | undefined;
   /** The merchant's backend, told of every outcome by a signed POST (domain/merchant-notify.ts). */
-  merchantWebhook?: ({ url: string; secret: string } & Partial<MerchantWebhookPolicy>) | undefined;
+  merchantWebhook?: ({ url: string; secret: string | readonly string[] } & Partial<MerchantWebhookPolicy>) | undefined;
   /** The reconciler's timing (domain/reconciler.ts). */
   reconcile?: Partial<ReconcileSettings> | undefined;
   /** What the partner's numeric status codes mean; checked at run time (domain/status-numbering.ts). Default: the sandbox's. */
@@ -219,8 +222,15 @@ export function proxyConfig(env: Record<string, string | undefined> = loadEnv())
   const { PIX_MERCHANT_WEBHOOK_URL: merchantUrl, PIX_MERCHANT_WEBHOOK_SECRET: merchantSecret } = v;
   if (merchantUrl !== undefined) {
     if (!webUrl(merchantUrl)) problems.push('PIX_MERCHANT_WEBHOOK_URL must be an https:// URL (http only for localhost)');
-    if (merchantSecret === undefined || merchantSecret.length < MIN_API_KEY_LENGTH) {
-      problems.push(`PIX_MERCHANT_WEBHOOK_SECRET is required with PIX_MERCHANT_WEBHOOK_URL (at least ${MIN_API_KEY_LENGTH} characters)`);
+    const secrets = merchantSecret === undefined ? [] : webhookSecrets(merchantSecret);
+    if (secrets.length === 0 || secrets.some((s) => s.length < MIN_API_KEY_LENGTH)) {
+      problems.push(
+        `PIX_MERCHANT_WEBHOOK_SECRET is required with PIX_MERCHANT_WEBHOOK_URL (a whsec_ secret, or at least ${MIN_API_KEY_LENGTH} characters; several separated by spaces)`,
+      );
+    }
+    for (const secret of secrets) {
+      const problem = webhookSecretProblem(secret);
+      if (problem) problems.push(`PIX_MERCHANT_WEBHOOK_SECRET: ${problem}`);
     }
   } else if (merchantSecret !== undefined) {
     problems.push('PIX_MERCHANT_WEBHOOK_SECRET is set but PIX_MERCHANT_WEBHOOK_URL is not');
@@ -254,7 +264,7 @@ export function proxyConfig(env: Record<string, string | undefined> = loadEnv())
         : (false as const),
     webhookReadIntervalMs: settings.partnerReads.trustedMs,
     webhooks: { secretPath: v.PIX_WEBHOOK_SECRET_PATH, sourceIps: v.PIX_WEBHOOK_SOURCE_IPS ?? [] },
-    merchantWebhook: merchantUrl && merchantSecret ? { url: merchantUrl, secret: merchantSecret } : undefined,
+    merchantWebhook: merchantUrl && merchantSecret ? { url: merchantUrl, secret: merchantSecret as string | readonly string[] } : undefined,
     /** PIX_DATABASE_URL: Postgres, shared by several instances; undefined: SQLite in dataDir. Holds a password: never logged. */
     database: databaseUrl ? { url: databaseUrl, ...settings.cluster } : undefined,
   };

@@ -299,12 +299,20 @@ export const SETTINGS = {
   PIX_MERCHANT_WEBHOOK_URL: {
     for: 'proxy',
     kind: text({ type: 'https URL' }),
-    doc: "your backend's URL, told of every outcome by a signed POST (https; http only for localhost, or any host in sandbox mode)",
+    doc: "your backend's URL, told of every outcome by a signed POST (https; http only for localhost, or any host in sandbox mode); retried for 3 days, disabled after a whole day of failures until `pix-checkout deliveries resume`",
   },
   PIX_MERCHANT_WEBHOOK_SECRET: {
     for: 'proxy',
-    kind: text({ type: `text, at least ${MIN_API_KEY_LENGTH} characters`, trim: false }),
-    doc: 'the HMAC key of those POSTs; required with the URL',
+    kind: text({ type: `whsec_<base64> (Standard Webhooks), or text of at least ${MIN_API_KEY_LENGTH} characters; several separated by spaces`, trim: false }),
+    doc: 'the signing secret of those POSTs (Standard Webhooks `webhook-signature`); several at once while rotating, each signs every delivery; required with the URL ([docs/webhooks.md](docs/webhooks.md))',
+  },
+  PIX_TIME_ZONE: {
+    for: 'proxy',
+    kind: text({ type: 'IANA time zone', check: [(zone) => isTimeZone(zone), 'must be an IANA time zone such as America/Sao_Paulo'] }),
+    default: 'America/Sao_Paulo',
+    doc: "the merchant's time zone: the accounting export (`GET /api/reports`, `pix-checkout report`) reads its dates and writes its times in it",
+    at: 'timeZone',
+    app: true,
   },
   PIX_RECONCILE_TICK_MS: {
     for: 'proxy',
@@ -431,3 +439,13 @@ export const SETTINGS = {
 } as const satisfies Record<string, Setting<any>>; // eslint-disable-line @typescript-eslint/no-explicit-any -- each entry keeps its own type
 
 export type SettingName = keyof typeof SETTINGS;
+
+/** True for a time zone Intl knows (IANA names, `UTC`). */
+function isTimeZone(zone: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
+}

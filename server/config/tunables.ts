@@ -62,15 +62,21 @@ export const TUNABLES = {
     parkAfterCancelMs: 15 * 60_000,
     parkedEveryMs: 3_600_000,
   },
-  /** The merchant webhook's delivery and retry policy (domain/merchant-notify.ts). */
+  /** The merchant webhook's delivery and retry policy (domain/merchant-notify.ts, docs/webhooks.md "Retries"). */
   merchantWebhook: {
     /** Deadline of one attempt. */
     timeoutMs: 10_000,
-    /** First retry delay, doubled on each failure (with jitter), capped at maxDelayMs. */
-    baseDelayMs: 10_000,
-    maxDelayMs: 3_600_000,
-    /** Stop retrying this long after the outcome; `deliveries replay` sends it again. */
-    giveUpAfterMs: 24 * 3_600_000,
+    /**
+     * The delay after each failed attempt (the first after the first failure), ±10% jitter; the last
+     * one repeats: 30 s, 2 min, 10 min, 1 h, then every 6 h. A receiver's Retry-After, when later, wins.
+     */
+    retryScheduleMs: [30_000, 120_000, 600_000, 3_600_000, 6 * 3_600_000],
+    /** The last attempt is made this long after the outcome (3 days); a failure then gives it up (`deliveries replay` sends it again). */
+    giveUpAfterMs: 3 * 24 * 3_600_000,
+    /** An endpoint that has answered nothing but failures for this long (a whole day) is disabled until `deliveries resume`. */
+    disableAfterMs: 24 * 3_600_000,
+    /** A Retry-After later than this is read as this (a receiver cannot park a delivery past its window). */
+    maxRetryAfterMs: 24 * 3_600_000,
     /** How often due deliveries are looked for (real time); new outcomes wake the worker at once. */
     pollMs: 1000,
     /** Deliveries in flight at most. */

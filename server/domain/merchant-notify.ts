@@ -1,23 +1,31 @@
 /**
  * Passing outcomes on to the merchant's backend (PIX_MERCHANT_WEBHOOK_URL). Each outcome event is a
  * row of the store's outbox, written in the same transaction as the status change, unique per event
- * id. This worker POSTs due rows, signed (signature.ts), with the `Pix-Checkout-Event-Id`
- * header; a 2xx is delivered, anything else is retried with exponential backoff and jitter (the
- * policy's numbers are DEFAULTS.merchantWebhook, resolved by the composition: 10 s, 20 s, 40 s... capped at 1 h)
- * until `giveUpAfterMs` (24 h) after the outcome, then marked failed
- * (`pix-checkout deliveries replay` sends it again). Every attempt is recorded. Delivery is at least
- * once: a crash after the merchant answered but before the answer was recorded sends it again, with
- * the same event id, so the merchant's receiver must deduplicate on it. Several instances share the
- * outbox: each claims the rows it sends (store.outbox.claimDue), so none is sent twice at once, and
- * the claims of an instance that died run out after the store's claim time, when another sends them.
- * A claim covers one batch of a few rows per worker, and each row's claim is renewed right before it
- * is sent: a row whose claim ran out while it waited here (and another instance took it) is not
- * sent. An answer recorded late never undoes another instance's delivery (store.outbox.recordAttempt).
- * A shutdown (stop) starts nothing more and lets the deliveries in flight end by themselves: one the
- * receiver accepted is recorded delivered here, never sent again by another instance.
+ * id. This worker POSTs due rows signed as Standard Webhooks says (`webhook-id` = the event id,
+ * `webhook-timestamp`, `webhook-signature`: signature.ts), with the deprecated Pix-Checkout-Signature
+ * beside; a 2xx is delivered, anything else is retried on the schedule of DEFAULTS.merchantWebhook
+ * (30 s, 2 min, 10 min, 1 h, then every 6 h, ±10%; a receiver's later Retry-After wins) until
+ * `giveUpAfterMs` (3 days) after the outcome, when a last attempt is made; then it is marked failed
+ * (`pix-checkout deliveries replay` sends it again). Every attempt is recorded.
+ *
+ * The endpoint: one that has answered nothing but failures for `disableAfterMs` (a whole day) is
+ * disabled (an error line, a /ready warning, a metric): nothing more is sent to it, what is pending
+ * waits, until `pix-checkout deliveries resume` (endpoint-state.ts). Kept in the store, so a restart
+ * and every instance agree.
+ *
+ * Delivery is at least once: a crash after the merchant answered but before the answer was recorded
+ * sends it again, with the same event id, so the merchant's receiver must deduplicate on it. Several
+ * instances share the outbox: each claims the rows it sends (store.outbox.claimDue), so none is sent
+ * twice at once, and the claims of an instance that died run out after the store's claim time, when
+ * another sends them. A claim covers one batch of a few rows per worker, and each row's claim is
+ * renewed right before it is sent: a row whose claim ran out while it waited here (and another
+ * instance took it) is not sent. An answer recorded late never undoes another instance's delivery
+ * (store.outbox.recordAttempt). A shutdown (stop) starts nothing more and lets the deliveries in
+ * flight end by themselves: one the receiver accepted is recorded delivered here, never sent again.
  */
 import type { Logger } from '../log.ts';
-import { EVENT_ID_HEADER, SIGNATURE_HEADER, signWebhook } from './signature.ts';
+import { webhookHeaders, webhookSecrets, type WebhookSecrets } from './signature.ts';
+import { EndpointState, retryAfterMs } from './endpoint-state.ts';
 import type { StoreOutage } from '../store/outage.ts';
 import { StoreError, type OutboxEntry, type Store } from '../store/store.ts';
 import type { DeliveryTelemetry } from './telemetry.ts';
@@ -30,20 +38,45 @@ const CLAIMED_PER_WORKER = 4;
 export interface DeliveryPolicy {
   /** Deadline of one attempt. */
   timeoutMs: number;
-  /** First retry delay, doubled on each failure (with jitter), capped at maxDelayMs; given up giveUpAfterMs after the outcome. */
-  baseDelayMs: number;
-  maxDelayMs: number;
+  /** The delay after each failed attempt, ±10% jitter; the last repeats. */
+  retryScheduleMs: readonly number[];
+  /** The last attempt comes this long after the outcome; a failure then gives it up. */
   giveUpAfterMs: number;
+  /** An endpoint failing without a success for this long is disabled (until `deliveries resume`). */
+  disableAfterMs: number;
+  /** A receiver's Retry-After is read as at most this. */
+  maxRetryAfterMs: number;
   /** How often due deliveries are looked for (real time). */
   pollMs: number;
   /** Deliveries in flight at most. */
   concurrency: number;
 }
 
+/**
+ * When the next attempt comes after `attempts` failed ones, the last at `at`: the schedule's delay
+ * (jittered by `random` in [0, 1)), or a later Retry-After; never past the last attempt, at
+ * `createdAt + giveUpAfterMs`; null once that last attempt has failed (given up).
+ */
+export function nextAttemptAt(
+  policy: Pick<DeliveryPolicy, 'retryScheduleMs' | 'giveUpAfterMs' | 'maxRetryAfterMs'>,
+  entry: { createdAt: number; attempts: number },
+  at: number,
+  random: number,
+  retryAfter: number | null = null,
+): number | null {
+  const lastAt = entry.createdAt + policy.giveUpAfterMs;
+  if (at >= lastAt) return null;
+  const schedule = policy.retryScheduleMs;
+  const step = schedule[Math.min(Math.max(entry.attempts - 1, 0), schedule.length - 1)] ?? 60_000;
+  const delay = Math.max(step * (0.9 + 0.2 * random), Math.min(retryAfter ?? 0, policy.maxRetryAfterMs));
+  return Math.min(Math.round(at + delay), lastAt);
+}
+
 export interface MerchantNotifierOptions extends DeliveryPolicy {
   store: Store;
   url: string;
-  secret: string;
+  /** PIX_MERCHANT_WEBHOOK_SECRET: one or several (rotation: each signs every delivery). */
+  secret: WebhookSecrets;
   /** The proxy's clock, for scheduling (injected in tests). */
   now: () => number;
   /** The wall clock for the signature's timestamp (the merchant compares it with its own). */
@@ -65,9 +98,20 @@ export class MerchantNotifier {
   private readonly closing = new AbortController();
 
   private readonly policy: DeliveryPolicy;
+  private readonly secrets: string[];
+  /** Whether the endpoint is failing, since when, and whether it is disabled (kept in the store). */
+  readonly endpoint: EndpointState;
 
   constructor(private readonly options: MerchantNotifierOptions) {
     this.policy = options;
+    this.secrets = webhookSecrets(options.secret);
+    if (this.secrets.length === 0) throw new TypeError('MerchantNotifier: a secret is needed');
+    this.endpoint = new EndpointState(options.store.tokens, options.url, options.disableAfterMs, options.log);
+  }
+
+  /** The /ready warning while the endpoint is disabled, else null. */
+  disabledWarning(): string | null {
+    return this.endpoint.warning();
   }
 
   start(): void {
@@ -139,8 +183,10 @@ export class MerchantNotifier {
 
   private async pass(): Promise<number> {
     let attempts = 0;
+    // Disabled (here, by another instance, or undone by `deliveries resume`): read at every pass.
+    if (await this.endpoint.refresh()) return attempts;
     for (;;) {
-      if (this.closing.signal.aborted) return attempts;
+      if (this.closing.signal.aborted || this.endpoint.disabled) return attempts;
       // Claimed: another instance's worker does not see these until they are attempted or released.
       const batch = this.policy.concurrency * CLAIMED_PER_WORKER;
       const claimed = await this.options.store.outbox.claimDue(this.options.now(), batch);
@@ -170,7 +216,9 @@ export class MerchantNotifier {
   }
 
   private async deliver(entry: OutboxEntry): Promise<void> {
-    const { store, url, secret, now, log, telemetry } = this.options;
+    const { store, url, now, log, telemetry } = this.options;
+    // Disabled by an attempt of this batch: the rest waits, claimed for the claim time, then due again.
+    if (this.endpoint.disabled) return;
     // Held for one more claim time from now, or not at all: its claim ran out while it waited here and another worker has it.
     if (entry.claim && !(await store.outbox.renew(entry.id, entry.claim, now()))) {
       log.debug({ delivery: entry.id, event_id: entry.eventId }, 'a claimed delivery was taken up by another worker before it was sent here');
@@ -181,12 +229,12 @@ export class MerchantNotifier {
     const at = now();
     let status: number | null = null;
     let error: string | null = null;
+    let retryAfter: number | null = null;
     try {
       const headers: Record<string, string> = {
         'content-type': 'application/json',
         'user-agent': 'pix-checkout-webhooks',
-        [EVENT_ID_HEADER]: entry.eventId,
-        [SIGNATURE_HEADER]: signWebhook(entry.body, secret, (this.options.wallNow ?? Date.now)()),
+        ...webhookHeaders(entry.eventId, entry.body, this.secrets, (this.options.wallNow ?? Date.now)()),
       };
       const post = () =>
         fetch(url, {
@@ -201,7 +249,10 @@ export class MerchantNotifier {
       const response = await (telemetry ? telemetry.send({ eventId: entry.eventId, type: entry.type, attempt: entry.attempts + 1 }, headers, post) : post());
       status = response.status;
       await response.body?.cancel().catch(() => undefined);
-      if (status < 200 || status >= 300) error = `HTTP ${status}`;
+      if (status < 200 || status >= 300) {
+        error = `HTTP ${status}`;
+        retryAfter = retryAfterMs(response.headers.get('retry-after'), (this.options.wallNow ?? Date.now)());
+      }
     } catch (err) {
       error = (err as Error).name === 'TimeoutError' ? 'timeout' : 'connection_failed';
     }
@@ -215,24 +266,32 @@ export class MerchantNotifier {
           entry.claim ?? null,
         );
         telemetry?.attempted('delivered');
+        await this.endpoint.succeeded();
         return;
       }
       const n = entry.attempts + 1;
-      const { baseDelayMs, maxDelayMs, giveUpAfterMs } = this.policy;
-      const delay = Math.min(baseDelayMs * 2 ** Math.min(n - 1, 30), maxDelayMs) * (0.5 + (this.options.random ?? Math.random)() / 2);
-      const giveUp = at + delay > entry.createdAt + giveUpAfterMs;
+      const next = nextAttemptAt(this.policy, { createdAt: entry.createdAt, attempts: n }, at, (this.options.random ?? Math.random)(), retryAfter);
+      const giveUp = next === null;
       const taken = await store.outbox.recordAttempt(
         entry.id,
         { at, status, error, durationMs },
-        { state: giveUp ? 'failed' : 'pending', nextAttemptAt: giveUp ? at : Math.round(at + delay), lastError: error, deliveredAt: null },
+        { state: giveUp ? 'failed' : 'pending', nextAttemptAt: next ?? at, lastError: error, deliveredAt: null },
         entry.claim ?? null,
       );
       telemetry?.attempted(taken && giveUp ? 'gave_up' : 'retry');
       // Not taken: delivered meanwhile, or another worker holds it now (its claim ran out here); that one decides what comes next.
       log.warn(
-        { delivery: entry.id, event_id: entry.eventId, attempt: n, error, ...(taken ? { gave_up: giveUp } : { superseded: true }) },
+        {
+          delivery: entry.id,
+          event_id: entry.eventId,
+          attempt: n,
+          error,
+          ...(retryAfter !== null ? { retry_after_s: Math.round(retryAfter / 1000) } : {}),
+          ...(taken ? { gave_up: giveUp, ...(next !== null ? { next_attempt_at: new Date(next).toISOString() } : {}) } : { superseded: true }),
+        },
         'merchant webhook not delivered',
       );
+      await this.endpoint.failed(at, error);
     } finally {
       this.inFlight.delete(entry.id);
     }

@@ -80,6 +80,8 @@ export function readinessCheck(deps: {
   reads?: WebhookHealth;
   /** The reconciler's word on payments parked long past their cancellation (Reconciler.parkedWarning), if any. */
   parkedWarning?: () => string | null;
+  /** The merchant deliveries' word on a disabled endpoint (MerchantNotifier.disabledWarning), if any. */
+  deliveriesWarning?: () => string | null;
   /** Open disputes are named (not a reason to refuse traffic: an operator resolves them). */
   disputes?: DisputeService;
 }): () => Promise<ReadinessReport> {
@@ -128,6 +130,8 @@ export function readinessCheck(deps: {
       list.push("not hearing other instances' changes now: this instance's streams learn of them at their next poll");
     const parked = deps.parkedWarning?.();
     if (parked) list.push(parked);
+    const deliveries = deps.deliveriesWarning?.();
+    if (deliveries) list.push(deliveries);
     if (store === 'ok' && deps.disputes) {
       const open = await deadline(deps.disputes.open(6), 'the store').catch(() => []);
       if (open.length > 0) {

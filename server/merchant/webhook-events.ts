@@ -3,12 +3,22 @@
  * the raw body (domain/signature.ts, the same code the proxy signs with), then the timestamp, then
  * reads the body as an OutcomeEvent; `webhookHandler` (node:http, Express) and `webhookFetchHandler`
  * (Request -> Response: Hono, Next.js) add the body reading and the answers the proxy's deliveries
- * expect: 2xx once handled, anything else retried with backoff for 24 hours.
+ * expect: 2xx once handled, anything else retried for three days (docs/webhooks.md, "Retries for days").
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { OutcomeEvent } from '../../src/shared/contract.ts';
 import { issuesToFields } from '../../src/shared/errors.ts';
-import { DEFAULT_TOLERANCE_SECONDS, SIGNATURE_HEADER, verifyWebhookSignature as verifySignature, type VerifyOptions } from '../domain/signature.ts';
+import {
+  DEFAULT_TOLERANCE_SECONDS,
+  SIGNATURE_HEADER,
+  STANDARD_WEBHOOK_HEADERS,
+  checkWebhookSignature,
+  verifyWebhookSignature as verifySignature,
+  webhookSecrets,
+  type VerifyOptions,
+  type WebhookHeaders,
+  type WebhookSecrets,
+} from '../domain/signature.ts';
 import { notSetError, requireSet, type OptionSource } from './not-set.ts';
 
 export type WebhookVerificationErrorCode = 'missing_signature' | 'invalid_signature' | 'timestamp_out_of_window' | 'invalid_payload';
@@ -31,20 +41,22 @@ export interface ConstructEventOptions {
   now?: number;
 }
 
-/** Request headers as node:http gives them (any case, arrays for repeats) or as a fetch Headers. */
-export type WebhookHeaders = Headers | Record<string, string | string[] | undefined>;
+export type { WebhookHeaders, WebhookSecrets } from '../domain/signature.ts';
 
 /**
- * The verified outcome event of one delivery. Throws WebhookVerificationError:
- * - `missing_signature`: no Pix-Checkout-Signature header;
- * - `invalid_signature`: a malformed header, or an HMAC that is not the secret's over this body;
+ * The verified outcome event of one delivery. `secret` is PIX_MERCHANT_WEBHOOK_SECRET: one secret, or
+ * several (an array, or separated by spaces) while rotating: any one verifies. Throws
+ * WebhookVerificationError:
+ * - `missing_signature`: neither the Standard Webhooks headers (`webhook-id`, `webhook-timestamp`,
+ *   `webhook-signature`) nor the deprecated Pix-Checkout-Signature;
+ * - `invalid_signature`: malformed headers, or no signature that is a secret's over this body;
  * - `timestamp_out_of_window`: signed with the secret, but more than `toleranceSeconds` from `now`
  *   (a replay, or a clock off: keep both on NTP);
- * - `invalid_payload`: signed, but not JSON or not an OutcomeEvent.
+ * - `invalid_payload`: signed, but not JSON, not an OutcomeEvent, or not the event `webhook-id` names.
  *
  * `rawBody` must be the bytes as received: a body parsed and serialised again no longer matches.
  */
-export function constructEvent(rawBody: string | Buffer, headers: WebhookHeaders, secret: string, options: ConstructEventOptions = {}): OutcomeEvent {
+export function constructEvent(rawBody: string | Buffer, headers: WebhookHeaders, secret: WebhookSecrets, options: ConstructEventOptions = {}): OutcomeEvent {
   requireSecret(secret, 'constructEvent');
   // An empty body is a body (a delivery to refuse, not a set-up fault): only undefined or null is not set.
   if (rawBody === undefined || rawBody === null) throw notSetError('constructEvent', 'rawBody', { what: "the request's raw body, a string or a Buffer" });
@@ -52,24 +64,31 @@ export function constructEvent(rawBody: string | Buffer, headers: WebhookHeaders
   if (typeof rawBody !== 'string' && !Buffer.isBuffer(rawBody)) {
     throw new TypeError('constructEvent: rawBody must be the raw body as a string or a Buffer (was a body parser run first?)');
   }
-  const header = headerValue(headers, SIGNATURE_HEADER);
-  if (header === undefined || header.trim() === '') {
-    throw new WebhookVerificationError('missing_signature', `No ${SIGNATURE_HEADER} header: this request was not signed by the proxy.`);
-  }
-  const timestamp = signedAt(header);
-  if (timestamp === null) throw new WebhookVerificationError('invalid_signature', `The ${SIGNATURE_HEADER} header is not t=<seconds>,v1=<hex>.`);
-  // The HMAC first, judged at the signature's own time (so the window cannot hide a forgery): a
-  // timestamp out of window is then said only of a delivery the secret really signed.
-  if (!verifySignature(rawBody, header, secret, { now: timestamp * 1000, toleranceSeconds: 0 })) {
-    throw new WebhookVerificationError('invalid_signature', 'The signature does not match this body and secret (a changed body, or another secret).');
-  }
+  const check = checkWebhookSignature(rawBody, headers, secret, options);
   const tolerance = options.toleranceSeconds ?? DEFAULT_TOLERANCE_SECONDS;
   const nowSeconds = Math.floor((options.now ?? Date.now()) / 1000);
-  if (Math.abs(nowSeconds - timestamp) > tolerance) {
-    throw new WebhookVerificationError(
-      'timestamp_out_of_window',
-      `The signature is ${Math.abs(nowSeconds - timestamp)} s from this server's clock (at most ${tolerance} s): a replay, or a clock that is off.`,
-    );
+  switch (check.verdict) {
+    case 'missing':
+      throw new WebhookVerificationError(
+        'missing_signature',
+        `No ${STANDARD_WEBHOOK_HEADERS.signature} header (nor ${SIGNATURE_HEADER}): this request was not signed by the proxy.`,
+      );
+    case 'malformed':
+      throw new WebhookVerificationError(
+        'invalid_signature',
+        check.scheme === 'standard'
+          ? `The Standard Webhooks headers are incomplete: ${STANDARD_WEBHOOK_HEADERS.id}, ${STANDARD_WEBHOOK_HEADERS.timestamp} (seconds) and ${STANDARD_WEBHOOK_HEADERS.signature} (v1,<base64>) are all needed.`
+          : `The ${SIGNATURE_HEADER} header is not t=<seconds>,v1=<hex>.`,
+      );
+    case 'invalid_signature':
+      throw new WebhookVerificationError('invalid_signature', 'The signature does not match this body and secret (a changed body, or another secret).');
+    case 'timestamp_out_of_window':
+      throw new WebhookVerificationError(
+        'timestamp_out_of_window',
+        `The signature is ${Math.abs(nowSeconds - (check.timestamp ?? 0))} s from this server's clock (at most ${tolerance} s): a replay, or a clock that is off.`,
+      );
+    case 'ok':
+      break;
   }
 
   let json: unknown;
@@ -83,17 +102,26 @@ export function constructEvent(rawBody: string | Buffer, headers: WebhookHeaders
     const fields = Object.entries(issuesToFields(event.error.issues)).map(([path, problem]) => `${path} ${problem}`);
     throw new WebhookVerificationError('invalid_payload', `The body is not an outcome event: ${fields.slice(0, 5).join('; ')}.`);
   }
+  if (check.id !== null && check.id !== event.data.id) {
+    throw new WebhookVerificationError('invalid_payload', `The ${STANDARD_WEBHOOK_HEADERS.id} header does not name this event.`);
+  }
   return event.data;
 }
 
 /**
- * True when `header` (the Pix-Checkout-Signature value) signs `rawBody` with `secret` within the
- * tolerance (domain/signature.ts, what the proxy signs with). A secret not set is a TypeError, not
- * `false` for every delivery; a malformed header is `false`.
+ * True when a delivery is signed by one of `secrets` over `rawBody` within the tolerance
+ * (domain/signature.ts, what the proxy signs with): `headers` are the request's (the Standard Webhooks
+ * headers, else the deprecated Pix-Checkout-Signature), or a string, the deprecated header's value
+ * alone. A secret not set is a TypeError, not `false` for every delivery; a malformed header is `false`.
  */
-export function verifyWebhookSignature(rawBody: string | Buffer, header: string | null | undefined, secret: string, options: VerifyOptions = {}): boolean {
-  requireSecret(secret, 'verifyWebhookSignature');
-  return verifySignature(rawBody, header, secret, options);
+export function verifyWebhookSignature(
+  rawBody: string | Buffer,
+  headers: WebhookHeaders | string | null | undefined,
+  secrets: WebhookSecrets,
+  options: VerifyOptions = {},
+): boolean {
+  requireSecret(secrets, 'verifyWebhookSignature');
+  return verifySignature(rawBody, headers, secrets, options);
 }
 
 /** What to do with a verified event; throw (or reject) to have the proxy send it again later. */
@@ -140,7 +168,7 @@ const refusal = (status: number, code: string, message: string, headers?: Record
  *
  * Deliveries are at least once: make `onEvent` idempotent on `event.id`.
  */
-export function webhookHandler(secret: string, onEvent: OutcomeEventHandler, options: WebhookHandlerOptions = {}): NodeWebhookHandler {
+export function webhookHandler(secret: WebhookSecrets, onEvent: OutcomeEventHandler, options: WebhookHandlerOptions = {}): NodeWebhookHandler {
   requireSecret(secret, 'webhookHandler');
   requireHandler(onEvent, 'webhookHandler');
   const limit = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
@@ -167,7 +195,7 @@ export function webhookHandler(secret: string, onEvent: OutcomeEventHandler, opt
  * The same answers as webhookHandler; the body must not have been read before.
  */
 export function webhookFetchHandler(
-  secret: string,
+  secret: WebhookSecrets,
   onEvent: OutcomeEventHandler,
   options: WebhookHandlerOptions = {},
 ): (request: Request) => Promise<Response> {
@@ -188,7 +216,7 @@ export function webhookFetchHandler(
 async function handle(
   raw: Buffer | string,
   headers: WebhookHeaders,
-  secret: string,
+  secret: WebhookSecrets,
   onEvent: OutcomeEventHandler,
   options: WebhookHandlerOptions,
 ): Promise<Answer> {
@@ -292,40 +320,20 @@ function report(options: WebhookHandlerOptions, error: unknown, event: OutcomeEv
   }
 }
 
-const WEBHOOK_SECRET: OptionSource = { env: 'PIX_MERCHANT_WEBHOOK_SECRET', what: "the proxy's merchant webhook secret" };
+const WEBHOOK_SECRET: OptionSource = {
+  env: 'PIX_MERCHANT_WEBHOOK_SECRET',
+  what: "the proxy's merchant webhook secret (several, space separated, while rotating)",
+};
 
-function requireSecret(secret: string, where: string): void {
+function requireSecret(secret: WebhookSecrets, where: string): void {
   // An empty secret would refuse every delivery as invalid_signature: a configuration error, said once.
   requireSet(secret, where, 'secret', WEBHOOK_SECRET);
-  if (typeof secret !== 'string') throw new TypeError(`${where}: secret must be the proxy's PIX_MERCHANT_WEBHOOK_SECRET, a string`);
+  if ((typeof secret !== 'string' && !Array.isArray(secret)) || webhookSecrets(secret).length === 0)
+    throw new TypeError(`${where}: secret must be the proxy's PIX_MERCHANT_WEBHOOK_SECRET`);
 }
 
 /** What a handler is given each verified event: a function, said at set-up rather than at the first delivery. */
 function requireHandler(onEvent: OutcomeEventHandler, where: string): void {
   requireSet(onEvent, where, 'onEvent', { what: 'the function given each verified event' });
   if (typeof onEvent !== 'function') throw new TypeError(`${where}: onEvent must be a function, given each verified event`);
-}
-
-/** A header's value, whatever its case; repeats joined as node:http joins them. */
-function headerValue(headers: WebhookHeaders, name: string): string | undefined {
-  if (typeof (headers as Headers).get === 'function' && typeof (headers as Headers).forEach === 'function') return (headers as Headers).get(name) ?? undefined;
-  const wanted = name.toLowerCase();
-  const values: string[] = [];
-  for (const [key, value] of Object.entries(headers as Record<string, string | string[] | undefined>)) {
-    if (key.toLowerCase() !== wanted || value === undefined) continue;
-    values.push(...(Array.isArray(value) ? value : [value]));
-  }
-  return values.length === 0 ? undefined : values.join(', ');
-}
-
-/** The `t=` of a signature header, or null when the header has no usable `t=` and `v1=`. */
-function signedAt(header: string): number | null {
-  let t: number | null = null;
-  let signed = false;
-  for (const part of header.split(',')) {
-    const [key, value] = part.trim().split('=', 2);
-    if (key === 't' && value && /^\d{1,12}$/.test(value)) t = Number(value);
-    else if (key === 'v1' && value) signed = true;
-  }
-  return signed ? t : null;
 }

@@ -18,6 +18,8 @@ export interface MetricSources {
   openStreams?: () => number;
   /** The merchant deliveries waiting (pending, retries included) and when the oldest of them was recorded (epoch ms, the proxy's clock). */
   deliveryBacklog?: () => Promise<{ pending: number; oldestPendingAt: number | null }>;
+  /** Whether the merchant webhook endpoint is disabled (a day of failures, until `deliveries resume`). */
+  deliveryEndpointDisabled?: () => boolean;
   /** The proxy's clock, for the backlog's age. */
   now?: () => number;
   /** When the reconciler last finished a pass (performance.now()), null before its first; and the payments it parked. */
@@ -130,6 +132,15 @@ export class Metrics {
         if (!backlog) return;
         const now = this.sources.now?.() ?? Date.now();
         g.set(backlog.oldestPendingAt === null ? 0 : Math.max(0, (now - backlog.oldestPendingAt) / 1000));
+      },
+    );
+    this.gauge(
+      'merchant_webhook_endpoint_disabled',
+      '1 while the merchant webhook endpoint is disabled (it failed for a whole day; pix-checkout deliveries resume), else 0',
+      [],
+      (g) => {
+        const disabled = this.sources.deliveryEndpointDisabled?.();
+        if (disabled !== undefined) g.set(disabled ? 1 : 0);
       },
     );
     this.gauge('reconciler_last_pass_age_seconds', 'Seconds since the reconciler last finished a pass (since the app started, before its first)', [], (g) => {

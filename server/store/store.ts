@@ -21,6 +21,7 @@ import type { OutboxStore } from './outbox/types.ts';
 import type { PaymentStore } from './payments/types.ts';
 import type { PayoutStore, TransferStore } from './payouts/types.ts';
 import type { PersonalDataStore } from './personal-data/types.ts';
+import type { ReportStore } from './reports/types.ts';
 
 export type { CheckoutRecord, CheckoutStore } from './checkouts/types.ts';
 export type { DisputeInput, DisputeOutcomeOf, DisputeRecord, DisputeStore } from './disputes/types.ts';
@@ -40,6 +41,7 @@ export type {
   TransferStore,
 } from './payouts/types.ts';
 export type { PersonalDataStore, PersonalRecords, PurgeCounts } from './personal-data/types.ts';
+export type { ReportCursor, ReportStore } from './reports/types.ts';
 
 export interface Store extends PaymentStore, CheckoutStore {
   /** Which database this is (readiness and the logs name it). */
@@ -62,6 +64,8 @@ export interface Store extends PaymentStore, CheckoutStore {
   readonly outbox: OutboxStore;
   /** Personal data with an end: the retention purge, a data subject's records by document (personal-data/types.ts). */
   readonly personalData: PersonalDataStore;
+  /** The accounting export's reads: checkouts, payments and payouts created in a time range, a page at a time. */
+  readonly reports: ReportStore;
   /** Throws when the store cannot answer (readiness). */
   ping(): Promise<void>;
   /**

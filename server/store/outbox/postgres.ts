@@ -93,6 +93,17 @@ export function postgresOutbox({ query, tx, claimMs }: PostgresContext): OutboxS
       const row = rows[0];
       return { pending: Number(row?.pending ?? 0), oldestPendingAt: row?.oldest == null ? null : Number(row.oldest) };
     },
+    async resume(now) {
+      const { rowCount } = await query(`UPDATE outbox SET next_attempt_at = $1, created_at = $1, claim = NULL WHERE state = 'pending'`, [now]);
+      return rowCount ?? 0;
+    },
+    async after(afterId, limit) {
+      return (await query<OutboxRow>('SELECT * FROM outbox WHERE id > $1 ORDER BY id LIMIT $2', [afterId, limit])).rows.map(toOutbox);
+    },
+    async lastId() {
+      const { rows } = await query<{ id: string }>('SELECT COALESCE(MAX(id), 0) AS id FROM outbox');
+      return Number(rows[0]?.id ?? 0);
+    },
     async replay(target, now) {
       // A replay opens a new retry window: created_at is when the current delivery window started.
       const { rowCount } =

@@ -59,6 +59,9 @@ export function sqliteOutbox({ db, claimMs }: SqliteContext): OutboxStore {
     attemptsOf: db.prepare('SELECT * FROM delivery_attempts WHERE delivery_id = ? ORDER BY id'),
     // A replay opens a new retry window: created_at is when the current delivery window started.
     replayOne: db.prepare(`UPDATE outbox SET state = 'pending', next_attempt_at = ?1, created_at = ?1 WHERE id = ?2 AND body <> ''`),
+    resume: db.prepare(`UPDATE outbox SET next_attempt_at = ?1, created_at = ?1, claim = NULL WHERE state = 'pending'`),
+    after: db.prepare('SELECT * FROM outbox WHERE id > ? ORDER BY id LIMIT ?'),
+    lastId: db.prepare('SELECT COALESCE(MAX(id), 0) AS id FROM outbox'),
     replayFailed: db.prepare(`UPDATE outbox SET state = 'pending', next_attempt_at = ?1, created_at = ?1 WHERE state = 'failed'`),
   };
   const recordAttempt = db.transaction((id: number, a: DeliveryAttempt, n: DeliveryNext, claim: string | null): boolean => {
@@ -94,6 +97,15 @@ export function sqliteOutbox({ db, claimMs }: SqliteContext): OutboxStore {
     async backlog() {
       const row = sql.backlog.get() as { pending: number; oldest: number | null };
       return { pending: Number(row.pending), oldestPendingAt: row.oldest === null ? null : Number(row.oldest) };
+    },
+    async resume(now) {
+      return sql.resume.run(now).changes;
+    },
+    async after(afterId, limit) {
+      return (sql.after.all(afterId, limit) as OutboxRow[]).map(toOutbox);
+    },
+    async lastId() {
+      return Number((sql.lastId.get() as { id: number }).id);
     },
     async replay(target, now) {
       return target === 'failed' ? sql.replayFailed.run(now).changes : sql.replayOne.run(now, target).changes;

@@ -72,4 +72,13 @@ export interface OutboxStore {
    * row whose body the retention pruned is not replayed (it would send an empty body).
    */
   replay(target: number | 'failed', now: number): Promise<number>;
+  /**
+   * The merchant endpoint is on again (`deliveries resume`): every pending delivery is due at `now`,
+   * with a new retry window (created_at = now), its claim dropped. Answers how many.
+   */
+  resume(now: number): Promise<number>;
+  /** Entries written after the entry `afterId`, by id (the order they were recorded), at most `limit`: the event stream of `pix-checkout listen`. */
+  after(afterId: number, limit: number): Promise<OutboxEntry[]>;
+  /** The id of the last entry written, 0 when none. */
+  lastId(): Promise<number>;
 }

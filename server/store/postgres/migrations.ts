@@ -165,6 +165,10 @@ export const MIGRATIONS: readonly string[] = [
      answer TEXT
    );
    CREATE INDEX payment_intents_created ON payment_intents(created_at);`,
+  // As SQLite's migration 12: the accounting export (store/reports) pages each table by time: (created_at, key) in order, no sort.
+  `CREATE INDEX checkouts_created ON checkouts(created_at, id);
+   CREATE INDEX payments_created ON payments(created_at, reference);
+   CREATE INDEX payouts_created ON payouts(created_at, seq);`,
 ];
 
 /** Brings the schema up to date, once across every instance starting now; refuses a database newer than this code. */

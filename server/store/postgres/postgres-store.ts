@@ -35,6 +35,7 @@ import type { PostgresContext, Query } from './context.ts';
 import type { StoreOutage } from '../outage.ts';
 import { migrate } from './migrations.ts';
 import { postgresConnection, PostgresTlsError, type PostgresConnection } from './tls.ts';
+import { postgresReports } from '../reports/postgres.ts';
 
 export { CHANGES_CHANNEL } from '../leases/postgres.ts';
 
@@ -280,6 +281,7 @@ function opened(pool: pg.Pool, options: PostgresStoreOptions, where: string): { 
     payouts: postgresPayouts(context),
     outbox: postgresOutbox(context),
     personalData: postgresPersonalData(context),
+    reports: postgresReports(context),
     async ping() {
       if (closing) throw new StoreError('the store is closed');
       // Real rows, as SQLite's readiness reads: a broken table shows here rather than in a customer's request.

@@ -161,6 +161,10 @@ export const MIGRATIONS: readonly string[] = [
      answer TEXT
    );
    CREATE INDEX payment_intents_created ON payment_intents(created_at);`,
+  // The accounting export (store/reports) pages each table by time: (created_at, key) in order, no sort.
+  `CREATE INDEX checkouts_created ON checkouts(created_at, id);
+   CREATE INDEX payments_created ON payments(created_at, reference);
+   CREATE INDEX payouts_created ON payouts(created_at, seq);`,
 ];
 
 /** Brings the schema up to date; refuses a database newer than this code. */

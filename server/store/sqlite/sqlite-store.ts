@@ -23,6 +23,7 @@ import { RecordCache } from '../record-cache.ts';
 import type { Store } from '../store.ts';
 import { StoreError } from '../store.ts';
 import type { SqliteContext } from './context.ts';
+import { sqliteReports } from '../reports/sqlite.ts';
 
 /** The database file inside PIX_DATA_DIR. */
 export const DB_FILE_NAME = 'pix-checkout.db';
@@ -225,6 +226,7 @@ function openedStore(db: Database.Database, cacheSize: number, claimMs: number, 
     ...sqlitePayoutsAndTransfers(context, outbox),
     outbox: sqliteOutbox(context),
     personalData: sqlitePersonalData(context),
+    reports: sqliteReports(context),
     async ping() {
       if (!db.open) throw new StoreError('the store is closed');
       sql.pingPayments.all();

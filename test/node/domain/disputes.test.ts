@@ -38,7 +38,7 @@ const startStack = () =>
     background: false,
     webhooks: { secretPath: SECRET_PATH },
     logger: logger(),
-    merchantWebhook: { url: receiver.url, secret: 'whsec-test-disputes', baseDelayMs: 20, maxDelayMs: 100 },
+    merchantWebhook: { url: receiver.url, secret: 'whsec-test-disputes', retryScheduleMs: [20, 100] },
   });
 
 before(async () => {

@@ -31,7 +31,7 @@ before(async () => {
   receiver = await startReceiver();
   stack = await startDevStack({
     logger: createLogger({ level: 'trace', destination: { write: (line: string) => void logLines.push(line) } }),
-    merchantWebhook: { url: receiver.url, secret: SECRET, baseDelayMs: 20, maxDelayMs: 100 },
+    merchantWebhook: { url: receiver.url, secret: SECRET, retryScheduleMs: [20, 100] },
     // Only the partner reaches the intake: a transfer's notification is confirmed even before its create's answer named it.
     webhooks: { secretPath: 'payouts-test-intake-0123456789', sourceIps: [] },
   });

@@ -93,7 +93,7 @@ describe('webhooks from the partner, and what the proxy does with them', () => {
       background: false,
       watchIntervalMs: 60_000,
       staleAfterMs: 60_000,
-      merchantWebhook: { url: receiver.url, secret: SECRET, baseDelayMs: 1000 },
+      merchantWebhook: { url: receiver.url, secret: SECRET, retryScheduleMs: [1000, 2000, 4000, 8000] },
       onOutcome: (event) => emitted.push(event),
       logger: createLogger({ level: 'silent' }),
     });

@@ -16,7 +16,7 @@ import { amountMismatchOutcome, disputeOutcome, overpaidOutcome, paymentOutcome,
 import { PARTNER_STATUS } from '../../../server/partner/wire.ts';
 import { openStore, type StoreOptions } from '../../../server/store/open.ts';
 import { DB_FILE_NAME } from '../../../server/store/sqlite/sqlite-store.ts';
-import { StoreError, type PaymentRecord, type Store, type StoreChange } from '../../../server/store/store.ts';
+import { StoreError, type PaymentRecord, type ReportCursor, type Store, type StoreChange } from '../../../server/store/store.ts';
 import { waitFor } from '../../support/checks.ts';
 import { checkoutRecord as checkout, paymentRecord, payoutRecord as payout, transferRecord as transfer } from '../../support/records.ts';
 import { startPostgres, type RunningPostgres } from '../../support/postgres.ts';
@@ -151,6 +151,99 @@ for (const kind of kinds) {
       if (kind.name === 'SQLite') assert.equal(store.cluster, undefined);
       else assert.ok(store.cluster && store.cluster.instanceId.length > 0, 'a Postgres store has a cluster with an instance id');
       await store.ping();
+    });
+
+    test('reports: each table a page at a time by creation time (ties by key), within the range, with the order id; the outbox read in order', async () => {
+      const store = await kind.open();
+      const id = (n: number) => `co_${String(n).padStart(24, 'R')}`;
+      // Two at 5 s (a tie: ordered by key), one at 6 s, one outside the range (at 9 s).
+      for (const [n, at] of [
+        [2, 5_000],
+        [1, 5_000],
+        [3, 6_000],
+        [4, 9_000],
+      ] as const) {
+        await store.createCheckout(checkout({ id: id(n), orderId: `order-r${n}`, createdAt: at }));
+        assert.equal(
+          await store.attachPayment(id(n), payment({ reference: `rref-${n}`, transactionId: `tx-r${n}`, checkoutId: id(n), createdAt: at }), 0, null),
+          true,
+        );
+      }
+      await store.insertPayment(payment({ reference: 'rref-0', transactionId: 'tx-r0', createdAt: 5_500 }));
+      await store.payouts.create(
+        payout({ id: payoutId('R', 1), idempotencyKey: 'rk-1', transactionId: 'rptx-1', checkoutId: null, createdAt: 5_000 }),
+        APPROVED,
+      );
+      await store.payouts.create(
+        payout({ id: payoutId('R', 2), idempotencyKey: 'rk-2', transactionId: 'rptx-2', checkoutId: null, createdAt: 5_000 }),
+        APPROVED,
+      );
+      const all = async <R>(read: (cursor: ReportCursor | null) => Promise<R[]>, cursorOf: (r: R) => ReportCursor) => {
+        const rows: R[] = [];
+        let cursor: ReportCursor | null = null;
+        for (let i = 0; i < 20; i++) {
+          const page = await read(cursor);
+          rows.push(...page);
+          if (page.length < 1) return rows;
+          cursor = cursorOf(page.at(-1)!);
+        }
+        return rows;
+      };
+      const checkouts = await all(
+        (c) => store.reports.checkouts(5_000, 9_000, c, 1),
+        (r) => ({ createdAt: r.createdAt, key: r.id }),
+      );
+      assert.deepEqual(
+        checkouts.map((c) => [c.id, c.payment?.partnerStatus]),
+        [
+          [id(1), 1],
+          [id(2), 1],
+          [id(3), 1],
+        ],
+      );
+      const payments = await all(
+        (c) => store.reports.payments(5_000, 9_000, c, 1),
+        (r) => ({ createdAt: r.createdAt, key: r.reference }),
+      );
+      assert.deepEqual(
+        payments.map((p) => [p.reference, p.orderId]),
+        [
+          ['rref-1', 'order-r1'],
+          ['rref-2', 'order-r2'],
+          ['rref-0', null],
+          ['rref-3', 'order-r3'],
+        ],
+      );
+      const payouts = await all(
+        (c) => store.reports.payouts(5_000, 9_000, c, 1),
+        (r) => ({ createdAt: r.createdAt, key: String(r.seq) }),
+      );
+      assert.deepEqual(
+        payouts.map((p) => p.id),
+        [payoutId('R', 1), payoutId('R', 2)],
+      );
+      assert.deepEqual(
+        (await store.reports.payments(5_000, 9_000, null, 10)).map((p) => p.reference),
+        ['rref-1', 'rref-2', 'rref-0', 'rref-3'],
+        'one page',
+      );
+
+      // The outbox in the order it was written, and resumed.
+      await store.updatePaymentStatus('rref-1', APPROVED, true, 7_000, paymentOutcome);
+      await store.updatePaymentStatus('rref-2', APPROVED, true, 7_001, paymentOutcome);
+      const last = await store.outbox.lastId();
+      const written = await store.outbox.after(0, 10);
+      assert.deepEqual(
+        written.map((e) => e.reference),
+        ['rref-1', 'rref-2'],
+      );
+      assert.equal(last, written.at(-1)!.id);
+      assert.deepEqual(
+        (await store.outbox.after(written[0]!.id, 10)).map((e) => e.reference),
+        ['rref-2'],
+      );
+      assert.equal(await store.outbox.resume(50_000), 2);
+      assert.ok((await store.outbox.list()).every((e) => e.nextAttemptAt === 50_000 && e.createdAt === 50_000));
     });
 
     test('reopening keeps every record and applies no migration twice', async () => {
@@ -1065,7 +1158,7 @@ describe('SQLite store: its file', () => {
     const versions = (db.prepare('SELECT version FROM migrations').all() as { version: number }[]).map((r) => r.version);
     const tables = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as { name: string }[]).map((r) => r.name);
     db.close();
-    assert.deepEqual(versions, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
+    assert.deepEqual(versions, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
     for (const table of [
       'checkouts',
       'payments',
@@ -1100,7 +1193,7 @@ describe('Postgres store: its database', () => {
     await store.close();
     await (await postgresKind.reopen(store)).close();
     const versions = (await sql<{ version: number }>(store, 'SELECT version FROM migrations ORDER BY version')).map((r) => r.version);
-    assert.deepEqual(versions, [1, 2, 3, 4, 5, 6, 7]);
+    assert.deepEqual(versions, [1, 2, 3, 4, 5, 6, 7, 8]);
     const tables = (await sql<{ name: string }>(store, "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = 'public'")).map(
       (r) => r.name,
     );
