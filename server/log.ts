@@ -2,6 +2,7 @@
  * The proxy's structured logs: pino, one JSON object a line. Redaction is a second line of defence:
  * the code never logs headers or bodies, and a secret that slips into a logged object is blanked.
  */
+import { writeSync } from 'node:fs';
 import { pino, type DestinationStream, type Logger, type LevelWithSilent } from 'pino';
 
 export type { Logger } from 'pino';
@@ -76,9 +77,12 @@ class BatchedLines implements DestinationStream {
     private readonly maxPending = 64 * 1024,
   ) {
     process.once('exit', () => {
-      this.hand();
+      // Synchronously, both: an asynchronous write started now would go to the thread pool as the
+      // process ends, and a busy machine ends it first (the last line, "stopped", was lost that way).
+      const text = this.take();
       try {
         out.flushSync();
+        if (text) writeSync(1, text); // this batcher is stdout's (createLogger)
       } catch {
         // Nothing more can be done for stdout as the process ends (closed, or not yet open).
       }
@@ -100,14 +104,20 @@ class BatchedLines implements DestinationStream {
   }
 
   private readonly hand = (): void => {
+    const text = this.take();
+    if (text) this.out.write(text);
+  };
+
+  /** The lines gathered so far, as one text ('' when none), no longer pending. */
+  private take(): string {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
-    if (this.lines.length === 0) return;
+    if (this.lines.length === 0) return '';
     const text = this.lines.length === 1 ? this.lines[0]! : this.lines.join('');
     this.lines = [];
     this.pending = 0;
-    this.out.write(text);
-  };
+    return text;
+  }
 }
 
 /** One stdout destination for every logger in the process (each app builds one unless given it). */
