@@ -27,6 +27,7 @@ import type { PaymentService } from './payments.ts';
 import type { StatusNumbering } from './status-numbering.ts';
 import type { TransferService } from './transfers.ts';
 import { groupKey, newGroup, round, type Group } from './notification-groups.ts';
+import { byExternalReference } from './notification-references.ts';
 
 /** The schedule of confirmations tried again (DEFAULTS.webhookIntake). */
 export interface RetrySettings {
@@ -93,9 +94,18 @@ export class WebhookProcessor {
    */
   async process(id: number, rawBody: string, received?: { event: PartnerNotification | null; authenticated: boolean }): Promise<void> {
     if (this.closed) return;
-    const event = received?.event ?? parseEvent(rawBody);
+    const read = received?.event ?? parseEvent(rawBody);
     const authenticated = received?.authenticated ?? false;
-    if (!event) return this.settle([id], 'invalid');
+    if (!read) return this.settle([id], 'invalid');
+    // Named by our transaction id (`txid`): followed as the transaction it belongs to.
+    let event: PartnerNotification | null;
+    try {
+      event = await byExternalReference(this.deps.store, read);
+    } catch (error) {
+      this.deps.log.warn({ webhook_event: id, err: { message: error instanceof Error ? error.message : String(error) } }, 'webhook not processed yet; will retry');
+      return;
+    }
+    if (!event) return this.settle([id], 'unknown_reference');
     // Decided before it takes a group or a slot: a flood of made-up references never delays real ones.
     if (!this.deps.intakeAuthenticated) {
       let known: boolean;

@@ -41,6 +41,14 @@ export function postgresPayments({ query, tx, cache, announce }: PostgresContext
     peekPayment(reference) {
       return cache.get(reference);
     },
+    async findByTransactionId(transactionId) {
+      const payment = (await query<{ reference: string }>('SELECT reference FROM payments WHERE transaction_id = $1', [transactionId])).rows[0];
+      if (payment) return { kind: 'payment', reference: payment.reference };
+      const payout = (
+        await query<{ reference: string }>('SELECT reference FROM payouts WHERE transaction_id = $1 AND reference IS NOT NULL', [transactionId])
+      ).rows[0];
+      return payout ? { kind: 'transfer', reference: payout.reference } : null;
+    },
     async getPayment(reference) {
       const cached = cache.get(reference);
       if (cached) return cached;

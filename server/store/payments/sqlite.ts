@@ -59,6 +59,8 @@ export function sqlitePayments({ db, cache, noticeOtherWriters }: SqliteContext,
     ),
     markChecked: db.prepare('UPDATE payments SET checked_at = ? WHERE reference = ? AND final = 0'),
     countExpiredOpen: db.prepare('SELECT count(*) AS n FROM payments WHERE final = 0 AND expires_at < ?'),
+    byTransactionId: db.prepare('SELECT reference FROM payments WHERE transaction_id = ?'),
+    payoutByTransactionId: db.prepare('SELECT reference FROM payouts WHERE transaction_id = ? AND reference IS NOT NULL'),
   };
 
   // A final status and its outcome event, in one transaction: the event cannot be lost between them.
@@ -104,6 +106,12 @@ export function sqlitePayments({ db, cache, noticeOtherWriters }: SqliteContext,
       // Records are never mutated in place: a reader holding the old one keeps a consistent copy.
       if (change.changed && cached) cache.remember({ ...cached, partnerStatus, final, updatedAt });
       return change;
+    },
+    async findByTransactionId(transactionId) {
+      const payment = sql.byTransactionId.get(transactionId) as { reference: string } | undefined;
+      if (payment) return { kind: 'payment', reference: payment.reference };
+      const payout = sql.payoutByTransactionId.get(transactionId) as { reference: string } | undefined;
+      return payout ? { kind: 'transfer', reference: payout.reference } : null;
     },
     async setPaymentFavoured(reference, favoured) {
       noticeOtherWriters();

@@ -74,6 +74,11 @@ export interface PaymentStore {
    * the outbox in the same transaction.
    */
   updatePaymentStatus(reference: string, partnerStatus: number, final: boolean, updatedAt: number, outcomeOf: PaymentOutcomeOf): Promise<StatusChange>;
+  /**
+   * What our `transaction_id` (sent with a create; partners may name it `txid`) belongs to: a payment
+   * this proxy issued, else a payout's transfer once the partner gave it a reference. Null when none.
+   */
+  findByTransactionId(transactionId: string): Promise<{ kind: 'payment' | 'transfer'; reference: string } | null>;
   /** Records who is being paid, read after the create when its answer did not say. */
   setPaymentFavoured(reference: string, favoured: string): Promise<void>;
   /** Payments not final yet, oldest first. */

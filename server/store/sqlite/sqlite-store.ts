@@ -95,6 +95,7 @@ const OTHER_PROCESS_CHECK_MS = 1;
 const READS = new Set([
   'getPayment',
   'peekPayment',
+  'findByTransactionId',
   'nonFinalPayments',
   'duePayments',
   'countOpenPaymentsExpiredBefore',

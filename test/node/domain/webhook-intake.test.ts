@@ -152,3 +152,36 @@ describe('the webhook intake', () => {
     await store.close();
   });
 });
+
+describe('the webhook intake across a crash', () => {
+  it('stores whether a notification is authenticated with it, before the answer: a crash right after the 202 does not lose it', async () => {
+    // The processor never runs (the process died right after the answer): what the next start reads is the store's.
+    const { store, intake } = intakeOver({
+      secretPath: 's3cret',
+      limits: { unreadableWholePerHour: 2, auditBytes: 40, keptBytes: 100, pendingCap: 10 },
+      processor: { process: async () => {} } as unknown as WebhookProcessor,
+    });
+    await store.insertPayment(paymentRecord('ours', 1_000_000));
+    const whole = '{"external_reference":"ours","status":"approved"}';
+    const cut = JSON.stringify({ external_reference: 'ours', status: 'approved', note: 'x'.repeat(200) });
+    for (const body of [whole, cut]) assert.deepEqual(await intake.receive(body, 'application/json', silent), { kind: 'stored' });
+    const taken = await store.webhookEvents.claimUnprocessed(10, 2_000_000);
+    assert.deepEqual(
+      taken.map((e) => [e.rawBody === whole, e.authenticated === true]),
+      [
+        [true, true],
+        [false, false],
+      ],
+      'the whole one is authenticated; a cut one never is',
+    );
+    await store.close();
+    // An open intake stores none as authenticated.
+    const open = intakeOver({ processor: { process: async () => {} } as unknown as WebhookProcessor });
+    await open.intake.receive(whole, 'application/json', silent);
+    assert.deepEqual(
+      (await open.store.webhookEvents.claimUnprocessed(10, 2_000_000)).map((e) => e.authenticated === true),
+      [false],
+    );
+    await open.store.close();
+  });
+});

@@ -419,10 +419,12 @@ describe('numbered: 0 pending, 1 approved, 2 canceled; top-level token and tenan
     // Its code 2 is canceled here, approved in the default numbering: as read, a code, no outcome.
     assert.deepEqual(readNotification(old), {
       reference: canceled,
+      referenceField: 'external_reference',
       kind: 'payment',
       outcome: null,
       status: { code: CODES.canceled, word: null },
       eventId: null,
+      returned: null,
     });
 
     await c.api('PATCH', PARTNER_PATHS.notificationUrl, { notification_url: r.url, notify_type: 2 });
@@ -441,10 +443,12 @@ describe('numbered: 0 pending, 1 approved, 2 canceled; top-level token and tenan
     // Read through the wrapper, as any other.
     assert.deepEqual(readNotification(paymentEvent), {
       reference: paid,
+      referenceField: 'external_reference',
       kind: 'payment',
       outcome: 'approved',
       status: { code: CODES.approved, word: null },
       eventId: paymentEvent.event_id,
+      returned: null,
     });
     const transferEvent = await received(r, transfer, referenceOf);
     assert.deepEqual(transferEvent, {

@@ -121,10 +121,12 @@ describe('6 events, old format (notify_type 1)', () => {
     // As the proxy reads it: the old format says its outcome only with a code.
     assert.deepEqual(readNotification(hook.body), {
       reference,
+      referenceField: 'external_reference',
       kind: 'payment',
       outcome: null,
       status: { code: PARTNER_STATUS.approved, word: null },
       eventId: null,
+      returned: null,
     });
   });
 
@@ -143,10 +145,12 @@ describe('6 events, old format (notify_type 1)', () => {
     assert.equal(r.received.length, 1);
     assert.deepEqual(readNotification(r.received[0]!.body), {
       reference: created.external_reference,
+      referenceField: 'external_reference',
       kind: 'payment',
       outcome: null,
       status: { code: PARTNER_STATUS.canceled, word: null },
       eventId: null,
+      returned: null,
     });
     assert.equal(OldWebhookPayload.parse(r.received[0]!.body).status, PARTNER_STATUS.canceled);
   });
