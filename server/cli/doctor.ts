@@ -12,7 +12,7 @@ import type { ObservedAnswer, PartnerClient } from '../partner/client.ts';
 import { PartnerError } from '../partner/errors.ts';
 import { formatStatusCodes, statusMeaning, wordMeaning } from '../partner/status-codes.ts';
 import { NOTIFY_TYPE, NotificationUrlRequest, PAYMENT_CHECK_HTTP } from '../partner/wire.ts';
-import { ExitCode, UsageError, checkArgs, client, parse, type CliIo } from './io.ts';
+import { ExitCode, UsageError, checkArgs, client, observedAnswers, parse, shapeLine, type CliIo } from './io.ts';
 
 export const HELP = `Usage: pix-checkout doctor [--create] [--webhook-url <url> [--format old|new]] [--json]
 
@@ -51,9 +51,8 @@ export async function doctorCommand(rest: string[], io: CliIo): Promise<void> {
     checkWebhookUrl(values['webhook-url'], io.env);
   }
   const cfg = partnerConfig(io.env);
-  const answers: ObservedAnswer[] = [];
-  const partner = await client(cfg, io.env, (answer) => answers.push(answer));
-  const last = (operation: string, error = false) => answers.filter((a) => a.operation === operation && (a.error === true) === error).at(-1);
+  const { observe, last } = observedAnswers();
+  const partner = await client(cfg, io.env, observe);
   const findings: Finding[] = [];
   const settings: string[] = [];
   const add = (finding: Finding) => findings.push(finding);
@@ -142,7 +141,7 @@ export async function doctorCommand(rest: string[], io: CliIo): Promise<void> {
       const text = f.shape === undefined ? '' : JSON.stringify(f.shape);
       if (text && f.verdict !== 'held' && !shown.has(text)) {
         shown.add(text);
-        io.out(`${' '.repeat(12)}answer: ${text}`);
+        io.out(`${' '.repeat(12)}${shapeLine(f.shape)}`);
       }
     }
     if (settings.length > 0) io.out(`\nSet:\n${settings.map((s) => `  ${s}`).join('\n')}`);
