@@ -74,6 +74,15 @@ export function transferOutcome(transfer: TransferRecord, payout: PayoutLink | n
 }
 
 /**
+ * A transfer's outcome told again, naming its payout, after the event told without it was delivered
+ * (the partner's webhook came before the create's answer linked them: issue 37). The merchant
+ * deduplicates on the id, so it has its own (`<type>:<reference>#linked`): one more event, once.
+ */
+export function relinkedOutcome(event: OutcomeEvent): OutcomeEvent {
+  return { ...event, id: outcomeEventId(event.type, `${event.data.reference}#linked`) };
+}
+
+/**
  * The event of a payment for which the partner reported another value than ours (the record's
  * `reportedValueCents`): the merchant is told once per payment (the id is the reference's), and the
  * payment is never recorded paid while the values differ.

@@ -83,9 +83,9 @@ export function sqlitePayoutsAndTransfers({ db }: SqliteContext, outbox: SqliteO
     const transfer = toTransfer(sql.getTransfer.get(reference) as TransferRow);
     const payout = sql.payoutOfTransfer.get(reference, transfer.transactionId ?? null) as WithOrder<PayoutRow> | undefined;
     const settled = settleTransfer(transfer, payout ? { record: toPayout(payout), orderId: payout.order_id } : null, outcomeOf);
-    outbox.add(settled.outcome, reference, at, restate);
+    const told = outbox.add(settled.outcome, reference, at, restate);
     if (payout && settled.payoutState) sql.payoutOutcome.run(settled.payoutState, at, payout.id, reference);
-    return settled.outcome;
+    return told;
   };
   const updateTransfer = db.transaction(
     (reference: string, partnerStatus: number, final: boolean, updatedAt: number, outcomeOf: TransferOutcomeOf): StatusChange => {

@@ -882,7 +882,7 @@ for (const kind of kinds) {
       assert.deepEqual([settled?.state, settled?.reference], ['canceled', 'pref-lost']);
     });
 
-    test("its webhook before its answer, the partner's record naming no transaction_id: the event not delivered yet is written again naming the payout; a delivered one is left", async () => {
+    test("its webhook before its answer, the partner's record naming no transaction_id: the event not delivered yet is written again naming the payout; a delivered one is left, and told again linked under its own id", async () => {
       const store = await kind.open();
       const checkoutId = await storePaidCheckout(store, 4990);
       await store.payouts.create(payout({ checkoutId }), APPROVED);
@@ -907,9 +907,15 @@ for (const kind of kinds) {
         { at: 2_600, status: 204, error: null, durationMs: 3 },
         { state: 'delivered', nextAttemptAt: 2_600, lastError: null, deliveredAt: 2_600 },
       );
-      await store.payouts.markSent('tr_DDDDDDDDDDDDDDDDDDDDDDDD', transfer('pref-delivered', 3_000), transferOutcome);
+      const late = await store.payouts.markSent('tr_DDDDDDDDDDDDDDDDDDDDDDDD', transfer('pref-delivered', 3_000), transferOutcome);
       assert.equal((await store.outbox.get(delivered.id))?.body, delivered.body);
       assert.equal((await store.payouts.get('tr_DDDDDDDDDDDDDDDDDDDDDDDD'))?.state, 'canceled');
+      // ...and the merchant is told again, linked, under another id (issue 37): once, however often it is marked.
+      const relinked = (await store.outbox.list()).filter((e) => e.type === 'transfer.canceled' && e.eventId !== delivered.eventId);
+      assert.equal(relinked.length, 1);
+      assert.equal(late.outcome?.id, relinked[0]!.eventId);
+      const linked = JSON.parse(relinked[0]!.body).data;
+      assert.deepEqual([linked.reference, linked.status, linked.transfer_id], ['pref-delivered', 'canceled', 'tr_DDDDDDDDDDDDDDDDDDDDDDDD']);
     });
 
     test('refused: the reason, the event in the outbox with the order of a refund, in one step; unknown and discard', async () => {
