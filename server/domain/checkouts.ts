@@ -5,6 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { CheckoutView, CreateCheckoutRequest, PaymentView } from '../../src/shared/contract.ts';
+import { LIMITS } from '../../src/shared/limits.ts';
 import { PartnerError, logFailedCreate } from '../partner/errors.ts';
 import { PARTNER_STATUS } from '../partner/wire.ts';
 import type { DisputeService } from './disputes.ts';
@@ -151,13 +152,25 @@ export class CheckoutService {
       // Before issuing another QR (the last one expired, or the customer asked for more time),
       // confirm with the partner that no code was paid, the current one included: a code can be paid
       // up to the last second, and an expired one until the partner cancels it an hour later.
+      const exhausted = renewalsUsed >= renewals && payments.statusCodesTrusted();
+      // The current code still payable and none may follow (renew asked early): told so, the code stays on screen.
+      if (exhausted && renew && current.status === 'pending') {
+        throw new DomainError('renewals_exhausted', "No new code may be issued for this checkout; its current one can still be paid.");
+      }
       let paid: PaymentView | null;
       try {
-        paid = await this.confirmUnpaid(checkout);
+        paid = await this.confirmUnpaid(checkout, exhausted);
       } catch (error) {
-        // No new code would be issued anyway: the page is told that, not a passing uncertainty.
-        if (!(error instanceof DomainError && error.kind === 'status_unverified' && renewalsUsed >= renewals)) throw error;
-        paid = null;
+        if (!(error instanceof DomainError && error.kind === 'status_unverified') || !exhausted) throw error;
+        // No new code may be issued, and an earlier one may still be paid (the partner says pending until it
+        // cancels it, an hour after expiry, or cannot say): never "expired" while it may be (issue 37). The page
+        // is asked to come back when the partner will have decided.
+        throw new DomainError(
+          'status_unverified',
+          "This checkout's last code expired but may still be paid until the payment service cancels it; no new code may be issued. Ask again later.",
+          undefined,
+          this.untilDecided(await store.checkoutPayments(checkout.id)),
+        );
       }
       if (paid) return { payment: paid, created: false };
       // Under a status numbering not verified, a paid code may read as nothing: the last code may have
@@ -250,13 +263,14 @@ export class CheckoutService {
    * answer; one that cannot be confirmed unpaid (a status whose meaning is not known, none, another
    * value, an unreadable answer, the partner down) may have been paid: 503 status_unverified.
    */
-  private async confirmUnpaid(checkout: CheckoutRecord): Promise<PaymentView | null> {
+  private async confirmUnpaid(checkout: CheckoutRecord, canceledOnly = false): Promise<PaymentView | null> {
     const { payments, store } = this.options;
     const codes = await store.checkoutPayments(checkout.id);
     const states = await Promise.all(codes.map((p) => payments.confirmNotPaid(p.reference)));
     const paid = codes.find((_, i) => states[i] === 'paid');
     if (paid) return payments.view(await payments.record(paid.reference));
-    const unknown = codes.find((_, i) => states[i] === 'unknown');
+    // `canceledOnly` (no code may follow): a pending code may still be paid, so it is not unpaid for sure.
+    const unknown = codes.find((_, i) => states[i] === 'unknown' || (canceledOnly && states[i] === 'pending'));
     if (unknown) {
       this.options.log?.warn(
         { checkout_id: checkout.id, reference: unknown.reference },
@@ -265,6 +279,17 @@ export class CheckoutService {
       throw new DomainError('status_unverified', "This checkout's last code cannot be confirmed unpaid right now, so no new code is issued; try again later.");
     }
     return null;
+  }
+
+  /**
+   * Seconds until the partner will have decided every code of the checkout not final yet (it cancels
+   * an unpaid one `cancelAfterExpirationSeconds` after its expiry), plus a minute for its clock: at
+   * least 30, at most an hour (a page asks again sooner if it likes).
+   */
+  private untilDecided(codes: readonly PaymentRecord[]): number {
+    const open = codes.filter((p) => !p.final).map((p) => p.expiresAt + LIMITS.cancelAfterExpirationSeconds * 1000 + 60_000);
+    const seconds = Math.ceil((Math.max(0, ...open) - this.options.now()) / 1000);
+    return Math.min(3600, Math.max(30, seconds));
   }
 
   /** A checkout's paid payments from the store, oldest first, and the overpayment told when there is one. */

@@ -308,8 +308,33 @@ describe('renewal after expiry', () => {
       assert.equal(view.payment?.reference, renewed.reference);
 
       local.sandbox.state.clock.advance(HOUR);
+      // Expired, but payable until the partner cancels it an hour later: never told "expired" meanwhile (issue 37).
+      const early = await payFor(local, checkout.checkout_id);
+      expectError(early, 503, 'status_unverified');
+      assert.equal(early.res.headers.get('retry-after'), '3600', 'asked back once the partner will have canceled it (an hour at most)');
+      local.sandbox.state.clock.advance(HOUR + 60_000);
       expectError(await payFor(local, checkout.checkout_id), 409, 'renewals_exhausted');
-      assert.equal(CheckoutView.parse((await merchant(local, 'GET', `/checkouts/${checkout.checkout_id}`)).json).status, 'expired');
+      assert.equal(CheckoutView.parse((await merchant(local, 'GET', `/checkouts/${checkout.checkout_id}`)).json).status, 'canceled');
+    } finally {
+      await local.close();
+    }
+  });
+
+  test('renewals exhausted while the last code may still be paid: 503 with Retry-After, never "expired"; paid late, it is the answer (issue 37)', async () => {
+    const local = await startDevStack({ renewals: 0, logger: createLogger({ level: 'silent' }) });
+    try {
+      await verifyStatusCodes(local);
+      const checkout = await newCheckout(local);
+      const first = PaymentView.parse((await payFor(local, checkout.checkout_id)).json);
+      local.sandbox.state.clock.advance(HOUR + 5 * 60_000);
+      const answer = await payFor(local, checkout.checkout_id);
+      expectError(answer, 503, 'status_unverified');
+      assert.equal(answer.res.headers.get('retry-after'), String(HOUR / 1000 - 5 * 60 + 60));
+      // The customer pays the expired code meanwhile: that is the answer, paid.
+      assert.equal(local.sandbox.state.pay(local.sandbox.state.payments.get(first.reference)!).ok, true);
+      const paid = await payFor(local, checkout.checkout_id);
+      assert.equal(paid.res.status, 200, JSON.stringify(paid.json));
+      assert.deepEqual([PaymentView.parse(paid.json).reference, PaymentView.parse(paid.json).status], [first.reference, 'paid']);
     } finally {
       await local.close();
     }
