@@ -46,6 +46,9 @@ export interface CheckoutServiceOptions {
   payerKeyOf?: (payment: PaymentRecord) => string | null;
 }
 
+/** How many links of an order's chain of checkouts (`replaces`) are followed at most. */
+const CHAIN_LINKS = 10;
+
 /** Paid: final and approved. */
 const isPaid = (p: PaymentRecord) => p.final && p.partnerStatus === PARTNER_STATUS.approved;
 
@@ -76,6 +79,10 @@ export class CheckoutService {
   /** Creates the order's checkout, or answers the one it has; the same order with another value is a conflict. */
   async create(input: CreateCheckoutRequest): Promise<{ checkout: CheckoutView; created: boolean }> {
     const valueCents = Math.round(input.value * 100);
+    // The earlier checkout of the order it replaces must be one of ours (its payments are then counted with this one's).
+    if (input.replaces !== undefined && !(await this.options.store.getCheckout(input.replaces))) {
+      throw new DomainError('invalid', `replaces: no checkout ${input.replaces} here.`, { replaces: 'must be an existing checkout' });
+    }
     const { checkout, created } = await this.options.store.createCheckout({
       id: newCheckoutId(),
       orderId: input.order_id,
@@ -88,6 +95,7 @@ export class CheckoutService {
       paymentReference: null,
       renewalsUsed: 0,
       createdAt: this.options.now(),
+      ...(input.replaces !== undefined ? { replaces: input.replaces } : {}),
     });
     if (checkout.valueCents !== valueCents) {
       throw new DomainError(
@@ -296,7 +304,11 @@ export class CheckoutService {
   private async checkOverpaid(checkoutId: string): Promise<void> {
     try {
       const checkout = await this.options.store.getCheckout(checkoutId);
-      if (checkout) await this.reportOverpaid(checkout, (await this.options.store.checkoutPayments(checkoutId)).filter(isPaid));
+      if (checkout) {
+        // Told on the newest checkout of its order: the one the order's later payments count on.
+        const newest = await this.newestOf(checkout);
+        await this.reportOverpaid(newest, await this.paidAcross(newest));
+      }
     } catch (error) {
       // The merchant's next read of the checkout tells it (view).
       this.options.log?.warn(
@@ -304,6 +316,37 @@ export class CheckoutService {
         'could not check a checkout for an overpayment',
       );
     }
+  }
+
+  /**
+   * The newest checkout of an order's chain (`replaces` links a checkout to the one before it): the
+   * checkouts replacing this one, followed forward (a few links at most: a bound, not a rule).
+   */
+  private async newestOf(checkout: CheckoutRecord): Promise<CheckoutRecord> {
+    let newest = checkout;
+    for (let link = 0; link < CHAIN_LINKS; link++) {
+      const next = (await this.options.store.checkoutsReplacing(newest.id)).at(-1);
+      if (!next) break;
+      newest = next;
+    }
+    return newest;
+  }
+
+  /**
+   * The paid payments of a checkout and of the earlier checkouts of its order it replaces (oldest
+   * first): an order paid on an earlier checkout and again on this one is paid twice (issue 37).
+   */
+  private async paidAcross(checkout: CheckoutRecord, own?: readonly PaymentRecord[]): Promise<PaymentRecord[]> {
+    const { store } = this.options;
+    const paid = [...(own ?? (await store.checkoutPayments(checkout.id))).filter(isPaid)];
+    let earlier = checkout.replaces ?? null;
+    for (let link = 0; earlier !== null && link < CHAIN_LINKS; link++) {
+      const before = await store.getCheckout(earlier);
+      if (!before) break;
+      paid.unshift(...(await store.checkoutPayments(before.id)).filter(isPaid));
+      earlier = before.replaces ?? null;
+    }
+    return paid;
   }
 
   /**
@@ -376,6 +419,7 @@ export class CheckoutService {
       order_id: checkout.orderId,
       value: checkout.valueCents / 100,
       renewals_left: Math.max(0, this.options.renewals - checkout.renewalsUsed),
+      ...(checkout.replaces ? { replaces: checkout.replaces } : {}),
       ...((await this.options.disputes?.disputed(checkout.id)) ? { disputed: true } : {}),
     };
     // Listed last: an overpayment's refund, started below, is among them.
@@ -392,9 +436,11 @@ export class CheckoutService {
     );
     const paid = records.filter(isPaid);
     if (payment.status !== 'paid' && paid.length > 0) payment = payments.view(paid[0]!);
-    const extraCents = overpaidCents(checkout.valueCents, paid);
+    // Counted with the earlier checkouts of the order it replaces: paid there and here is paid twice.
+    const paidOfOrder = checkout.replaces ? await this.paidAcross(checkout, records) : paid;
+    const extraCents = overpaidCents(checkout.valueCents, paidOfOrder);
     if (extraCents > 0) {
-      await this.reportOverpaid(checkout, paid).catch((error: unknown) => {
+      await this.reportOverpaid(checkout, paidOfOrder).catch((error: unknown) => {
         // Told at the next read: the view still says overpaid.
         this.options.log?.warn(
           { checkout_id: checkout.id, err: { message: error instanceof Error ? error.message : String(error) } },
@@ -403,12 +449,16 @@ export class CheckoutService {
       });
     }
     const mismatched = records.find((p) => p.reportedValueCents != null);
+    const returned = records.filter((p) => p.returnedCents != null && p.returnedCents > 0);
     return {
       ...base,
       ...(await refunds()),
       status: payment.status,
       payment,
-      ...(extraCents > 0 ? { overpaid: { value: extraCents / 100, references: paid.map((p) => p.reference) } } : {}),
+      ...(extraCents > 0 ? { overpaid: { value: extraCents / 100, references: paidOfOrder.map((p) => p.reference) } } : {}),
+      ...(returned.length > 0
+        ? { returned: { value: returned.reduce((sum, p) => sum + p.returnedCents!, 0) / 100, references: returned.map((p) => p.reference) } }
+        : {}),
       ...(mismatched
         ? { amount_mismatch: { reference: mismatched.reference, value: mismatched.valueCents / 100, reported_value: mismatched.reportedValueCents! / 100 } }
         : {}),

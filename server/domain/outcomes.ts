@@ -100,6 +100,24 @@ export function amountMismatchOutcome(payment: PaymentRecord, orderId: string | 
   });
 }
 
+/**
+ * The event of money given back of a paid payment (domain/returns.ts): one per new returned total
+ * (the id is the reference's and the total's), so a copy of a return is one event and a second
+ * return is another. The payment stays paid: `status` says what happened since.
+ */
+export function returnOutcome(payment: PaymentRecord, orderId: string | null, at: number): OutcomeEvent | null {
+  if (payment.returnedCents == null) return null;
+  const type = 'payment.returned';
+  return envelope(type, `${payment.reference}:${payment.returnedCents}`, at, {
+    reference: payment.reference,
+    status: 'returned',
+    value: payment.valueCents / 100,
+    returned_value: payment.returnedCents / 100,
+    checkout_id: payment.checkoutId,
+    order_id: orderId,
+  });
+}
+
 /** What the proxy did about a checkout's extra payment (OutcomeEvent `refund`). */
 export type OverpaymentRefund = 'off' | 'sent' | 'payer_key_unknown';
 

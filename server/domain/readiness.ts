@@ -6,6 +6,7 @@
 import type { PartnerClient, PartnerLogEntry } from '../partner/client.ts';
 import { PartnerError } from '../partner/errors.ts';
 import type { Store } from '../store/store.ts';
+import { RETURNS_WARNING_WINDOW_MS } from './returns.ts';
 import type { DisputeService } from './disputes.ts';
 import type { NumberingReport, NumberingState, StatusNumbering } from './status-numbering.ts';
 import type { ReadsReport, WebhookHealth } from './webhook-health.ts';
@@ -123,6 +124,17 @@ export function readinessCheck(deps: {
         list.push(
           `${open.length > 5 ? 'more than 5 payments are' : open.length === 1 ? '1 payment is' : `${open.length} payments are`} disputed (${named.join(', ')}${open.length > 5 ? ', ...' : ''}): ` +
             'an authenticated notification contradicts a final status; their checkouts are not refunded until resolved (pix-checkout disputes)',
+        );
+      }
+    }
+    if (store === 'ok') {
+      // Returns of the last day (domain/returns.ts): not a fault, but money that went back to payers.
+      const recent = await deadline(deps.store.returnsSince(now() - RETURNS_WARNING_WINDOW_MS, 6), 'the store').catch(() => []);
+      if (recent.length > 0) {
+        const named = [...new Set(recent.map((r) => r.reference))].slice(0, 5);
+        list.push(
+          `${recent.length > 5 ? 'more than 5 returns' : recent.length === 1 ? '1 return' : `${recent.length} returns`} of paid payments in the last 24 hours (${named.join(', ')}${recent.length > 5 ? ', ...' : ''}): ` +
+            'money given back to the payer (payment.returned was sent); it is never refunded again',
         );
       }
     }

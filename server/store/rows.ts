@@ -8,6 +8,7 @@ import type {
   DisputeRecord,
   OutboxEntry,
   PaymentRecord,
+  PaymentReturnRecord,
   PayoutRecord,
   PayoutState,
   TransferRecord,
@@ -44,6 +45,7 @@ export interface PayoutRow {
   created_at: number;
   updated_at: number;
   personal_data_erased_at?: number | null;
+  replaces?: string | null;
 }
 
 export const toPayout = (r: PayoutRow): PayoutRecord & { seq: number } => ({
@@ -67,6 +69,7 @@ export const toPayout = (r: PayoutRow): PayoutRecord & { seq: number } => ({
   updatedAt: r.updated_at,
   // Only when set: a record as the domain wrote it reads back the same.
   ...(r.personal_data_erased_at != null ? { personalDataErasedAt: r.personal_data_erased_at } : {}),
+  ...(r.replaces != null ? { replaces: r.replaces } : {}),
 });
 
 export interface OutboxRow {
@@ -125,6 +128,7 @@ export interface PaymentRow {
   final: number | boolean;
   favoured: string | null;
   reported_value_cents?: number | null;
+  returned_cents?: number | null;
 }
 
 export interface CheckoutRow {
@@ -158,6 +162,22 @@ export const toPayment = (r: PaymentRow): PaymentRecord => ({
   final: r.final === 1 || r.final === true,
   favoured: r.favoured,
   reportedValueCents: r.reported_value_cents ?? null,
+  // Only when set: a record as the domain wrote it reads back the same.
+  ...(r.returned_cents != null ? { returnedCents: Number(r.returned_cents) } : {}),
+});
+
+export interface ReturnRow {
+  reference: string;
+  returned_cents: number | string;
+  source: string;
+  recorded_at: number | string;
+}
+
+export const toReturn = (r: ReturnRow): PaymentReturnRecord => ({
+  reference: r.reference,
+  returnedCents: Number(r.returned_cents),
+  source: r.source,
+  recordedAt: Number(r.recorded_at),
 });
 
 export const toCheckout = (r: CheckoutRow): CheckoutRecord => ({

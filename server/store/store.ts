@@ -26,7 +26,7 @@ export type { DisputeInput, DisputeOutcomeOf, DisputeRecord, DisputeStore } from
 export type { Cluster, StoreChange } from './leases/types.ts';
 export type { WebhookEventRecord, WebhookEventStore } from './notifications/types.ts';
 export type { DeliveryAttempt, DeliveryAttemptRecord, DeliveryNext, OutboxEntry, OutboxStore } from './outbox/types.ts';
-export type { PaymentOutcomeOf, PaymentRecord, PaymentStore, ReadSchedule, StatusChange } from './payments/types.ts';
+export type { PaymentOutcomeOf, PaymentRecord, PaymentReturnRecord, PaymentStore, ReadSchedule, StatusChange } from './payments/types.ts';
 export type {
   PayoutLink,
   PayoutRecord,

@@ -112,11 +112,15 @@ export function postgresPayouts({ query, tx }: PostgresContext): PayoutStore {
             payout.checkoutId,
             paidStatus,
           ]);
+          const returned = await cents(
+            'SELECT COALESCE(SUM(returned_cents), 0) AS cents FROM payments WHERE checkout_id = $1 AND final AND partner_status = $2',
+            [payout.checkoutId, paidStatus],
+          );
           const refunded = await cents(
             `SELECT COALESCE(SUM(value_cents), 0) AS cents FROM payouts WHERE checkout_id = $1 AND state NOT IN (${sqlWords(REFUND_STATES_WITHOUT_MONEY)})`,
             [payout.checkoutId],
           );
-          const decision = decideRefund(valueCents, paid, refunded);
+          const decision = decideRefund(valueCents, Number(paid), Number(refunded), Number(returned));
           if ('problem' in decision) return decision;
           valueCents = decision.valueCents;
         }

@@ -150,6 +150,21 @@ export const MIGRATIONS: readonly string[] = [
    CREATE INDEX checkouts_unsealed ON checkouts(created_at) WHERE customer_document_hash IS NULL AND customer_document IS NOT NULL;`,
   // A notification kept cut (its first bytes only: domain/webhook-intake.ts) says how long it was; null: kept whole.
   `ALTER TABLE webhook_events ADD COLUMN original_bytes INTEGER;`,
+  // Issue 37. Returns: what was given back of a paid payment, in all (null: nothing), and each new total
+  // as it was learned (the history; the payment's final state is never rewritten). A checkout that
+  // replaces an earlier one of the same order names it.
+  `ALTER TABLE payments ADD COLUMN returned_cents INTEGER;
+   CREATE TABLE payment_returns (
+     id INTEGER PRIMARY KEY AUTOINCREMENT,
+     reference TEXT NOT NULL REFERENCES payments(reference),
+     returned_cents INTEGER NOT NULL,
+     source TEXT NOT NULL,
+     recorded_at INTEGER NOT NULL
+   );
+   CREATE INDEX payment_returns_reference ON payment_returns(reference);
+   CREATE INDEX payment_returns_recorded ON payment_returns(recorded_at);
+   ALTER TABLE checkouts ADD COLUMN replaces TEXT;
+   CREATE INDEX checkouts_replaces ON checkouts(replaces) WHERE replaces IS NOT NULL;`,
 ];
 
 /** Brings the schema up to date; refuses a database newer than this code. */
