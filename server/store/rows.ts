@@ -45,7 +45,6 @@ export interface PayoutRow {
   created_at: number;
   updated_at: number;
   personal_data_erased_at?: number | null;
-  replaces?: string | null;
 }
 
 export const toPayout = (r: PayoutRow): PayoutRecord & { seq: number } => ({
@@ -69,7 +68,6 @@ export const toPayout = (r: PayoutRow): PayoutRecord & { seq: number } => ({
   updatedAt: r.updated_at,
   // Only when set: a record as the domain wrote it reads back the same.
   ...(r.personal_data_erased_at != null ? { personalDataErasedAt: r.personal_data_erased_at } : {}),
-  ...(r.replaces != null ? { replaces: r.replaces } : {}),
 });
 
 export interface OutboxRow {
@@ -144,6 +142,7 @@ export interface CheckoutRow {
   created_at: number;
   customer_document_hash?: string | null;
   personal_data_erased_at?: number | null;
+  replaces?: string | null;
 }
 
 export const toPayment = (r: PaymentRow): PaymentRecord => ({
@@ -194,6 +193,7 @@ export const toCheckout = (r: CheckoutRow): CheckoutRecord => ({
   // Only when set: a record as the domain wrote it reads back the same.
   ...(r.customer_document_hash != null ? { documentHash: r.customer_document_hash } : {}),
   ...(r.personal_data_erased_at != null ? { personalDataErasedAt: r.personal_data_erased_at } : {}),
+  ...(r.replaces != null ? { replaces: r.replaces } : {}),
 });
 
 export interface DisputeRow {

@@ -577,6 +577,40 @@ describe('a checkout paid twice', () => {
   }
 });
 
+describe('a new checkout for the same order (replaces: issue 37)', () => {
+  test('links to the earlier one; the earlier code paid late beside the new one is an overpayment of the order, told once', async () => {
+    const local = await startDevStack({ renewals: 0, logger: createLogger({ level: 'silent' }) });
+    try {
+      await verifyStatusCodes(local);
+      const earlier = await newCheckout(local);
+      const first = PaymentView.parse((await payFor(local, earlier.checkout_id)).json);
+      local.sandbox.state.clock.advance(HOUR);
+      // The merchant gives the customer a new checkout for the order, naming the earlier one.
+      const later = await newCheckout(local, { replaces: earlier.checkout_id });
+      assert.equal(later.replaces, earlier.checkout_id);
+      const second = PaymentView.parse((await payFor(local, later.checkout_id)).json);
+      for (const reference of [second.reference, first.reference]) {
+        assert.equal(local.sandbox.state.pay(local.sandbox.state.payments.get(reference)!).ok, true);
+        await local.pix.payments.confirm(reference);
+      }
+      const told = await waitFor('the overpayment told', async () => {
+        const rows = (await local.store.outbox.list()).filter((e) => e.type === 'checkout.overpaid');
+        return rows.length > 0 && rows;
+      });
+      const event = JSON.parse(told[0]!.body) as { data: Record<string, unknown> };
+      assert.deepEqual([event.data.checkout_id, event.data.references, event.data.value], [later.checkout_id, [first.reference, second.reference], 49.9]);
+      const view = CheckoutView.parse((await merchant(local, 'GET', `/checkouts/${later.checkout_id}`)).json);
+      assert.deepEqual([view.status, view.replaces, view.overpaid], ['paid', earlier.checkout_id, { value: 49.9, references: [first.reference, second.reference] }]);
+      assert.equal((await local.store.outbox.list()).filter((e) => e.type === 'checkout.overpaid').length, 1, 'told once');
+      // Naming a checkout that is not here is refused.
+      const unknown = await merchant(local, 'POST', '/checkouts', { value: 49.9, order_id: newOrder(), replaces: 'co_AAAAAAAAAAAAAAAAAAAAAAAA' });
+      assert.equal(unknown.res.status >= 400 && unknown.res.status < 500, true, JSON.stringify(unknown.json));
+    } finally {
+      await local.close();
+    }
+  });
+});
+
 describe('an overpayment refunded to its payer (PIX_REFUND_OVERPAYMENTS)', () => {
   test('with the payer key known (a partner whose records name it): the extra is refunded once, labelled overpayment, and told with its transfer', async () => {
     const checkout = await newCheckout();
