@@ -230,10 +230,10 @@ async function checkPayment(
 
   // 3: the numbering. A new payment is pending by definition.
   if (freshCode !== null) {
-    const held = freshCode === codes.pending;
+    const held = codes.pending.includes(freshCode);
     add({
       spec: '3',
-      assumption: `a new payment has status ${codes.pending} (pending in PIX_STATUS_CODES)`,
+      assumption: `a new payment has status ${codes.pending.join(' or ')} (pending in PIX_STATUS_CODES)`,
       verdict: held ? 'held' : 'broken',
       observed: `status ${freshCode}`,
     });
@@ -258,7 +258,9 @@ async function checkPayment(
   // hour past expiry. The proxy catches a swap at the first authenticated notification that contradicts it.
   add({
     spec: '3',
-    assumption: `approved is ${codes.approved}, canceled is ${codes.canceled}`,
+    assumption: `approved is ${codes.approved.join('|')}, canceled is ${codes.canceled.join('|')}${
+      codes.expired.length + codes.returned.length + codes.failed.length > 0 ? `, and the others as ${formatStatusCodes(codes)}` : ''
+    }`,
     verdict: 'not_checked',
     observed: "cannot be observed without paying or waiting: take them from the partner's documentation",
   });

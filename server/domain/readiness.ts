@@ -45,8 +45,17 @@ export interface ReadinessReport {
     partner: 'ok' | 'failed' | 'not_checked';
     status_codes?: NumberingState;
   };
-  /** Which configured status codes proved themselves (domain/status-numbering.ts); `transfers` is `mismatch` once a transfer check contradicted a notification. */
-  status_codes?: { configured: string; codes: NumberingReport['codes']; transfers: 'ok' | 'mismatch' };
+  /**
+   * Which configured status codes proved themselves, per meaning (domain/status-numbering.ts);
+   * `transfers` is `mismatch` while a transfer code is one; `transfer_codes`, the transfers' own
+   * numbering (PIX_TRANSFER_STATUS_CODES). `pix-checkout numbering show` prints every code and its evidence.
+   */
+  status_codes?: {
+    configured: string;
+    codes: NumberingReport['codes'];
+    transfers: 'ok' | 'mismatch';
+    transfer_codes: { state: NumberingState; configured: string; codes: NumberingReport['codes'] };
+  };
   /** Not ready: why, in words (the store's or the partner's failure, or which did not answer within the deadline). */
   cause?: string;
   /** What is not wrong enough to refuse traffic, but an operator should fix. */
@@ -105,11 +114,8 @@ export function readinessCheck(deps: {
     const numbering = deps.numbering?.report();
     const list = [...(deps.warnings ?? [])];
     // Not a reason to refuse traffic (payments are still issued, explicit notifications still settle
-    // them), but no status code decides anything until the setting is fixed.
-    if (numbering?.state === 'mismatch')
-      list.push(`PIX_STATUS_CODES (${numbering.configured}) does not match the partner: ${numbering.problem ?? 'see the log'}`);
-    if (numbering?.transfers_problem)
-      list.push(`transfer status codes contradict the partner's notifications, so no transfer code decides anything: ${numbering.transfers_problem}`);
+    // them), but the codes named decide nothing until the setting is fixed (pix-checkout numbering).
+    if (numbering) list.push(...numbering.problems, ...numbering.transfers.problems);
     const cluster = deps.store.cluster;
     const changes = cluster ? { store_changes: cluster.listening() ? ('listening' as const) : ('reconnecting' as const) } : {};
     // Not a reason to refuse traffic either: its streams still poll, and reads still come from the shared store.
@@ -147,6 +153,7 @@ export function readinessCheck(deps: {
             configured: numbering.configured,
             codes: numbering.codes,
             transfers: numbering.transfers_problem ? ('mismatch' as const) : ('ok' as const),
+            transfer_codes: { state: numbering.transfers.state, configured: numbering.transfers.configured, codes: numbering.transfers.codes },
           },
         }
       : {};

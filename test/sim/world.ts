@@ -11,7 +11,8 @@ import { buildDynamicBrCode } from '../../src/shared/brcode.ts';
 import type { CreatedPayment, PartnerClient, PaymentCheck, PaymentDetails, TransferDetails } from '../../server/partner/client.ts';
 import { PartnerError } from '../../server/partner/errors.ts';
 import { readPayment, readTransfer } from '../../server/partner/read.ts';
-import type { StatusCodes } from '../../server/partner/status-codes.ts';
+/** One code per meaning (the simulation's partner so far). */
+type StatusCodes = Readonly<Record<'pending' | 'approved' | 'canceled', number>>;
 
 export type Meaning = 'pending' | 'approved' | 'canceled';
 

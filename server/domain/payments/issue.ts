@@ -49,14 +49,17 @@ export class PaymentIssuer {
     // A create that fails is logged once, by whoever answers the customer (logFailedCreate).
     const created = await this.partner.createPayment({ ...input, expiration: expirationSeconds, transaction_id: transactionId });
     logBrCodeWarnings(this.options.log, created.externalReference, created.pixKey);
-    // Never later than the request left: a partner clock ahead of ours (or a created_at in the
-    // wrong zone) must not push the expiry, and with it the hour before which a final code can only
-    // be approved (domain/status-numbering.ts), past the partner's real cancellation.
-    const createdAt = Math.min(created.createdAt ?? sentAt, sentAt);
+    // Our own send time, whatever the partner's created_at says: the partner counts the expiration
+    // (and its cancellation hour) as a duration from when it got the request, so a partner clock
+    // behind ours (or a created_at in the wrong zone) must not pull the hours by which the status
+    // codes are judged (domain/status-numbering.ts) earlier, nor one ahead push the expiry shown later.
+    const createdAt = sentAt;
+    const expiresAt = createdAt + expirationSeconds * 1000;
     if (created.status) await numbering.observeFresh(created.status, created.externalReference);
     // One read after the create, in the background, when its answer lacked the status the numbering
     // still needs or who is being paid: the first QR does not wait for it.
-    if ((!created.status && numbering.needsFreshRead()) || created.favoured === null) void this.freshRead(created.externalReference);
+    if ((!created.status && numbering.needsFreshRead()) || created.favoured === null)
+      void this.freshRead(created.externalReference, { createdAt, expiresAt });
     return {
       reference: created.externalReference,
       checkoutId,
@@ -67,7 +70,7 @@ export class PaymentIssuer {
       qrCodeUrl: created.qrCodeUrl ?? '',
       checkoutUrl: created.checkoutUrl ?? '',
       createdAt,
-      expiresAt: createdAt + expirationSeconds * 1000,
+      expiresAt,
       transactionId,
       updatedAt: now(),
       final: false,
@@ -75,11 +78,16 @@ export class PaymentIssuer {
     };
   }
 
-  /** One read of a payment just created whose answer had no status: its code verifies the numbering. */
-  private async freshRead(reference: string): Promise<void> {
+  /**
+   * One read of a payment just created whose answer had no status: a pending code verifies the
+   * numbering; any other is judged as a read (the customer may have paid meanwhile: never a mismatch).
+   */
+  private async freshRead(reference: string, times: { createdAt: number; expiresAt: number }): Promise<void> {
     try {
+      const askedAt = this.options.now();
       const details = await this.partner.getPayment(reference);
-      if (details.status && this.options.numbering.needsFreshRead()) await this.options.numbering.observeFresh(details.status, reference);
+      if (details.status && this.options.numbering.needsFreshRead())
+        await this.options.numbering.observeFresh(details.status, reference, 'payment', { ...times, askedAt, now: this.options.now() });
       if (details.favoured !== null) await rememberFavoured(this.options.store, reference, details.favoured);
     } catch (error) {
       this.options.log.warn(

@@ -114,9 +114,10 @@ export class PaymentReads {
   private ask(stored: PaymentRecord, source: Source): Promise<PaymentRecord> {
     const { reference } = stored;
     const pending = (async () => {
+      const askedAt = this.options.now();
       const upstream = await this.partner.getPayment(reference);
       if (stored.favoured == null && upstream.favoured !== null) await rememberFavoured(this.options.store, reference, upstream.favoured);
-      return (await this.applyDetails(stored, upstream, null, source)) ?? stored;
+      return (await this.applyDetails(stored, upstream, null, source, askedAt)) ?? stored;
     })().finally(() => this.refreshing.delete(reference));
     this.refreshing.set(reference, pending);
     return pending;
@@ -135,8 +136,9 @@ export class PaymentReads {
     const source: Source = shared ? 'read' : 'notification';
     if (explicit === null) return this.refresh(stored, !shared, source);
     // A notification's words are checked against the partner's own answer (never trusted alone).
+    const askedAt = this.options.now();
     const upstream = await this.partner.getPayment(reference);
-    return (await this.applyDetails(stored, upstream, explicit, source)) ?? stored;
+    return (await this.applyDetails(stored, upstream, explicit, source, askedAt)) ?? stored;
   }
 
   /**
@@ -152,6 +154,7 @@ export class PaymentReads {
     if (!stored) return 'unknown';
     if (stored.final) return finalState(stored);
     let upstream: PaymentDetails;
+    const askedAt = this.options.now();
     try {
       upstream = await this.partner.getPayment(reference);
     } catch (error) {
@@ -159,7 +162,7 @@ export class PaymentReads {
       return 'unknown';
     }
     if (stored.favoured == null && upstream.favoured !== null) await rememberFavoured(store, reference, upstream.favoured);
-    const record = (await this.applyDetails(stored, upstream, null, 'read')) ?? stored;
+    const record = (await this.applyDetails(stored, upstream, null, 'read', askedAt)) ?? stored;
     if (record.final) return finalState(record);
     if (amountDiffers(stored, upstream)) return 'unknown';
     await numbering.load();
@@ -178,8 +181,9 @@ export class PaymentReads {
     upstream: PaymentDetails,
     explicit: 'approved' | 'canceled' | null,
     source: Source,
+    askedAt?: number,
   ): Promise<PaymentRecord | null> {
-    if (!amountDiffers(stored, upstream)) return this.applyRead(stored, upstream.status, explicit, source);
+    if (!amountDiffers(stored, upstream)) return this.applyRead(stored, upstream.status, explicit, source, askedAt);
     const reportedCents = Math.round(upstream.value! * 100);
     const at = this.options.now();
     const change = await this.options.store.flagAmountMismatch(stored.reference, reportedCents, at, (p, orderId) => amountMismatchOutcome(p, orderId, at));
@@ -192,7 +196,7 @@ export class PaymentReads {
     }
     await this.options.numbering.load();
     if (explicit !== 'approved' && this.options.numbering.meaning(upstream.status) === 'canceled') {
-      return this.applyRead(stored, upstream.status, explicit, source);
+      return this.applyRead(stored, upstream.status, explicit, source, askedAt);
     }
     return this.options.store.getPayment(stored.reference);
   }
@@ -207,10 +211,12 @@ export class PaymentReads {
     status: PartnerStatus | null,
     explicit: 'approved' | 'canceled' | null,
     source: Source,
+    askedAt?: number,
   ): Promise<PaymentRecord | null> {
     const { numbering } = this.options;
-    // The spec's cancellation hour may verify a code (or prove the setting wrong) before anything is decided.
-    await numbering.observe(status, { reference: stored.reference, expiresAt: stored.expiresAt, now: this.options.now() });
+    // When the code was read in the payment's life may verify it (or prove it wrong) before anything is decided.
+    const now = this.options.now();
+    await numbering.observe(status, { reference: stored.reference, expiresAt: stored.expiresAt, createdAt: stored.createdAt, now, askedAt: askedAt ?? now });
     let meaning = numbering.meaning(status);
     // The partner's answer decides when it can; words only where it cannot. Words that contradict a
     // verified code (or the setting) make the numbering a mismatch, so the code is read again: it decides nothing now.
@@ -225,6 +231,8 @@ export class PaymentReads {
       );
       return this.options.store.getPayment(stored.reference);
     }
+    // Expired and failed are never final (the code may still be paid); a return is recorded by whoever handles returns.
+    if (meaning !== 'pending' && meaning !== 'approved' && meaning !== 'canceled') return this.options.store.getPayment(stored.reference);
     // Re-read inside: a final status stored meanwhile (a webhook) wins over what this call saw.
     return this.applyStatus(stored.reference, PARTNER_STATUS[meaning], source);
   }

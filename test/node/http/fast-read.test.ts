@@ -46,7 +46,7 @@ async function paymentService(
 /** The default numbering, verified as a first payment verifies it. */
 async function verifiedNumbering(): Promise<StatusNumbering> {
   const numbering = new StatusNumbering(DEFAULT_STATUS_CODES, createLogger({ level: 'silent' }));
-  await numbering.observeFresh({ code: DEFAULT_STATUS_CODES.pending, word: null }, 'fresh');
+  await numbering.observeFresh({ code: DEFAULT_STATUS_CODES.pending[0]!, word: null }, 'fresh');
   return numbering;
 }
 
@@ -213,7 +213,7 @@ describe('the fast path on node:http', () => {
       logger: createLogger({ level: 'info', destination: { write: (line: string) => void lines.push(JSON.parse(line)) } }),
     });
     // Verified as the dev stack's first payment verified its own (the status codes decide reads).
-    await app.pix.numbering.observeFresh({ code: DEFAULT_STATUS_CODES.pending, word: null }, 'fresh');
+    await app.pix.numbering.observeFresh({ code: DEFAULT_STATUS_CODES.pending[0]!, word: null }, 'fresh');
     const fast = app.pix.fastPath;
     withFast = await serve(
       nodeListener(app.fetch, (req, res) => {
