@@ -138,6 +138,11 @@ export class PaymentService {
     return recordReturn({ store, outcomes, log, now }, payment, notifiedCents, source);
   }
 
+  /** A paid payment notified again: a return its code states is recorded (PaymentReads.confirmReturn). */
+  confirmReturn(reference: string): Promise<boolean> {
+    return this.reads.confirmReturn(reference);
+  }
+
   /** Records a status the partner confirmed (PaymentReads.applyStatus). */
   applyStatus(reference: string, partnerStatus: number, source?: Source): Promise<PaymentRecord | null> {
     return this.reads.applyStatus(reference, partnerStatus, source);

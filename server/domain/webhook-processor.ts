@@ -341,7 +341,12 @@ export class WebhookProcessor {
       // Words are tried again only while a final code can only be the payment's own outcome: before
       // its automatic cancellation (less a margin for clock skew), never against that cancellation.
       group.openUntil = stored.expiresAt + LIMITS.cancelAfterExpirationSeconds * 1000 - this.retry.retryMarginMs;
-      if (stored.final) return group.returned !== null ? this.applyReturn(group, stored) : this.finalPayment(group, ids);
+      if (stored.final) {
+        if (group.returned !== null) return this.applyReturn(group, stored);
+        // A paid payment notified again may have been returned: its code says so when one is listed `returned`.
+        if (await this.deps.payments.confirmReturn(reference)) return 'applied';
+        return this.finalPayment(group, ids);
+      }
       // Another instance sharing the store may have reached a verdict on the numbering a moment ago
       // (verified it, or proven it wrong): heard now, before deciding, not at the next reload (issue 30).
       if (numbering && (numbering.report().state === 'unverified' || (this.deps.store.cluster && numbering.report().state !== 'mismatch')))

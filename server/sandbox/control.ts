@@ -59,6 +59,14 @@ const CustomerKeys = z.strictObject(
 
 const DialectRequest = z.strictObject({ name: z.string() });
 
+const ReturnRequest = z.strictObject({
+  value: z.optional(z.number().check(z.positive('must be more than 0'), z.maximum(10_000, 'must be at most 10000'))),
+});
+
+const BatchingRequest = z.strictObject({
+  window_ms: z.number().check(z.int('must be a whole number'), z.minimum(0, 'must be at least 0'), z.maximum(60_000, 'must be at most 60000')),
+});
+
 const CustomerRequest = z.strictObject({
   document: z.string().check(z.refine(isValidDocument, 'must be a valid CPF or CNPJ')),
   name: z.string().check(z.minLength(1, 'must not be empty'), z.maxLength(120, 'must be at most 120 characters')),
@@ -97,6 +105,21 @@ export function createControlApi(state: SandboxState): Hono {
     const payment = state.payments.get(c.req.param('reference'));
     if (!payment) return controlError(c, 404, 'not_found', 'No such payment in the sandbox.');
     return settled(c, payment, state.pay(payment));
+  });
+  // A Pix return of a paid payment (all that is left, or `value` reais): the payment stays paid, and a notification says so.
+  control.post('/payments/:reference/return', async (c) => {
+    const payment = state.payments.get(c.req.param('reference'));
+    if (!payment) return controlError(c, 404, 'not_found', 'No such payment in the sandbox.');
+    let value: number | undefined;
+    if ((c.req.header('content-length') ?? '0') !== '0') {
+      const read = await input(c, ReturnRequest);
+      if (!read.ok) return read.response;
+      value = read.data.value;
+    }
+    const outcome = state.returnPayment(payment, value);
+    return outcome.ok
+      ? c.json({ reference: payment.externalReference, returned: payment.returned })
+      : controlError(c, 409, 'conflict', `Not done: ${outcome.reason}.`);
   });
   control.post('/payments/:reference/cancel', (c) => {
     const payment = state.payments.get(c.req.param('reference'));
@@ -141,6 +164,14 @@ export function createControlApi(state: SandboxState): Hono {
     if (!delivery) return controlError(c, 404, 'not_found', 'No such webhook event.');
     return c.json({ delivery }, 202);
   });
+  // Several notifications in one POST (`{"pix": [...]}`), as some partners send them: those due within `window_ms` of the first; 0 turns it off.
+  control.put('/webhooks/batching', async (c) => {
+    const read = await input(c, BatchingRequest);
+    if (!read.ok) return read.response;
+    state.webhooks.batchMs = read.data.window_ms === 0 ? null : read.data.window_ms;
+    return c.json({ window_ms: state.webhooks.batchMs ?? 0 });
+  });
+  control.post('/webhooks/batching/flush', (c) => c.json({ sent: state.webhooks.flushBatch() }));
   control.get('/notification-url', (c) => c.json({ notification: notificationView(state) }));
   control.delete('/notification-url', (c) => {
     state.webhooks.notification = null;

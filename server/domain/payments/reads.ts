@@ -11,6 +11,7 @@ import { PARTNER_STATUS, isFinalPartnerStatus } from '../../partner/wire.ts';
 import type { PaymentRecord, Store } from '../../store/store.ts';
 import { DomainError } from '../errors.ts';
 import { amountMismatchOutcome, paymentOutcome, type Outcomes } from '../outcomes.ts';
+import { isReturnable, recordReturn } from '../returns.ts';
 import type { Signal } from '../signal.ts';
 import type { StatusNumbering } from '../status-numbering.ts';
 import type { WebhookHealth } from '../webhook-health.ts';
@@ -139,6 +140,23 @@ export class PaymentReads {
     const askedAt = this.options.now();
     const upstream = await this.partner.getPayment(reference);
     return (await this.applyDetails(stored, upstream, explicit, source, askedAt)) ?? stored;
+  }
+
+  /**
+   * A paid payment the partner notified again (issue 37): when the setting lists a `returned` code,
+   * the partner is asked, and a code that means returned (verified so by this very read: a paid
+   * payment's other code can only be a return) records the return (domain/returns.ts; its amount not
+   * stated by a code: the whole payment). True when one was recorded.
+   */
+  async confirmReturn(reference: string): Promise<boolean> {
+    const { store, numbering, now, log, outcomes } = this.options;
+    const stored = await store.getPayment(reference);
+    if (!stored || !isReturnable(stored) || numbering.codes.returned.length === 0) return false;
+    const askedAt = now();
+    const upstream = await this.partner.getPayment(reference);
+    await numbering.observe(upstream.status, { reference, expiresAt: stored.expiresAt, createdAt: stored.createdAt, now: now(), askedAt, paid: true });
+    if (numbering.meaning(upstream.status) !== 'returned') return false;
+    return recordReturn({ store, outcomes, log, now }, stored, null, 'status');
   }
 
   /**

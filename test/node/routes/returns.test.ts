@@ -139,3 +139,24 @@ describe('a return of a paid payment', () => {
     assert.equal((await stack.store.getPayment(reference))?.returnedCents, undefined);
   });
 });
+
+describe("the sandbox's own notifications: batched, and a return after payment (issue 37)", () => {
+  let stack: DevStack;
+  before(async () => {
+    // The sandbox notifies the proxy through its secret path: an authenticated intake.
+    stack = await startDevStack({ background: false, webhooks: { secretPath: SECRET_PATH }, logger: createLogger({ level: 'silent' }) });
+    await verifyStatusCodes(stack);
+  });
+  after(() => stack.close());
+
+  test('a batch of payments paid is split and applied; a return the sandbox notifies is recorded', async () => {
+    await stackControl(stack, 'PUT', '/webhooks/batching', { window_ms: 60_000 });
+    const [a, b] = [await stack.pix.payments.create({ value: 3 }), await stack.pix.payments.create({ value: 4 })];
+    for (const p of [a, b]) await stackControl(stack, 'POST', `/payments/${p.reference}/pay`);
+    await stackControl(stack, 'POST', '/webhooks/batching/flush');
+    await waitFor('both paid', async () => (await stack.store.getPayment(a.reference))?.final === true && (await stack.store.getPayment(b.reference))?.final === true);
+    await stackControl(stack, 'PUT', '/webhooks/batching', { window_ms: 0 });
+    await stackControl(stack, 'POST', `/payments/${a.reference}/return`, { value: 1.25 });
+    await waitFor('the return recorded', async () => (await stack.store.getPayment(a.reference))?.returnedCents === 125);
+  });
+});
