@@ -13,6 +13,7 @@ import { HELP as DISPUTES, disputesCommand } from './disputes.ts';
 import { HELP as DOCTOR, doctorCommand } from './doctor.ts';
 import { ExitCode, UsageError, type CliIo } from './io.ts';
 import { HELP as LOGIN, loginCommand } from './login.ts';
+import { HELP as NUMBERING, numberingCommand } from './numbering.ts';
 import { HELP as PAYMENT, paymentCommand } from './payment.ts';
 import { HELP as SANDBOX, sandboxCommand } from './sandbox.ts';
 import { HELP as SERVE, serveCommand } from './serve.ts';
@@ -33,6 +34,7 @@ export const COMMAND_HELP = {
   refund: REFUND,
   deliveries: DELIVERIES,
   disputes: DISPUTES,
+  numbering: NUMBERING,
   data: DATA,
 } as const;
 
@@ -47,6 +49,7 @@ const COMMANDS: Record<keyof typeof COMMAND_HELP, (rest: string[], io: CliIo) =>
   refund: refundCommand,
   deliveries: deliveriesCommand,
   disputes: disputesCommand,
+  numbering: numberingCommand,
   data: dataCommand,
 };
 
@@ -79,6 +82,8 @@ The proxy's store (PIX_DATA_DIR):
   deliveries replay <id>|--all send a delivery again (--all: every failed one)
   disputes [list]            payments an authenticated notification contradicts (refunds wait)
   disputes resolve <ref>     close one, once checked with the partner (--note "what you found")
+  numbering [show]           every partner status code: its meaning, state (verified, mismatch...) and evidence
+  numbering reset            forget the verdicts (a mismatch) after fixing PIX_STATUS_CODES; an audit line
   data export --document d   everything held about a CPF/CNPJ, as JSON (a data subject's request)
   data erase --document d    erase that person's personal data; amounts and states stay
   data purge                 run the retention purge once (PIX_RETENTION_DAYS; the proxy runs it hourly)
@@ -92,7 +97,7 @@ outside the limits included (nothing was sent); 3 a create whose outcome is unkn
 happened: check before sending it again); 4 doctor found something that would break.
 
 Configuration (environment or .env): PIX_BASE_URL, PIX_EMAIL, PIX_ACCESS_KEY or PIX_TOKEN,
-PIX_USER_AGENT, PIX_CA_FILE, PIX_TIMEOUT_MS, PIX_TOKEN_FILE, PIX_STATUS_CODES. With none set, the
+PIX_USER_AGENT, PIX_CA_FILE, PIX_TIMEOUT_MS, PIX_TOKEN_FILE, PIX_STATUS_CODES, PIX_TRANSFER_STATUS_CODES. With none set, the
 local sandbox (pix-checkout sandbox, in this directory) is used.`;
 
 async function run(args: string[], io: CliIo): Promise<void> {

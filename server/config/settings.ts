@@ -124,14 +124,14 @@ export const SETTINGS = {
     shown: `\`${formatStatusCodes(DEFAULT_STATUS_CODES)}\` (the sandbox's)`,
     doc:
       "what the partner's numeric payment `status` codes mean (the spec does not say): every code the partner documents, by meaning " +
-      '(`pending`, `approved`, `canceled`, and `expired`, `returned`, `failed` when it has them; `canceled=4|5` for several). Checked at run time: see docs/partner-status-codes.md',
+      '(`pending`, `approved`, `canceled`, and `expired`, `returned`, `failed` when it has them; `canceled=4|5` for several). Checked at run time: see [docs/partner-status-codes.md](docs/partner-status-codes.md)',
   },
   PIX_TRANSFER_STATUS_CODES: {
     for: 'partner',
     kind: statusCodesKind,
     default: DEFAULT_TRANSFER_STATUS_CODES,
     shown: `\`${formatStatusCodes(DEFAULT_TRANSFER_STATUS_CODES)}\` (the sandbox's)`,
-    doc: "what the partner's numeric transfer `status` codes mean, in the same form; verified apart from the payments' (whose codes never settle a transfer): see docs/partner-status-codes.md",
+    doc: "what the partner's numeric transfer `status` codes mean, in the same form; verified apart from the payments' (whose codes never settle a transfer): see [docs/partner-status-codes.md](docs/partner-status-codes.md)",
   },
   PIX_TOKEN_FILE: {
     for: 'partner',

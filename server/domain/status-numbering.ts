@@ -5,11 +5,11 @@
  * explains (docs/partner-status-codes.md has the rules for the operator):
  *
  * - pending: a payment (or transfer) just created is pending by definition. The code of a create's
- *   answer verifies a code listed pending; a code listed as anything else there is a mismatch of that
- *   code. A read in the background right after the create is no such proof (the customer may have paid
+ *   answer verifies a code listed pending; any other code there (listed otherwise, or not at all: the
+ *   setting misses the partner's pending code) is a mismatch of that code. A read in the background right after the create is no such proof (the customer may have paid
  *   meanwhile: a race of our own is never a mismatch): it verifies a pending code, and any other code
  *   it shows is judged as any read is.
- * - approved: once a pending code is known, a code other than it seen on a payment strictly before the
+ * - approved: once a listed pending code is verified, a code other than it seen on a payment strictly before the
  *   earliest moment the partner can have expired it (our send time plus the shorter of the expiration
  *   we asked for and the spec's default, 3600 s, since a partner may ignore what we asked; less a
  *   margin) can only be approved, or a failed attempt, or a return after approval. So a code listed
@@ -182,6 +182,14 @@ class CodeBook {
     return this.fresh.has(code) || (this.listed(code) === 'pending' && this.state(code) === 'verified');
   }
 
+  /** The outcome authenticated words settled each code with, where no code could decide (this run). */
+  readonly wordsSaid = new Map<number, 'approved' | 'canceled'>();
+
+  /** Whether a new payment showed a code the setting does not list as pending: then its unverified meanings are all in doubt. */
+  doubtful(): boolean {
+    return [...this.fresh].some((code) => this.listed(code) !== 'pending');
+  }
+
   /** Whether any pending code is known: "no longer pending" can be told. */
   pendingKnown(): boolean {
     return this.fresh.size > 0 || this.hasVerified('pending');
@@ -194,11 +202,17 @@ class CodeBook {
   /** Merges what the store kept (another instance's verdicts, a reset). */
   absorb(book: KeptBook | null, legacyVerified: readonly StatusMeaning[], legacyProblem: string | null): void {
     if (book && (book.reset_at ?? 0) > this.resetAt) {
+      const knew = this.resetAt > 0 || this.states.size > 0 || this.fresh.size > 0;
       this.resetAt = book.reset_at!;
       for (const [code, kept] of this.states) if (kept.at <= this.resetAt) this.states.delete(code);
       this.fresh.clear();
       this.expiredSeen.clear();
-      this.log.warn({ status_codes: this.configured, kind: this.kind }, `${this.setting}: verdicts reset (pix-checkout numbering reset); every code starts unverified`);
+      // The audit line of each running instance (the command keeps its own in the store).
+      if (knew)
+        this.log.warn(
+          { status_codes: this.configured, kind: this.kind, reset_at: iso(this.resetAt) },
+          `${this.setting}: status code verdicts reset (pix-checkout numbering reset); every code proves itself again`,
+        );
     }
     for (const meaning of legacyVerified)
       for (const code of this.codes[meaning])
@@ -472,13 +486,14 @@ export class StatusNumbering {
       if (kind === 'payment') await this.observe(status, { ...background, reference });
       return;
     }
+    // Pending at the partner: the setting is wrong about it (listed otherwise), or misses the partner's pending code.
     let changed = book.freshCode(code);
     const setting = kind === 'payment' ? 'PIX_STATUS_CODES' : 'PIX_TRANSFER_STATUS_CODES';
-    if (listed === null)
-      changed = book.unknown(code, `a new ${kind} (${reference}) had it: it is pending at the partner; ${setting} lists pending as ${book.codes.pending.join('|')}`, reference) || changed;
-    else
-      changed =
-        book.contradict(code, `a new ${kind} (${reference}) had it, so it is pending, not ${listed} (configured ${book.configured})`, true, reference) || changed;
+    const why =
+      listed === null
+        ? `a new ${kind} (${reference}) has status ${code}: it is pending at the partner, but ${setting} lists pending as ${book.codes.pending.join('|')} (configured ${book.configured})`
+        : `a new ${kind} (${reference}) has status ${code}, so it is pending, not ${listed} (configured ${book.configured})`;
+    changed = book.contradict(code, why, true, reference) || changed;
     if (changed) await this.save(book);
   }
 
@@ -510,7 +525,8 @@ export class StatusNumbering {
       if (changed) await this.save(book);
       return;
     }
-    if (!book.pendingKnown() || listed === 'pending') return;
+    // Until a listed pending code is verified, a "change" cannot be told: a code seen may be the partner's pending.
+    if (!book.hasVerified('pending') || listed === 'pending') return;
     if (at.now < approvedBefore) {
       // Before the partner can have expired the code: approved, a failed attempt or a return; never canceled nor expired.
       const why = `read ${seen}, before the partner can have expired it (${iso(approvedBefore)})`;
@@ -585,7 +601,8 @@ export class StatusNumbering {
       if (book.verify(code, `${said}, whose status is ${code}`)) void this.save(book);
       return true;
     }
-    const known = verified ?? (state === 'mismatch' ? null : listed);
+    // What the code is taken to mean here: verified; else as listed, unless it is a mismatch or the setting is in doubt.
+    const known = verified ?? (state === 'mismatch' || book.doubtful() ? null : listed);
     if (known !== null) {
       // A state the outcome may follow: the partner's reads have not caught up with its notification yet.
       if (WAITS_FOR[outcome].includes(known)) return false;
@@ -595,10 +612,23 @@ export class StatusNumbering {
       if (book.contradict(code, why, false, reference)) void this.save(book);
       return false;
     }
-    // The code cannot decide (not listed, or a mismatch): the words decide, as far as they can be told apart from the codes known.
-    if (outcome === 'approved') return !(book.hasVerified('canceled') && book.codes.canceled.includes(code));
-    // Canceled only for a code known to be no approved one.
-    return book.hasVerified('approved') && !book.codes.approved.includes(code);
+    // The code cannot decide (not listed, a mismatch, a setting in doubt): the words decide, as far as
+    // they can be told apart from what is known of the codes. Never the other way round for one code.
+    const before = book.wordsSaid.get(code);
+    if (before !== undefined && before !== outcome) return false;
+    let applies: boolean;
+    if (outcome === 'approved') applies = !(book.hasVerified('canceled') && book.codes.canceled.includes(code));
+    else {
+      // Canceled only for a code known to be no approved one (verified, or one words settled approved).
+      const approvedKnown = book.hasVerified('approved') || [...book.wordsSaid.values()].includes('approved');
+      const maybeApproved = book.codes.approved.includes(code) && !book.doubtful();
+      applies = approvedKnown && !maybeApproved;
+    }
+    if (applies && before === undefined) {
+      book.wordsSaid.set(code, outcome);
+      this.log.warn({ reference, status: code, kind }, `status ${code} taken as ${outcome}, from an authenticated notification the partner confirmed is no longer pending`);
+    }
+    return applies;
   }
 
   /** Payments whose authenticated words the partner's status contradicted in this run. */

@@ -231,14 +231,14 @@ export function describeStatus(codes: StatusCodes, status: PartnerStatus | null)
 }
 
 /** A status as the command line prints it in JSON: as given, its meaning, and where that meaning comes from. */
-export function statusJson(codes: StatusCodes, status: PartnerStatus | null) {
+export function statusJson(codes: StatusCodes, status: PartnerStatus | null, setting = 'PIX_STATUS_CODES') {
   if (!status) return null;
   return {
     code: status.code,
     word: status.word,
     meaning: statusMeaning(codes, status),
     // A code's meaning is the setting's, which the command line does not check (doctor --create does).
-    meaning_from: status.word !== null ? 'word' : 'PIX_STATUS_CODES, not checked',
+    meaning_from: status.word !== null ? 'word' : `${setting}, not checked`,
   };
 }
 

@@ -240,6 +240,7 @@ export function paymentView(state: SandboxState, payment: SandboxPayment, urls: 
     tenant: state.account.tenant,
     createdAt: payment.createdAt,
     expirationSeconds: payment.expirationSeconds,
+    now: state.clock.now(),
   };
 }
 

@@ -162,7 +162,7 @@ export class PaymentReads {
   /**
    * Before a checkout issues another code: asks the partner about this payment now (whoever else is
    * polling it) and records what it says. `paid` or `canceled` once recorded final; `pending` only
-   * when the answer reads as pending for sure (StatusNumbering.meaning); `unknown` for anything else
+   * when the answer reads as pending (or expired) for sure (StatusNumbering.meaning); `unknown` for anything else
    * (a status whose meaning is not known, none at all, another value than ours, an unreadable answer,
    * the partner down): then the code may have been paid, and no new one may be issued.
    */
@@ -184,7 +184,10 @@ export class PaymentReads {
     if (record.final) return finalState(record);
     if (amountDiffers(stored, upstream)) return 'unknown';
     await numbering.load();
-    return numbering.meaning(upstream.status) === 'pending' ? 'pending' : 'unknown';
+    // An expired code (verified) is unpaid now, as a pending one is: payable or not, a later payment
+    // of it is caught as one is of a pending code. A failed attempt, or anything unverified: unknown.
+    const meaning = numbering.meaning(upstream.status);
+    return meaning === 'pending' || meaning === 'expired' ? 'pending' : 'unknown';
   }
 
   /**

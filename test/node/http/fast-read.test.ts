@@ -43,10 +43,11 @@ async function paymentService(
   });
 }
 
-/** The default numbering, verified as a first payment verifies it. */
+/** The default numbering, its pending and approved codes verified as a first payment, and a first one paid in time, verify them. */
 async function verifiedNumbering(): Promise<StatusNumbering> {
   const numbering = new StatusNumbering(DEFAULT_STATUS_CODES, createLogger({ level: 'silent' }));
   await numbering.observeFresh({ code: DEFAULT_STATUS_CODES.pending[0]!, word: null }, 'fresh');
+  await numbering.observe({ code: DEFAULT_STATUS_CODES.approved[0]!, word: null }, { reference: 'paid', createdAt: 0, expiresAt: 3_600_000, now: 60_000 });
   return numbering;
 }
 

@@ -28,6 +28,7 @@ const STAMP: Record<DialectName, string> = {
   terse: '2029-12-31T21:00:05-03:00',
   numbered: '2030-01-01T00:00:05.123+00:00',
   swapped: '2030-01-01T00:00:05.123000Z',
+  expiring: '2030-01-01T00:00:05.123000Z',
 };
 /** Bank answers after 60 sandbox seconds (Ana's approves, Elisa's cancels). */
 const BANK_SECONDS = 60;
@@ -540,7 +541,7 @@ describe('choosing a dialect', () => {
     assert.deepEqual((await c.control('GET', '/dialect')).json, { name: 'mine', status_codes: { pending: 1, approved: 2, canceled: 3 } });
     assert.equal((await c.api('HEAD', paymentPath(PARTNER_PATHS.checkPayment, 'nope'))).status, 299);
     await assert.rejects(startSandbox({ dialect: 'klingon' as DialectName }), /default, terse, numbered/);
-    assert.deepEqual([...DIALECT_NAMES], ['default', 'terse', 'numbered', 'swapped']);
+    assert.deepEqual([...DIALECT_NAMES], ['default', 'terse', 'numbered', 'swapped', 'expiring']);
   });
 
   test('npm run sandbox: PIX_SANDBOX_DIALECT picks it and the banner says so; an unknown one exits 2 naming the valid ones', async () => {
