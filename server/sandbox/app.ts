@@ -241,6 +241,7 @@ export function paymentView(state: SandboxState, payment: SandboxPayment, urls: 
     createdAt: payment.createdAt,
     expirationSeconds: payment.expirationSeconds,
     now: state.clock.now(),
+    ...((payment.returned ?? 0) > 0 ? { returned: true } : {}),
   };
 }
 

@@ -313,7 +313,8 @@ const expiringDialect: SandboxDialect = {
   transfer: (t) => withStatus(defaultDialect.transfer(t), expiringTransferCodes[t.status]),
   webhookPayload(event, format) {
     const payload = defaultDialect.webhookPayload(event, format);
-    const status = webhookStatus(event, event.kind === 'transfer' ? expiringTransferCodes : expiringCodes);
+    // A return's notification (state.ts returnPayment) carries the returned code.
+    const status = event.returned !== undefined ? EXPIRING_CODES.returned : webhookStatus(event, event.kind === 'transfer' ? expiringTransferCodes : expiringCodes);
     return format === 'old' ? { ...payload, status } : { ...payload, data: { ...(payload.data as Record<string, unknown>), status } };
   },
 };

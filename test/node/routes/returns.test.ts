@@ -11,6 +11,7 @@ import { CheckoutView, OutcomeEvent } from '../../../src/shared/contract.ts';
 import { startDevStack, type DevStack } from '../../../server/dev-stack.ts';
 import { DomainError } from '../../../server/domain/errors.ts';
 import { createLogger } from '../../../server/log.ts';
+import { parseStatusCodes } from '../../../server/partner/status-codes.ts';
 import { createClock } from '../../../server/sandbox/clock.ts';
 import { startSandbox, type RunningSandbox } from '../../../server/sandbox/server.ts';
 import { stackControl, verifyStatusCodes, waitFor } from '../../support/checks.ts';
@@ -158,5 +159,33 @@ describe("the sandbox's own notifications: batched, and a return after payment (
     await stackControl(stack, 'PUT', '/webhooks/batching', { window_ms: 0 });
     await stackControl(stack, 'POST', `/payments/${a.reference}/return`, { value: 1.25 });
     await waitFor('the return recorded', async () => (await stack.store.getPayment(a.reference))?.returnedCents === 125);
+  });
+});
+
+describe('a return told by a code listed returned (the expiring dialect, PIX_STATUS_CODES naming returned=6)', () => {
+  let stack: DevStack;
+  before(async () => {
+    // An open intake: a notification's words are no evidence; only the partner's code can say returned.
+    stack = await startDevStack({
+      background: false,
+      dialect: 'expiring',
+      statusCodes: parseStatusCodes('pending=1,approved=2,expired=3,canceled=4,returned=6')!,
+      transferStatusCodes: parseStatusCodes('pending=11,approved=12,canceled=13')!,
+      logger: createLogger({ level: 'silent' }),
+    });
+  });
+  after(() => stack.close());
+
+  test('a paid payment notified again reads the returned code: the return is recorded (its amount unstated by a code: the whole payment)', async () => {
+    const payment = await stack.pix.payments.create({ value: 8 });
+    await stackControl(stack, 'POST', `/payments/${payment.reference}/pay`);
+    await waitFor('paid', async () => (await stack.store.getPayment(payment.reference))?.final === true);
+    await stackControl(stack, 'POST', `/payments/${payment.reference}/return`, { value: 2 });
+    await waitFor('the return recorded', async () => (await stack.store.getPayment(payment.reference))?.returnedCents === 800);
+    assert.deepEqual(
+      (await stack.store.returnsOf(payment.reference)).map((r) => r.source),
+      ['status'],
+    );
+    assert.equal(stack.pix.numbering.report().codes.returned, 'verified');
   });
 });
