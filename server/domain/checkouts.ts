@@ -163,7 +163,7 @@ export class CheckoutService {
       const exhausted = renewalsUsed >= renewals && payments.statusCodesTrusted();
       // The current code still payable and none may follow (renew asked early): told so, the code stays on screen.
       if (exhausted && renew && current.status === 'pending') {
-        throw new DomainError('renewals_exhausted', "No new code may be issued for this checkout; its current one can still be paid.");
+        throw new DomainError('renewals_exhausted', 'No new code may be issued for this checkout; its current one can still be paid.');
       }
       let paid: PaymentView | null;
       try {

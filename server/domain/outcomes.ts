@@ -61,8 +61,13 @@ export function paymentOutcome(payment: PaymentRecord, orderId: string | null): 
   );
 }
 
-/** The event of a transfer that has just become final; a payout the proxy started names itself in it. */
-export function transferOutcome(transfer: TransferRecord, payout: PayoutLink | null = null): OutcomeEvent | null {
+/**
+ * The event of a transfer that has just become final; a payout the proxy started names itself in it.
+ * `relinked`: the same outcome told again, naming its payout, after the event told without it was
+ * delivered (the partner's webhook came before the create's answer linked them: issue 37). The
+ * merchant deduplicates on the id, so it has its own (`<type>:<reference>#linked`): one more event.
+ */
+export function transferOutcome(transfer: TransferRecord, payout: PayoutLink | null = null, relinked = false): OutcomeEvent | null {
   const event = outcomeEvent(
     'transfer',
     transfer.partnerStatus,
@@ -70,16 +75,8 @@ export function transferOutcome(transfer: TransferRecord, payout: PayoutLink | n
     transfer.updatedAt,
   );
   if (!event || !payout) return event;
-  return { ...event, data: { ...event.data, transfer_id: payout.transferId, transfer_reference: payout.merchantReference } };
-}
-
-/**
- * A transfer's outcome told again, naming its payout, after the event told without it was delivered
- * (the partner's webhook came before the create's answer linked them: issue 37). The merchant
- * deduplicates on the id, so it has its own (`<type>:<reference>#linked`): one more event, once.
- */
-export function relinkedOutcome(event: OutcomeEvent): OutcomeEvent {
-  return { ...event, id: outcomeEventId(event.type, `${event.data.reference}#linked`) };
+  const linked = { ...event, data: { ...event.data, transfer_id: payout.transferId, transfer_reference: payout.merchantReference } };
+  return relinked ? { ...linked, id: outcomeEventId(event.type, `${transfer.reference}#linked`) } : linked;
 }
 
 /**

@@ -41,7 +41,12 @@ export interface ReturnDeps {
  * Records a return of a paid payment (`notifiedCents`: the total stated, or null), tells the merchant
  * and logs it. Answers whether it was new (false: a copy, an older total, or no paid payment).
  */
-export async function recordReturn(deps: ReturnDeps, payment: PaymentRecord, notifiedCents: number | null, source: 'notification' | 'status'): Promise<boolean> {
+export async function recordReturn(
+  deps: ReturnDeps,
+  payment: PaymentRecord,
+  notifiedCents: number | null,
+  source: 'notification' | 'status',
+): Promise<boolean> {
   if (!isReturnable(payment)) return false;
   const total = returnedTotal(payment, notifiedCents);
   const at = deps.now();

@@ -152,9 +152,7 @@ export class WebhookIntake {
     // A list of payments is split: each item stored (the notification with its list cut to that item)
     // and confirmed as one notification.
     const items =
-      'batch' in reading
-        ? reading.batch.map((item) => ({ event: item.notification, raw: JSON.stringify(item.body) }))
-        : [{ event: reading.notification, raw }];
+      'batch' in reading ? reading.batch.map((item) => ({ event: item.notification, raw: JSON.stringify(item.body) })) : [{ event: reading.notification, raw }];
     const stored: { id: number; event: PartnerNotification; kept: KeptBody; authenticated: boolean }[] = [];
     try {
       // Bounded: past the cap the service is asked to retry rather than the disk filling up.
@@ -169,7 +167,10 @@ export class WebhookIntake {
         if (event === null) {
           const kept = keepFirstBytes(item.raw, limits.auditBytes);
           const id = await store.webhookEvents.addRejected(kept.body, receivedAt, 'unknown_reference', kept.originalBytes);
-          log.warn({ webhook_event: id, reference_field: item.event.referenceField }, 'webhook names a transaction id that is none of ours; stored for the operator');
+          log.warn(
+            { webhook_event: id, reference_field: item.event.referenceField },
+            'webhook names a transaction id that is none of ours; stored for the operator',
+          );
           continue;
         }
         const known = await this.issued(event.reference);
@@ -193,7 +194,8 @@ export class WebhookIntake {
       this.options.tally?.('rejected', 'not_stored');
       return { kind: 'not_stored' };
     }
-    if (items.length > 1) log.info({ webhook_events: stored.map((s) => s.id), items: items.length }, 'webhook lists several transactions: each stored and confirmed');
+    if (items.length > 1)
+      log.info({ webhook_events: stored.map((s) => s.id), items: items.length }, 'webhook lists several transactions: each stored and confirmed');
     for (const { id, event, kept, authenticated } of stored) {
       this.options.tally?.('accepted');
       // After the write, not awaited: the answer does not wait for the partner. A notification's words

@@ -103,7 +103,10 @@ export class WebhookProcessor {
     try {
       event = await byExternalReference(this.deps.store, read);
     } catch (error) {
-      this.deps.log.warn({ webhook_event: id, err: { message: error instanceof Error ? error.message : String(error) } }, 'webhook not processed yet; will retry');
+      this.deps.log.warn(
+        { webhook_event: id, err: { message: error instanceof Error ? error.message : String(error) } },
+        'webhook not processed yet; will retry',
+      );
       return;
     }
     if (!event) return this.settle([id], 'unknown_reference');
@@ -138,7 +141,8 @@ export class WebhookProcessor {
     // A return, likewise only from an authenticated notification (issue 37).
     if (authenticated && event.returned !== null) {
       const before = group.returned;
-      const cents = before === null ? event.returned.cents : before.cents === null || event.returned.cents === null ? null : Math.max(before.cents, event.returned.cents);
+      const cents =
+        before === null ? event.returned.cents : before.cents === null || event.returned.cents === null ? null : Math.max(before.cents, event.returned.cents);
       group.returned = { cents };
       group.trusted.add(id);
     } else if (event.returned !== null) {
@@ -385,7 +389,10 @@ export class WebhookProcessor {
     const returned = group.returned!;
     group.returned = null;
     if (!isReturnable(payment)) {
-      this.deps.log.warn({ reference: payment.reference }, 'a notification states a return of a payment not recorded paid: nothing to give back, nothing recorded');
+      this.deps.log.warn(
+        { reference: payment.reference },
+        'a notification states a return of a payment not recorded paid: nothing to give back, nothing recorded',
+      );
       return 'already_final';
     }
     return (await this.deps.payments.recordReturn(payment, returned.cents, 'notification')) ? 'applied' : 'already_final';

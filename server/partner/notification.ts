@@ -270,10 +270,7 @@ function agreed<T>(values: readonly (T | null)[]): T | null {
  * why it could not say.
  */
 export type NotificationReading =
-  | { notification: PartnerNotification }
-  | { batch: { notification: PartnerNotification; body: Json }[] }
-  | { ambiguous: string[] }
-  | { unreadable: true };
+  { notification: PartnerNotification } | { batch: { notification: PartnerNotification; body: Json }[] } | { ambiguous: string[] } | { unreadable: true };
 
 /**
  * What a notification says; `batch` when it lists several transactions (each item of one list names
@@ -362,9 +359,10 @@ function batchOf(body: Json, references: { text: string; place: Place }[]): { ba
 
 /** A copy of `body` where the list at `path` holds only its item `index`. */
 function withListCut(body: Json, path: readonly (string | number)[], index: number): Json {
-  if (path.length === 0) return Array.isArray(body) ? [body[index]] : body;
+  const list: readonly Json[] | null = Array.isArray(body) ? body : null;
+  if (path.length === 0) return list ? [list[index]] : body;
   const [head, ...rest] = path;
-  if (Array.isArray(body)) return body.map((v, i) => (i === head ? withListCut(v, rest, index) : v));
+  if (list) return list.map((v, i) => (i === head ? withListCut(v, rest, index) : v));
   if (isObject(body)) return { ...body, [head!]: withListCut(body[head as string], rest, index) };
   return body;
 }

@@ -314,7 +314,8 @@ const expiringDialect: SandboxDialect = {
   webhookPayload(event, format) {
     const payload = defaultDialect.webhookPayload(event, format);
     // A return's notification (state.ts returnPayment) carries the returned code.
-    const status = event.returned !== undefined ? EXPIRING_CODES.returned : webhookStatus(event, event.kind === 'transfer' ? expiringTransferCodes : expiringCodes);
+    const status =
+      event.returned !== undefined ? EXPIRING_CODES.returned : webhookStatus(event, event.kind === 'transfer' ? expiringTransferCodes : expiringCodes);
     return format === 'old' ? { ...payload, status } : { ...payload, data: { ...(payload.data as Record<string, unknown>), status } };
   },
 };

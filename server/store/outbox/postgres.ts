@@ -1,7 +1,6 @@
 /** The outbox on Postgres: outcome events written in their status change's transaction, and due deliveries claimed with SKIP LOCKED. */
 import { randomBytes } from 'node:crypto';
 import type { OutcomeEvent } from '../../../src/shared/contract.ts';
-import { relinkedOutcome } from '../../domain/outcomes.ts';
 import type { PostgresContext, Query } from '../postgres/context.ts';
 import { toAttempt, toOutbox, type DeliveryAttemptRow, type OutboxRow } from '../rows.ts';
 import { newOutboxRow } from './row.ts';
@@ -19,17 +18,24 @@ export async function addNewOutcome(q: Query, event: OutcomeEvent, reference: st
 
 /**
  * Writes an outcome event once; `restate`: an event already written is written again as given (more
- * fully told) while it is not delivered, and, once delivered as it was, told again under its own id
- * (domain/outcomes.ts relinkedOutcome); answers the event that will be delivered.
+ * fully told) while it is not delivered, and, once delivered as it was, told again as `relinkedOf`
+ * builds it (its own id); answers the event that will be delivered.
  */
-export async function addOutcome(q: Query, event: OutcomeEvent | null, reference: string, at: number, restate = false): Promise<OutcomeEvent | null> {
+export async function addOutcome(
+  q: Query,
+  event: OutcomeEvent | null,
+  reference: string,
+  at: number,
+  restate = false,
+  relinkedOf?: () => OutcomeEvent | null,
+): Promise<OutcomeEvent | null> {
   if (!event || (await addNewOutcome(q, event, reference, at)) || !restate) return event;
   const body = JSON.stringify(event);
   const { rowCount } = await q(`UPDATE outbox SET body = $1 WHERE event_id = $2 AND state <> 'delivered' AND body <> $1`, [body, event.id]);
   if (rowCount === 1) return event;
   const row = (await q<{ state: string; body: string }>('SELECT state, body FROM outbox WHERE event_id = $1', [event.id])).rows[0];
-  if (row?.state !== 'delivered' || row.body === body) return event;
-  const relinked = relinkedOutcome(event);
+  const relinked = row?.state === 'delivered' && row.body !== body ? (relinkedOf?.() ?? null) : null;
+  if (!relinked) return event;
   await addNewOutcome(q, relinked, reference, at);
   return relinked;
 }

@@ -2,7 +2,6 @@
 import { randomBytes } from 'node:crypto';
 import type Database from 'libsql';
 import type { OutcomeEvent } from '../../../src/shared/contract.ts';
-import { relinkedOutcome } from '../../domain/outcomes.ts';
 import { toAttempt, toOutbox, type DeliveryAttemptRow, type OutboxRow } from '../rows.ts';
 import type { SqliteContext } from '../sqlite/context.ts';
 import { newOutboxRow } from './row.ts';
@@ -12,10 +11,10 @@ import type { DeliveryAttempt, DeliveryNext, OutboxStore } from './types.ts';
 export interface SqliteOutboxWriter {
   /**
    * Writes an event once; `restate`: an event already written is written again as given (more fully
-   * told) while it is not delivered, and, once delivered as it was, told again under its own id
-   * (domain/outcomes.ts relinkedOutcome); answers the event that will be delivered.
+   * told) while it is not delivered, and, once delivered as it was, told again as `relinked` builds it
+   * (its own id); answers the event that will be delivered.
    */
-  add(event: OutcomeEvent | null, reference: string, at: number, restate?: boolean): OutcomeEvent | null;
+  add(event: OutcomeEvent | null, reference: string, at: number, restate?: boolean, relinked?: () => OutcomeEvent | null): OutcomeEvent | null;
   /** Adds it unless its id is there: true when added now. */
   addNew(event: OutcomeEvent, reference: string, at: number): boolean;
 }
@@ -31,13 +30,13 @@ export function sqliteOutboxWriter(db: Database.Database): SqliteOutboxWriter {
   const addNew = (event: OutcomeEvent, reference: string, at: number): boolean => insert.run(newOutboxRow(event, reference, at)).changes === 1;
   return {
     addNew,
-    add(event, reference, at, again = false) {
+    add(event, reference, at, again = false, relinkedOf) {
       if (!event || addNew(event, reference, at) || !again) return event;
       const body = JSON.stringify(event);
       if (restate.run(body, event.id).changes === 1) return event;
       const row = written.get(event.id) as { state: string; body: string } | undefined;
-      if (row?.state !== 'delivered' || row.body === body) return event;
-      const relinked = relinkedOutcome(event);
+      const relinked = row?.state === 'delivered' && row.body !== body ? (relinkedOf?.() ?? null) : null;
+      if (!relinked) return event;
       addNew(relinked, reference, at);
       return relinked;
     },

@@ -44,9 +44,8 @@ export function postgresPayments({ query, tx, cache, announce }: PostgresContext
     async findByTransactionId(transactionId) {
       const payment = (await query<{ reference: string }>('SELECT reference FROM payments WHERE transaction_id = $1', [transactionId])).rows[0];
       if (payment) return { kind: 'payment', reference: payment.reference };
-      const payout = (
-        await query<{ reference: string }>('SELECT reference FROM payouts WHERE transaction_id = $1 AND reference IS NOT NULL', [transactionId])
-      ).rows[0];
+      const payout = (await query<{ reference: string }>('SELECT reference FROM payouts WHERE transaction_id = $1 AND reference IS NOT NULL', [transactionId]))
+        .rows[0];
       return payout ? { kind: 'transfer', reference: payout.reference } : null;
     },
     async getPayment(reference) {
@@ -136,7 +135,10 @@ export function postgresPayments({ query, tx, cache, announce }: PostgresContext
       return (await query<ReturnRow>('SELECT * FROM payment_returns WHERE reference = $1 ORDER BY id', [reference])).rows.map(toReturn);
     },
     async returnsSince(since, limit) {
-      const { rows } = await query<ReturnRow>('SELECT * FROM payment_returns WHERE recorded_at >= $1 ORDER BY recorded_at DESC, id DESC LIMIT $2', [since, limit]);
+      const { rows } = await query<ReturnRow>('SELECT * FROM payment_returns WHERE recorded_at >= $1 ORDER BY recorded_at DESC, id DESC LIMIT $2', [
+        since,
+        limit,
+      ]);
       return rows.map(toReturn);
     },
     async flagAmountMismatch(reference, reportedCents, at, outcomeOf) {

@@ -41,7 +41,7 @@ async function transferOutcome(q: Query, reference: string, at: number, outcomeO
     )
   ).rows[0];
   const settled = settleTransfer(transfer, payout ? { record: toPayout(payout), orderId: payout.order_id } : null, outcomeOf);
-  const told = await addOutcome(q, settled.outcome, reference, at, restate);
+  const told = await addOutcome(q, settled.outcome, reference, at, restate, settled.relinked);
   if (payout && settled.payoutState) {
     // Its reference, when the outcome came first.
     await q(

@@ -84,7 +84,7 @@ export function sqlitePayoutsAndTransfers({ db }: SqliteContext, outbox: SqliteO
     const transfer = toTransfer(sql.getTransfer.get(reference) as TransferRow);
     const payout = sql.payoutOfTransfer.get(reference, transfer.transactionId ?? null) as WithOrder<PayoutRow> | undefined;
     const settled = settleTransfer(transfer, payout ? { record: toPayout(payout), orderId: payout.order_id } : null, outcomeOf);
-    const told = outbox.add(settled.outcome, reference, at, restate);
+    const told = outbox.add(settled.outcome, reference, at, restate, settled.relinked);
     if (payout && settled.payoutState) sql.payoutOutcome.run(settled.payoutState, at, payout.id, reference);
     return told;
   };

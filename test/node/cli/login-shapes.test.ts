@@ -53,7 +53,11 @@ describe('pix-checkout login and the shape of the login answer', () => {
     loginAnswer = answer;
     const out: string[] = [];
     const err: string[] = [];
-    const code = await main(['login', '--json'], { out: (t) => out.push(t), err: (t) => err.push(t), env: { ...env, PIX_TOKEN_FILE: join(dir, `${name}.json`) } });
+    const code = await main(['login', '--json'], {
+      out: (t) => out.push(t),
+      err: (t) => err.push(t),
+      env: { ...env, PIX_TOKEN_FILE: join(dir, `${name}.json`) },
+    });
     return { code, out: out.join('\n'), err: err.join('\n') };
   };
 

@@ -97,9 +97,21 @@ describe('notifications under any wrapper', () => {
 
   test('a list of payments is a batch: each item read with the envelope, from the body with the list cut to it', () => {
     const cases: [unknown, string[]][] = [
-      [[{ external_reference: 'r1' }, { externalReference: 'r2' }], ['r1', 'r2']],
+      [
+        [{ external_reference: 'r1' }, { externalReference: 'r2' }],
+        ['r1', 'r2'],
+      ],
       [{ event: 'payment.approved', payload: { items: [{ reference: 'a' }, { reference: 'b' }] } }, ['a', 'b']],
-      [{ pix: [{ txid: 'x1', valor: '10.00' }, { txid: 'x2', valor: '5.00' }, { txid: 'x1', valor: '10.00' }] }, ['x1', 'x2', 'x1']],
+      [
+        {
+          pix: [
+            { txid: 'x1', valor: '10.00' },
+            { txid: 'x2', valor: '5.00' },
+            { txid: 'x1', valor: '10.00' },
+          ],
+        },
+        ['x1', 'x2', 'x1'],
+      ],
     ];
     for (const [body, references] of cases) {
       const reading = examineNotification(body);
@@ -138,7 +150,21 @@ describe('notifications under any wrapper', () => {
 
   test('a return: from a list of returns (done ones summed), a returned value, or words', () => {
     const cases: [unknown, { cents: number | null } | null][] = [
-      [{ pix: [{ txid: 't', valor: '10.00', devolucoes: [{ valor: '4.00', status: 'DEVOLVIDO' }, { valor: '1.50', status: 'DEVOLVIDO' }] }] }, { cents: 550 }],
+      [
+        {
+          pix: [
+            {
+              txid: 't',
+              valor: '10.00',
+              devolucoes: [
+                { valor: '4.00', status: 'DEVOLVIDO' },
+                { valor: '1.50', status: 'DEVOLVIDO' },
+              ],
+            },
+          ],
+        },
+        { cents: 550 },
+      ],
       [{ pix: [{ txid: 't', valor: '10.00', devolucoes: [{ valor: '4.00', status: 'EM_PROCESSAMENTO' }] }] }, null],
       [{ event: 'payment.returned', data: { external_reference: 'r', returned_value: 2.5 } }, { cents: 250 }],
       [{ event: 'pix.devolvido', data: { external_reference: 'r' } }, { cents: null }],

@@ -601,7 +601,10 @@ describe('a new checkout for the same order (replaces: issue 37)', () => {
       const event = JSON.parse(told[0]!.body) as { data: Record<string, unknown> };
       assert.deepEqual([event.data.checkout_id, event.data.references, event.data.value], [later.checkout_id, [first.reference, second.reference], 49.9]);
       const view = CheckoutView.parse((await merchant(local, 'GET', `/checkouts/${later.checkout_id}`)).json);
-      assert.deepEqual([view.status, view.replaces, view.overpaid], ['paid', earlier.checkout_id, { value: 49.9, references: [first.reference, second.reference] }]);
+      assert.deepEqual(
+        [view.status, view.replaces, view.overpaid],
+        ['paid', earlier.checkout_id, { value: 49.9, references: [first.reference, second.reference] }],
+      );
       assert.equal((await local.store.outbox.list()).filter((e) => e.type === 'checkout.overpaid').length, 1, 'told once');
       // Naming a checkout that is not here is refused.
       const unknown = await merchant(local, 'POST', '/checkouts', { value: 49.9, order_id: newOrder(), replaces: 'co_AAAAAAAAAAAAAAAAAAAAAAAA' });

@@ -79,7 +79,18 @@ describe('a return of a paid payment', () => {
   test('recorded beside the paid payment, told once, shown, and never refunded again', async () => {
     const { checkoutId, reference } = await paidCheckout(10);
     // The central bank's shape: a list of payments, each with its returns; the one in progress does not count.
-    const body = { pix: [{ external_reference: reference, valor: '10.00', devolucoes: [{ valor: '4.00', status: 'DEVOLVIDO' }, { valor: '3.00', status: 'EM_PROCESSAMENTO' }] }] };
+    const body = {
+      pix: [
+        {
+          external_reference: reference,
+          valor: '10.00',
+          devolucoes: [
+            { valor: '4.00', status: 'DEVOLVIDO' },
+            { valor: '3.00', status: 'EM_PROCESSAMENTO' },
+          ],
+        },
+      ],
+    };
     assert.equal(await post(body), 202);
     await waitFor('the return recorded', async () => (await stack.store.getPayment(reference))?.returnedCents === 400);
     const payment = (await stack.store.getPayment(reference))!;
@@ -122,7 +133,10 @@ describe('a return of a paid payment', () => {
 
   test('/ready names it, and the metrics count it', async () => {
     const ready = (await (await stack.app.request('/ready')).json()) as { warnings?: string[] };
-    assert.ok(ready.warnings?.some((w) => /returns? of paid payments in the last 24 hours/.test(w)), JSON.stringify(ready));
+    assert.ok(
+      ready.warnings?.some((w) => /returns? of paid payments in the last 24 hours/.test(w)),
+      JSON.stringify(ready),
+    );
     const { text } = await stack.pix.metrics.scrape();
     assert.match(text, /^pix_checkout_payment_returns_total 2$/m);
     assert.match(text, /^pix_checkout_outcome_events_total\{type="payment.returned"\} 2$/m);
@@ -155,7 +169,10 @@ describe("the sandbox's own notifications: batched, and a return after payment (
     const [a, b] = [await stack.pix.payments.create({ value: 3 }), await stack.pix.payments.create({ value: 4 })];
     for (const p of [a, b]) await stackControl(stack, 'POST', `/payments/${p.reference}/pay`);
     await stackControl(stack, 'POST', '/webhooks/batching/flush');
-    await waitFor('both paid', async () => (await stack.store.getPayment(a.reference))?.final === true && (await stack.store.getPayment(b.reference))?.final === true);
+    await waitFor(
+      'both paid',
+      async () => (await stack.store.getPayment(a.reference))?.final === true && (await stack.store.getPayment(b.reference))?.final === true,
+    );
     await stackControl(stack, 'PUT', '/webhooks/batching', { window_ms: 0 });
     await stackControl(stack, 'POST', `/payments/${a.reference}/return`, { value: 1.25 });
     await waitFor('the return recorded', async () => (await stack.store.getPayment(a.reference))?.returnedCents === 125);

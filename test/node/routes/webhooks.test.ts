@@ -298,7 +298,10 @@ describe('webhooks from the partner, and what the proxy does with them', () => {
     const { transactionId } = (await stored(reference))!;
     assert.equal((await postWebhook(JSON.stringify({ pix: [{ txid: transactionId, valor: '6.00' }] }))).status, 202);
     await waitFor('the payment final', async () => (await stored(reference))?.final === true);
-    const ours = () => db.prepare(`SELECT result FROM webhook_events WHERE raw_body LIKE '{"pix":[%' AND raw_body LIKE ?`).all(`%${transactionId}%`) as { result: string | null }[];
+    const ours = () =>
+      db.prepare(`SELECT result FROM webhook_events WHERE raw_body LIKE '{"pix":[%' AND raw_body LIKE ?`).all(`%${transactionId}%`) as {
+        result: string | null;
+      }[];
     await waitFor('processed', async () => ours()[0]?.result != null);
     assert.deepEqual(
       ours().map((r) => r.result),

@@ -376,10 +376,7 @@ for (const kind of kinds) {
         (await again.returnsSince(3_500, 10)).map((r) => r.returnedCents),
         [2_000],
       );
-      assert.deepEqual(
-        (await again.outbox.list()).filter((e) => e.type === 'payment.returned').length,
-        2,
-      );
+      assert.deepEqual((await again.outbox.list()).filter((e) => e.type === 'payment.returned').length, 2);
       // What is left to refund: paid 49,90, returned 20,00.
       const asked = await again.payouts.create(payout({ checkoutId: id, valueCents: 4_990 }), APPROVED);
       assert.deepEqual(asked, { problem: 'exceeds', refundableCents: 2_990 });
