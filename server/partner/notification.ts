@@ -64,7 +64,7 @@ const REFERENCE_NAMES = [['external_reference', 'externalReference'], ['referenc
  * `{"pix": [{"txid", "valor", "devolucoes"...}]}`).
  */
 const TRANSACTION_ID_NAMES = ['transaction_id', 'transactionId', 'txid'] as const;
-/** Words of a return: `payment.returned`, `pix.devolvido`, `devolucao.concluida`, `MED`. */
+/** Words of a return beside those `WORDS` gives the meaning returned (`returned`, `estornado`...): the nouns (`devolucao`, `MED`). */
 const RETURN_WORDS = new Set(['return', 'returned', 'devolucao', 'devolvido', 'devolvida', 'devolucoes', 'med']);
 /** Fields holding a returned amount, in reais, beside the reference. */
 const RETURNED_VALUE_NAMES = ['returned_value', 'returnedValue', 'return_value', 'returned_amount', 'valor_devolvido'];
@@ -398,7 +398,7 @@ function returnOf(record: Place, eventWords: string[]): PartnerNotification['ret
   const amount = RETURNED_VALUE_NAMES.map((n) => centsOf(record.node[n])).find((c) => c !== null) ?? null;
   if (amount !== null) return { cents: amount };
   const statusWords = typeof record.node.status === 'string' ? words(record.node.status) : [];
-  const said = [...eventWords, ...statusWords].some((w) => RETURN_WORDS.has(w));
+  const said = [...eventWords, ...statusWords].some((w) => RETURN_WORDS.has(w) || wordMeaning(w) === 'returned');
   return said ? { cents: null } : null;
 }
 

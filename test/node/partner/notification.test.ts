@@ -224,7 +224,7 @@ describe('notifications under any wrapper', () => {
 });
 
 describe('status and outcome words: one list, any case, with or without accents', () => {
-  const table: [string, 'pending' | 'approved' | 'canceled' | null][] = [
+  const table: [string, 'pending' | 'approved' | 'canceled' | 'expired' | 'returned' | 'failed' | null][] = [
     ['approved', 'approved'],
     ['APPROVED', 'approved'],
     ['Paid', 'approved'],
@@ -242,17 +242,18 @@ describe('status and outcome words: one list, any case, with or without accents'
     ['liquidado', 'approved'],
     ['cancelado', 'canceled'],
     ['cancelada', 'canceled'],
-    ['recusado', 'canceled'],
-    ['rejeitado', 'canceled'],
+    // Failure words: an attempt that failed, never final (issue 37's open model: status-codes.ts).
+    ['recusado', 'failed'],
+    ['rejeitado', 'failed'],
     ['pendente', 'pending'],
     ['aguardando', 'pending'],
     // Money may be in flight: never read as unpaid (a new code beside it could be a second payment).
     ['Em processamento', null],
     ['em-processamento', null],
     ['processing', null],
-    ['expirado', null],
-    ['expired', null],
-    ['estornado', null],
+    ['expirado', 'expired'],
+    ['expired', 'expired'],
+    ['estornado', 'returned'],
     ['constructor', null],
     ['__proto__', null],
   ];
