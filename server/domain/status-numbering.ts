@@ -596,8 +596,9 @@ export class StatusNumbering {
     if (verified === outcome) return true;
     const said = `an authenticated notification said ${outcome} for ${kind} ${reference}`;
     if (listed === outcome && state === 'unverified') {
-      // Words agreeing with the setting corroborate the code; canceled only once approved is known.
-      if (outcome === 'canceled' && !book.hasVerified('approved')) return false;
+      // Words agreeing with the setting corroborate the code; a payment's canceled only once approved
+      // is known (the spec's order); a transfer's either way (no time rule proves its codes: issue 37).
+      if (outcome === 'canceled' && kind === 'payment' && !book.hasVerified('approved')) return false;
       if (book.verify(code, `${said}, whose status is ${code}`)) void this.save(book);
       return true;
     }
