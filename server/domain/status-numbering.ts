@@ -185,9 +185,9 @@ class CodeBook {
   /** The outcome authenticated words settled each code with, where no code could decide (this run). */
   readonly wordsSaid = new Map<number, 'approved' | 'canceled'>();
 
-  /** Whether a new payment showed a code the setting does not list as pending: then its unverified meanings are all in doubt. */
+  /** Whether the partner contradicted the setting anywhere (a code in mismatch, a new payment's code not listed pending): then its unverified meanings are all in doubt. */
   doubtful(): boolean {
-    return [...this.fresh].some((code) => this.listed(code) !== 'pending');
+    return [...this.fresh].some((code) => this.listed(code) !== 'pending') || this.isMismatch();
   }
 
   /** Whether any pending code is known: "no longer pending" can be told. */
@@ -595,8 +595,11 @@ export class StatusNumbering {
     const verified = book.decidingMeaning(code);
     if (verified === outcome) return true;
     const said = `an authenticated notification said ${outcome} for ${kind} ${reference}`;
-    if (listed === outcome && state === 'unverified') {
-      // Words agreeing with the setting corroborate the code; a payment's canceled only once approved
+    // Words settled this code the other way before (where no code could decide): never both ways.
+    const before = book.wordsSaid.get(code);
+    if (before !== undefined && before !== outcome) return false;
+    if (listed === outcome && state === 'unverified' && !book.doubtful()) {
+      // Words agreeing with the setting corroborate the code (not while the partner has contradicted the setting elsewhere); a payment's canceled only once approved
       // is known (the spec's order); a transfer's either way (no time rule proves its codes: issue 37).
       if (outcome === 'canceled' && kind === 'payment' && !book.hasVerified('approved')) return false;
       if (book.verify(code, `${said}, whose status is ${code}`)) void this.save(book);
@@ -614,12 +617,14 @@ export class StatusNumbering {
       return false;
     }
     // The code cannot decide (not listed, a mismatch, a setting in doubt): the words decide, as far as
-    // they can be told apart from what is known of the codes. Never the other way round for one code.
-    const before = book.wordsSaid.get(code);
-    if (before !== undefined && before !== outcome) return false;
+    // they can be told apart from what is known of the codes.
     let applies: boolean;
-    if (outcome === 'approved') applies = !(book.hasVerified('canceled') && book.codes.canceled.includes(code));
-    else {
+    if (outcome === 'approved') {
+      // While no approved code is verified, words teach one approved code; another code is never made approved by words (it may be the canceled one).
+      const learned = [...book.wordsSaid].filter(([, said]) => said === 'approved').map(([c]) => c);
+      applies =
+        !(book.hasVerified('canceled') && book.codes.canceled.includes(code)) && (book.hasVerified('approved') || learned.length === 0 || learned.includes(code));
+    } else {
       // Canceled only for a code known to be no approved one (verified, or one words settled approved).
       const approvedKnown = book.hasVerified('approved') || [...book.wordsSaid.values()].includes('approved');
       const maybeApproved = book.codes.approved.includes(code) && !book.doubtful();
