@@ -234,7 +234,10 @@ class CodeBook {
       const mine = this.states.get(code);
       if (!mine || RANK[kept.state] > RANK[mine.state]) {
         if (kept.state === 'mismatch' && mine?.state !== 'mismatch')
-          this.log.error({ status_codes: this.configured, kind: this.kind, code }, `status code ${code} is a mismatch (found by another instance): ${kept.evidence.at(-1) ?? ''}`);
+          this.log.error(
+            { status_codes: this.configured, kind: this.kind, code },
+            `status code ${code} is a mismatch (found by another instance): ${kept.evidence.at(-1) ?? ''}`,
+          );
         this.states.set(code, kept);
       }
     }
@@ -385,7 +388,13 @@ export class StatusNumbering {
     this.now = options.now ?? Date.now;
     this.monotonic = options.monotonic ?? (() => performance.now());
     this.payments = new CodeBook('payment', this.codes, log, new KeptVerdicts(memory, scope, 'payment', formatStatusCodes(this.codes)), this.now);
-    this.transfers = new CodeBook('transfer', this.transferCodes, log, new KeptVerdicts(memory, scope, 'transfer', formatStatusCodes(this.transferCodes)), this.now);
+    this.transfers = new CodeBook(
+      'transfer',
+      this.transferCodes,
+      log,
+      new KeptVerdicts(memory, scope, 'transfer', formatStatusCodes(this.transferCodes)),
+      this.now,
+    );
   }
 
   private book(kind: NumberingKind): CodeBook {
@@ -467,12 +476,7 @@ export class StatusNumbering {
    * `background`: from a read sent after the create, which the customer's payment may have overtaken
    * (a race of our own, never a mismatch): only a pending code counts, any other is judged as a read.
    */
-  async observeFresh(
-    status: PartnerStatus,
-    reference: string,
-    kind: NumberingKind = 'payment',
-    background?: Omit<Observation, 'reference'>,
-  ): Promise<void> {
+  async observeFresh(status: PartnerStatus, reference: string, kind: NumberingKind = 'payment', background?: Omit<Observation, 'reference'>): Promise<void> {
     await this.load();
     const book = this.book(kind);
     if (status.word !== null || status.code === null) return;
@@ -577,7 +581,12 @@ export class StatusNumbering {
    * the partner reports now. True when it may be applied (see the rules at the top). `kind` (or the
    * older boolean `learn`: true for payments, false for transfers) picks the book.
    */
-  confirmExplicit(outcome: 'approved' | 'canceled', status: PartnerStatus | null, reference: string, kindOrLearn: NumberingKind | boolean = 'payment'): boolean {
+  confirmExplicit(
+    outcome: 'approved' | 'canceled',
+    status: PartnerStatus | null,
+    reference: string,
+    kindOrLearn: NumberingKind | boolean = 'payment',
+  ): boolean {
     if (!status) return false;
     const kind: NumberingKind = kindOrLearn === true ? 'payment' : kindOrLearn === false ? 'transfer' : kindOrLearn;
     const book = this.book(kind);
@@ -623,7 +632,8 @@ export class StatusNumbering {
       // While no approved code is verified, words teach one approved code; another code is never made approved by words (it may be the canceled one).
       const learned = [...book.wordsSaid].filter(([, said]) => said === 'approved').map(([c]) => c);
       applies =
-        !(book.hasVerified('canceled') && book.codes.canceled.includes(code)) && (book.hasVerified('approved') || learned.length === 0 || learned.includes(code));
+        !(book.hasVerified('canceled') && book.codes.canceled.includes(code)) &&
+        (book.hasVerified('approved') || learned.length === 0 || learned.includes(code));
     } else {
       // Canceled only for a code known to be no approved one (verified, or one words settled approved).
       const approvedKnown = book.hasVerified('approved') || [...book.wordsSaid.values()].includes('approved');
@@ -632,7 +642,10 @@ export class StatusNumbering {
     }
     if (applies && before === undefined) {
       book.wordsSaid.set(code, outcome);
-      this.log.warn({ reference, status: code, kind }, `status ${code} taken as ${outcome}, from an authenticated notification the partner confirmed is no longer pending`);
+      this.log.warn(
+        { reference, status: code, kind },
+        `status ${code} taken as ${outcome}, from an authenticated notification the partner confirmed is no longer pending`,
+      );
     }
     return applies;
   }

@@ -90,7 +90,8 @@ export function configArbitrary(enabled: ReadonlySet<BehaviourName>): fc.Arbitra
       ? fc.constantFrom(...PERMUTATIONS)
       : fc.constant(PERMUTATIONS[0]!);
   const statusForm = enabled.has('words') ? fc.constantFrom('code' as const, 'word' as const, 'none' as const) : fc.constant('code' as const);
-  const settingKind = numbering || wide ? fc.constantFrom('right' as const, 'incomplete' as const, 'none' as const, 'wrong' as const) : fc.constant('right' as const);
+  const settingKind =
+    numbering || wide ? fc.constantFrom('right' as const, 'incomplete' as const, 'none' as const, 'wrong' as const) : fc.constant('right' as const);
   return fc
     .record({
       codes: partnerCodes,
@@ -149,7 +150,8 @@ function settingFor(
 ): StatusCodes {
   if (kind === 'none') return DEFAULT_STATUS_CODES;
   const required = [codes.pending, codes.approved, codes.canceled];
-  if (kind === 'wrong') return statusCodes({ pending: required[swap.pending - 1]!, approved: required[swap.approved - 1]!, canceled: required[swap.canceled - 1]! });
+  if (kind === 'wrong')
+    return statusCodes({ pending: required[swap.pending - 1]!, approved: required[swap.approved - 1]!, canceled: required[swap.canceled - 1]! });
   const keep = (code: number | undefined, i: number) => (code === undefined || (kind === 'incomplete' && drop[i]) ? undefined : code);
   const expired = keep(codes.expired, 0);
   const returned = keep(codes.returned, 1);

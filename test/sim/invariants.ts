@@ -91,7 +91,8 @@ export function checkShownPayment(
   const { setting } = sim.world.behaviour;
   if (shown !== 'pending' && (code === undefined || !Object.values(setting).some((list) => Array.isArray(list) && list.includes(code)))) {
     counts.unknown++;
-    if (meaning !== null && meaning !== 'pending' && meaning !== truth.status) fail('unknown', `${where} shows ${truth.reference} ${view.status}, from the partner's unlisted ${shown} code`);
+    if (meaning !== null && meaning !== 'pending' && meaning !== truth.status)
+      fail('unknown', `${where} shows ${truth.reference} ${view.status}, from the partner's unlisted ${shown} code`);
   }
   memory.note(truth.reference, meaning, where);
 }
@@ -301,7 +302,8 @@ export async function checkEnd(sim: Sim, memory: FinalMemory, options: CheckOpti
       // By codes it can know only once a notification's words were heard (its own, or an earlier transfer's, which verified the code).
       if (behaviour.statusForm !== 'word' && !world.heardAuthenticated.has(made.reference)) continue;
       counts.delivered++;
-      if (payout.state !== made.status) fail('delivered', `payout ${payout.id}'s transfer is ${made.status} at the partner, but the proxy says ${payout.state}`);
+      if (payout.state !== made.status)
+        fail('delivered', `payout ${payout.id}'s transfer is ${made.status} at the partner, but the proxy says ${payout.state}`);
     }
   }
 

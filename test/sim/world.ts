@@ -188,7 +188,12 @@ export class SimWorld implements PartnerClient {
     p.failedAttempt = true;
     if (this.behaviour.failureWords) {
       const id = `evt-${++this.noticeSeq}`;
-      const body = { id, event: 'payment.failed', occurred_at: this.partnerTime(this.now()), data: { type: 'payment', external_reference: reference, ...this.statusField(this.shown(p)), value: p.valueCents / 100 } };
+      const body = {
+        id,
+        event: 'payment.failed',
+        occurred_at: this.partnerTime(this.now()),
+        data: { type: 'payment', external_reference: reference, ...this.statusField(this.shown(p)), value: p.valueCents / 100 },
+      };
       const notice = { id, reference, body: JSON.stringify(body) };
       this.outgoing.push(notice);
       this.sent.push(notice);
@@ -255,7 +260,14 @@ export class SimWorld implements PartnerClient {
     const codes = kind === 'payment' ? this.behaviour.codes : this.behaviour.transferCodes;
     if (statusForm === 'none') return {};
     if (statusForm === 'word') {
-      const words: Record<Shown, string> = { pending: 'pending', approved: 'paid', canceled: 'cancelled', expired: 'expired', failed: 'failed', returned: 'returned' };
+      const words: Record<Shown, string> = {
+        pending: 'pending',
+        approved: 'paid',
+        canceled: 'cancelled',
+        expired: 'expired',
+        failed: 'failed',
+        returned: 'returned',
+      };
       return { status: words[shown] };
     }
     const code = codes[shown] ?? (shown === 'returned' ? codes.approved : codes.pending);
@@ -435,7 +447,9 @@ export class SimWorld implements PartnerClient {
       const notice = this.outgoing.pop()!;
       await during(notice);
     }
-    const { found: _found, ...read } = readTransfer({ data: { external_reference: reference, ...this.statusField('pending', 'transfer'), value, transaction_id: tx } });
+    const { found: _found, ...read } = readTransfer({
+      data: { external_reference: reference, ...this.statusField('pending', 'transfer'), value, transaction_id: tx },
+    });
     return { ...read, externalReference: reference };
   }
 

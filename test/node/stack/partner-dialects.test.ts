@@ -932,7 +932,9 @@ describe('approved and canceled swapped (the swapped dialect’s 1/3/2 read with
       const report = await ready(p.stack);
       assert.equal(report.checks.status_codes, 'mismatch');
       assert.ok(
-        report.warnings?.some((w: string) => w.includes('PIX_STATUS_CODES') && w.includes('status code 3 (listed canceled) is a mismatch') && w.includes('never canceled')),
+        report.warnings?.some(
+          (w: string) => w.includes('PIX_STATUS_CODES') && w.includes('status code 3 (listed canceled) is a mismatch') && w.includes('never canceled'),
+        ),
         JSON.stringify(report.warnings),
       );
       assert.ok(
