@@ -75,10 +75,21 @@ export function configArbitrary(enabled: ReadonlySet<BehaviourName>): fc.Arbitra
   // returned and a failed code or not, all drawn from 0..9.
   const partnerCodes: fc.Arbitrary<PartnerCodes> = wide
     ? fc
-        .tuple(fc.shuffledSubarray([0, 1, 2, 3, 4, 5, 6, 7, 8, 9], { minLength: 6, maxLength: 6 }), fc.boolean(), fc.boolean(), fc.boolean(), fc.boolean())
-        .map(([drawn, ours, expired, returned, failed]) => {
-          // Half the time the spec's three are the sandbox's 1, 2, 3 (the default setting then reads them right), the others after them.
-          const list = ours ? [1, 2, 3, ...drawn.filter((c) => c > 3 || c === 0)] : drawn;
+        .tuple(
+          fc.shuffledSubarray([0, 1, 2, 3, 4, 5, 6, 7, 8, 9], { minLength: 6, maxLength: 6 }),
+          fc.constantFrom('ours' as const, 'expiredThird' as const, 'expiredSecond' as const, 'drawn' as const),
+          fc.boolean(),
+          fc.boolean(),
+          fc.boolean(),
+        )
+        .map(([drawn, layout, expired, returned, failed]): PartnerCodes => {
+          // The numberings: 1 pending, 2 approved, 3 expired, 4 canceled; 1 pending, 2 expired, 3 approved, 4 canceled.
+          if (layout === 'expiredThird')
+            return { pending: 1, approved: 2, expired: 3, canceled: 4, ...(returned ? { returned: 6 } : {}), ...(failed ? { failed: 7 } : {}) };
+          if (layout === 'expiredSecond')
+            return { pending: 1, expired: 2, approved: 3, canceled: 4, ...(returned ? { returned: 6 } : {}), ...(failed ? { failed: 7 } : {}) };
+          // Else the spec's three are the sandbox's 1, 2, 3 (the default setting then reads them right), the others after them; or all drawn.
+          const list = layout === 'ours' ? [1, 2, 3, ...drawn.filter((c) => c > 3 || c === 0)] : drawn;
           const [pending, approved, canceled, ...rest] = list as [number, number, number, ...number[]];
           const codes: PartnerCodes = { pending, approved, canceled };
           if (expired) codes.expired = rest.shift()!;

@@ -28,7 +28,7 @@ export const SECRET_PATH = 'sim-secret-path-0123456789abcdef';
 export const MERCHANT_URL = 'https://merchant.sim.example/hooks/pix';
 /** Seconds each code stays payable (the proxy's PIX_EXPIRATION_SECONDS), unless the run draws the longer one (the partner's default hour is then shorter). */
 export const EXPIRATION_SECONDS = 600;
-export const LONG_EXPIRATION_SECONDS = 2 * 3600;
+export const LONG_EXPIRATION_SECONDS = 3 * 3600;
 
 /** The clock of the run in progress: performance.now follows it. */
 let currentClock: (() => number) | null = null;

@@ -236,7 +236,11 @@ export async function checkEnd(sim: Sim, memory: FinalMemory, options: CheckOpti
     const listedAs = (code: number) => (['pending', 'approved', 'canceled', 'expired'] as const).find((m) => setting[m].includes(code)) ?? null;
     const evidence =
       (!setting.pending.includes(codes.pending) && world.freshSeen && behaviour.createStatus) ||
-      (world.approvedReadEarly.size > 0 && (listedAs(codes.approved) === 'canceled' || listedAs(codes.approved) === 'expired'));
+      // (a paid code proves something only once the listed pending code is verified: a new payment showed it)
+      (setting.pending.includes(codes.pending) &&
+        world.pendingSeen &&
+        world.approvedReadEarly.size > 0 &&
+        (listedAs(codes.approved) === 'canceled' || listedAs(codes.approved) === 'expired'));
     if (evidence) {
       const ready = await sim.request(0, 'GET', '/ready');
       const checks = (ready.body?.checks ?? {}) as { status_codes?: string };
@@ -299,6 +303,8 @@ export async function checkEnd(sim: Sim, memory: FinalMemory, options: CheckOpti
       // A notification handled before the create answered, on a transfer numbering not verified yet,
       // waits for the processor's own try again (real timers, which never fire in a run): not judged here.
       if (!made || made.status === 'pending' || payout.state === 'unknown' || world.settledDuringCreate.has(made.reference)) continue;
+      // A check that failed while its words were confirmed leaves them to the processor's own try again (real timers: never in a run).
+      if (world.checkFailed.has(made.reference)) continue;
       // By codes it can know only once a notification's words were heard (its own, or an earlier transfer's, which verified the code).
       if (behaviour.statusForm !== 'word' && !world.heardAuthenticated.has(made.reference)) continue;
       counts.delivered++;
