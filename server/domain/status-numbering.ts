@@ -467,7 +467,8 @@ export class StatusNumbering {
 
   /** True until a pending code is known (verified, or seen on a create's answer): then one read after a create is worth its cost. */
   needsFreshRead(): boolean {
-    return !this.payments.hasVerified('pending');
+    // Not while the partner contradicts the setting: the pending code cannot verify then, and a read per create would be spent for nothing.
+    return !this.payments.hasVerified('pending') && !this.payments.doubtful();
   }
 
   /**
