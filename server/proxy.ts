@@ -171,7 +171,7 @@ export async function createProxy(
  * the transfer setting unless PIX_TRANSFER_STATUS_CODES says otherwise (then checked against it).
  */
 function sandboxTransferNumbering(sandbox: RunningSandbox, configured: StatusCodes) {
-  const stated = statusCodes(sandbox.state.dialect.statusCodes);
+  const stated = statusCodes(sandbox.state.dialect.transferStatusCodes ?? sandbox.state.dialect.statusCodes);
   const own = formatStatusCodes(configured) !== formatStatusCodes(DEFAULT_TRANSFER_STATUS_CODES);
   return { statedTransferCodes: stated, transferStatusCodes: own ? configured : stated };
 }

@@ -61,7 +61,9 @@ export async function numberingCommand(rest: string[], io: CliIo): Promise<void>
     };
     await store.tokens.save(auditKey(scope), JSON.stringify([...audit, line].slice(-AUDIT_KEPT)));
     if (values.json) return io.out(JSON.stringify(line));
-    io.out(`pix-checkout numbering reset at ${line.at} by ${line.by}: ${line.cleared}. Every code proves itself again; running instances forget theirs at their next read (within seconds).`);
+    io.out(
+      `pix-checkout numbering reset at ${line.at} by ${line.by}: ${line.cleared}. Every code proves itself again; running instances forget theirs at their next read (within seconds).`,
+    );
   } finally {
     await store.close();
   }

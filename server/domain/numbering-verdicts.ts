@@ -76,7 +76,10 @@ export class KeptVerdicts {
     const kept = parse<KeptBook>(book);
     const legacy = parse<{ configured?: string; problem?: string }>(mismatch ?? transfers);
     return {
-      book: kept?.configured === this.configured && kept.codes && typeof kept.codes === 'object' ? { ...kept, fresh: Array.isArray(kept.fresh) ? kept.fresh : [] } : null,
+      book:
+        kept?.configured === this.configured && kept.codes && typeof kept.codes === 'object'
+          ? { ...kept, fresh: Array.isArray(kept.fresh) ? kept.fresh : [] }
+          : null,
       legacyVerified: legacyVerdicts(verified, this.configured),
       legacyProblem: legacy?.configured === this.configured ? (legacy.problem ?? 'see the log') : null,
     };

@@ -185,9 +185,9 @@ class CodeBook {
   /** The outcome authenticated words settled each code with, where no code could decide (this run). */
   readonly wordsSaid = new Map<number, 'approved' | 'canceled'>();
 
-  /** Whether a new payment showed a code the setting does not list as pending: then its unverified meanings are all in doubt. */
+  /** Whether the partner contradicted the setting anywhere (a code in mismatch, a new payment's code not listed pending): then its unverified meanings are all in doubt. */
   doubtful(): boolean {
-    return [...this.fresh].some((code) => this.listed(code) !== 'pending');
+    return [...this.fresh].some((code) => this.listed(code) !== 'pending') || this.isMismatch();
   }
 
   /** Whether any pending code is known: "no longer pending" can be told. */
@@ -234,7 +234,10 @@ class CodeBook {
       const mine = this.states.get(code);
       if (!mine || RANK[kept.state] > RANK[mine.state]) {
         if (kept.state === 'mismatch' && mine?.state !== 'mismatch')
-          this.log.error({ status_codes: this.configured, kind: this.kind, code }, `status code ${code} is a mismatch (found by another instance): ${kept.evidence.at(-1) ?? ''}`);
+          this.log.error(
+            { status_codes: this.configured, kind: this.kind, code },
+            `status code ${code} is a mismatch (found by another instance): ${kept.evidence.at(-1) ?? ''}`,
+          );
         this.states.set(code, kept);
       }
     }
@@ -385,7 +388,13 @@ export class StatusNumbering {
     this.now = options.now ?? Date.now;
     this.monotonic = options.monotonic ?? (() => performance.now());
     this.payments = new CodeBook('payment', this.codes, log, new KeptVerdicts(memory, scope, 'payment', formatStatusCodes(this.codes)), this.now);
-    this.transfers = new CodeBook('transfer', this.transferCodes, log, new KeptVerdicts(memory, scope, 'transfer', formatStatusCodes(this.transferCodes)), this.now);
+    this.transfers = new CodeBook(
+      'transfer',
+      this.transferCodes,
+      log,
+      new KeptVerdicts(memory, scope, 'transfer', formatStatusCodes(this.transferCodes)),
+      this.now,
+    );
   }
 
   private book(kind: NumberingKind): CodeBook {
@@ -458,7 +467,8 @@ export class StatusNumbering {
 
   /** True until a pending code is known (verified, or seen on a create's answer): then one read after a create is worth its cost. */
   needsFreshRead(): boolean {
-    return !this.payments.hasVerified('pending');
+    // Not while the partner contradicts the setting: the pending code cannot verify then, and a read per create would be spent for nothing.
+    return !this.payments.hasVerified('pending') && !this.payments.doubtful();
   }
 
   /**
@@ -467,12 +477,7 @@ export class StatusNumbering {
    * `background`: from a read sent after the create, which the customer's payment may have overtaken
    * (a race of our own, never a mismatch): only a pending code counts, any other is judged as a read.
    */
-  async observeFresh(
-    status: PartnerStatus,
-    reference: string,
-    kind: NumberingKind = 'payment',
-    background?: Omit<Observation, 'reference'>,
-  ): Promise<void> {
+  async observeFresh(status: PartnerStatus, reference: string, kind: NumberingKind = 'payment', background?: Omit<Observation, 'reference'>): Promise<void> {
     await this.load();
     const book = this.book(kind);
     if (status.word !== null || status.code === null) return;
@@ -577,7 +582,12 @@ export class StatusNumbering {
    * the partner reports now. True when it may be applied (see the rules at the top). `kind` (or the
    * older boolean `learn`: true for payments, false for transfers) picks the book.
    */
-  confirmExplicit(outcome: 'approved' | 'canceled', status: PartnerStatus | null, reference: string, kindOrLearn: NumberingKind | boolean = 'payment'): boolean {
+  confirmExplicit(
+    outcome: 'approved' | 'canceled',
+    status: PartnerStatus | null,
+    reference: string,
+    kindOrLearn: NumberingKind | boolean = 'payment',
+  ): boolean {
     if (!status) return false;
     const kind: NumberingKind = kindOrLearn === true ? 'payment' : kindOrLearn === false ? 'transfer' : kindOrLearn;
     const book = this.book(kind);
@@ -595,9 +605,13 @@ export class StatusNumbering {
     const verified = book.decidingMeaning(code);
     if (verified === outcome) return true;
     const said = `an authenticated notification said ${outcome} for ${kind} ${reference}`;
-    if (listed === outcome && state === 'unverified') {
-      // Words agreeing with the setting corroborate the code; canceled only once approved is known.
-      if (outcome === 'canceled' && !book.hasVerified('approved')) return false;
+    // Words settled this code the other way before (where no code could decide): never both ways.
+    const before = book.wordsSaid.get(code);
+    if (before !== undefined && before !== outcome) return false;
+    if (listed === outcome && state === 'unverified' && !book.doubtful()) {
+      // Words agreeing with the setting corroborate the code (not while the partner has contradicted the setting elsewhere); a payment's canceled only once approved
+      // is known (the spec's order); a transfer's either way (no time rule proves its codes: issue 37).
+      if (outcome === 'canceled' && kind === 'payment' && !book.hasVerified('approved')) return false;
       if (book.verify(code, `${said}, whose status is ${code}`)) void this.save(book);
       return true;
     }
@@ -613,12 +627,15 @@ export class StatusNumbering {
       return false;
     }
     // The code cannot decide (not listed, a mismatch, a setting in doubt): the words decide, as far as
-    // they can be told apart from what is known of the codes. Never the other way round for one code.
-    const before = book.wordsSaid.get(code);
-    if (before !== undefined && before !== outcome) return false;
+    // they can be told apart from what is known of the codes.
     let applies: boolean;
-    if (outcome === 'approved') applies = !(book.hasVerified('canceled') && book.codes.canceled.includes(code));
-    else {
+    if (outcome === 'approved') {
+      // While no approved code is verified, words teach one approved code; another code is never made approved by words (it may be the canceled one).
+      const learned = [...book.wordsSaid].filter(([, said]) => said === 'approved').map(([c]) => c);
+      applies =
+        !(book.hasVerified('canceled') && book.codes.canceled.includes(code)) &&
+        (book.hasVerified('approved') || learned.length === 0 || learned.includes(code));
+    } else {
       // Canceled only for a code known to be no approved one (verified, or one words settled approved).
       const approvedKnown = book.hasVerified('approved') || [...book.wordsSaid.values()].includes('approved');
       const maybeApproved = book.codes.approved.includes(code) && !book.doubtful();
@@ -626,7 +643,10 @@ export class StatusNumbering {
     }
     if (applies && before === undefined) {
       book.wordsSaid.set(code, outcome);
-      this.log.warn({ reference, status: code, kind }, `status ${code} taken as ${outcome}, from an authenticated notification the partner confirmed is no longer pending`);
+      this.log.warn(
+        { reference, status: code, kind },
+        `status ${code} taken as ${outcome}, from an authenticated notification the partner confirmed is no longer pending`,
+      );
     }
     return applies;
   }

@@ -55,7 +55,9 @@ export class TransferService {
       if (meaning === null || meaning === 'returned')
         log.warn(
           { reference, status: upstream.status?.code ?? upstream.status?.word ?? null, meaning },
-          meaning === null ? 'a transfer status was not applied: its meaning is not known for sure' : 'a transfer reads returned: not applied (see the partner)',
+          meaning === null
+            ? 'a transfer status was not applied: its meaning is not known for sure'
+            : 'a transfer reads returned: not applied (see the partner)',
         );
       await this.track(reference, valueCents, upstream.transactionId);
       return false;

@@ -95,9 +95,12 @@ export function createControlApi(state: SandboxState): Hono {
   }
 
   /** Answers a pay, cancel, approve: the new status (the dialect's code), or 409 when it already had a final one. */
-  const settled = (c: Context, item: { externalReference: string; status: PartnerStatusCode }, outcome: Outcome) =>
+  const settled = (c: Context, item: { externalReference: string; status: PartnerStatusCode }, outcome: Outcome, kind: 'payment' | 'transfer' = 'payment') =>
     outcome.ok
-      ? c.json({ reference: item.externalReference, status: state.dialect.statusCodes[statusName(item.status)] })
+      ? c.json({
+          reference: item.externalReference,
+          status: (kind === 'transfer' ? (state.dialect.transferStatusCodes ?? state.dialect.statusCodes) : state.dialect.statusCodes)[statusName(item.status)],
+        })
       : controlError(c, 409, 'conflict', `Not done: ${outcome.reason}.`);
 
   // The payer's bank.
@@ -135,7 +138,7 @@ export function createControlApi(state: SandboxState): Hono {
     control.post(`/transfers/:reference/${action}`, (c) => {
       const transfer = state.transfers.get(c.req.param('reference'));
       if (!transfer) return controlError(c, 404, 'not_found', 'No such transfer in the sandbox.');
-      return settled(c, transfer, state.settleTransfer(transfer, outcome));
+      return settled(c, transfer, state.settleTransfer(transfer, outcome), 'transfer');
     });
   }
 
@@ -229,7 +232,14 @@ export function createControlApi(state: SandboxState): Hono {
   });
 
   // The dialect (dialects.ts): which one answers, and its status codes; switched at once.
-  const dialectView = (c: Context) => c.json({ name: state.dialect.name, status_codes: { ...state.dialect.statusCodes } });
+  const dialectView = (c: Context) =>
+    c.json({
+      name: state.dialect.name,
+      status_codes: { ...state.dialect.statusCodes },
+      // A dialect numbering transfers apart, or with more than three states, says so.
+      ...(state.dialect.transferStatusCodes ? { transfer_status_codes: { ...state.dialect.transferStatusCodes } } : {}),
+      ...(state.dialect.setting ? { setting: state.dialect.setting } : {}),
+    });
   control.get('/dialect', dialectView);
   control.put('/dialect', async (c) => {
     const read = await input(c, DialectRequest);

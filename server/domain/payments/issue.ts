@@ -58,8 +58,7 @@ export class PaymentIssuer {
     if (created.status) await numbering.observeFresh(created.status, created.externalReference);
     // One read after the create, in the background, when its answer lacked the status the numbering
     // still needs or who is being paid: the first QR does not wait for it.
-    if ((!created.status && numbering.needsFreshRead()) || created.favoured === null)
-      void this.freshRead(created.externalReference, { createdAt, expiresAt });
+    if ((!created.status && numbering.needsFreshRead()) || created.favoured === null) void this.freshRead(created.externalReference, { createdAt, expiresAt });
     return {
       reference: created.externalReference,
       checkoutId,

@@ -67,7 +67,10 @@ describe('cli: numbering', () => {
 
     const reset = await cli(['numbering', 'reset'], env);
     assert.equal(reset.code, 0, reset.err);
-    assert.match(reset.out, /^pix-checkout numbering reset at \S+ by \S+: payments pending=1,approved=2,canceled=4,expired=3 \(mismatch\), .*forgot 1 verified, 2 verified, 3 mismatch/);
+    assert.match(
+      reset.out,
+      /^pix-checkout numbering reset at \S+ by \S+: payments pending=1,approved=2,canceled=4,expired=3 \(mismatch\), .*forgot 1 verified, 2 verified, 3 mismatch/,
+    );
     const after = await cli(['numbering', 'show'], env);
     assert.match(after.out, /\(unverified\)$/m);
     assert.doesNotMatch(after.out.split('Resets:')[0]!, /mismatch| verified$/m);

@@ -50,8 +50,23 @@ describe('PIX_STATUS_CODES: every code by meaning', () => {
     assert.deepEqual(parseStatusCodes('0, 1, 2'), statusCodes({ pending: 0, approved: 1, canceled: 2 }));
     assert.deepEqual(parseStatusCodes('canceled=9,pending=7,paid=8'), statusCodes({ pending: 7, approved: 8, canceled: 9 }));
     assert.deepEqual(parseStatusCodes('canceled=4,canceled=5,pending=1,approved=2')!.canceled, [4, 5], 'a meaning named twice adds its codes');
-    assert.equal(formatStatusCodes(DEFAULT_STATUS_CODES), 'pending=1,approved=2,canceled=3', 'a three-code setting is written as before (its kept verdicts still apply)');
-    for (const bad of ['1,2', '1,1,2', 'pending=1,approved=2', 'a,b,c', 'pending=1,approved=2,canceled=2', 'pending=1,approved=2,canceled=3,expired=3', 'pending=1,approved=2,canceled=3,bogus=4', 'pending=1,approved=2,canceled=3,expired=4,expired_unpayable=5', '1,2,canceled=3', 'pending=1,approved=x,canceled=3'])
+    assert.equal(
+      formatStatusCodes(DEFAULT_STATUS_CODES),
+      'pending=1,approved=2,canceled=3',
+      'a three-code setting is written as before (its kept verdicts still apply)',
+    );
+    for (const bad of [
+      '1,2',
+      '1,1,2',
+      'pending=1,approved=2',
+      'a,b,c',
+      'pending=1,approved=2,canceled=2',
+      'pending=1,approved=2,canceled=3,expired=3',
+      'pending=1,approved=2,canceled=3,bogus=4',
+      'pending=1,approved=2,canceled=3,expired=4,expired_unpayable=5',
+      '1,2,canceled=3',
+      'pending=1,approved=x,canceled=3',
+    ])
       assert.equal(parseStatusCodes(bad), null, bad);
   });
 
@@ -188,7 +203,7 @@ describe('verification that no unlisted code can fool', () => {
     assert.equal(guard.report().code_states.find((c) => c.code === 3)?.state, 'mismatch');
   });
 
-  test('transfers have their own numbering: the payments\' verified codes never settle one; its own create and authenticated words verify it', async () => {
+  test("transfers have their own numbering: the payments' verified codes never settle one; its own create and authenticated words verify it", async () => {
     const transferCodes = parseStatusCodes('pending=1,canceled=2,approved=3')!;
     const guard = new StatusNumbering(DEFAULT_STATUS_CODES, silent, memoryTokenStore(), '', { transferCodes });
     await guard.observeFresh(code(1), 'p1');
@@ -207,7 +222,7 @@ describe('verification that no unlisted code can fool', () => {
     assert.equal(guard.meaning(code(2)), 'approved', "the payments' book is untouched");
   });
 
-  test("words: a read that has not caught up (pending, expired, failed) waits; agreeing words verify; words where no code can decide apply", async () => {
+  test('words: a read that has not caught up (pending, expired, failed) waits; agreeing words verify; words where no code can decide apply', async () => {
     const guard = await guardWith('pending=1,approved=2,canceled=3,expired=4,failed=5');
     assert.equal(guard.confirmExplicit('approved', code(1), 'r', 'payment'), false, 'still pending: wait');
     assert.equal(guard.confirmExplicit('approved', code(4), 'r', 'payment'), false, 'expired: wait');
@@ -233,7 +248,13 @@ describe('kept verdicts, and ending a mismatch', () => {
     await next.load();
     assert.equal(next.meaning(code(2)), 'approved');
     assert.equal(next.report().code_states.find((c) => c.code === 4)?.state, 'mismatch');
-    assert.match(next.report().code_states.find((c) => c.code === 4)!.evidence.join('\n'), /payment odd/);
+    assert.match(
+      next
+        .report()
+        .code_states.find((c) => c.code === 4)!
+        .evidence.join('\n'),
+      /payment odd/,
+    );
     const other = new StatusNumbering(parseStatusCodes('pending=1,approved=2,canceled=3,expired=5')!, silent, memory);
     await other.load();
     assert.equal(other.report().state, 'unverified');

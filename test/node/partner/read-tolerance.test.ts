@@ -19,7 +19,7 @@ import type { PartnerClient } from '../../../server/partner/client.ts';
 import { createLogger } from '../../../server/log.ts';
 import { notificationBody, readNotification } from '../../../server/partner/notification.ts';
 import { parsePartnerTime, readError, readLogin, readPayment, readTenant, readTransfer, redactBody, shape } from '../../../server/partner/read.ts';
-import { DEFAULT_STATUS_CODES, parseStatusCodes, statusMeaning } from '../../../server/partner/status-codes.ts';
+import { DEFAULT_STATUS_CODES, statusMeaning } from '../../../server/partner/status-codes.ts';
 import { memoryTokenStore } from '../../../server/partner/token-store.ts';
 import { PARTNER_PATHS, PARTNER_STATUS } from '../../../server/partner/wire.ts';
 import { createPartnerClient } from '../../../server/partner/client.ts';

@@ -581,3 +581,59 @@ describe('choosing a dialect', () => {
     }
   });
 });
+
+describe('expiring: an expired code, a returned one, and transfers numbered apart (issue 37)', () => {
+  let c: Client;
+  before(async () => {
+    c = await openClient('expiring', (login) => login.data.access_token);
+  });
+
+  test('1 pending, then 3 once past its expiration (still payable: then 2), 4 once canceled an hour later; a returned view is 6', async () => {
+    const created = await c.api('POST', PARTNER_PATHS.createPayment, { ...createBody, expiration: 60 });
+    assert.equal(created.status, 201, created.text);
+    assert.equal(created.json.data.status, 1);
+    const late = created.json.data.external_reference;
+    const unpaid = (await c.api('POST', PARTNER_PATHS.createPayment, { ...createBody, expiration: 60 })).json.data.external_reference;
+    const status = async (reference: string) => (await c.api('GET', paymentPath(PARTNER_PATHS.getPayment, reference))).json.data.status;
+    await c.control('POST', '/clock/advance', { seconds: 61 });
+    assert.deepEqual([await status(late), await status(unpaid)], [3, 3], 'past the expiration, not canceled yet');
+    assert.deepEqual((await c.control('POST', `/payments/${late}/pay`)).json, { reference: late, status: 2 }, 'an expired code is still payable');
+    assert.equal(await status(late), 2);
+    await c.control('POST', '/clock/advance', { seconds: 3600 });
+    assert.equal(await status(unpaid), 4);
+    // A payment given back after approval (the view's `returned`, set by whoever records returns) reads 6.
+    const view = {
+      id: 1,
+      externalReference: late,
+      value: 10,
+      callback: null,
+      status: 'approved' as const,
+      pixKey: '000201',
+      qrCodeUrl: '',
+      checkout: '',
+      favoured: 'Loja',
+      partner: DEFAULT_ACCOUNT.partner,
+      tenant: DEFAULT_ACCOUNT.tenant,
+      createdAt: T0,
+      expirationSeconds: 60,
+    };
+    const statusOf = (answer: { body?: unknown }) => (answer.body as { data: { status: number } }).data.status;
+    assert.equal(statusOf(SANDBOX_DIALECTS.expiring.payment(view)), 2);
+    assert.equal(statusOf(SANDBOX_DIALECTS.expiring.payment({ ...view, returned: true })), 6);
+  });
+
+  test('transfers read 11 pending, 12 approved; GET /_sandbox/dialect names both numberings and the setting to use', async () => {
+    const transfer = await c.api('POST', PARTNER_PATHS.transferToKey, transferBody);
+    assert.equal(transfer.status, 201, transfer.text);
+    assert.equal(transfer.json.data.status, 11);
+    const reference = transfer.json.data.external_reference;
+    assert.deepEqual((await c.control('POST', `/transfers/${reference}/approve`)).json, { reference, status: 12 });
+    assert.equal((await c.api('GET', paymentPath(PARTNER_PATHS.checkTransfer, reference))).json.data.status, 12);
+    assert.deepEqual((await c.control('GET', '/dialect')).json, {
+      name: 'expiring',
+      status_codes: { pending: 1, approved: 2, canceled: 4 },
+      transfer_status_codes: { pending: 11, approved: 12, canceled: 13 },
+      setting: { payments: 'pending=1,approved=2,expired=3,canceled=4,returned=6', transfers: 'pending=11,approved=12,canceled=13' },
+    });
+  });
+});
