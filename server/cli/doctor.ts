@@ -239,7 +239,7 @@ async function checkPayment(
     });
     if (!held) {
       settings.push(
-        `PIX_STATUS_CODES=pending=${freshCode},approved=<ask>,canceled=<ask>   (a new payment has ${freshCode}; approved and canceled cannot be seen without paying or waiting: take them from the partner)`,
+        `PIX_STATUS_CODES=pending=${freshCode},approved=<ask>,canceled=<ask>   (a new payment has ${freshCode}; approved and canceled cannot be seen without paying or waiting: take them from the partner, with its expired, returned and failed codes if it has them: docs/partner-status-codes.md)`,
       );
     }
   } else if (freshWord !== null) {

@@ -6,9 +6,10 @@
  *
  * - pending: a payment (or transfer) just created is pending by definition. The code of a create's
  *   answer verifies a code listed pending; any other code there (listed otherwise, or not at all: the
- *   setting misses the partner's pending code) is a mismatch of that code. A read in the background right after the create is no such proof (the customer may have paid
- *   meanwhile: a race of our own is never a mismatch): it verifies a pending code, and any other code
- *   it shows is judged as any read is.
+ *   setting misses the partner's pending code) is a mismatch of that code; so is the code of a read
+ *   made before the code is shown to anyone. A read after it is shown is no such proof, not even of
+ *   pending (the customer may have paid meanwhile: a race of our own is never a mismatch): it is
+ *   judged as any read is.
  * - approved: once a listed pending code is verified, a code other than it seen on a payment strictly before the
  *   earliest moment the partner can have expired it (our send time plus the shorter of the expiration
  *   we asked for and the spec's default, 3600 s, since a partner may ignore what we asked; less a
@@ -483,12 +484,13 @@ export class StatusNumbering {
     if (status.word !== null || status.code === null) return;
     const code = status.code;
     const listed = book.listed(code);
-    if (listed === 'pending') {
-      if (book.verify(code, `a new ${kind} (${reference}) had it`)) await this.save(book);
-      return;
-    }
+    // A read that may have overtaken the customer's payment proves nothing of a new payment, not even pending: it is judged as any read.
     if (background) {
       if (kind === 'payment') await this.observe(status, { ...background, reference });
+      return;
+    }
+    if (listed === 'pending') {
+      if (book.verify(code, `a new ${kind} (${reference}) had it`)) await this.save(book);
       return;
     }
     // Pending at the partner: the setting is wrong about it (listed otherwise), or misses the partner's pending code.

@@ -161,6 +161,7 @@ export class Sim {
 
   constructor(readonly options: SimOptions) {
     this.world = new SimWorld(options.behaviour, () => this.clock);
+    this.world.shownToCustomer = (reference) => this.checkouts.some((checkout) => checkout.shown.includes(reference));
     this.dir = mkdtempSync(join(process.env.SIM_TMPDIR ?? tmpdir(), 'pix-sim-'));
   }
 

@@ -143,8 +143,10 @@ export class SimWorld implements PartnerClient {
   payAfterRead: { reference: string; notified: ((notice: PartnerNotice) => Promise<void>) | null } | null = null;
   /** Interleavings: the customer pays this code while the proxy's next read of it is in flight (the read answers paid). */
   payBeforeRead: { reference: string } | null = null;
-  /** Interleavings: the next payment created is paid while the proxy's first read of it (the one right after its create) is in flight. */
+  /** Interleavings: the next code shown is paid while the proxy's first read of it after it was shown is in flight. */
   payDuringFirstRead = false;
+  /** Whether the customer has been shown this code (the harness knows: its checkouts' shown codes). */
+  shownToCustomer: (reference: string) => boolean = () => true;
   /** References whose notification the proxy acknowledged at its authenticated intake. */
   readonly heardAuthenticated = new Set<string>();
   heard(body: string): void {
@@ -387,11 +389,12 @@ export class SimWorld implements PartnerClient {
     if (fault === 'unavailable' || fault === 'timeout' || fault === 'unauthorized') throw readError('getPayment', fault);
     const p = this.payments.get(externalReference);
     if (!p || fault === 'not_found') throw new PartnerError('not_found', 'getPayment: not found (HTTP 404)', { operation: 'getPayment', status: 404 });
-    if (this.payDuringFirstRead && !this.readOnce.has(p.reference) && p.createdAt === this.now()) {
+    // Only a code the customer has seen can be paid: the proxy's read before it shows a code is never overtaken.
+    if (this.payDuringFirstRead && !this.readOnce.has(p.reference) && this.shownToCustomer(p.reference)) {
       this.payDuringFirstRead = false;
       this.pay(p.reference, p.valueCents);
     }
-    this.readOnce.add(p.reference);
+    if (this.shownToCustomer(p.reference)) this.readOnce.add(p.reference);
     const before = this.payBeforeRead;
     if (before?.reference === p.reference) {
       // Interleavings: the customer pays while the read is in flight; it answers paid.

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../../log.ts';
-import type { PartnerClient } from '../../partner/client.ts';
+import type { PartnerClient, PaymentDetails } from '../../partner/client.ts';
 import { PARTNER_STATUS } from '../../partner/wire.ts';
 import type { PaymentRecord, Store } from '../../store/store.ts';
 import { logBrCodeWarnings } from '../brcode-warnings.ts';
@@ -55,10 +55,19 @@ export class PaymentIssuer {
     // codes are judged (domain/status-numbering.ts) earlier, nor one ahead push the expiry shown later.
     const createdAt = sentAt;
     const expiresAt = createdAt + expirationSeconds * 1000;
+    let favoured = created.favoured;
     if (created.status) await numbering.observeFresh(created.status, created.externalReference);
-    // One read after the create, in the background, when its answer lacked the status the numbering
-    // still needs or who is being paid: the first QR does not wait for it.
-    if ((!created.status && numbering.needsFreshRead()) || created.favoured === null) void this.freshRead(created.externalReference, { createdAt, expiresAt });
+    else if (numbering.needsFreshRead()) {
+      // One read before the code is shown, while the pending code is not verified yet (a fresh
+      // install's first payment): nobody can have paid a code not shown, so its status is as good as
+      // the create's answer. A read after the code is shown could overtake the customer's payment (a
+      // race of our own), so none is ever taken as a new payment's status.
+      const details = await this.readBeforeShown(created.externalReference);
+      if (details?.status) await numbering.observeFresh(details.status, created.externalReference);
+      favoured ??= details?.favoured ?? null;
+    }
+    // Who is being paid, when no answer said it yet: read in the background (the QR does not wait for it).
+    if (favoured === null) void this.favouredRead(created.externalReference);
     return {
       reference: created.externalReference,
       checkoutId,
@@ -73,26 +82,30 @@ export class PaymentIssuer {
       transactionId,
       updatedAt: now(),
       final: false,
-      favoured: created.favoured,
+      favoured,
     };
   }
 
-  /**
-   * One read of a payment just created whose answer had no status: a pending code verifies the
-   * numbering; any other is judged as a read (the customer may have paid meanwhile: never a mismatch).
-   */
-  private async freshRead(reference: string, times: { createdAt: number; expiresAt: number }): Promise<void> {
+  /** A new payment's details, read before its code is shown; null when the read fails (logged: nothing is decided from it). */
+  private async readBeforeShown(reference: string): Promise<PaymentDetails | null> {
     try {
-      const askedAt = this.options.now();
-      const details = await this.partner.getPayment(reference);
-      if (details.status && this.options.numbering.needsFreshRead())
-        await this.options.numbering.observeFresh(details.status, reference, 'payment', { ...times, askedAt, now: this.options.now() });
-      if (details.favoured !== null) await rememberFavoured(this.options.store, reference, details.favoured);
+      return await this.partner.getPayment(reference);
     } catch (error) {
       this.options.log.warn(
         { reference, err: { message: error instanceof Error ? error.message : String(error) } },
         'could not read a new payment to check the status codes',
       );
+      return null;
+    }
+  }
+
+  /** Who is being paid, read after the create's answer lacked it, and kept on the record. */
+  private async favouredRead(reference: string): Promise<void> {
+    try {
+      const details = await this.partner.getPayment(reference);
+      if (details.favoured !== null) await rememberFavoured(this.options.store, reference, details.favoured);
+    } catch (error) {
+      this.options.log.warn({ reference, err: { message: error instanceof Error ? error.message : String(error) } }, 'could not read a new payment');
     }
   }
 }
