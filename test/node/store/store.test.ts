@@ -348,6 +348,17 @@ for (const kind of kinds) {
       assert.equal(await a.attachPayment('co_CCCCCCCCCCCCCCCCCCCCCCCC', next, 1, 'c1', APPROVED), true);
     });
 
+    test('what our transaction_id belongs to (a notification naming only it: issue 37): a payment, else a payout with its transfer reference', async () => {
+      const store = await kind.open();
+      await store.insertPayment(payment({ reference: 'ref-tx', transactionId: 'tx-ours' }));
+      await store.payouts.create(payout({ transactionId: 'ptx-9' }), APPROVED);
+      assert.deepEqual(await store.findByTransactionId('tx-ours'), { kind: 'payment', reference: 'ref-tx' });
+      assert.equal(await store.findByTransactionId('ptx-9'), null, 'a payout the partner has not answered yet: no reference to follow');
+      await store.payouts.markSent(payout().id, transfer('pref-9', 3_000), transferOutcome);
+      assert.deepEqual(await store.findByTransactionId('ptx-9'), { kind: 'transfer', reference: 'pref-9' });
+      assert.equal(await store.findByTransactionId('nobody'), null);
+    });
+
     test('a return of a paid payment (issue 37): its larger totals recorded with their history and events, the payment still paid; refunds take only the rest', async () => {
       const store = await kind.open();
       const id = await storePaidCheckout(store, 4_990);
