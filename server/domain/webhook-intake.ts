@@ -161,9 +161,18 @@ export class WebhookIntake {
         this.options.tally?.('rejected', 'full');
         return { kind: 'full' };
       }
+      // Items of a list about nothing of ours are kept once, as the list's start (the flood bound of one
+      // notification holds for a list too), when nobody would ask about them: a transaction id that is
+      // none of ours, or (open intake) a reference the store does not know.
+      let strangers = 0;
       for (const item of items) {
         // Named by our transaction id (`txid`): the transaction it belongs to, if it is one of ours.
         const event = await byExternalReference(store, item.event);
+        const known = event === null ? null : await this.issued(event.reference);
+        if (items.length > 1 && (event === null || (!known && !this.authenticated))) {
+          strangers++;
+          continue;
+        }
         if (event === null) {
           const kept = keepFirstBytes(item.raw, limits.auditBytes);
           const id = await store.webhookEvents.addRejected(kept.body, receivedAt, 'unknown_reference', kept.originalBytes);
@@ -173,7 +182,6 @@ export class WebhookIntake {
           );
           continue;
         }
-        const known = await this.issued(event.reference);
         const kept = keepFirstBytes(item.raw, known ? limits.keptBytes : limits.auditBytes);
         // Whether its words count is stored with it, before the answer: a crash right after the 202
         // must not turn an authenticated notification into an unauthenticated one (issue 37).
@@ -187,6 +195,11 @@ export class WebhookIntake {
             'webhook body cut: stored its start only; its words do not count',
           );
         if (known === 'payment') this.options.health.notified(event.reference);
+      }
+      if (strangers > 0) {
+        const kept = keepFirstBytes(raw, limits.auditBytes);
+        const id = await store.webhookEvents.addRejected(kept.body, receivedAt, 'unknown_reference', kept.originalBytes);
+        log.warn({ webhook_event: id, items: strangers }, 'webhook lists transactions that are none of ours; its start stored for the operator');
       }
     } catch (error) {
       // Those stored already are processed by the next drain; the partner's retry adds copies, which change nothing.
