@@ -526,8 +526,12 @@ export class StatusNumbering {
       if (changed) await this.save(book);
       return;
     }
+    if (listed === 'pending') return;
+    // Another instance sharing the store may have verified the pending code a moment ago: read the
+    // verdicts now rather than at the next reload, or this read's evidence is lost.
+    if (!book.hasVerified('pending') && !book.doubtful()) await this.reload();
     // Until a listed pending code is verified, a "change" cannot be told: a code seen may be the partner's pending.
-    if (!book.hasVerified('pending') || listed === 'pending') return;
+    if (!book.hasVerified('pending')) return;
     if (at.now < approvedBefore) {
       // Before the partner can have expired the code: approved, a failed attempt or a return; never canceled nor expired.
       const why = `read ${seen}, before the partner can have expired it (${iso(approvedBefore)})`;
