@@ -6,8 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { SANDBOX_ACCOUNT } from '../partner/sandbox-account.ts';
-import type { StatusCodes } from '../partner/status-codes.ts';
-import type { AnyStatusCodes } from '../domain/status-numbering.ts';
+import type { AnyStatusCodes, StatusCodes } from '../partner/status-codes.ts';
 import { DEFAULTS, landValues, readSettings, type AppLanded, type Settings } from './parse.ts';
 import { MIN_API_KEY_LENGTH } from './settings.ts';
 import { TUNABLES } from './tunables.ts';

@@ -49,8 +49,9 @@ import { LIMITS } from '../../src/shared/limits.ts';
 import type { Logger } from '../log.ts';
 import type { PartnerStatus } from '../partner/read-fields.ts';
 import {
-  DEFAULT_STATUS_CODES,
   DEFAULT_TRANSFER_STATUS_CODES,
+  asStatusCodes,
+  type AnyStatusCodes,
   REQUIRED_MEANINGS,
   STATUS_MEANINGS,
   codeMeaning,
@@ -348,14 +349,7 @@ const WAITS_FOR: Record<'approved' | 'canceled', readonly StatusMeaning[]> = {
   canceled: ['pending', 'expired', 'failed'],
 };
 
-/** Accepts the numbering as parsed (StatusCodes) or in the older one-code-per-meaning shape (`{pending: 1, approved: 2, canceled: 3}`). */
-export function asStatusCodes(codes: StatusCodes | Readonly<Record<'pending' | 'approved' | 'canceled', number>>): StatusCodes {
-  if (Array.isArray((codes as StatusCodes).pending)) return codes as StatusCodes;
-  const legacy = codes as Readonly<Record<'pending' | 'approved' | 'canceled', number>>;
-  return { ...DEFAULT_STATUS_CODES, pending: [legacy.pending], approved: [legacy.approved], canceled: [legacy.canceled] };
-}
-
-export type AnyStatusCodes = Parameters<typeof asStatusCodes>[0];
+export { asStatusCodes, type AnyStatusCodes } from '../partner/status-codes.ts';
 
 export interface NumberingOptions {
   /** The transfers' own numbering (PIX_TRANSFER_STATUS_CODES); the sandbox's by default, never the payments'. */
@@ -532,8 +526,12 @@ export class StatusNumbering {
       if (changed) await this.save(book);
       return;
     }
+    if (listed === 'pending') return;
+    // Another instance sharing the store may have verified the pending code a moment ago: read the
+    // verdicts now rather than at the next reload, or this read's evidence is lost.
+    if (!book.hasVerified('pending') && !book.doubtful()) await this.reload();
     // Until a listed pending code is verified, a "change" cannot be told: a code seen may be the partner's pending.
-    if (!book.hasVerified('pending') || listed === 'pending') return;
+    if (!book.hasVerified('pending')) return;
     if (at.now < approvedBefore) {
       // Before the partner can have expired the code: approved, a failed attempt or a return; never canceled nor expired.
       const why = `read ${seen}, before the partner can have expired it (${iso(approvedBefore)})`;

@@ -53,6 +53,15 @@ export const DEFAULT_STATUS_CODES: StatusCodes = statusCodes(PARTNER_STATUS);
 /** What transfers are read with when PIX_TRANSFER_STATUS_CODES is not set: the sandbox's numbering, verified apart from the payments'. */
 export const DEFAULT_TRANSFER_STATUS_CODES: StatusCodes = DEFAULT_STATUS_CODES;
 
+/** Accepts the numbering as parsed (StatusCodes) or in the older one-code-per-meaning shape (`{pending: 1, approved: 2, canceled: 3}`). */
+export function asStatusCodes(codes: StatusCodes | Readonly<Record<'pending' | 'approved' | 'canceled', number>>): StatusCodes {
+  if (Array.isArray((codes as StatusCodes).pending)) return codes as StatusCodes;
+  const legacy = codes as Readonly<Record<'pending' | 'approved' | 'canceled', number>>;
+  return { ...DEFAULT_STATUS_CODES, pending: [legacy.pending], approved: [legacy.approved], canceled: [legacy.canceled] };
+}
+
+export type AnyStatusCodes = Parameters<typeof asStatusCodes>[0];
+
 /** The names the setting accepts for each meaning (read tolerantly: case, `-` or `_`, English spellings). */
 const MEANING_NAMES: Readonly<Record<string, StatusMeaning>> = {
   pending: 'pending',
