@@ -60,6 +60,9 @@ export async function startDemo(options: DemoOptions = {}): Promise<RunningDemo>
     proxy: () => (stack ? { apiUrl: stack.apiUrl, apiKey: stack.apiKey, origin: stack.url } : undefined),
   });
   stack = await startDevStack({
+    // The sandbox notifies the proxy through a secret path: an authenticated intake, so a notification's
+    // words count (a return the test panel asks for is recorded: issue 37).
+    webhooks: { secretPath: randomBytes(16).toString('hex') },
     ...options.stack,
     port: options.port ?? 0,
     host: options.host,

@@ -630,6 +630,8 @@ function orderView(order: Order) {
     })),
     checkout_id: order.checkoutId,
     payment_status: order.paymentStatus,
+    // The paid payment's reference: the test panel returns it (a Pix return, in the sandbox).
+    payment_reference: order.paymentReference,
     created_at: new Date(order.createdAt).toISOString(),
     paid_at: order.paidAt === null ? null : new Date(order.paidAt).toISOString(),
     confirmed_by: order.confirmedBy,
@@ -679,6 +681,9 @@ function describeEvent(event: OutcomeEvent, order: Order | undefined): string {
     return status ? `${what} ${refundStatusText({ status, reason: data.reason })}` : what;
   }
   if (!data.order_id) return 'pagamento sem pedido (valor aberto, playground)';
+  // A Pix return (devolução, MED): money given back to the payer; never refunded again.
+  if (event.type === 'payment.returned' && data.returned_value !== undefined)
+    return `${brl(Math.round(data.returned_value * 100))} devolvido ao cliente · ${order ? `pedido ${order.id}` : `pedido ${data.order_id} desconhecido`}`;
   return order ? `pedido ${order.id}` : `pedido ${data.order_id} desconhecido`;
 }
 

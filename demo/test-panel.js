@@ -128,6 +128,7 @@ export function initTestPanel() {
     for (const button of Object.values(buttons)) button.disabled = !pending;
     $('refund-order').textContent = paidOrder ? `Pedido nº ${paidOrder.order_id} · ${money.format(paidOrder.total)} · pago` : 'Nenhum pedido pago na tela.';
     $('refund').disabled = !paidOrder || busy;
+    $('sim-return').disabled = !paidOrder?.payment_reference || busy;
   }
 
   for (const type of EVENTS) {
@@ -219,6 +220,16 @@ export function initTestPanel() {
       const status = `${REFUND_STATUS[refund.status] ?? refund.status}${refund.reason_text ? ` (${refund.reason_text})` : ''}`;
       const next = refund.status === 'pending' && REFUND_NEXT[customer] ? ` Agora ${REFUND_NEXT[customer]}` : '';
       return `Reembolso de ${money.format(refund.value)} para ${refund.pix_key}: ${status}.${next}`;
+    }),
+  );
+
+  // A Pix return of the paid order's payment (devolução; the central bank's MED), as the payer's bank
+  // would ask: the sandbox gives back what is left and notifies it; the proxy records it, tells the
+  // shop (payment.returned) and refunds no more of it.
+  $('sim-return').addEventListener('click', () =>
+    act('simular devolução', async () => {
+      const { returned } = await control('POST', `payments/${encodeURIComponent(paidOrder.payment_reference)}/return`);
+      return `O pagamento foi devolvido ao cliente (${money.format(returned)} no total). A loja vai saber em instantes; o que foi devolvido não pode mais ser reembolsado.`;
     }),
   );
 

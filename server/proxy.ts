@@ -19,6 +19,7 @@ import { createDrain } from './http/drain.ts';
 import { createLogger, type Logger } from './log.ts';
 import { createPartnerClient, tokenStoreKey, type PartnerClient } from './partner/client.ts';
 import type { RunningSandbox } from './sandbox-mode.ts';
+import { DEFAULT_TRANSFER_STATUS_CODES, formatStatusCodes, statusCodes, type StatusCodes } from './partner/status-codes.ts';
 import { openStore } from './store/open.ts';
 import { StoreOutage } from './store/outage.ts';
 import type { Store } from './store/store.ts';
@@ -152,7 +153,7 @@ export async function createProxy(
       outage,
       partnerScope: tokenStoreKey(config.partner.baseUrl, config.partner.credentials?.email),
       drain,
-      ...(mode ? { now: mode.now } : {}),
+      ...(mode ? { now: mode.now, ...sandboxTransferNumbering(mode.sandbox, config.partner.transferStatusCodes) } : {}),
     });
     opened.push({ close: () => app.pix.stop() });
     return {
@@ -179,4 +180,14 @@ export async function createProxy(
     await closeOpened();
     throw error;
   }
+}
+
+/**
+ * Sandbox mode: the in-process sandbox states its transfer numbering (its dialect's), which is then
+ * the transfer setting unless PIX_TRANSFER_STATUS_CODES says otherwise (then checked against it).
+ */
+function sandboxTransferNumbering(sandbox: RunningSandbox, configured: StatusCodes) {
+  const stated = statusCodes(sandbox.state.dialect.transferStatusCodes ?? sandbox.state.dialect.statusCodes);
+  const own = formatStatusCodes(configured) !== formatStatusCodes(DEFAULT_TRANSFER_STATUS_CODES);
+  return { statedTransferCodes: stated, transferStatusCodes: own ? configured : stated };
 }

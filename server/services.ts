@@ -28,7 +28,7 @@ import { Metrics } from './observability/metrics.ts';
 import { countOutcomes } from './observability/outcome-metrics.ts';
 import { PARTNER_OPERATIONS, deliveryTelemetry, instrumentPartner } from './observability/tracing.ts';
 import type { PartnerClient } from './partner/client.ts';
-import { DEFAULT_STATUS_CODES } from './partner/status-codes.ts';
+import { DEFAULT_STATUS_CODES, type StatusCodes } from './partner/status-codes.ts';
 import { storeErrorCount } from './store/guard.ts';
 import { allowStoreAtLeast } from './store/deadline.ts';
 import { StoreOutage } from './store/outage.ts';
@@ -58,6 +58,13 @@ export interface ServiceParts {
   payerKeyOf?: ((payment: PaymentRecord) => string | null) | undefined;
   /** Where the loops report the store failing and recovering: one line per outage, not per pass (default: one of its own). */
   outage?: StoreOutage | undefined;
+  /**
+   * The transfer numbering the partner itself states: only the project's own sandbox can (sandbox
+   * mode hands in its dialect's). Its codes are taken as verified (a statement of our own code, not a
+   * guess), so a fresh install against the sandbox settles its first payout in seconds; it is also
+   * the transfer setting when none is given, and a setting that says otherwise is a mismatch.
+   */
+  statedTransferCodes?: StatusCodes | undefined;
 }
 
 /** The domain services and what runs beside the routes: outcomes, the reconciler, the merchant's deliveries. */
@@ -117,7 +124,9 @@ export function createServices(settings: AppSettings, parts: ServiceParts): Serv
     logger.child({ component: 'status-codes' }),
     store.tokens,
     parts.partnerScope,
+    { transferCodes: settings.transferStatusCodes ?? parts.statedTransferCodes, now },
   );
+  if (parts.statedTransferCodes) numbering.stated('transfer', parts.statedTransferCodes, 'the in-process sandbox states its transfer numbering');
   void numbering.load();
 
   // Partner reads follow the webhooks' health: when its mode changes, the payments' watches take the new pace.

@@ -12,7 +12,7 @@ import type { ObservedAnswer, PartnerClient } from '../partner/client.ts';
 import { PartnerError } from '../partner/errors.ts';
 import { formatStatusCodes, statusMeaning, wordMeaning } from '../partner/status-codes.ts';
 import { NOTIFY_TYPE, NotificationUrlRequest, PAYMENT_CHECK_HTTP } from '../partner/wire.ts';
-import { ExitCode, UsageError, checkArgs, client, parse, type CliIo } from './io.ts';
+import { ExitCode, UsageError, checkArgs, client, observedAnswers, parse, shapeLine, type CliIo } from './io.ts';
 
 export const HELP = `Usage: pix-checkout doctor [--create] [--webhook-url <url> [--format old|new]] [--json]
 
@@ -51,9 +51,8 @@ export async function doctorCommand(rest: string[], io: CliIo): Promise<void> {
     checkWebhookUrl(values['webhook-url'], io.env);
   }
   const cfg = partnerConfig(io.env);
-  const answers: ObservedAnswer[] = [];
-  const partner = await client(cfg, io.env, (answer) => answers.push(answer));
-  const last = (operation: string, error = false) => answers.filter((a) => a.operation === operation && (a.error === true) === error).at(-1);
+  const { observe, last } = observedAnswers();
+  const partner = await client(cfg, io.env, observe);
   const findings: Finding[] = [];
   const settings: string[] = [];
   const add = (finding: Finding) => findings.push(finding);
@@ -142,7 +141,7 @@ export async function doctorCommand(rest: string[], io: CliIo): Promise<void> {
       const text = f.shape === undefined ? '' : JSON.stringify(f.shape);
       if (text && f.verdict !== 'held' && !shown.has(text)) {
         shown.add(text);
-        io.out(`${' '.repeat(12)}answer: ${text}`);
+        io.out(`${' '.repeat(12)}${shapeLine(f.shape)}`);
       }
     }
     if (settings.length > 0) io.out(`\nSet:\n${settings.map((s) => `  ${s}`).join('\n')}`);
@@ -231,16 +230,16 @@ async function checkPayment(
 
   // 3: the numbering. A new payment is pending by definition.
   if (freshCode !== null) {
-    const held = freshCode === codes.pending;
+    const held = codes.pending.includes(freshCode);
     add({
       spec: '3',
-      assumption: `a new payment has status ${codes.pending} (pending in PIX_STATUS_CODES)`,
+      assumption: `a new payment has status ${codes.pending.join(' or ')} (pending in PIX_STATUS_CODES)`,
       verdict: held ? 'held' : 'broken',
       observed: `status ${freshCode}`,
     });
     if (!held) {
       settings.push(
-        `PIX_STATUS_CODES=pending=${freshCode},approved=<ask>,canceled=<ask>   (a new payment has ${freshCode}; approved and canceled cannot be seen without paying or waiting: take them from the partner)`,
+        `PIX_STATUS_CODES=pending=${freshCode},approved=<ask>,canceled=<ask>   (a new payment has ${freshCode}; approved and canceled cannot be seen without paying or waiting: take them from the partner, with its expired, returned and failed codes if it has them: docs/partner-status-codes.md)`,
       );
     }
   } else if (freshWord !== null) {
@@ -259,7 +258,9 @@ async function checkPayment(
   // hour past expiry. The proxy catches a swap at the first authenticated notification that contradicts it.
   add({
     spec: '3',
-    assumption: `approved is ${codes.approved}, canceled is ${codes.canceled}`,
+    assumption: `approved is ${codes.approved.join('|')}, canceled is ${codes.canceled.join('|')}${
+      codes.expired.length + codes.returned.length + codes.failed.length > 0 ? `, and the others as ${formatStatusCodes(codes)}` : ''
+    }`,
     verdict: 'not_checked',
     observed: "cannot be observed without paying or waiting: take them from the partner's documentation",
   });

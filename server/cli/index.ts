@@ -14,6 +14,7 @@ import { HELP as DOCTOR, doctorCommand } from './doctor.ts';
 import { ExitCode, UsageError, type CliIo } from './io.ts';
 import { HELP as LISTEN, listenCommand } from './listen.ts';
 import { HELP as LOGIN, loginCommand } from './login.ts';
+import { HELP as NUMBERING, numberingCommand } from './numbering.ts';
 import { HELP as PAYMENT, paymentCommand } from './payment.ts';
 import { HELP as REPORT, reportCommand } from './report.ts';
 import { HELP as SANDBOX, sandboxCommand } from './sandbox.ts';
@@ -36,6 +37,7 @@ export const COMMAND_HELP = {
   refund: REFUND,
   deliveries: DELIVERIES,
   disputes: DISPUTES,
+  numbering: NUMBERING,
   data: DATA,
   unrecorded: UNRECORDED,
   listen: LISTEN,
@@ -53,6 +55,7 @@ const COMMANDS: Record<keyof typeof COMMAND_HELP, (rest: string[], io: CliIo) =>
   refund: refundCommand,
   deliveries: deliveriesCommand,
   disputes: disputesCommand,
+  numbering: numberingCommand,
   data: dataCommand,
   unrecorded: unrecordedCommand,
   listen: listenCommand,
@@ -89,6 +92,8 @@ The proxy's store (PIX_DATA_DIR):
   deliveries resume          turn the merchant webhook back on after a day of failures disabled it
   disputes [list]            payments an authenticated notification contradicts (refunds wait)
   disputes resolve <ref>     close one, once checked with the partner (--note "what you found")
+  numbering [show]           every partner status code: its meaning, state (verified, mismatch...) and evidence
+  numbering reset            forget the verdicts (a mismatch) after fixing PIX_STATUS_CODES; an audit line
   data export --document d   everything held about a CPF/CNPJ, as JSON (a data subject's request)
   data erase --document d    erase that person's personal data; amounts and states stay
     [--dry-run]              list what it would erase, and erase nothing
@@ -108,7 +113,7 @@ outside the limits included (nothing was sent); 3 a create whose outcome is unkn
 happened: check before sending it again); 4 doctor found something that would break.
 
 Configuration (environment or .env): PIX_BASE_URL, PIX_EMAIL, PIX_ACCESS_KEY or PIX_TOKEN,
-PIX_USER_AGENT, PIX_CA_FILE, PIX_TIMEOUT_MS, PIX_TOKEN_FILE, PIX_STATUS_CODES. With none set, the
+PIX_USER_AGENT, PIX_CA_FILE, PIX_TIMEOUT_MS, PIX_TOKEN_FILE, PIX_STATUS_CODES, PIX_TRANSFER_STATUS_CODES. With none set, the
 local sandbox (pix-checkout sandbox, in this directory) is used.`;
 
 async function run(args: string[], io: CliIo): Promise<void> {

@@ -109,6 +109,25 @@ export function print(io: CliIo, json: boolean, data: unknown, rows: Row[]): voi
  * The partner client of a command. Its token (it lives five years: a command should not log in each
  * time) is kept where the proxy keeps its own (cliTokenStore).
  */
+/**
+ * The partner's answers a command saw (the client's `observe`), each with its shape (values replaced
+ * by their types: no token, key or document shows): what `doctor` and `login` print of an answer the
+ * client could not read.
+ */
+export function observedAnswers(): {
+  observe: (answer: ObservedAnswer) => void;
+  last: (operation: string, error?: boolean) => ObservedAnswer | undefined;
+} {
+  const answers: ObservedAnswer[] = [];
+  return {
+    observe: (answer) => answers.push(answer),
+    last: (operation, error = false) => answers.filter((a) => a.operation === operation && (a.error === true) === error).at(-1),
+  };
+}
+
+/** How an answer's shape is printed (`answer: {"data":{"token":"string"}}`). */
+export const shapeLine = (shape: unknown): string => `answer: ${JSON.stringify(shape)}`;
+
 export async function client(config: PartnerConfig, env: CliIo['env'], observe?: (answer: ObservedAnswer) => void): Promise<PartnerClient> {
   let ca: string | null = null;
   if (config.caFile) {

@@ -1,7 +1,8 @@
 /** `pix-checkout login`: checks the credentials and shows the tenant. */
 import { partnerConfig } from '../config.ts';
 import { decodeSaved, tokenStoreKey } from '../partner/client.ts';
-import { cliTokenStore, client, parse, print, type CliIo, type Row } from './io.ts';
+import { PartnerError } from '../partner/errors.ts';
+import { ExitCode, cliTokenStore, client, observedAnswers, parse, print, shapeLine, type CliIo, type Row } from './io.ts';
 
 export const HELP = `Usage: pix-checkout login [--show-token] [--json]
 
@@ -15,8 +16,19 @@ export async function loginCommand(rest: string[], io: CliIo): Promise<void> {
   if (values.help) return io.out(HELP);
   const cfg = partnerConfig(io.env);
   const tokens = cliTokenStore(cfg, io.env);
-  const partner = await client(cfg, io.env);
-  const tenant = await partner.getTenant();
+  const { observe, last } = observedAnswers();
+  const partner = await client(cfg, io.env, observe);
+  let tenant: Awaited<ReturnType<typeof partner.getTenant>>;
+  try {
+    tenant = await partner.getTenant();
+  } catch (error) {
+    // An answer the client could not read: its shape, values replaced by their types (as doctor shows it).
+    const answer = error instanceof PartnerError && error.details.status !== undefined ? last(error.details.operation ?? '') : undefined;
+    if (!answer) throw error;
+    io.err(`pix-checkout: ${(error as Error).message}`);
+    io.err(`  ${shapeLine(answer.shape)}`);
+    throw new ExitCode(1);
+  }
   const saved = values['show-token'] ? await tokens.load(tokenStoreKey(cfg.baseUrl, cfg.credentials?.email)) : undefined;
   const token = saved === undefined ? undefined : saved === null ? null : decodeSaved(saved).token;
   const data = { base_url: cfg.baseUrl, sandbox: cfg.sandbox, tenant, ...(token !== undefined ? { token: token ?? cfg.token } : {}) };

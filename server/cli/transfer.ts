@@ -73,7 +73,7 @@ async function payoutsOf(io: CliIo): Promise<{ store: Store; payouts: Services['
   const store = await openCliStore(io.env);
   // The domain alone: the command needs no HTTP stack.
   const services = createServices(
-    { statusCodes: config.statusCodes },
+    { statusCodes: config.statusCodes, transferStatusCodes: config.transferStatusCodes },
     {
       partner,
       store,
@@ -142,7 +142,7 @@ export async function transferCommand(rest: string[], io: CliIo): Promise<void> 
       }
     }
     const config = partnerConfig(io.env);
-    return printPartnerTransfer(io, json, await (await client(config, io.env)).checkTransfer(target), config.statusCodes);
+    return printPartnerTransfer(io, json, await (await client(config, io.env)).checkTransfer(target), config.transferStatusCodes);
   }
   if (sub === 'list') {
     const status = values.status;
@@ -228,7 +228,7 @@ function printPartnerTransfer(io: CliIo, json: boolean, t: TransferDetails, code
   const key = t.pixKey === null ? null : t.pixKeyType === 'CPF' || detectPixKeyType(t.pixKey) === 'CPF' ? maskDocument(t.pixKey) : t.pixKey;
   const data = {
     reference: t.externalReference,
-    status: statusJson(codes, t.status),
+    status: statusJson(codes, t.status, 'PIX_TRANSFER_STATUS_CODES'),
     value: t.value,
     pix_key: key,
     pix_key_type: t.pixKeyType,
@@ -239,7 +239,7 @@ function printPartnerTransfer(io: CliIo, json: boolean, t: TransferDetails, code
   };
   print(io, json, data, [
     ['reference', data.reference],
-    ['status', `${describeStatus(codes, t.status)}${t.status?.code != null ? ' (as PIX_STATUS_CODES reads it; not checked here)' : ''}`],
+    ['status', `${describeStatus(codes, t.status)}${t.status?.code != null ? ' (as PIX_TRANSFER_STATUS_CODES reads it; not checked here)' : ''}`],
     ['value', data.value === null ? null : data.value.toFixed(2)],
     ['key', key === null ? null : `${key}${t.pixKeyType ? ` (${t.pixKeyType})` : ''}`],
     ['transaction id', data.transaction_id],

@@ -6,7 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { SANDBOX_ACCOUNT } from '../partner/sandbox-account.ts';
-import type { StatusCodes } from '../partner/status-codes.ts';
+import type { AnyStatusCodes, StatusCodes } from '../partner/status-codes.ts';
 import { DEFAULTS, landValues, readSettings, type AppLanded, type Settings } from './parse.ts';
 import { MIN_API_KEY_LENGTH } from './settings.ts';
 import { TUNABLES } from './tunables.ts';
@@ -66,6 +66,8 @@ export interface PartnerConfig {
   tokenFile: string;
   /** What the partner's numeric status codes mean (PIX_STATUS_CODES; the sandbox's numbering by default). */
   statusCodes: StatusCodes;
+  /** What the partner's numeric transfer status codes mean (PIX_TRANSFER_STATUS_CODES; the sandbox's numbering by default, never the payments'). */
+  transferStatusCodes: StatusCodes;
 }
 
 export function partnerConfig(env: Record<string, string | undefined> = loadEnv()): PartnerConfig {
@@ -92,6 +94,7 @@ export function partnerConfig(env: Record<string, string | undefined> = loadEnv(
     timeoutMs: v.PIX_TIMEOUT_MS,
     tokenFile: v.PIX_TOKEN_FILE,
     statusCodes: v.PIX_STATUS_CODES,
+    transferStatusCodes: v.PIX_TRANSFER_STATUS_CODES,
   };
 }
 
@@ -146,7 +149,9 @@ export interface AppSettings extends Optional<AppLanded> {
   /** The reconciler's timing (domain/reconciler.ts). */
   reconcile?: Partial<ReconcileSettings> | undefined;
   /** What the partner's numeric status codes mean; checked at run time (domain/status-numbering.ts). Default: the sandbox's. */
-  statusCodes?: StatusCodes | undefined;
+  statusCodes?: AnyStatusCodes | undefined;
+  /** What the partner's numeric transfer status codes mean, verified apart (PIX_TRANSFER_STATUS_CODES). Default: the sandbox's. */
+  transferStatusCodes?: AnyStatusCodes | undefined;
 }
 
 const LOCAL_HOSTS = ['localhost', '127.0.0.1', '[::1]'];
@@ -269,5 +274,5 @@ export function proxyConfig(env: Record<string, string | undefined> = loadEnv())
     database: databaseUrl ? { url: databaseUrl, ...settings.cluster } : undefined,
   };
   if (problems.length > 0 || !partner) throw new ConfigError(problems);
-  return { partner, ...config, statusCodes: partner.statusCodes };
+  return { partner, ...config, statusCodes: partner.statusCodes, transferStatusCodes: partner.transferStatusCodes };
 }

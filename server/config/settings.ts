@@ -10,7 +10,7 @@ import { z } from 'zod/mini';
 import { LIMITS } from '../../src/shared/limits.ts';
 import { PARTNER_CLIENT_DEFAULTS } from '../partner/client.ts';
 import { SANDBOX_ACCOUNT } from '../partner/sandbox-account.ts';
-import { DEFAULT_STATUS_CODES, formatStatusCodes, parseStatusCodes, type StatusCodes } from '../partner/status-codes.ts';
+import { DEFAULT_STATUS_CODES, DEFAULT_TRANSFER_STATUS_CODES, formatStatusCodes, parseStatusCodes, type StatusCodes } from '../partner/status-codes.ts';
 import { USER_AGENT_PATTERN } from '../partner/wire.ts';
 import { TUNABLES } from './tunables.ts';
 import { checked, flag, list, milliseconds, oneOf, reais, seconds, text, wholeNumber, type Kind } from './kinds.ts';
@@ -54,6 +54,22 @@ export function isDataKey(raw: string): boolean {
   return /^[A-Za-z0-9+/_-]{43}=?$/.test(text) && Buffer.from(text.replace(/-/g, '+').replace(/_/g, '/'), 'base64').length === 32;
 }
 
+/** PIX_STATUS_CODES and PIX_TRANSFER_STATUS_CODES: every code by meaning, or the older three codes in order. */
+const statusCodesKind = checked<StatusCodes>(
+  z.pipe(
+    z
+      .string()
+      .check(
+        z.refine(
+          (text) => parseStatusCodes(text) !== null,
+          'must name each code by meaning, each code once: pending=<n>,approved=<n>,canceled=<n> required, expired=<n> (or expired_unpayable=<n>), returned=<n>, failed=<n> optional, several codes as <n>|<n> (or the older <n>,<n>,<n>: pending, approved, canceled)',
+        ),
+      ),
+    z.transform((text) => parseStatusCodes(text)!),
+  ),
+  '`pending=<n>,approved=<n>,canceled=<n>[,expired=<n>][,returned=<n>][,failed=<n>]` (`<n>|<n>` for several), or three codes in that order',
+  formatStatusCodes,
+);
 const nonEmpty = () => z.string().check(z.minLength(1, 'must not be empty'));
 const httpsOnly = (raw: string) => {
   try {
@@ -103,24 +119,19 @@ export const SETTINGS = {
   },
   PIX_STATUS_CODES: {
     for: 'partner',
-    kind: checked<StatusCodes>(
-      z.pipe(
-        z
-          .string()
-          .check(
-            z.refine(
-              (text) => parseStatusCodes(text) !== null,
-              'must be three different codes: pending=<n>,approved=<n>,canceled=<n> (or <n>,<n>,<n> in that order)',
-            ),
-          ),
-        z.transform((text) => parseStatusCodes(text)!),
-      ),
-      '`pending=<n>,approved=<n>,canceled=<n>` or three codes in that order',
-      formatStatusCodes,
-    ),
+    kind: statusCodesKind,
     default: DEFAULT_STATUS_CODES,
     shown: `\`${formatStatusCodes(DEFAULT_STATUS_CODES)}\` (the sandbox's)`,
-    doc: "what the partner's numeric `status` means (the spec does not say). Checked at run time: see [Reading a real partner](partner.md)",
+    doc:
+      "what the partner's numeric payment `status` codes mean (the spec does not say): every code the partner documents, by meaning " +
+      '(`pending`, `approved`, `canceled`, and `expired`, `returned`, `failed` when it has them; `canceled=4|5` for several). Checked at run time: see [docs/partner-status-codes.md](partner-status-codes.md)',
+  },
+  PIX_TRANSFER_STATUS_CODES: {
+    for: 'partner',
+    kind: statusCodesKind,
+    default: DEFAULT_TRANSFER_STATUS_CODES,
+    shown: `\`${formatStatusCodes(DEFAULT_TRANSFER_STATUS_CODES)}\` (the sandbox's)`,
+    doc: "what the partner's numeric transfer `status` codes mean, in the same form; verified apart from the payments' (whose codes never settle a transfer): see [docs/partner-status-codes.md](partner-status-codes.md)",
   },
   PIX_TOKEN_FILE: {
     for: 'partner',

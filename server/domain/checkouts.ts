@@ -5,6 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { CheckoutView, CreateCheckoutRequest, PaymentView } from '../../src/shared/contract.ts';
+import { LIMITS } from '../../src/shared/limits.ts';
 import { PartnerError, logFailedCreate } from '../partner/errors.ts';
 import { PARTNER_STATUS } from '../partner/wire.ts';
 import type { DisputeService } from './disputes.ts';
@@ -45,6 +46,9 @@ export interface CheckoutServiceOptions {
   payerKeyOf?: (payment: PaymentRecord) => string | null;
 }
 
+/** How many links of an order's chain of checkouts (`replaces`) are followed at most. */
+const CHAIN_LINKS = 10;
+
 /** Paid: final and approved. */
 const isPaid = (p: PaymentRecord) => p.final && p.partnerStatus === PARTNER_STATUS.approved;
 
@@ -75,6 +79,10 @@ export class CheckoutService {
   /** Creates the order's checkout, or answers the one it has; the same order with another value is a conflict. */
   async create(input: CreateCheckoutRequest): Promise<{ checkout: CheckoutView; created: boolean }> {
     const valueCents = Math.round(input.value * 100);
+    // The earlier checkout of the order it replaces must be one of ours (its payments are then counted with this one's).
+    if (input.replaces !== undefined && !(await this.options.store.getCheckout(input.replaces))) {
+      throw new DomainError('invalid', `replaces: no checkout ${input.replaces} here.`, { replaces: 'must be an existing checkout' });
+    }
     const { checkout, created } = await this.options.store.createCheckout({
       id: newCheckoutId(),
       orderId: input.order_id,
@@ -87,6 +95,7 @@ export class CheckoutService {
       paymentReference: null,
       renewalsUsed: 0,
       createdAt: this.options.now(),
+      ...(input.replaces !== undefined ? { replaces: input.replaces } : {}),
     });
     if (checkout.valueCents !== valueCents) {
       throw new DomainError(
@@ -151,13 +160,25 @@ export class CheckoutService {
       // Before issuing another QR (the last one expired, or the customer asked for more time),
       // confirm with the partner that no code was paid, the current one included: a code can be paid
       // up to the last second, and an expired one until the partner cancels it an hour later.
+      const exhausted = renewalsUsed >= renewals && payments.statusCodesTrusted();
+      // The current code still payable and none may follow (renew asked early): told so, the code stays on screen.
+      if (exhausted && renew && current.status === 'pending') {
+        throw new DomainError('renewals_exhausted', 'No new code may be issued for this checkout; its current one can still be paid.');
+      }
       let paid: PaymentView | null;
       try {
-        paid = await this.confirmUnpaid(checkout);
+        paid = await this.confirmUnpaid(checkout, exhausted);
       } catch (error) {
-        // No new code would be issued anyway: the page is told that, not a passing uncertainty.
-        if (!(error instanceof DomainError && error.kind === 'status_unverified' && renewalsUsed >= renewals)) throw error;
-        paid = null;
+        if (!(error instanceof DomainError && error.kind === 'status_unverified') || !exhausted) throw error;
+        // No new code may be issued, and an earlier one may still be paid (the partner says pending until it
+        // cancels it, an hour after expiry, or cannot say): never "expired" while it may be (issue 37). The page
+        // is asked to come back when the partner will have decided.
+        throw new DomainError(
+          'status_unverified',
+          "This checkout's last code expired but may still be paid until the payment service cancels it; no new code may be issued. Ask again later.",
+          undefined,
+          this.untilDecided(await store.checkoutPayments(checkout.id)),
+        );
       }
       if (paid) return { payment: paid, created: false };
       // Under a status numbering not verified, a paid code may read as nothing: the last code may have
@@ -270,13 +291,14 @@ export class CheckoutService {
    * answer; one that cannot be confirmed unpaid (a status whose meaning is not known, none, another
    * value, an unreadable answer, the partner down) may have been paid: 503 status_unverified.
    */
-  private async confirmUnpaid(checkout: CheckoutRecord): Promise<PaymentView | null> {
+  private async confirmUnpaid(checkout: CheckoutRecord, canceledOnly = false): Promise<PaymentView | null> {
     const { payments, store } = this.options;
     const codes = await store.checkoutPayments(checkout.id);
     const states = await Promise.all(codes.map((p) => payments.confirmNotPaid(p.reference)));
     const paid = codes.find((_, i) => states[i] === 'paid');
     if (paid) return payments.view(await payments.record(paid.reference));
-    const unknown = codes.find((_, i) => states[i] === 'unknown');
+    // `canceledOnly` (no code may follow): a pending code may still be paid, so it is not unpaid for sure.
+    const unknown = codes.find((_, i) => states[i] === 'unknown' || (canceledOnly && states[i] === 'pending'));
     if (unknown) {
       this.options.log?.warn(
         { checkout_id: checkout.id, reference: unknown.reference },
@@ -287,11 +309,26 @@ export class CheckoutService {
     return null;
   }
 
+  /**
+   * Seconds until the partner will have decided every code of the checkout not final yet (it cancels
+   * an unpaid one `cancelAfterExpirationSeconds` after its expiry), plus a minute for its clock: at
+   * least 30, at most an hour (a page asks again sooner if it likes).
+   */
+  private untilDecided(codes: readonly PaymentRecord[]): number {
+    const open = codes.filter((p) => !p.final).map((p) => p.expiresAt + LIMITS.cancelAfterExpirationSeconds * 1000 + 60_000);
+    const seconds = Math.ceil((Math.max(0, ...open) - this.options.now()) / 1000);
+    return Math.min(3600, Math.max(30, seconds));
+  }
+
   /** A checkout's paid payments from the store, oldest first, and the overpayment told when there is one. */
   private async checkOverpaid(checkoutId: string): Promise<void> {
     try {
       const checkout = await this.options.store.getCheckout(checkoutId);
-      if (checkout) await this.reportOverpaid(checkout, (await this.options.store.checkoutPayments(checkoutId)).filter(isPaid));
+      if (checkout) {
+        // Told on the newest checkout of its order: the one the order's later payments count on.
+        const newest = await this.newestOf(checkout);
+        await this.reportOverpaid(newest, await this.paidAcross(newest));
+      }
     } catch (error) {
       // The merchant's next read of the checkout tells it (view).
       this.options.log?.warn(
@@ -299,6 +336,37 @@ export class CheckoutService {
         'could not check a checkout for an overpayment',
       );
     }
+  }
+
+  /**
+   * The newest checkout of an order's chain (`replaces` links a checkout to the one before it): the
+   * checkouts replacing this one, followed forward (a few links at most: a bound, not a rule).
+   */
+  private async newestOf(checkout: CheckoutRecord): Promise<CheckoutRecord> {
+    let newest = checkout;
+    for (let link = 0; link < CHAIN_LINKS; link++) {
+      const next = (await this.options.store.checkoutsReplacing(newest.id)).at(-1);
+      if (!next) break;
+      newest = next;
+    }
+    return newest;
+  }
+
+  /**
+   * The paid payments of a checkout and of the earlier checkouts of its order it replaces (oldest
+   * first): an order paid on an earlier checkout and again on this one is paid twice (issue 37).
+   */
+  private async paidAcross(checkout: CheckoutRecord, own?: readonly PaymentRecord[]): Promise<PaymentRecord[]> {
+    const { store } = this.options;
+    const paid = [...(own ?? (await store.checkoutPayments(checkout.id))).filter(isPaid)];
+    let earlier = checkout.replaces ?? null;
+    for (let link = 0; earlier !== null && link < CHAIN_LINKS; link++) {
+      const before = await store.getCheckout(earlier);
+      if (!before) break;
+      paid.unshift(...(await store.checkoutPayments(before.id)).filter(isPaid));
+      earlier = before.replaces ?? null;
+    }
+    return paid;
   }
 
   /**
@@ -371,6 +439,7 @@ export class CheckoutService {
       order_id: checkout.orderId,
       value: checkout.valueCents / 100,
       renewals_left: Math.max(0, this.options.renewals - checkout.renewalsUsed),
+      ...(checkout.replaces ? { replaces: checkout.replaces } : {}),
       ...((await this.options.disputes?.disputed(checkout.id)) ? { disputed: true } : {}),
     };
     // Listed last: an overpayment's refund, started below, is among them.
@@ -387,9 +456,11 @@ export class CheckoutService {
     );
     const paid = records.filter(isPaid);
     if (payment.status !== 'paid' && paid.length > 0) payment = payments.view(paid[0]!);
-    const extraCents = overpaidCents(checkout.valueCents, paid);
+    // Counted with the earlier checkouts of the order it replaces: paid there and here is paid twice.
+    const paidOfOrder = checkout.replaces ? await this.paidAcross(checkout, records) : paid;
+    const extraCents = overpaidCents(checkout.valueCents, paidOfOrder);
     if (extraCents > 0) {
-      await this.reportOverpaid(checkout, paid).catch((error: unknown) => {
+      await this.reportOverpaid(checkout, paidOfOrder).catch((error: unknown) => {
         // Told at the next read: the view still says overpaid.
         this.options.log?.warn(
           { checkout_id: checkout.id, err: { message: error instanceof Error ? error.message : String(error) } },
@@ -398,12 +469,16 @@ export class CheckoutService {
       });
     }
     const mismatched = records.find((p) => p.reportedValueCents != null);
+    const returned = records.filter((p) => p.returnedCents != null && p.returnedCents > 0);
     return {
       ...base,
       ...(await refunds()),
       status: payment.status,
       payment,
-      ...(extraCents > 0 ? { overpaid: { value: extraCents / 100, references: paid.map((p) => p.reference) } } : {}),
+      ...(extraCents > 0 ? { overpaid: { value: extraCents / 100, references: paidOfOrder.map((p) => p.reference) } } : {}),
+      ...(returned.length > 0
+        ? { returned: { value: returned.reduce((sum, p) => sum + p.returnedCents!, 0) / 100, references: returned.map((p) => p.reference) } }
+        : {}),
       ...(mismatched
         ? { amount_mismatch: { reference: mismatched.reference, value: mismatched.valueCents / 100, reported_value: mismatched.reportedValueCents! / 100 } }
         : {}),

@@ -31,6 +31,8 @@ export class DomainError extends Error {
     message: string,
     /** Field -> what is wrong with it, where a field is to blame. */
     readonly fields?: Record<string, string>,
+    /** When asking again may change the answer (`status_unverified`): the HTTP Retry-After, in seconds. */
+    readonly retryAfterSeconds?: number,
   ) {
     super(message);
   }

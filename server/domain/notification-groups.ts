@@ -10,6 +10,11 @@ export interface Group {
   event: PartnerNotification;
   /** The outcome an authenticated notification of this reference stated in words, if any. */
   explicit: 'approved' | 'canceled' | null;
+  /**
+   * The return an authenticated notification of this reference stated, if any (`cents` null: its
+   * amount unstated; of several, the largest total, an unstated one the largest of all).
+   */
+  returned: { cents: number | null } | null;
   /** The events that came with authenticated words (kept so, when they wait). */
   trusted: Set<number>;
   /** Waiting for a try again (`timer`), after `attempts` confirmations that could not be applied. */
@@ -50,6 +55,7 @@ export function newGroup(event: PartnerNotification): Group {
   return {
     event,
     explicit: null,
+    returned: null,
     trusted: new Set(),
     deferred: new Set(),
     timer: undefined,

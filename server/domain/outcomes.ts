@@ -61,8 +61,13 @@ export function paymentOutcome(payment: PaymentRecord, orderId: string | null): 
   );
 }
 
-/** The event of a transfer that has just become final; a payout the proxy started names itself in it. */
-export function transferOutcome(transfer: TransferRecord, payout: PayoutLink | null = null): OutcomeEvent | null {
+/**
+ * The event of a transfer that has just become final; a payout the proxy started names itself in it.
+ * `relinked`: the same outcome told again, naming its payout, after the event told without it was
+ * delivered (the partner's webhook came before the create's answer linked them: issue 37). The
+ * merchant deduplicates on the id, so it has its own (`<type>:<reference>#linked`): one more event.
+ */
+export function transferOutcome(transfer: TransferRecord, payout: PayoutLink | null = null, relinked = false): OutcomeEvent | null {
   const event = outcomeEvent(
     'transfer',
     transfer.partnerStatus,
@@ -70,7 +75,8 @@ export function transferOutcome(transfer: TransferRecord, payout: PayoutLink | n
     transfer.updatedAt,
   );
   if (!event || !payout) return event;
-  return { ...event, data: { ...event.data, transfer_id: payout.transferId, transfer_reference: payout.merchantReference } };
+  const linked = { ...event, data: { ...event.data, transfer_id: payout.transferId, transfer_reference: payout.merchantReference } };
+  return relinked ? { ...linked, id: outcomeEventId(event.type, `${transfer.reference}#linked`) } : linked;
 }
 
 /**
@@ -86,6 +92,24 @@ export function amountMismatchOutcome(payment: PaymentRecord, orderId: string | 
     status: 'amount_mismatch',
     value: payment.valueCents / 100,
     reported_value: payment.reportedValueCents / 100,
+    checkout_id: payment.checkoutId,
+    order_id: orderId,
+  });
+}
+
+/**
+ * The event of money given back of a paid payment (domain/returns.ts): one per new returned total
+ * (the id is the reference's and the total's), so a copy of a return is one event and a second
+ * return is another. The payment stays paid: `status` says what happened since.
+ */
+export function returnOutcome(payment: PaymentRecord, orderId: string | null, at: number): OutcomeEvent | null {
+  if (payment.returnedCents == null) return null;
+  const type = 'payment.returned';
+  return envelope(type, `${payment.reference}:${payment.returnedCents}`, at, {
+    reference: payment.reference,
+    status: 'returned',
+    value: payment.valueCents / 100,
+    returned_value: payment.returnedCents / 100,
     checkout_id: payment.checkoutId,
     order_id: orderId,
   });

@@ -20,6 +20,7 @@ import { UnrecordedPayments } from './payments/unrecorded.ts';
 import { PaymentReads, type PaymentReadsOptions, type Source } from './payments/reads.ts';
 import { PaymentViews } from './payments/view.ts';
 import { PaymentWatches, type Listener } from './payments/watches.ts';
+import { recordReturn } from './returns.ts';
 import { Signal } from './signal.ts';
 
 export type { IssueInput } from './payments/issue.ts';
@@ -138,6 +139,20 @@ export class PaymentService {
   /** Before a checkout issues another code: whether this one is unpaid for sure (PaymentReads.confirmNotPaid). */
   confirmNotPaid(reference: string): Promise<'pending' | 'canceled' | 'paid' | 'unknown'> {
     return this.reads.confirmNotPaid(reference);
+  }
+
+  /**
+   * Records a return of a paid payment (domain/returns.ts): `notifiedCents` the total stated, null
+   * when unstated. True when it was new.
+   */
+  recordReturn(payment: PaymentRecord, notifiedCents: number | null, source: 'notification' | 'status'): Promise<boolean> {
+    const { store, outcomes, log, now } = this.options;
+    return recordReturn({ store, outcomes, log, now }, payment, notifiedCents, source);
+  }
+
+  /** A paid payment notified again: a return its code states is recorded (PaymentReads.confirmReturn). */
+  confirmReturn(reference: string): Promise<boolean> {
+    return this.reads.confirmReturn(reference);
   }
 
   /** Records a status the partner confirmed (PaymentReads.applyStatus). */

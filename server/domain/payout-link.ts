@@ -3,7 +3,7 @@
  * partner may tell a transfer's outcome (its webhook) before the create's answer gave the payout its
  * reference: the transfer is then linked by our `transaction_id`, which its record carries. When the
  * answer comes after the outcome, the outcome event (written without the payout) is written again
- * naming it, unless it was delivered already (outbox `restate`).
+ * naming it, or, when it was delivered already, told again naming it under its own id (outbox `restate`).
  */
 import type { OutcomeEvent } from '../../src/shared/contract.ts';
 import type { PayoutLink, PayoutRecord, TransferOutcomeOf, TransferRecord } from '../store/store.ts';
@@ -21,6 +21,8 @@ export function payoutLink(payout: Pick<PayoutRecord, 'id' | 'merchantReference'
 /** A final transfer's outcome and the state its payout (if any) takes with it. */
 export interface TransferSettlement {
   outcome: OutcomeEvent | null;
+  /** The outcome told again naming its payout, under its own id (when the one without it was delivered); null without a payout. */
+  relinked: () => OutcomeEvent | null;
   /** The payout's new state, when there is a payout and the outcome is approved or canceled. */
   payoutState: 'approved' | 'canceled' | null;
 }
@@ -35,8 +37,9 @@ export function settleTransfer(
   payout: { record: Pick<PayoutRecord, 'id' | 'merchantReference' | 'checkoutId'>; orderId: string | null } | null,
   outcomeOf: TransferOutcomeOf,
 ): TransferSettlement {
-  const outcome = outcomeOf(transfer, payout ? payoutLink(payout.record, payout.orderId) : null);
+  const link = payout ? payoutLink(payout.record, payout.orderId) : null;
+  const outcome = outcomeOf(transfer, link);
   const status = outcome?.data.status;
   const payoutState = payout && (status === 'approved' || status === 'canceled') ? status : null;
-  return { outcome, payoutState };
+  return { outcome, payoutState, relinked: () => (link ? outcomeOf(transfer, link, true) : null) };
 }

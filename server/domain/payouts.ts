@@ -273,8 +273,10 @@ export class PayoutService {
       transferOutcome,
     );
     if (sent.outcome) outcomes.published(sent.outcome);
-    // The create's answer never tells the outcome (the spec: it comes later, by webhook or a check),
-    // and a transfer's code verifies no numbering. A status that already reads final is only noted.
+    // The create's answer never tells the outcome (the spec: it comes later, by webhook or a check);
+    // its code is pending by definition, which the transfers' own numbering checks. A status that
+    // already reads final is only noted.
+    if (answer.status) await numbering.observeFresh(answer.status, answer.externalReference, 'transfer');
     const meaning = numbering.meaning(answer.status, 'transfer');
     if (meaning === 'approved' || meaning === 'canceled') {
       log.warn(

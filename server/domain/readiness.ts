@@ -14,6 +14,7 @@ import { PartnerError } from '../partner/errors.ts';
 import { withStoreBudget } from '../store/deadline.ts';
 import { storeErrorCount } from '../store/guard.ts';
 import type { Store } from '../store/store.ts';
+import { RETURNS_WARNING_WINDOW_MS } from './returns.ts';
 import type { DisputeService } from './disputes.ts';
 import type { NumberingReport, NumberingState, StatusNumbering } from './status-numbering.ts';
 import type { ReadsReport, WebhookHealth } from './webhook-health.ts';
@@ -52,8 +53,17 @@ export interface ReadinessReport {
     partner: 'ok' | 'failed' | 'not_checked';
     status_codes?: NumberingState;
   };
-  /** Which configured status codes proved themselves (domain/status-numbering.ts); `transfers` is `mismatch` once a transfer check contradicted a notification. */
-  status_codes?: { configured: string; codes: NumberingReport['codes']; transfers: 'ok' | 'mismatch' };
+  /**
+   * Which configured status codes proved themselves, per meaning (domain/status-numbering.ts);
+   * `transfers` is `mismatch` while a transfer code is one; `transfer_codes`, the transfers' own
+   * numbering (PIX_TRANSFER_STATUS_CODES). `pix-checkout numbering show` prints every code and its evidence.
+   */
+  status_codes?: {
+    configured: string;
+    codes: NumberingReport['codes'];
+    transfers: 'ok' | 'mismatch';
+    transfer_codes: { state: NumberingState; configured: string; codes: NumberingReport['codes'] };
+  };
   /** Not ready: why, in words (the store's or the partner's failure, or which did not answer within the deadline). */
   cause?: string;
   /** What is not wrong enough to refuse traffic, but an operator should fix. */
@@ -116,13 +126,14 @@ export function readinessCheck(deps: {
     // A failing store fails the token's read too: the partner is not blamed for it.
     const numbering = deps.numbering?.report();
     const list = [...(deps.warnings ?? [])];
-    // A kept mismatch settles nothing: no status code decides, so paid payments are never recorded
-    // paid and their outcomes never reach the merchant. Not ready (the `status_codes` check), named
-    // as the cause, and the metric pix_status_numbering_state{state="mismatch"} alerts on it.
-    const mismatch = numbering?.state === 'mismatch';
-    if (mismatch) list.push(`PIX_STATUS_CODES (${numbering.configured}) does not match the partner: ${numbering.problem ?? 'see the log'}`);
-    if (numbering?.transfers_problem)
-      list.push(`transfer status codes contradict the partner's notifications, so no transfer code decides anything: ${numbering.transfers_problem}`);
+    // A code that contradicts the setting decides nothing, and only what it touches stops: the
+    // warnings name each such code (pix-checkout numbering). One of the settling meanings (pending,
+    // approved, canceled) a mismatch means paid payments may never be recorded paid, nor their
+    // outcomes reach the merchant: not ready (the `status_codes` check), named as the cause; the
+    // metric pix_checkout_status_numbering_state{state="mismatch"} alerts on it.
+    const settling = numbering ? (['pending', 'approved', 'canceled'] as const).filter((meaning) => numbering.codes[meaning] === 'mismatch') : [];
+    const mismatch = numbering !== undefined && settling.length > 0;
+    if (numbering) list.push(...numbering.problems, ...numbering.transfers.problems);
     const cluster = deps.store.cluster;
     const changes = cluster ? { store_changes: cluster.listening() ? ('listening' as const) : ('reconnecting' as const) } : {};
     // Not a reason to refuse traffic either: its streams still poll, and reads still come from the shared store.
@@ -142,6 +153,17 @@ export function readinessCheck(deps: {
         );
       }
     }
+    if (store === 'ok') {
+      // Returns of the last day (domain/returns.ts): not a fault, but money that went back to payers.
+      const recent = await deadline(deps.store.returnsSince(now() - RETURNS_WARNING_WINDOW_MS, 6), 'the store').catch(() => []);
+      if (recent.length > 0) {
+        const named = [...new Set(recent.map((r) => r.reference))].slice(0, 5);
+        list.push(
+          `${recent.length > 5 ? 'more than 5 returns' : recent.length === 1 ? '1 return' : `${recent.length} returns`} of paid payments in the last 24 hours (${named.join(', ')}${recent.length > 5 ? ', ...' : ''}): ` +
+            'money given back to the payer (payment.returned was sent); it is never refunded again',
+        );
+      }
+    }
     const warnings = list.length > 0 ? { warnings: list } : {};
     const reads = deps.reads ? { reads: deps.reads.report() } : {};
     const codes = numbering ? { status_codes: numbering.state } : {};
@@ -151,6 +173,7 @@ export function readinessCheck(deps: {
             configured: numbering.configured,
             codes: numbering.codes,
             transfers: numbering.transfers_problem ? ('mismatch' as const) : ('ok' as const),
+            transfer_codes: { state: numbering.transfers.state, configured: numbering.transfers.configured, codes: numbering.transfers.codes },
           },
         }
       : {};
@@ -172,7 +195,7 @@ export function readinessCheck(deps: {
       },
     );
     if (!cause && mismatch)
-      cause = `the partner's status codes contradict PIX_STATUS_CODES (${numbering.configured}), so no payment is settled: fix the setting and restart (pix-checkout doctor)`;
+      cause = `the partner's ${settling.join(', ')} status code contradicts PIX_STATUS_CODES (${numbering.configured}), so payments are not settled by it: fix the setting, then pix-checkout numbering reset (pix-checkout numbering show tells what was seen)`;
     const why = cause ? { cause } : {};
     return {
       ready: store === 'ok' && partner === 'ok' && !mismatch,

@@ -39,21 +39,26 @@ export class TransferService {
     if (upstream.isPayment) return null;
     const { numbering, log } = this.options;
     await numbering.load();
-    // As for payments: a code decides only once payments verified it; a notification's words, when
-    // the partner no longer reports the transfer pending. A check contradicting the words is a
-    // transfers mismatch (domain/status-numbering.ts): then neither is applied.
+    // Transfers have their own numbering (PIX_TRANSFER_STATUS_CODES), verified apart: the payments'
+    // codes never settle a transfer. A code decides once verified; an authenticated notification's
+    // words verify the code listed for their outcome, or decide where no code can, once the partner
+    // no longer reports the transfer pending. A check contradicting the words is a mismatch of that
+    // code (domain/status-numbering.ts): then neither is applied.
     let meaning = numbering.meaning(upstream.status, 'transfer');
     if (explicit !== null && meaning !== explicit) {
-      // Transfers teach no code: their numbering is only assumed to be the payments'.
-      const confirmed = numbering.confirmExplicit(explicit, upstream.status, reference, false);
+      const confirmed = numbering.confirmExplicit(explicit, upstream.status, reference, 'transfer');
       meaning = confirmed && meaning === null ? explicit : numbering.meaning(upstream.status, 'transfer');
     }
     const valueCents = upstream.value === null ? null : Math.round(upstream.value * 100);
-    if (meaning === null) {
-      log.warn(
-        { reference, status: upstream.status?.code ?? upstream.status?.word ?? null },
-        'a transfer status was not applied: its meaning is not known for sure',
-      );
+    if (meaning !== 'approved' && meaning !== 'canceled') {
+      // Pending, or not final (a failed attempt, an expired code): tracked, nothing settled.
+      if (meaning === null || meaning === 'returned')
+        log.warn(
+          { reference, status: upstream.status?.code ?? upstream.status?.word ?? null, meaning },
+          meaning === null
+            ? 'a transfer status was not applied: its meaning is not known for sure'
+            : 'a transfer reads returned: not applied (see the partner)',
+        );
       await this.track(reference, valueCents, upstream.transactionId);
       return false;
     }

@@ -23,10 +23,11 @@
  */
 import { timingSafeEqual } from 'node:crypto';
 import type { Logger } from '../log.ts';
-import { examineNotification, notificationBody } from '../partner/notification.ts';
+import { examineNotification, notificationBody, type PartnerNotification } from '../partner/notification.ts';
 import { withoutStoreBudget } from '../store/deadline.ts';
 import type { StoreOutage } from '../store/outage.ts';
 import { StoreError, type Store } from '../store/store.ts';
+import { byExternalReference } from './notification-references.ts';
 import type { IntakeTally, NotificationReason } from './telemetry.ts';
 import type { WebhookHealth } from './webhook-health.ts';
 import type { WebhookProcessor } from './webhook-processor.ts';
@@ -121,7 +122,7 @@ export class WebhookIntake {
       return { kind: 'empty' };
     }
     const reading = examineNotification(notificationBody(raw, contentType));
-    if (!('notification' in reading)) {
+    if ('ambiguous' in reading || 'unreadable' in reading) {
       // Kept and acknowledged: refusing it would lose it for good. Whole, unless a flood of them
       // is arriving: then only its start (the intake may be open to anyone). One naming two different
       // references is processed as neither: the operator decides.
@@ -150,37 +151,70 @@ export class WebhookIntake {
       this.options.tally?.('unreadable', 'ambiguous' in reading ? 'ambiguous' : '');
       return { kind: 'stored' };
     }
-    const event = reading.notification;
-
-    let id: number;
-    let known: 'payment' | 'transfer' | null;
-    let kept: KeptBody;
+    // A list of payments is split: each item stored (the notification with its list cut to that item)
+    // and confirmed as one notification.
+    const items =
+      'batch' in reading ? reading.batch.map((item) => ({ event: item.notification, raw: JSON.stringify(item.body) })) : [{ event: reading.notification, raw }];
+    const stored: { id: number; event: PartnerNotification; kept: KeptBody; authenticated: boolean }[] = [];
     try {
       // Bounded: past the cap the service is asked to retry rather than the disk filling up.
-      if ((await store.webhookEvents.countUnprocessed(limits.pendingCap)) >= limits.pendingCap) {
+      if ((await store.webhookEvents.countUnprocessed(limits.pendingCap)) + items.length > limits.pendingCap) {
         log.error({ cap: limits.pendingCap }, 'webhook not stored: too many notifications wait for confirmation');
         this.options.tally?.('rejected', 'full');
         return { kind: 'full' };
       }
-      known = await this.issued(event.reference);
-      kept = keepFirstBytes(raw, known ? limits.keptBytes : limits.auditBytes);
-      id = await store.webhookEvents.add(kept.body, receivedAt, kept.originalBytes);
+      // Items of a list about nothing of ours are kept once, as the list's start (the flood bound of one
+      // notification holds for a list too), when nobody would ask about them: a transaction id that is
+      // none of ours, or (open intake) a reference the store does not know.
+      let strangers = 0;
+      for (const item of items) {
+        // Named by our transaction id (`txid`): the transaction it belongs to, if it is one of ours.
+        const event = await byExternalReference(store, item.event);
+        const known = event === null ? null : await this.issued(event.reference);
+        if (items.length > 1 && (event === null || (!known && !this.authenticated))) {
+          strangers++;
+          continue;
+        }
+        if (event === null) {
+          const kept = keepFirstBytes(item.raw, limits.auditBytes);
+          const id = await store.webhookEvents.addRejected(kept.body, receivedAt, 'unknown_reference', kept.originalBytes);
+          log.warn(
+            { webhook_event: id, reference_field: item.event.referenceField },
+            'webhook names a transaction id that is none of ours; stored for the operator',
+          );
+          continue;
+        }
+        const kept = keepFirstBytes(item.raw, known ? limits.keptBytes : limits.auditBytes);
+        // Whether its words count is stored with it, before the answer: a crash right after the 202
+        // must not turn an authenticated notification into an unauthenticated one.
+        const authenticated = this.authenticated && kept.originalBytes === undefined;
+        const id = await store.webhookEvents.add(kept.body, receivedAt, kept.originalBytes, authenticated);
+        stored.push({ id, event, kept, authenticated });
+        // About one of ours, a cut body is out of the ordinary (one about a made-up reference is the flood's).
+        if (kept.originalBytes !== undefined && known)
+          log.warn(
+            { webhook_event: id, bytes: kept.originalBytes, kept_bytes: Buffer.byteLength(kept.body) },
+            'webhook body cut: stored its start only; its words do not count',
+          );
+        if (known === 'payment') this.options.health.notified(event.reference);
+      }
+      if (strangers > 0) {
+        const kept = keepFirstBytes(raw, limits.auditBytes);
+        const id = await store.webhookEvents.addRejected(kept.body, receivedAt, 'unknown_reference', kept.originalBytes);
+        log.warn({ webhook_event: id, items: strangers }, 'webhook lists transactions that are none of ours; its start stored for the operator');
+      }
     } catch (error) {
       return this.notStored(error, log);
     }
-    const cut = kept.originalBytes !== undefined;
-    // About one of ours, a cut body is out of the ordinary (one about a made-up reference is the flood's).
-    if (cut && known)
-      log.warn(
-        { webhook_event: id, bytes: kept.originalBytes, kept_bytes: Buffer.byteLength(kept.body) },
-        'webhook body cut: stored its start only; its words do not count',
-      );
-    if (known === 'payment') this.options.health.notified(event.reference);
-    this.options.tally?.('accepted');
-    // After the write, not awaited: the answer does not wait for the partner. A notification's words
-    // are evidence only when the intake is authenticated, and never from a body stored cut.
-    // Outside this request's store budget: the processing outlives the answer.
-    withoutStoreBudget(() => void this.options.processor.process(id, kept.body, { event, authenticated: this.authenticated && !cut }));
+    if (items.length > 1)
+      log.info({ webhook_events: stored.map((s) => s.id), items: items.length }, 'webhook lists several transactions: each stored and confirmed');
+    for (const { id, event, kept, authenticated } of stored) {
+      this.options.tally?.('accepted');
+      // After the write, not awaited: the answer does not wait for the partner. A notification's words
+      // are evidence only when the intake is authenticated, and never from a body stored cut.
+      // Outside this request's store budget: the processing outlives the answer.
+      withoutStoreBudget(() => void this.options.processor.process(id, kept.body, { event, authenticated }));
+    }
     return { kind: 'stored' };
   }
 

@@ -27,6 +27,8 @@ import type { PaymentService } from './payments.ts';
 import type { StatusNumbering } from './status-numbering.ts';
 import type { TransferService } from './transfers.ts';
 import { groupKey, newGroup, round, type Group } from './notification-groups.ts';
+import { byExternalReference } from './notification-references.ts';
+import { isReturnable } from './returns.ts';
 
 /** The schedule of confirmations tried again (DEFAULTS.webhookIntake). */
 export interface RetrySettings {
@@ -93,9 +95,21 @@ export class WebhookProcessor {
    */
   async process(id: number, rawBody: string, received?: { event: PartnerNotification | null; authenticated: boolean }): Promise<void> {
     if (this.closed) return;
-    const event = received?.event ?? parseEvent(rawBody);
+    const read = received?.event ?? parseEvent(rawBody);
     const authenticated = received?.authenticated ?? false;
-    if (!event) return this.settle([id], 'invalid');
+    if (!read) return this.settle([id], 'invalid');
+    // Named by our transaction id (`txid`): followed as the transaction it belongs to.
+    let event: PartnerNotification | null;
+    try {
+      event = await byExternalReference(this.deps.store, read);
+    } catch (error) {
+      this.deps.log.warn(
+        { webhook_event: id, err: { message: error instanceof Error ? error.message : String(error) } },
+        'webhook not processed yet; will retry',
+      );
+      return;
+    }
+    if (!event) return this.settle([id], 'unknown_reference');
     // Decided before it takes a group or a slot: a flood of made-up references never delays real ones.
     if (!this.deps.intakeAuthenticated) {
       let known: boolean;
@@ -123,6 +137,19 @@ export class WebhookProcessor {
     if (authenticated && event.outcome !== null) {
       group.explicit = event.outcome;
       group.trusted.add(id);
+    }
+    // A return, likewise only from an authenticated notification (issue 37).
+    if (authenticated && event.returned !== null) {
+      const before = group.returned;
+      const cents =
+        before === null ? event.returned.cents : before.cents === null || event.returned.cents === null ? null : Math.max(before.cents, event.returned.cents);
+      group.returned = { cents };
+      group.trusted.add(id);
+    } else if (event.returned !== null) {
+      this.deps.log.warn(
+        { webhook_event: id, reference: event.reference },
+        'a notification states a return, but the intake is not authenticated (PIX_WEBHOOK_SECRET_PATH, PIX_WEBHOOK_SOURCE_IPS): its words are no evidence; the payment is confirmed as any other',
+      );
     }
     if (group.taken.has(id)) return group.current?.done;
     // Already waiting for its try again (a drain found it still unprocessed): it keeps its schedule.
@@ -318,13 +345,19 @@ export class WebhookProcessor {
       // Words are tried again only while a final code can only be the payment's own outcome: before
       // its automatic cancellation (less a margin for clock skew), never against that cancellation.
       group.openUntil = stored.expiresAt + LIMITS.cancelAfterExpirationSeconds * 1000 - this.retry.retryMarginMs;
-      if (stored.final) return this.finalPayment(group, ids);
+      if (stored.final) {
+        if (group.returned !== null) return this.applyReturn(group, stored);
+        // A paid payment notified again may have been returned: its code says so when one is listed `returned`.
+        if (await this.deps.payments.confirmReturn(reference)) return 'applied';
+        return this.finalPayment(group, ids);
+      }
       // Another instance sharing the store may have reached a verdict on the numbering a moment ago
       // (verified it, or proven it wrong): heard now, before deciding, not at the next reload (issue 30).
       if (numbering && (numbering.report().state === 'unverified' || (this.deps.store.cluster && numbering.report().state !== 'mismatch')))
         await numbering.reload();
       // Confirmed with the partner; the body's status is never used alone.
       const record = await this.deps.payments.confirm(reference, outcome);
+      if (record?.final && group.returned !== null) return this.applyReturn(group, record);
       if (record?.final) return outcome !== null && recordedOutcome(record) !== outcome ? this.finalPayment(group, ids, record) : 'applied';
       // Contradicted only when this payment's own words were (another payment's mismatch meanwhile
       // leaves these words waiting: under a mismatch they are the only way it can be settled).
@@ -346,6 +379,23 @@ export class WebhookProcessor {
     const final = await this.deps.transfers.confirm(reference, outcome);
     if (final === null) return 'unknown_reference';
     return final ? 'applied' : 'retry';
+  }
+
+  /**
+   * A return an authenticated notification stated, of a final payment: recorded when it is paid
+   * (domain/returns.ts); of a canceled one, nothing was paid to give back.
+   */
+  private async applyReturn(group: Group, payment: PaymentRecord): Promise<ProcessResult> {
+    const returned = group.returned!;
+    group.returned = null;
+    if (!isReturnable(payment)) {
+      this.deps.log.warn(
+        { reference: payment.reference },
+        'a notification states a return of a payment not recorded paid: nothing to give back, nothing recorded',
+      );
+      return 'already_final';
+    }
+    return (await this.deps.payments.recordReturn(payment, returned.cents, 'notification')) ? 'applied' : 'already_final';
   }
 
   /** A final payment: authenticated words that contradict it open a dispute; anything else changes nothing. */

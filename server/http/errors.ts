@@ -62,7 +62,7 @@ export function respondError(
     const [status, code] = DOMAIN_STATUS[error.kind];
     if (error.kind === 'status_unverified') {
       // No new code while an earlier one may be paid: the checkout service logged why.
-      return c.json(errorBody(code, error.message), status, { 'retry-after': '30' });
+      return c.json(errorBody(code, error.message), status, { 'retry-after': String(error.retryAfterSeconds ?? 30) });
     }
     if (status >= 500) {
       log.error({ err: { message: error.message } }, 'the partner service answered what the proxy cannot use');

@@ -52,6 +52,7 @@ export class Metrics {
   private readonly notifications: Counter<'result' | 'reason'>;
   private readonly deliveries: Counter<'result'>;
   private readonly outcomes: Counter<'type'>;
+  private readonly returns: Counter;
   private backlog: { at: number; read: Promise<{ pending: number; oldestPendingAt: number | null } | null> } | null = null;
 
   /** `processMetrics`: Node's default process metrics too (CPU, memory, event loop lag, GC), on this registry. */
@@ -110,6 +111,12 @@ export class Metrics {
       name: `${METRIC_PREFIX}outcome_events_total`,
       help: 'Outcome events this instance recorded (the merchant is told of each), by type: payment.paid, payment.disputed, checkout.overpaid...',
       labelNames: ['type'],
+      registers,
+    });
+
+    this.returns = new Counter({
+      name: `${METRIC_PREFIX}payment_returns_total`,
+      help: 'Returns of paid payments this instance recorded (a Pix return, MED): each new returned total of a payment (payment.returned)',
       registers,
     });
 
@@ -253,9 +260,10 @@ export class Metrics {
     if (createdToPaidMs !== undefined) this.timeToPaid.observe(Math.max(0, createdToPaidMs / 1000));
   }
 
-  /** An outcome event recorded here (its type: one of OutcomeType's). */
+  /** An outcome event recorded here (its type: one of OutcomeType's); a return counted apart too. */
   outcomeEvent(type: string): void {
     this.outcomes.inc({ type });
+    if (type === 'payment.returned') this.returns.inc();
   }
 
   transferFinalized(outcome: string): void {

@@ -26,20 +26,52 @@ import { isObject, readNumber, type PartnerStatus } from './read-fields.ts';
 import { plainWord, wordMeaning } from './status-codes.ts';
 
 export interface PartnerNotification {
+  /** The reference as the notification names it: an `external_reference`, or (`referenceField`) another field we stored. */
   reference: string;
+  /**
+   * Which of our references it names: the partner's `external_reference` (its own handle on the
+   * transaction), or the `transaction_id` we sent with the create, which partners also call `txid`
+   * (domain/notification-references.ts finds the transaction it names).
+   */
+  referenceField: 'external_reference' | 'transaction_id';
   kind: 'payment' | 'transfer' | null;
   /** Only from words: a numeric status is not an outcome until its meaning is known. */
   outcome: 'approved' | 'canceled' | null;
   status: PartnerStatus | null;
   eventId: string | null;
+  /**
+   * A return it states (a Pix "devolução", the central bank's MED among them): from words
+   * (`payment.returned`, `pix.devolvido`) or a list of returns (`devolucoes: [{valor, status}]`).
+   * `cents`: the amount returned, when the body says it; null when it does not (the whole payment is
+   * then taken as returned for what may still be refunded: domain/returns.ts).
+   */
+  returned: { cents: number | null } | null;
 }
 
 type Json = unknown;
 
-/** How far into a body the fields are looked for: nesting depth, and objects and arrays visited. */
-export const WALK = { maxDepth: 6, maxNodes: 2_000 } as const;
+/**
+ * How far into a body the fields are looked for: nesting depth, and objects and arrays visited; and
+ * the most payments one notification may list (`{"pix": [{...}, {...}]}`): each becomes a stored
+ * notification of its own, so a larger list is kept for the operator, not split.
+ */
+export const WALK = { maxDepth: 6, maxNodes: 2_000, maxBatchItems: 100 } as const;
 /** The reference's names, by confidence: the first of these groups found decides. */
 const REFERENCE_NAMES = [['external_reference', 'externalReference'], ['reference'], ['ext_reference']] as const;
+/**
+ * Names of the `transaction_id` we sent with the create, read only when no reference name is
+ * there: the partner's own spelling, and the central bank's `txid` (its Pix webhook lists
+ * `{"pix": [{"txid", "valor", "devolucoes"...}]}`).
+ */
+const TRANSACTION_ID_NAMES = ['transaction_id', 'transactionId', 'txid'] as const;
+/** Words of a return beside those `WORDS` gives the meaning returned (`returned`, `estornado`...): the nouns (`devolucao`, `MED`). */
+const RETURN_WORDS = new Set(['return', 'returned', 'devolucao', 'devolvido', 'devolvida', 'devolucoes', 'med']);
+/** Fields holding a returned amount, in reais, beside the reference. */
+const RETURNED_VALUE_NAMES = ['returned_value', 'returnedValue', 'return_value', 'returned_amount', 'valor_devolvido'];
+/** Lists of returns (the central bank's `devolucoes`), each `{valor, status}`. */
+const RETURN_LIST_NAMES = ['devolucoes', 'returns'];
+/** A listed return's statuses that say it has not happened (yet): in progress, or not made. */
+const RETURN_NOT_DONE = new Set(['em_processamento', 'nao_realizado', 'pending', 'processing', 'failed', 'rejected']);
 const EVENT_NAMES = ['event', 'event_type', 'eventType', 'event_name', 'topic', 'action'];
 const KIND_NAMES = ['type', 'kind', 'transaction_type', 'transactionType', 'resource', 'object'];
 const EVENT_ID_NAMES = ['event_id', 'eventId', 'notification_id'];
@@ -170,33 +202,35 @@ function outcomeOf(word: string | null): PartnerNotification['outcome'] {
 interface Place {
   node: Record<string, Json>;
   parent: Place | null;
+  /** Where it is in the body: keys and array indexes from the root. */
+  path: (string | number)[];
 }
 
 /** Every object of a body, breadth first (the shallowest first), within `WALK`'s bounds. */
 function objectsOf(root: Json): Place[] {
   const places: Place[] = [];
-  let level: { value: Json; parent: Place | null }[] = [{ value: root, parent: null }];
+  let level: { value: Json; parent: Place | null; path: (string | number)[] }[] = [{ value: root, parent: null, path: [] }];
   let visited = 0;
   for (let depth = 0; depth <= WALK.maxDepth && level.length > 0; depth++) {
     const next: typeof level = [];
-    for (const { value, parent } of level) {
+    for (const { value, parent, path } of level) {
       if (visited >= WALK.maxNodes) return places;
       // Children past the node count are never visited: not queued either.
       const room = () => visited + next.length < WALK.maxNodes;
       if (Array.isArray(value)) {
         visited++;
-        for (const item of value) {
+        for (const [index, item] of value.entries()) {
           if (!room()) break;
-          if (typeof item === 'object' && item !== null) next.push({ value: item, parent });
+          if (typeof item === 'object' && item !== null) next.push({ value: item, parent, path: [...path, index] });
         }
       } else if (isObject(value)) {
         visited++;
-        const place = { node: value, parent };
+        const place = { node: value, parent, path };
         places.push(place);
         for (const key in value) {
           if (!room()) break;
           const child = value[key];
-          if (typeof child === 'object' && child !== null) next.push({ value: child, parent: place });
+          if (typeof child === 'object' && child !== null) next.push({ value: child, parent: place, path: [...path, key] });
         }
       }
     }
@@ -230,21 +264,34 @@ function agreed<T>(values: readonly (T | null)[]): T | null {
   return distinct.size === 1 ? [...distinct][0]! : null;
 }
 
-/** What reading a notification made of it: what it says, or why it could not say. */
-export type NotificationReading = { notification: PartnerNotification } | { ambiguous: string[] } | { unreadable: true };
+/**
+ * What reading a notification made of it: what it says; a list of payments (`batch`), each item with
+ * the body it is read from (the notification with the list cut to that item: its envelope kept); or
+ * why it could not say.
+ */
+export type NotificationReading =
+  { notification: PartnerNotification } | { batch: { notification: PartnerNotification; body: Json }[] } | { ambiguous: string[] } | { unreadable: true };
 
-/** What a notification says; `ambiguous` when it names two different references; `unreadable` when none. */
+/**
+ * What a notification says; `batch` when it lists several transactions (each item of one list names
+ * one reference); `ambiguous` when it names two different references otherwise (or lists more than
+ * `WALK.maxBatchItems`); `unreadable` when none.
+ */
 export function examineNotification(body: Json): NotificationReading {
   if (typeof body !== 'object' || body === null) return { unreadable: true };
   const places = objectsOf(body);
   let references: { text: string; place: Place }[] = [];
-  for (const names of REFERENCE_NAMES) {
+  let referenceField: PartnerNotification['referenceField'] = 'external_reference';
+  for (const names of [...REFERENCE_NAMES, TRANSACTION_ID_NAMES]) {
     references = found(places, names);
-    if (references.length > 0) break;
+    if (references.length > 0) {
+      if (names === TRANSACTION_ID_NAMES) referenceField = 'transaction_id';
+      break;
+    }
   }
   if (references.length === 0) return { unreadable: true };
   const distinct = [...new Set(references.map((r) => r.text))];
-  if (distinct.length > 1) return { ambiguous: distinct };
+  if (distinct.length > 1) return batchOf(body, references) ?? { ambiguous: distinct };
   const { text: reference, place: record } = references[0]!;
 
   const events = found(places, EVENT_NAMES);
@@ -279,7 +326,80 @@ export function examineNotification(body: Json): NotificationReading {
   // The event id of an envelope: its own field, or `id` beside an event name (the old format's `id` is the transaction's).
   const beside = event?.place.node.id;
   const eventId = found(places, EVENT_ID_NAMES)[0]?.text ?? (event !== null && event.place !== record ? textOf(beside) : null);
-  return { notification: { reference, kind, outcome, status, eventId } };
+  return { notification: { reference, referenceField, kind, outcome, status, eventId, returned: returnOf(record, eventWords) } };
+}
+
+/**
+ * The items of a list of transactions, when the references found are each inside one item of the
+ * same list (`{"pix": [{"txid": "a"}, {"txid": "b"}]}`, `[{event, payload}, {event, payload}]`) and
+ * no item names two: each read from the body with the list cut to it. Null otherwise.
+ */
+function batchOf(body: Json, references: { text: string; place: Place }[]): { batch: { notification: PartnerNotification; body: Json }[] } | null {
+  const paths = references.map((r) => r.place.path);
+  // The longest path all references share: it must be a list, each reference inside one of its items.
+  let common = 0;
+  while (paths.every((p) => p.length > common && p[common] === paths[0]![common])) common++;
+  if (!paths.every((p) => typeof p[common] === 'number')) return null;
+  const byItem = new Map<number, Set<string>>();
+  for (const [i, r] of references.entries()) {
+    const item = paths[i]![common] as number;
+    byItem.set(item, (byItem.get(item) ?? new Set()).add(r.text));
+  }
+  if ([...byItem.values()].some((texts) => texts.size > 1) || byItem.size > WALK.maxBatchItems) return null;
+  const listPath = paths[0]!.slice(0, common);
+  const items: { notification: PartnerNotification; body: Json }[] = [];
+  for (const index of [...byItem.keys()].sort((a, b) => a - b)) {
+    const itemBody = withListCut(body, listPath, index);
+    const reading = examineNotification(itemBody);
+    if (!('notification' in reading)) return null;
+    items.push({ notification: reading.notification, body: itemBody });
+  }
+  return { batch: items };
+}
+
+/** A copy of `body` where the list at `path` holds only its item `index`. */
+function withListCut(body: Json, path: readonly (string | number)[], index: number): Json {
+  const list: readonly Json[] | null = Array.isArray(body) ? body : null;
+  if (path.length === 0) return list ? [list[index]] : body;
+  const [head, ...rest] = path;
+  if (list) return list.map((v, i) => (i === head ? withListCut(v, rest, index) : v));
+  if (isObject(body)) return { ...body, [head!]: withListCut(body[head as string], rest, index) };
+  return body;
+}
+
+/** Reais to cents, when it is an amount at all. */
+function centsOf(value: Json): number | null {
+  const n = readNumber(value);
+  return n !== null && n > 0 ? Math.round(Number((n * 100).toPrecision(15))) : null;
+}
+
+/**
+ * The return a record states: a list of returns (those done, summed), a returned amount field, or
+ * words of a return in the event's name or the record's status (amount: its returned-value field,
+ * else not said).
+ */
+function returnOf(record: Place, eventWords: string[]): PartnerNotification['returned'] {
+  for (const name of RETURN_LIST_NAMES) {
+    const list = record.node[name];
+    if (!Array.isArray(list) || list.length === 0) continue;
+    let cents = 0;
+    let done = 0;
+    for (const item of list) {
+      if (!isObject(item)) continue;
+      const status = typeof item.status === 'string' ? plainWord(item.status.trim()).replace(/[\s-]+/g, '_') : '';
+      if (RETURN_NOT_DONE.has(status)) continue;
+      const amount = centsOf(item.valor ?? item.value ?? item.amount);
+      done++;
+      if (amount === null) return { cents: null };
+      cents += amount;
+    }
+    if (done > 0) return { cents };
+  }
+  const amount = RETURNED_VALUE_NAMES.map((n) => centsOf(record.node[n])).find((c) => c !== null) ?? null;
+  if (amount !== null) return { cents: amount };
+  const statusWords = typeof record.node.status === 'string' ? words(record.node.status) : [];
+  const said = [...eventWords, ...statusWords].some((w) => RETURN_WORDS.has(w) || wordMeaning(w) === 'returned');
+  return said ? { cents: null } : null;
 }
 
 /** What a notification says; null when it names no reference we could find, or two different ones. */

@@ -42,18 +42,32 @@ export interface LoginAnswer {
   found: Found;
 }
 
+/** Records a login answer may keep its token in, one level below the envelope. */
+const TOKEN_RECORDS = ['token', 'auth', 'authentication', 'credentials', 'session'];
+
+/** A token: printable ASCII without spaces; `Bearer <token>` (its type written before it) is the token. */
+function tokenText(value: Json): string | null {
+  if (typeof value !== 'string') return null;
+  const bare = /^\s*bearer\s+(\S+)\s*$/i.exec(value)?.[1] ?? value;
+  return /^[\x21-\x7e]+$/.test(bare) ? bare : null;
+}
+
 export function readLogin(json: Json, now: number): LoginAnswer | null {
-  const token = first(json, enveloped('access_token', 'token', 'accessToken', 'jwt', 'bearer_token'), (v) =>
-    typeof v === 'string' && /^[\x21-\x7e]+$/.test(v) ? v : null,
-  );
+  // At data or the top (an OAuth answer: `{access_token, token_type, expires_in}`), or one level
+  // deeper, in a token record (`{"data": {"token": {"access_token": ...}}}`: issue 37).
+  const names = ['access_token', 'token', 'accessToken', 'jwt', 'bearer_token'];
+  const token = first(json, [...enveloped(...names), ...enveloped(...TOKEN_RECORDS.flatMap((record) => names.map((name) => `${record}.${name}`)))], tokenText);
   if (!token) return null;
-  const expiresAt = first(json, enveloped('expires_at', 'expiresAt', 'expiration', 'valid_until'), time);
+  // The lifetime beside the token first (its record's), then at the usual places.
+  const record = recordOf(token.at);
+  const near = (...fields: string[]) => [...fields.map((f) => record + f), ...enveloped(...fields)];
+  const expiresAt = first(json, near('expires_at', 'expiresAt', 'expiration', 'valid_until'), time);
   // A lifetime in seconds: `expires_in`, or a small number where a time was expected (`expiration: 3600`).
   const seconds = (v: Json) => {
     const n = readNumber(v);
     return n !== null && n > 0 && n < 1e9 ? n : null;
   };
-  const expiresIn = expiresAt ? null : first(json, enveloped('expires_in', 'expiresIn', 'expiration', 'expires'), seconds);
+  const expiresIn = expiresAt ? null : first(json, near('expires_in', 'expiresIn', 'expiration', 'expires'), seconds);
   const lifetime = expiresAt?.value ?? (expiresIn ? now + expiresIn.value * 1000 : now + LIMITS.tokenLifetimeSeconds * 1000);
   return { token: token.value, expiresAt: lifetime, found: { token: token.at, lifetime: expiresAt?.at ?? expiresIn?.at ?? null } };
 }

@@ -240,6 +240,8 @@ export function paymentView(state: SandboxState, payment: SandboxPayment, urls: 
     tenant: state.account.tenant,
     createdAt: payment.createdAt,
     expirationSeconds: payment.expirationSeconds,
+    now: state.clock.now(),
+    ...((payment.returned ?? 0) > 0 ? { returned: true } : {}),
   };
 }
 

@@ -59,6 +59,14 @@ const CustomerKeys = z.strictObject(
 
 const DialectRequest = z.strictObject({ name: z.string() });
 
+const ReturnRequest = z.strictObject({
+  value: z.optional(z.number().check(z.positive('must be more than 0'), z.maximum(10_000, 'must be at most 10000'))),
+});
+
+const BatchingRequest = z.strictObject({
+  window_ms: z.number().check(z.int('must be a whole number'), z.minimum(0, 'must be at least 0'), z.maximum(60_000, 'must be at most 60000')),
+});
+
 const CustomerRequest = z.strictObject({
   document: z.string().check(z.refine(isValidDocument, 'must be a valid CPF or CNPJ')),
   name: z.string().check(z.minLength(1, 'must not be empty'), z.maxLength(120, 'must be at most 120 characters')),
@@ -87,9 +95,12 @@ export function createControlApi(state: SandboxState): Hono {
   }
 
   /** Answers a pay, cancel, approve: the new status (the dialect's code), or 409 when it already had a final one. */
-  const settled = (c: Context, item: { externalReference: string; status: PartnerStatusCode }, outcome: Outcome) =>
+  const settled = (c: Context, item: { externalReference: string; status: PartnerStatusCode }, outcome: Outcome, kind: 'payment' | 'transfer' = 'payment') =>
     outcome.ok
-      ? c.json({ reference: item.externalReference, status: state.dialect.statusCodes[statusName(item.status)] })
+      ? c.json({
+          reference: item.externalReference,
+          status: (kind === 'transfer' ? (state.dialect.transferStatusCodes ?? state.dialect.statusCodes) : state.dialect.statusCodes)[statusName(item.status)],
+        })
       : controlError(c, 409, 'conflict', `Not done: ${outcome.reason}.`);
 
   // The payer's bank.
@@ -97,6 +108,21 @@ export function createControlApi(state: SandboxState): Hono {
     const payment = state.payments.get(c.req.param('reference'));
     if (!payment) return controlError(c, 404, 'not_found', 'No such payment in the sandbox.');
     return settled(c, payment, state.pay(payment));
+  });
+  // A Pix return of a paid payment (all that is left, or `value` reais): the payment stays paid, and a notification says so.
+  control.post('/payments/:reference/return', async (c) => {
+    const payment = state.payments.get(c.req.param('reference'));
+    if (!payment) return controlError(c, 404, 'not_found', 'No such payment in the sandbox.');
+    let value: number | undefined;
+    if ((c.req.header('content-length') ?? '0') !== '0') {
+      const read = await input(c, ReturnRequest);
+      if (!read.ok) return read.response;
+      value = read.data.value;
+    }
+    const outcome = state.returnPayment(payment, value);
+    return outcome.ok
+      ? c.json({ reference: payment.externalReference, returned: payment.returned })
+      : controlError(c, 409, 'conflict', `Not done: ${outcome.reason}.`);
   });
   control.post('/payments/:reference/cancel', (c) => {
     const payment = state.payments.get(c.req.param('reference'));
@@ -112,7 +138,7 @@ export function createControlApi(state: SandboxState): Hono {
     control.post(`/transfers/:reference/${action}`, (c) => {
       const transfer = state.transfers.get(c.req.param('reference'));
       if (!transfer) return controlError(c, 404, 'not_found', 'No such transfer in the sandbox.');
-      return settled(c, transfer, state.settleTransfer(transfer, outcome));
+      return settled(c, transfer, state.settleTransfer(transfer, outcome), 'transfer');
     });
   }
 
@@ -141,6 +167,14 @@ export function createControlApi(state: SandboxState): Hono {
     if (!delivery) return controlError(c, 404, 'not_found', 'No such webhook event.');
     return c.json({ delivery }, 202);
   });
+  // Several notifications in one POST (`{"pix": [...]}`), as some partners send them: those due within `window_ms` of the first; 0 turns it off.
+  control.put('/webhooks/batching', async (c) => {
+    const read = await input(c, BatchingRequest);
+    if (!read.ok) return read.response;
+    state.webhooks.batchMs = read.data.window_ms === 0 ? null : read.data.window_ms;
+    return c.json({ window_ms: state.webhooks.batchMs ?? 0 });
+  });
+  control.post('/webhooks/batching/flush', (c) => c.json({ sent: state.webhooks.flushBatch() }));
   control.get('/notification-url', (c) => c.json({ notification: notificationView(state) }));
   control.delete('/notification-url', (c) => {
     state.webhooks.notification = null;
@@ -198,7 +232,14 @@ export function createControlApi(state: SandboxState): Hono {
   });
 
   // The dialect (dialects.ts): which one answers, and its status codes; switched at once.
-  const dialectView = (c: Context) => c.json({ name: state.dialect.name, status_codes: { ...state.dialect.statusCodes } });
+  const dialectView = (c: Context) =>
+    c.json({
+      name: state.dialect.name,
+      status_codes: { ...state.dialect.statusCodes },
+      // A dialect numbering transfers apart, or with more than three states, says so.
+      ...(state.dialect.transferStatusCodes ? { transfer_status_codes: { ...state.dialect.transferStatusCodes } } : {}),
+      ...(state.dialect.setting ? { setting: state.dialect.setting } : {}),
+    });
   control.get('/dialect', dialectView);
   control.put('/dialect', async (c) => {
     const read = await input(c, DialectRequest);

@@ -48,6 +48,10 @@ export interface PaymentView {
   /** Epoch milliseconds, sandbox time. */
   createdAt: number;
   expirationSeconds: number;
+  /** Epoch milliseconds, sandbox time, when the answer is written: a dialect with an expired code needs it. */
+  now?: number;
+  /** The payment was given back after approval (a return): a dialect with a returned code writes it. */
+  returned?: boolean;
 }
 
 /** A transfer as the sandbox knows it, neutral. */
@@ -103,6 +107,13 @@ export interface SandboxDialect {
   readonly name: string;
   /** `status` of records, create answers, webhooks and the control API's pay/cancel/approve answers. */
   readonly statusCodes: StatusNumbering;
+  /** Transfers' `status`, when they are numbered apart from payments (default: statusCodes). */
+  readonly transferStatusCodes?: StatusNumbering;
+  /**
+   * The PIX_STATUS_CODES (and PIX_TRANSFER_STATUS_CODES) a client sets for this dialect, when its
+   * numbering has more than the three states (an expired code, a returned one); default: statusCodes'.
+   */
+  readonly setting?: { payments: string; transfers: string };
   /** The HTTP status of a refused token (no token, unknown or expired): 401 unless said (some services answer 403). */
   readonly tokenRefusedStatus?: 401 | 403;
   /** How the partner API and the webhooks write a time (created_at, updated_at, occurred_at). */

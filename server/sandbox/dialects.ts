@@ -18,6 +18,12 @@
  * - `swapped`: the default in every way but approved and canceled: 1 pending, 3 approved, 2
  *   canceled. Its pending code is ours, so only the approved and canceled codes' own proofs
  *   (domain/status-numbering.ts) show the default setting wrong: the mismatch path, by hand.
+ * - `expiring`: the default with the numbering most Pix services have (issue 37): 1 pending,
+ *   2 approved, 3 expired (past its expiration, payable until canceled an hour later), 4 canceled,
+ *   6 returned (a payment given back after approval); transfers numbered apart, 11 pending,
+ *   12 approved, 13 canceled. Set `PIX_STATUS_CODES=pending=1,approved=2,expired=3,canceled=4,returned=6`
+ *   and `PIX_TRANSFER_STATUS_CODES=pending=11,approved=12,canceled=13` (its `setting`); with the
+ *   default setting, its expired 3 is what the default calls canceled.
  *
  * A dialect is an object of knobs (SandboxDialect, in dialect.ts): app.ts, control.ts, public.ts,
  * webhooks.ts and transport.ts hand it neutral views (canonical status names, epoch milliseconds,
@@ -39,7 +45,7 @@ export {
   type TransferView,
 } from './dialect.ts';
 
-export const DIALECT_NAMES = ['default', 'terse', 'numbered', 'swapped'] as const;
+export const DIALECT_NAMES = ['default', 'terse', 'numbered', 'swapped', 'expiring'] as const;
 export type DialectName = (typeof DIALECT_NAMES)[number];
 
 /** The per-dialect forms the record builders below share. */
@@ -277,11 +283,49 @@ const swappedDialect: SandboxDialect = {
   },
 };
 
+const expiringCodes: StatusNumbering = { pending: 1, approved: 2, canceled: 4 };
+const expiringTransferCodes: StatusNumbering = { pending: 11, approved: 12, canceled: 13 };
+/** The `expiring` dialect's codes beyond the three states. */
+export const EXPIRING_CODES = { expired: 3, returned: 6 } as const;
+
+/** A payment's code in the `expiring` numbering: expired once past its expiration and still unpaid, returned once given back. */
+function expiringPaymentCode(p: PaymentView): number {
+  if (p.returned) return EXPIRING_CODES.returned;
+  if (p.status === 'pending' && p.now !== undefined && p.now >= p.createdAt + p.expirationSeconds * 1000) return EXPIRING_CODES.expired;
+  return expiringCodes[p.status];
+}
+
+const withStatus = (answer: DialectAnswer, status: number): DialectAnswer => {
+  const body = answer.body as { data: Record<string, unknown> };
+  return { ...answer, body: { ...body, data: { ...body.data, status } } };
+};
+
+/** The default with an expired and a returned code, and transfers numbered apart (issue 37). */
+const expiringDialect: SandboxDialect = {
+  ...defaultDialect,
+  name: 'expiring',
+  statusCodes: expiringCodes,
+  transferStatusCodes: expiringTransferCodes,
+  setting: { payments: 'pending=1,approved=2,expired=3,canceled=4,returned=6', transfers: 'pending=11,approved=12,canceled=13' },
+  paymentCreated: (p) => withStatus(defaultDialect.paymentCreated(p), expiringPaymentCode(p)),
+  payment: (p) => withStatus(defaultDialect.payment(p), expiringPaymentCode(p)),
+  transferAccepted: (t) => withStatus(defaultDialect.transferAccepted(t), expiringTransferCodes[t.status]),
+  transfer: (t) => withStatus(defaultDialect.transfer(t), expiringTransferCodes[t.status]),
+  webhookPayload(event, format) {
+    const payload = defaultDialect.webhookPayload(event, format);
+    // A return's notification (state.ts returnPayment) carries the returned code.
+    const status =
+      event.returned !== undefined ? EXPIRING_CODES.returned : webhookStatus(event, event.kind === 'transfer' ? expiringTransferCodes : expiringCodes);
+    return format === 'old' ? { ...payload, status } : { ...payload, data: { ...(payload.data as Record<string, unknown>), status } };
+  },
+};
+
 export const SANDBOX_DIALECTS: Readonly<Record<DialectName, SandboxDialect>> = {
   default: defaultDialect,
   terse: terseDialect,
   numbered: numberedDialect,
   swapped: swappedDialect,
+  expiring: expiringDialect,
 };
 
 export function isDialectName(name: string): name is DialectName {

@@ -74,9 +74,12 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, stop);
 process.on('disconnect', stop);
 
 const codes = SANDBOX_DIALECTS[dialect].statusCodes;
-const numbering = `pending=${codes.pending},approved=${codes.approved},canceled=${codes.canceled}`;
+const own = SANDBOX_DIALECTS[dialect].setting;
+// A dialect with more than the three states says its setting; the others' is their three codes.
+const numbering = own?.payments ?? `pending=${codes.pending},approved=${codes.approved},canceled=${codes.canceled}`;
 const defaultCodes = SANDBOX_DIALECTS.default.statusCodes;
-const ownNumbering = codes.pending !== defaultCodes.pending || codes.approved !== defaultCodes.approved || codes.canceled !== defaultCodes.canceled;
+const ownNumbering =
+  own !== undefined || codes.pending !== defaultCodes.pending || codes.approved !== defaultCodes.approved || codes.canceled !== defaultCodes.canceled;
 /** What a client sets to use this sandbox; nothing at all from this directory on the default port. */
 const settings: Record<string, string> = {
   PIX_BASE_URL: sandbox.url,
@@ -85,6 +88,7 @@ const settings: Record<string, string> = {
   PIX_ACCESS_KEY: DEFAULT_ACCOUNT.accessKey,
   PIX_USER_AGENT: SANDBOX_ACCOUNT.userAgent,
   ...(ownNumbering ? { PIX_STATUS_CODES: numbering } : {}),
+  ...(own ? { PIX_TRANSFER_STATUS_CODES: own.transfers } : {}),
 };
 const control = `${sandbox.url}/_sandbox`;
 

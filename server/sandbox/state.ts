@@ -57,6 +57,8 @@ export interface SandboxPayment {
   /** When it reached its final status (paid or canceled). */
   finalAt: number | null;
   pixKey: string;
+  /** Reais given back to the payer after it was paid (a Pix return), in all; 0 when none. */
+  returned?: number;
 }
 
 export interface SandboxTransfer {
@@ -173,6 +175,34 @@ export class SandboxState {
     if (refused) return refused;
     payment.paidAt = this.clock.now();
     this.finishPayment(payment, 'approved');
+    return { ok: true };
+  }
+
+  /**
+   * Gives `value` reais (default: what is left) of a paid payment back to its payer, as a Pix return
+   * ("devolução") would: the payment stays paid, and a notification says how much was returned in all
+   * (the central bank's `devolucoes` list on the payment's record: webhooks.ts `withReturns`).
+   */
+  returnPayment(payment: SandboxPayment, value?: number): Outcome {
+    if (payment.status !== PARTNER_STATUS.approved) return { ok: false, reason: 'only a paid payment can be returned' };
+    const left = Math.round((payment.value - (payment.returned ?? 0)) * 100) / 100;
+    const amount = value ?? left;
+    if (!(amount > 0) || amount > left) return { ok: false, reason: `at most ${left.toFixed(2)} is left to return` };
+    payment.returned = Math.round(((payment.returned ?? 0) + amount) * 100) / 100;
+    this.webhooks.emit({
+      kind: 'payment',
+      outcome: 'approved',
+      occurredAt: this.clock.now(),
+      transaction: {
+        id: payment.id,
+        externalReference: payment.externalReference,
+        value: payment.value,
+        transactionId: payment.transactionId,
+        end2end: null,
+        createdAt: payment.createdAt,
+      },
+      returned: payment.returned,
+    });
     return { ok: true };
   }
 

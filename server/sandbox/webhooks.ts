@@ -43,6 +43,8 @@ export interface SandboxWebhookEvent {
     end2end: string | null;
     createdAt: number;
   };
+  /** A return of a paid payment: reais given back in all (state.ts returnPayment). */
+  returned?: number;
 }
 
 export interface WebhookAttempt {
@@ -82,10 +84,33 @@ export interface WebhookDelivery {
 /** Words an event's payload in one format (the sandbox's dialect does). */
 export type WebhookPayloadBuilder = (event: SandboxWebhookEvent, format: 'old' | 'new') => Record<string, unknown>;
 
+/**
+ * A return added to a payload, whatever its dialect: the central bank's list of returns
+ * (`devolucoes: [{valor, status}]`) on the record that names the payment.
+ */
+export function withReturns(payload: Record<string, unknown>, event: SandboxWebhookEvent): Record<string, unknown> {
+  if (event.returned === undefined) return payload;
+  const devolucoes = [{ id: `D${event.transaction.id}`, valor: event.returned.toFixed(2), status: 'DEVOLVIDO' }];
+  const add = (node: unknown): unknown => {
+    if (typeof node !== 'object' || node === null || Array.isArray(node)) return node;
+    const record = node as Record<string, unknown>;
+    if ('external_reference' in record || 'externalReference' in record) return { ...record, devolucoes };
+    return Object.fromEntries(Object.entries(record).map(([k, v]) => [k, add(v)]));
+  };
+  return add(payload) as Record<string, unknown>;
+}
+
 export class WebhookDispatcher {
   readonly events = new Map<string, SandboxWebhookEvent>();
   readonly deliveries: WebhookDelivery[] = [];
   notification: NotificationSettings | null = null;
+  /**
+   * Batching (control API): events due within this many real milliseconds of the first are sent in
+   * one POST, `{"pix": [payload, ...]}`, as partners that list several payments in one notification
+   * do; null sends each on its own (the spec's way).
+   */
+  batchMs: number | null = null;
+  private batch: { deliveries: WebhookDelivery[]; url: string; flush: () => void } | null = null;
   private readonly timeoutMs: number;
   private readonly retryDelayMs: number;
   /** Aborts every attempt and pause in flight when the sandbox closes. */
@@ -111,6 +136,15 @@ export class WebhookDispatcher {
     this.events.set(recorded.id, recorded);
     this.deliver(recorded, 'outcome');
     return recorded;
+  }
+
+  /** Sends the batch under way now (control API); false when none is held. */
+  flushBatch(): boolean {
+    const batch = this.batch;
+    if (!batch) return false;
+    this.batch = null;
+    batch.flush();
+    return true;
   }
 
   /** Sends an event again, to the notification URL and in the format registered now. */
@@ -141,7 +175,7 @@ export class WebhookDispatcher {
       trigger,
       url: target?.url ?? null,
       format,
-      payload: format ? this.buildPayload(event, format) : null,
+      payload: format ? withReturns(this.buildPayload(event, format), event) : null,
       state: 'sending',
       attempts: [],
       created_at: partnerTimestamp(this.now()),
@@ -149,24 +183,53 @@ export class WebhookDispatcher {
     this.deliveries.push(delivery);
     if (!target) delivery.state = 'not_sent';
     else if (this.dropped()) delivery.state = 'dropped';
+    else if (this.batchMs !== null) this.addToBatch(delivery, target.url, this.batchMs);
     else {
-      const sending = this.attemptAll(delivery, target.url).finally(() => this.inFlight.delete(sending));
+      const sending = this.attemptAll([delivery], target.url).finally(() => this.inFlight.delete(sending));
       this.inFlight.add(sending);
     }
     return delivery;
   }
 
-  private async attemptAll(delivery: WebhookDelivery, url: string): Promise<void> {
-    const body = JSON.stringify(delivery.payload);
+  /** Holds a delivery for the batch under way (one is started, sent after `batchMs`). */
+  private addToBatch(delivery: WebhookDelivery, url: string, batchMs: number): void {
+    if (this.batch && this.batch.url === url) {
+      this.batch.deliveries.push(delivery);
+      return;
+    }
+    const flushed = new AbortController();
+    const batch = { deliveries: [delivery], url, flush: () => flushed.abort() };
+    this.batch = batch;
+    const sending = sleep(batchMs, undefined, { signal: AbortSignal.any([this.closing.signal, flushed.signal]) })
+      .catch((error: unknown) => {
+        // Flushed: sent now; closing: not at all.
+        if (this.closing.signal.aborted) throw error;
+      })
+      .then(
+        () => {
+          if (this.batch === batch) this.batch = null;
+          return this.attemptAll(batch.deliveries, url);
+        },
+        () => {
+          for (const d of batch.deliveries) d.state = 'failed';
+        },
+      )
+      .finally(() => this.inFlight.delete(sending));
+    this.inFlight.add(sending);
+  }
+
+  /** Sends deliveries (one, or a batch in one body) with the spec's retries; each records every attempt. */
+  private async attemptAll(deliveries: WebhookDelivery[], url: string): Promise<void> {
+    const body = JSON.stringify(deliveries.length === 1 && this.batchMs === null ? deliveries[0]!.payload : { pix: deliveries.map((d) => d.payload) });
     const attempts = 1 + LIMITS.webhookRetries;
     for (let number = 1; number <= attempts; number++) {
       if (this.closing.signal.aborted) break;
       const at = partnerTimestamp(this.now());
       const result = await postJson(url, body, this.timeoutMs, this.closing.signal);
       const delivered = result.status !== null && result.status >= 200 && result.status < 300;
-      delivery.attempts.push({ number, at, status: result.status, error: result.error, delivered });
+      for (const delivery of deliveries) delivery.attempts.push({ number, at, status: result.status, error: result.error, delivered });
       if (delivered) {
-        delivery.state = 'delivered';
+        for (const delivery of deliveries) delivery.state = 'delivered';
         return;
       }
       if (number < attempts) {
@@ -177,7 +240,7 @@ export class WebhookDispatcher {
         }
       }
     }
-    delivery.state = 'failed';
+    for (const delivery of deliveries) delivery.state = 'failed';
   }
 }
 

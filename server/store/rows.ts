@@ -8,6 +8,7 @@ import type {
   DisputeRecord,
   OutboxEntry,
   PaymentRecord,
+  PaymentReturnRecord,
   PayoutRecord,
   PayoutState,
   TransferRecord,
@@ -125,6 +126,7 @@ export interface PaymentRow {
   final: number | boolean;
   favoured: string | null;
   reported_value_cents?: number | null;
+  returned_cents?: number | null;
 }
 
 export interface CheckoutRow {
@@ -140,6 +142,7 @@ export interface CheckoutRow {
   created_at: number;
   customer_document_hash?: string | null;
   personal_data_erased_at?: number | null;
+  replaces?: string | null;
 }
 
 export const toPayment = (r: PaymentRow): PaymentRecord => ({
@@ -158,6 +161,22 @@ export const toPayment = (r: PaymentRow): PaymentRecord => ({
   final: r.final === 1 || r.final === true,
   favoured: r.favoured,
   reportedValueCents: r.reported_value_cents ?? null,
+  // Only when set: a record as the domain wrote it reads back the same.
+  ...(r.returned_cents != null ? { returnedCents: Number(r.returned_cents) } : {}),
+});
+
+export interface ReturnRow {
+  reference: string;
+  returned_cents: number | string;
+  source: string;
+  recorded_at: number | string;
+}
+
+export const toReturn = (r: ReturnRow): PaymentReturnRecord => ({
+  reference: r.reference,
+  returnedCents: Number(r.returned_cents),
+  source: r.source,
+  recordedAt: Number(r.recorded_at),
 });
 
 export const toCheckout = (r: CheckoutRow): CheckoutRecord => ({
@@ -174,6 +193,7 @@ export const toCheckout = (r: CheckoutRow): CheckoutRecord => ({
   // Only when set: a record as the domain wrote it reads back the same.
   ...(r.customer_document_hash != null ? { documentHash: r.customer_document_hash } : {}),
   ...(r.personal_data_erased_at != null ? { personalDataErasedAt: r.personal_data_erased_at } : {}),
+  ...(r.replaces != null ? { replaces: r.replaces } : {}),
 });
 
 export interface DisputeRow {

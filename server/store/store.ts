@@ -29,7 +29,7 @@ export type { PaymentIntent, PaymentIntentStore } from './intents/types.ts';
 export type { Cluster, StoreChange } from './leases/types.ts';
 export type { WebhookEventRecord, WebhookEventStore } from './notifications/types.ts';
 export type { DeliveryAttempt, DeliveryAttemptRecord, DeliveryNext, OutboxEntry, OutboxStore } from './outbox/types.ts';
-export type { PaymentOutcomeOf, PaymentRecord, PaymentStore, ReadSchedule, StatusChange } from './payments/types.ts';
+export type { PaymentOutcomeOf, PaymentRecord, PaymentReturnRecord, PaymentStore, ReadSchedule, StatusChange } from './payments/types.ts';
 export type {
   PayoutLink,
   PayoutRecord,

@@ -154,6 +154,11 @@ export const CreateCheckoutRequest = /* @__PURE__ */ z
      * expiry runs from now. Default false: issued on the page's first call.
      */
     issue_payment: z.optional(z.boolean()),
+    /**
+     * The earlier checkout of the same order this one replaces (its renewals ran out): linked, so a
+     * payment of both is seen as the order paid twice (`checkout.overpaid`), and named in its view.
+     */
+    replaces: z.optional(CheckoutId),
   })
   .check(pairingCheck);
 export type CreateCheckoutRequest = z.infer<typeof CreateCheckoutRequest>;
@@ -190,6 +195,13 @@ export const CheckoutView = /* @__PURE__ */ z.object({
   amount_mismatch: z.optional(z.object({ reference: z.string(), value: z.number(), reported_value: z.number() })),
   /** True while an authenticated notification contradicts a final status of its payments and no operator has resolved it: refunds wait. */
   disputed: z.optional(z.boolean()),
+  /**
+   * Money of its paid payments given back to the payer (`payment.returned`): `value` in reais, in all,
+   * `references` the payments returned from. The status stays `paid`; what may be refunded is lowered by it.
+   */
+  returned: z.optional(z.object({ value: z.number(), references: z.array(z.string()) })),
+  /** The earlier checkout of the same order this one replaces (`replaces` at its creation). */
+  replaces: z.optional(z.string()),
 });
 export type CheckoutView = z.infer<typeof CheckoutView>;
 
@@ -227,6 +239,12 @@ export const OUTCOME_TYPES = [
   'checkout.overpaid',
   /** An authenticated notification contradicts a final payment (`recorded_status`, `notified_status`): refunds wait for an operator. */
   'payment.disputed',
+  /**
+   * Money of a paid payment was given back to the payer (a Pix return, "devolução", the central bank's
+   * MED among them): `returned_value` is everything returned of it so far; the payment stays paid,
+   * and what may still be refunded of its checkout is lowered by it. One event per new total.
+   */
+  'payment.returned',
 ] as const;
 export type OutcomeType = (typeof OUTCOME_TYPES)[number];
 
@@ -242,7 +260,7 @@ export const OutcomeEvent = /* @__PURE__ */ z.object({
   created_at: z.string(),
   data: z.object({
     reference: z.string(),
-    status: z.enum(['paid', 'canceled', 'approved', 'refused', 'amount_mismatch', 'overpaid', 'disputed']),
+    status: z.enum(['paid', 'canceled', 'approved', 'refused', 'amount_mismatch', 'overpaid', 'disputed', 'returned']),
     /** Reais. */
     value: z.nullable(z.number()),
     /** The paid checkout; for a refund, the refunded one. */
@@ -254,6 +272,8 @@ export const OutcomeEvent = /* @__PURE__ */ z.object({
     reason: z.optional(z.string()),
     /** `payment.amount_mismatch`: the value the partner reported, in reais. */
     reported_value: z.optional(z.number()),
+    /** `payment.returned`: everything returned of the payment so far, in reais. */
+    returned_value: z.optional(z.number()),
     /** `checkout.overpaid`: every paid payment of the checkout, oldest first. */
     references: z.optional(z.array(z.string())),
     /**

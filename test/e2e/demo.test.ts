@@ -562,6 +562,27 @@ describe("the shop's backend", () => {
     }
   });
 
+  test(
+    "a paid order returned (the test panel's devolução, issue 37): the shop is told, and what was returned is never refunded again",
+    { timeout: 60_000 },
+    async () => {
+      const order = await placeOrder(demo, { 'queijo-canastra': 1 });
+      await payOrder(demo, order);
+      const paid = (await orderOf(demo, order.id, order.cookie)).body;
+      assert.match(paid.payment_reference, /./, 'the panel knows what to return');
+      // The panel's button: the sandbox gives the payment back and notifies the proxy (through its secret path).
+      await stackControl(demo.stack, 'POST', `/payments/${encodeURIComponent(paid.payment_reference)}/return`);
+      const entries = await waitFor('payment.returned in the log', async () => {
+        const { body } = await getJson(`${demo.url}/shop/test/log?limit=200`);
+        return body.entries.some((e: any) => e.type === 'payment.returned') ? body.entries : undefined;
+      });
+      assert.match(entries.find((e: any) => e.type === 'payment.returned').note, /devolvido ao cliente/);
+      const refused = await refund(demo, order.id, order.cookie, { customer: 'ana' });
+      assert.equal(refused.status, 409, JSON.stringify(refused.body));
+      assert.equal(refused.body.error.code, 'refund_exceeds_paid');
+    },
+  );
+
   test('the refund route answers bad input with a 4xx and the error body, never a 500', async () => {
     const order = await placeOrder(demo, { 'goiabada-cascao': 1 });
     const raw = (body: string, contentType = 'application/json') =>

@@ -38,6 +38,12 @@ const PROFILES: Profile[] = [
     runs: 40,
   },
   { name: 'every status numbering and a wrong setting', behaviours: ['numbering', 'words', 'notifications'], seed: 11, runs: 30 },
+  {
+    name: 'a partner wider than our model (issue 37): 3 to 6 codes, transfers apart, its clock off, the expiration ignored, failed attempts, returns; set right, incompletely, by default or wrong',
+    behaviours: ['partner', 'numbering', 'notifications', 'late', 'twice', 'payouts', 'interleavings'],
+    seed: 37,
+    runs: 60,
+  },
   { name: 'renewals, late payments, an earlier code paid after a renewal', behaviours: ['late', 'twice'], seed: 7, runs: 30 },
   { name: 'a status the partner leaves out before a new code', behaviours: ['late', 'twice', 'faults'], seed: 5, runs: 60, overpaid: false },
   { name: 'payments of another amount', behaviours: ['amounts'], seed: 7, runs: 30 },

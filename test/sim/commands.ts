@@ -6,9 +6,10 @@
  * run may draw follows the behaviours enabled (BEHAVIOURS), so a failure can be narrowed down.
  */
 import fc from 'fast-check';
-import { EXPIRATION_SECONDS, SECRET_PATH, type Sim } from './harness.ts';
+import { EXPIRATION_SECONDS, LONG_EXPIRATION_SECONDS, SECRET_PATH, type Sim } from './harness.ts';
 import { checkNewCode, checkShownPayment, type FinalMemory } from './invariants.ts';
-import { PAYMENT_FAULTS, READ_FAULTS, TRANSFER_FAULTS, type Behaviour, type Fault, type FaultOp } from './world.ts';
+import { DEFAULT_STATUS_CODES, statusCodes, type StatusCodes } from '../../server/partner/status-codes.ts';
+import { PAYMENT_FAULTS, READ_FAULTS, TRANSFER_FAULTS, type Behaviour, type Fault, type FaultOp, type PartnerCodes } from './world.ts';
 
 /** Behaviours a run may draw; SIM_BEHAVIOURS (or --behaviours) restricts them. */
 export const BEHAVIOURS = [
@@ -36,6 +37,13 @@ export const BEHAVIOURS = [
   'merchant',
   /** Steps inside a partner call: paid just after the proxy's check, a transfer's notification before its create's answer. */
   'interleavings',
+  /**
+   * A partner wider than our model (issue 37): 3 to 6 codes (expired, returned, failed or not;
+   * payable after expiry or not), transfers numbered apart, its clock ±10 min, the requested
+   * expiration ignored, failed attempts (in words), returns after approval, a read in flight
+   * across the customer's payment; the proxy set right, incompletely, or not at all.
+   */
+  'partner',
 ] as const;
 export type BehaviourName = (typeof BEHAVIOURS)[number];
 
@@ -61,13 +69,53 @@ const PERMUTATIONS = [
 ].map(([pending, approved, canceled]) => ({ pending: pending!, approved: approved!, canceled: canceled! }));
 
 export function configArbitrary(enabled: ReadonlySet<BehaviourName>): fc.Arbitrary<RunConfig> {
-  const codes = enabled.has('numbering') ? fc.constantFrom(...PERMUTATIONS) : fc.constant(PERMUTATIONS[0]!);
-  const setting = enabled.has('numbering') ? fc.oneof(fc.constant(PERMUTATIONS[0]!), fc.constantFrom(...PERMUTATIONS)) : fc.constant(PERMUTATIONS[0]!);
+  const wide = enabled.has('partner');
+  const numbering = enabled.has('numbering');
+  // The partner's codes: the spec's three in any order (numbering), and (partner) an expired, a
+  // returned and a failed code or not, all drawn from 0..9.
+  const partnerCodes: fc.Arbitrary<PartnerCodes> = wide
+    ? fc
+        .tuple(
+          fc.shuffledSubarray([0, 1, 2, 3, 4, 5, 6, 7, 8, 9], { minLength: 6, maxLength: 6 }),
+          fc.constantFrom('ours' as const, 'expiredThird' as const, 'expiredSecond' as const, 'drawn' as const),
+          fc.boolean(),
+          fc.boolean(),
+          fc.boolean(),
+        )
+        .map(([drawn, layout, expired, returned, failed]): PartnerCodes => {
+          // The issue's numberings: 1 pending, 2 approved, 3 expired, 4 canceled; 1 pending, 2 expired, 3 approved, 4 canceled.
+          if (layout === 'expiredThird')
+            return { pending: 1, approved: 2, expired: 3, canceled: 4, ...(returned ? { returned: 6 } : {}), ...(failed ? { failed: 7 } : {}) };
+          if (layout === 'expiredSecond')
+            return { pending: 1, expired: 2, approved: 3, canceled: 4, ...(returned ? { returned: 6 } : {}), ...(failed ? { failed: 7 } : {}) };
+          // Else the spec's three are the sandbox's 1, 2, 3 (the default setting then reads them right), the others after them; or all drawn.
+          const list = layout === 'ours' ? [1, 2, 3, ...drawn.filter((c) => c > 3 || c === 0)] : drawn;
+          const [pending, approved, canceled, ...rest] = list as [number, number, number, ...number[]];
+          const codes: PartnerCodes = { pending, approved, canceled };
+          if (expired) codes.expired = rest.shift()!;
+          if (returned) codes.returned = rest.shift()!;
+          if (failed) codes.failed = rest.shift()!;
+          return codes;
+        })
+    : numbering
+      ? fc.constantFrom(...PERMUTATIONS)
+      : fc.constant(PERMUTATIONS[0]!);
   const statusForm = enabled.has('words') ? fc.constantFrom('code' as const, 'word' as const, 'none' as const) : fc.constant('code' as const);
-  return fc.record({
-    behaviour: fc.record({
-      codes,
-      setting,
+  const settingKind =
+    numbering || wide ? fc.constantFrom('right' as const, 'incomplete' as const, 'none' as const, 'wrong' as const) : fc.constant('right' as const);
+  return fc
+    .record({
+      codes: partnerCodes,
+      expiredPayable: fc.boolean(),
+      transfersApart: wide ? fc.boolean() : fc.constant(false),
+      transferSettingRight: fc.boolean(),
+      settingKind,
+      swap: fc.constantFrom(...PERMUTATIONS.slice(1)),
+      drop: fc.tuple(fc.boolean(), fc.boolean(), fc.boolean()),
+      clockOffsetMs: wide ? fc.integer({ min: -600_000, max: 600_000 }) : fc.constant(0),
+      ignoresExpiration: wide ? fc.boolean() : fc.constant(false),
+      expirationSeconds: wide ? fc.constantFrom(EXPIRATION_SECONDS, LONG_EXPIRATION_SECONDS) : fc.constant(EXPIRATION_SECONDS),
+      failureWords: wide ? fc.boolean() : fc.constant(false),
       statusForm,
       createStatus: fc.boolean(),
       notifyFormat: enabled.has('notifications')
@@ -75,8 +123,59 @@ export function configArbitrary(enabled: ReadonlySet<BehaviourName>): fc.Arbitra
         : fc.constantFrom('old' as const, 'new' as const),
       intake: fc.constantFrom('secret' as const, 'open' as const),
       renewals: enabled.has('twice') ? fc.integer({ min: 0, max: 2 }) : fc.constant(0),
-    }),
-    twoInstances: enabled.has('instances') ? fc.boolean() : fc.constant(false),
+      twoInstances: enabled.has('instances') ? fc.boolean() : fc.constant(false),
+    })
+    .map((d): RunConfig => {
+      // Apart: the payments' own numbers, approved and canceled the other way round (a payments' code would settle a transfer wrongly).
+      const transferCodes: PartnerCodes = d.transfersApart
+        ? { pending: d.codes.pending, approved: d.codes.canceled, canceled: d.codes.approved }
+        : { pending: d.codes.pending, approved: d.codes.approved, canceled: d.codes.canceled };
+      const behaviour: Behaviour = {
+        codes: d.codes,
+        expiredPayable: d.expiredPayable,
+        transferCodes,
+        clockOffsetMs: d.clockOffsetMs,
+        ignoresExpiration: d.ignoresExpiration,
+        expirationSeconds: d.expirationSeconds,
+        failureWords: d.failureWords,
+        settingKind: d.settingKind,
+        setting: settingFor(d.codes, d.expiredPayable, d.settingKind, d.swap, d.drop),
+        transferSetting: d.transferSettingRight ? settingFor(transferCodes, true, 'right', d.swap, d.drop) : DEFAULT_STATUS_CODES,
+        statusForm: d.statusForm,
+        createStatus: d.createStatus,
+        notifyFormat: d.notifyFormat,
+        intake: d.intake,
+        renewals: d.renewals,
+      };
+      return { behaviour, twoInstances: d.twoInstances };
+    });
+}
+
+/** The proxy's setting against a partner: every code right, the required right and optional ones left out, the default, or the required three in another order. */
+function settingFor(
+  codes: PartnerCodes,
+  expiredPayable: boolean,
+  kind: Behaviour['settingKind'],
+  swap: { pending: number; approved: number; canceled: number },
+  drop: readonly [boolean, boolean, boolean],
+): StatusCodes {
+  if (kind === 'none') return DEFAULT_STATUS_CODES;
+  const required = [codes.pending, codes.approved, codes.canceled];
+  if (kind === 'wrong')
+    return statusCodes({ pending: required[swap.pending - 1]!, approved: required[swap.approved - 1]!, canceled: required[swap.canceled - 1]! });
+  const keep = (code: number | undefined, i: number) => (code === undefined || (kind === 'incomplete' && drop[i]) ? undefined : code);
+  const expired = keep(codes.expired, 0);
+  const returned = keep(codes.returned, 1);
+  const failed = keep(codes.failed, 2);
+  // Incomplete with nothing left out is still incomplete only if it lists less than the partner has; else it is right.
+  return statusCodes({
+    pending: codes.pending,
+    approved: codes.approved,
+    canceled: codes.canceled,
+    ...(expired !== undefined ? { expired } : {}),
+    ...(returned !== undefined ? { returned } : {}),
+    ...(failed !== undefined ? { failed } : {}),
+    expiredPayable,
   });
 }
 
@@ -124,8 +223,10 @@ const intakePath = (sim: Sim, authenticated: boolean) =>
   authenticated && sim.world.behaviour.intake === 'secret' ? `/api/webhooks/partner/${SECRET_PATH}` : '/api/webhooks/partner';
 
 async function deliver(sim: Sim, body: string, authenticated: boolean, at = 0): Promise<void> {
-  await sim.request(at, 'POST', intakePath(sim, authenticated), body);
+  const res = await sim.request(at, 'POST', intakePath(sim, authenticated), body);
   crashIfHung(sim, at);
+  // The partner's own notification, acknowledged at the authenticated intake: its words can be heard.
+  if (authenticated && sim.world.behaviour.intake === 'secret' && res.status >= 200 && res.status < 300) sim.world.heard(body);
 }
 
 export function commandArbitraries(enabled: ReadonlySet<BehaviourName>): fc.Arbitrary<SimCommand>[] {
@@ -394,6 +495,47 @@ export function commandArbitraries(enabled: ReadonlySet<BehaviourName>): fc.Arbi
   if (on('merchant')) {
     list.push(fc.integer({ min: 1, max: 3 }).map((n) => command('merchantDown', [n], async ({ sim }) => void (sim.receiver.failNext += n))));
   }
+
+  if (on('partner')) {
+    const lastShown = (sim: Sim, ci: number, back = 0) => {
+      const checkout = sim.checkouts[ci % Math.max(1, sim.checkouts.length)];
+      return checkout?.shown[Math.max(0, checkout.shown.length - 1 - back)];
+    };
+    // A failed attempt to pay a code shown (it stays payable); the partner may say "payment.failed".
+    list.push(
+      index.map((ci) =>
+        command('failAttempt', [ci], async ({ sim }) => {
+          const reference = lastShown(sim, ci);
+          if (reference) sim.world.failAttempt(reference);
+        }),
+      ),
+    );
+    // The partner gives a paid code's money back (a return after approval).
+    list.push(
+      fc.tuple(index, fc.nat({ max: 2 })).map(([ci, back]) =>
+        command('giveBack', [ci, back], async ({ sim }) => {
+          const reference = lastShown(sim, ci, back);
+          if (reference) sim.world.giveBack(reference);
+        }),
+      ),
+    );
+    // Our own race: the customer pays a new code while the proxy's read right after its create is in flight.
+    list.push(fc.constant(null).map(() => command('payDuringFirstRead', [], async ({ sim }) => void (sim.world.payDuringFirstRead = true))));
+    // A read in flight across the customer's payment: the customer pays while the proxy's next read of the code is on its way.
+    list.push(
+      fc.tuple(index, via(enabled)).map(([ci, at]) =>
+        command('payDuringRead', [ci, at], async (context) => {
+          const reference = lastShown(context.sim, ci);
+          if (!reference) return;
+          context.sim.world.payBeforeRead = { reference };
+          const res = await context.sim.request(at, 'GET', `/api/payments/${reference}`);
+          crashIfHung(context.sim, at);
+          context.sim.world.payBeforeRead = null;
+          if (res.status === 200) checkShownPayment(context.sim, context.memory, res.body ?? {}, `the browser's read of ${reference} across its payment`);
+        }),
+      ),
+    );
+  }
   return list;
 }
 
@@ -456,7 +598,7 @@ export async function heal(sim: Sim): Promise<void> {
       await sim.settle();
     }
   }
-  sim.advance(EXPIRATION_SECONDS * 1000 + 2 * 3_600_000);
+  sim.advance(sim.world.behaviour.expirationSeconds * 1000 + 2 * 3_600_000);
   for (const notice of sim.world.outgoing.splice(0)) await deliver(sim, notice.body, true);
   for (let pass = 0; pass < 4; pass++) {
     sim.advance(2 * 3_600_000);

@@ -26,8 +26,9 @@ export const T0 = Date.UTC(2030, 0, 1, 12);
 export const API_KEY = 'sim-api-key-0123456789';
 export const SECRET_PATH = 'sim-secret-path-0123456789abcdef';
 export const MERCHANT_URL = 'https://merchant.sim.example/hooks/pix';
-/** Seconds each code stays payable (the proxy's PIX_EXPIRATION_SECONDS). */
+/** Seconds each code stays payable (the proxy's PIX_EXPIRATION_SECONDS), unless the run draws the longer one (the partner's default hour is then shorter). */
 export const EXPIRATION_SECONDS = 600;
+export const LONG_EXPIRATION_SECONDS = 3 * 3600;
 
 /** The clock of the run in progress: performance.now follows it. */
 let currentClock: (() => number) | null = null;
@@ -160,6 +161,7 @@ export class Sim {
 
   constructor(readonly options: SimOptions) {
     this.world = new SimWorld(options.behaviour, () => this.clock);
+    this.world.shownToCustomer = (reference) => this.checkouts.some((checkout) => checkout.shown.includes(reference));
     this.dir = mkdtempSync(join(process.env.SIM_TMPDIR ?? tmpdir(), 'pix-sim-'));
   }
 
@@ -194,9 +196,10 @@ export class Sim {
       background: false,
       rateLimits: false,
       apiKey: API_KEY,
-      expirationSeconds: EXPIRATION_SECONDS,
+      expirationSeconds: behaviour.expirationSeconds,
       renewals: behaviour.renewals,
       statusCodes: behaviour.setting,
+      transferStatusCodes: behaviour.transferSetting,
       webhooks: behaviour.intake === 'secret' ? { secretPath: SECRET_PATH } : undefined,
       merchantWebhook,
       partnerScope: 'sim',

@@ -14,6 +14,7 @@ export const INVARIANTS = {
   newCode: '4 no new code while an earlier one of the checkout may be paid',
   final: '5 a final state never changes; an extra payment is never silently kept',
   numbering: '6 a numbering that cannot be trusted is reported, not guessed',
+  unknown: '7 a code the setting does not list (an expired, failed or returned one) never decides anything',
 } as const;
 export type InvariantKey = keyof typeof INVARIANTS;
 
@@ -25,7 +26,7 @@ export class SimViolationError extends Error {
 }
 
 /** How many times each invariant was checked, over the runs of one simulation (runSimulation resets it). */
-export const counts: Record<InvariantKey, number> = { paid: 0, refunds: 0, delivered: 0, newCode: 0, final: 0, numbering: 0 };
+export const counts: Record<InvariantKey, number> = { paid: 0, refunds: 0, delivered: 0, newCode: 0, final: 0, numbering: 0, unknown: 0 };
 
 export interface CheckOptions {
   /** Check that an extra payment shows (`overpaid`, `checkout.overpaid`): switch off until that lands. */
@@ -83,6 +84,16 @@ export function checkShownPayment(
       fail('paid', `${where} shows ${truth.reference} paid, but the customer paid ${truth.paidCents} of ${truth.valueCents} cents`);
   }
   if (meaning === 'canceled' && truth.status !== 'canceled') fail('paid', `${where} shows ${truth.reference} canceled, but the partner says ${truth.status}`);
+  // 7: the partner shows a code the setting does not list (or a state beyond the three): it decided
+  // nothing, so what is shown final is the truth's, whichever code was read (checked by 1 above).
+  const shown = sim.world.shown(truth);
+  const code = sim.world.behaviour.codes[shown];
+  const { setting } = sim.world.behaviour;
+  if (shown !== 'pending' && (code === undefined || !Object.values(setting).some((list) => Array.isArray(list) && list.includes(code)))) {
+    counts.unknown++;
+    if (meaning !== null && meaning !== 'pending' && meaning !== truth.status)
+      fail('unknown', `${where} shows ${truth.reference} ${view.status}, from the partner's unlisted ${shown} code`);
+  }
   memory.note(truth.reference, meaning, where);
 }
 
@@ -207,42 +218,56 @@ export async function checkStep(sim: Sim, memory: FinalMemory): Promise<void> {
 export async function checkEnd(sim: Sim, memory: FinalMemory, options: CheckOptions): Promise<void> {
   const { world, observer } = sim;
   const { behaviour } = world;
-  const wrong =
-    behaviour.statusForm === 'code' &&
-    (behaviour.codes.pending !== behaviour.setting.pending ||
-      behaviour.codes.approved !== behaviour.setting.approved ||
-      behaviour.codes.canceled !== behaviour.setting.canceled);
+  const { codes, setting } = behaviour;
+  const byCode = behaviour.statusForm === 'code';
+  // The setting reads the partner's three required codes right (what liveness needs; a missing optional code only makes it wait).
+  const requiredRight =
+    setting.pending.length === 1 &&
+    setting.pending[0] === codes.pending &&
+    setting.approved.length === 1 &&
+    setting.approved[0] === codes.approved &&
+    setting.canceled.length === 1 &&
+    setting.canceled[0] === codes.canceled;
 
-  // 6: once the evidence exists, the proxy says so.
-  if (wrong) {
+  // 6: once the evidence exists, the proxy says so: a new payment's code not listed pending, or a paid
+  // code read before any expiry that the setting calls canceled or expired.
+  if (byCode && !requiredRight) {
     counts.numbering++;
+    const listedAs = (code: number) => (['pending', 'approved', 'canceled', 'expired'] as const).find((m) => setting[m].includes(code)) ?? null;
     const evidence =
-      (behaviour.codes.pending !== behaviour.setting.pending && world.freshSeen) ||
-      (behaviour.codes.approved !== behaviour.setting.approved && world.approvedReadEarly.size > 0);
+      (!setting.pending.includes(codes.pending) && world.freshSeen && behaviour.createStatus) ||
+      // (a paid code proves something only once the listed pending code is verified: a new payment showed it)
+      (setting.pending.includes(codes.pending) &&
+        world.pendingSeen &&
+        world.approvedReadEarly.size > 0 &&
+        (listedAs(codes.approved) === 'canceled' || listedAs(codes.approved) === 'expired'));
     if (evidence) {
       const ready = await sim.request(0, 'GET', '/ready');
       const checks = (ready.body?.checks ?? {}) as { status_codes?: string };
-      const logged = sim.errors.some((line) => /status codes do not match/i.test(line));
+      const logged = sim.errors.some((line) => /does not match PIX_STATUS_CODES/i.test(line));
       if (checks.status_codes !== 'mismatch' && !logged) {
         fail(
           'numbering',
-          `the partner numbers ${JSON.stringify(behaviour.codes)}, the setting says ${JSON.stringify(behaviour.setting)}, the evidence was read, and /ready says ${checks.status_codes}`,
+          `the partner numbers ${JSON.stringify(codes)}, the setting says ${JSON.stringify(setting)}, the evidence was read, and /ready says ${checks.status_codes}`,
         );
       }
     }
   }
 
-  // 3: liveness, where the proxy can know: statuses in words, or codes it could verify (a right
-  // setting, and an approved code read on a payment before its expiry's hour less 5 minutes, which
-  // verifies the approved code and then lets the canceled one be verified after the hour).
-  const knowable = behaviour.statusForm === 'word' || (behaviour.statusForm === 'code' && !wrong && world.approvedReadEarly.size > 0);
+  // 3: liveness, where the proxy can know: statuses in words, or codes it could verify (a setting
+  // that reads the three required codes right, a new payment's code seen, and a paid code read on a
+  // payment strictly before its earliest plausible expiry, which verifies approved; canceled is then
+  // verified by a read well past the latest plausible cancellation). With the right setting a payment
+  // paid on time is shown paid, whatever else expired before it (issue 37).
+  const knowable = behaviour.statusForm === 'word' || (byCode && requiredRight && world.approvedReadEarly.size > 0 && world.pendingSeen);
   const outbox = await observer.outbox.list({ limit: 100_000 });
   const events = new Map(outbox.map((e) => [`${e.type}|${e.reference}`, e]));
   if (knowable) {
     for (const checkout of sim.checkouts) {
       for (const record of await observer.checkoutPayments(checkout.id)) {
         const truth = world.payments.get(record.reference);
-        if (!truth || truth.status === 'pending') continue;
+        // A payment given back after approval is the returns' business (a return decides nothing here).
+        if (!truth || truth.status === 'pending' || truth.returnedAt !== null) continue;
         counts.delivered++;
         // Paid another amount: flagged to the merchant (payment.amount_mismatch), or, paid more, recorded paid.
         if (truth.status === 'approved' && truth.paidCents !== truth.valueCents) {
@@ -263,6 +288,29 @@ export async function checkEnd(sim: Sim, memory: FinalMemory, options: CheckOpti
   for (const entry of outbox) {
     counts.delivered++;
     if (entry.state !== 'delivered') fail('delivered', `event ${entry.eventId} (${entry.type}) is ${entry.state} at the end, the receiver healthy`);
+  }
+
+  // 3, transfers: with the transfers' own setting right, a payout the partner settled is settled in
+  // the proxy once it can know (statuses in words, or an authenticated notification naming the
+  // outcome in words, which verifies the transfer code; issue 37: a fresh install settles its payouts).
+  const wordsHeard = behaviour.intake === 'secret' && behaviour.notifyFormat !== 'old';
+  const ts = behaviour.transferSetting;
+  const tc = behaviour.transferCodes;
+  const transferSettingRight = ts.pending[0] === tc.pending && ts.approved[0] === tc.approved && ts.canceled[0] === tc.canceled;
+  if (behaviour.statusForm === 'word' || (byCode && transferSettingRight && wordsHeard)) {
+    for (const payout of (await observer.payouts.list({ limit: 100_000 })).payouts) {
+      const made = [...world.transfers.values()].find((t) => t.transactionId === payout.transactionId);
+      // A notification handled before the create answered, on a transfer numbering not verified yet,
+      // waits for the processor's own try again (real timers, which never fire in a run): not judged here.
+      if (!made || made.status === 'pending' || payout.state === 'unknown' || world.settledDuringCreate.has(made.reference)) continue;
+      // A check that failed while its words were confirmed leaves them to the processor's own try again (real timers: never in a run).
+      if (world.checkFailed.has(made.reference)) continue;
+      // By codes it can know only once a notification's words were heard (its own, or an earlier transfer's, which verified the code).
+      if (behaviour.statusForm !== 'word' && !world.heardAuthenticated.has(made.reference)) continue;
+      counts.delivered++;
+      if (payout.state !== made.status)
+        fail('delivered', `payout ${payout.id}'s transfer is ${made.status} at the partner, but the proxy says ${payout.state}`);
+    }
   }
 
   // 5: an extra payment is never silently kept (where the proxy can know the payments were paid at all;

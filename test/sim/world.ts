@@ -11,16 +11,48 @@ import { buildDynamicBrCode } from '../../src/shared/brcode.ts';
 import type { CreatedPayment, PartnerClient, PaymentCheck, PaymentDetails, TransferDetails } from '../../server/partner/client.ts';
 import { PartnerError } from '../../server/partner/errors.ts';
 import { readPayment, readTransfer } from '../../server/partner/read.ts';
+import { proofWindows } from '../../server/domain/status-numbering.ts';
 import type { StatusCodes } from '../../server/partner/status-codes.ts';
 
 export type Meaning = 'pending' | 'approved' | 'canceled';
+/** What the partner's status shows, beyond the truth's three states: an expired code, a failed attempt, a return. */
+export type Shown = Meaning | 'expired' | 'failed' | 'returned';
+
+/**
+ * The partner's real numbering: the spec's three codes always, and an expired, a returned and a
+ * failed code when this partner has them (issue 37: drawn from a wider space than the proxy assumes).
+ */
+export interface PartnerCodes {
+  pending: number;
+  approved: number;
+  canceled: number;
+  expired?: number;
+  returned?: number;
+  failed?: number;
+}
 
 /** How this run's partner speaks, and how the proxy is set up against it. */
 export interface Behaviour {
-  /** The partner's real numbering. */
-  codes: StatusCodes;
+  /** The partner's real numbering of payments. */
+  codes: PartnerCodes;
+  /** Whether a code past its expiration may still be paid (until the partner cancels it an hour later). */
+  expiredPayable: boolean;
+  /** The partner's numbering of transfers: the payments' own, or apart. */
+  transferCodes: PartnerCodes;
+  /** How far the partner's clock is off ours (its created_at and occurred_at), in ms (±10 min). */
+  clockOffsetMs: number;
+  /** The partner keeps its default expiration (3600 s), whatever the proxy asks. */
+  ignoresExpiration: boolean;
+  /** Seconds each code stays payable, as the proxy asks (PIX_EXPIRATION_SECONDS): shorter or longer than the partner's default hour. */
+  expirationSeconds: number;
+  /** The partner's notifications of a failed attempt say so in words (`payment.failed`). */
+  failureWords: boolean;
+  /** How the proxy's setting relates to the partner: every code right, the required right and some left out, the default, or the required swapped. */
+  settingKind: 'right' | 'incomplete' | 'none' | 'wrong';
   /** The proxy's PIX_STATUS_CODES. */
   setting: StatusCodes;
+  /** The proxy's PIX_TRANSFER_STATUS_CODES. */
+  transferSetting: StatusCodes;
   /** Statuses in answers: numeric codes, words, or left out. */
   statusForm: 'code' | 'word' | 'none';
   /** Whether a create's answer carries the new payment's status. */
@@ -46,8 +78,15 @@ export interface TruthPayment {
   tag: string | null;
   valueCents: number;
   createdAt: number;
+  /** When the code stops being payable as the proxy asked (its expiration from the create). */
   expiresAt: number;
+  /** When the partner expires it: the expiration asked, or its default hour when it ignores it. */
+  partnerExpiresAt: number;
   status: Meaning;
+  /** A failed attempt to pay it (the code stays payable): the partner shows its failed code while pending. */
+  failedAttempt: boolean;
+  /** When the partner gave the money back after approval (a return); the truth stays approved. */
+  returnedAt: number | null;
   /** When and how much the customer paid; `paidOrder` orders it among the partner's acts (one clock instant may hold several). */
   paidAt: number | null;
   paidOrder: number | null;
@@ -95,11 +134,30 @@ export class SimWorld implements PartnerClient {
   readonly approvedReadEarly = new Set<string>();
   /** Whether a new payment's or transfer's status reached the proxy at its creation (evidence for a wrong pending code). */
   freshSeen = false;
+  /** Whether a new payment's pending code reached the proxy as such (a create's answer, or a read at its creation): it verifies the pending code. */
+  pendingSeen = false;
   /**
    * Interleavings: the customer pays this code just after the proxy's next read of it answered
    * (pending); with `notified`, the partner's notification of it is handled before that read returns.
    */
   payAfterRead: { reference: string; notified: ((notice: PartnerNotice) => Promise<void>) | null } | null = null;
+  /** Interleavings: the customer pays this code while the proxy's next read of it is in flight (the read answers paid). */
+  payBeforeRead: { reference: string } | null = null;
+  /** Interleavings: the next code shown is paid while the proxy's first read of it after it was shown is in flight. */
+  payDuringFirstRead = false;
+  /** Whether the customer has been shown this code (the harness knows: its checkouts' shown codes). */
+  shownToCustomer: (reference: string) => boolean = () => true;
+  /** References whose notification the proxy acknowledged at its authenticated intake. */
+  readonly heardAuthenticated = new Set<string>();
+  heard(body: string): void {
+    const reference = /"external_reference":"([^"]+)"/.exec(body)?.[1];
+    if (reference) this.heardAuthenticated.add(reference);
+  }
+  /** Transfers a check of failed (or answered without a status) at least once. */
+  readonly checkFailed = new Set<string>();
+  /** Transfers whose outcome (and notification) came before their create's answer. */
+  readonly settledDuringCreate = new Set<string>();
+  private readOnce = new Set<string>();
   /** Interleavings: the next transfer created is approved at once, its notification handled before the create answers. */
   settleDuringCreate: ((notice: PartnerNotice) => Promise<void>) | null = null;
   private seq = 0;
@@ -114,10 +172,11 @@ export class SimWorld implements PartnerClient {
 
   // --- the truth, moved by the commands ---
 
-  /** The customer pays this code (if the partner still takes it: not canceled, not paid). */
+  /** The customer pays this code (if the partner still takes it: not canceled, not paid, not expired where the partner stops taking expired codes). */
   pay(reference: string, cents: number): boolean {
     const p = this.payments.get(reference);
     if (!p || p.status !== 'pending') return false;
+    if (this.behaviour.codes.expired !== undefined && !this.behaviour.expiredPayable && this.now() >= p.partnerExpiresAt) return false;
     p.status = 'approved';
     p.paidAt = this.now();
     p.paidOrder = ++this.order;
@@ -126,10 +185,53 @@ export class SimWorld implements PartnerClient {
     return true;
   }
 
-  /** The partner cancels every unpaid payment an hour after its expiry (spec 3). */
+  /** A failed attempt to pay this code: it stays payable; the partner shows its failed code, and may say so in words. */
+  failAttempt(reference: string): boolean {
+    const p = this.payments.get(reference);
+    if (!p || p.status !== 'pending') return false;
+    p.failedAttempt = true;
+    if (this.behaviour.failureWords) {
+      const id = `evt-${++this.noticeSeq}`;
+      const body = {
+        id,
+        event: 'payment.failed',
+        occurred_at: this.partnerTime(this.now()),
+        data: { type: 'payment', external_reference: reference, ...this.statusField(this.shown(p)), value: p.valueCents / 100 },
+      };
+      const notice = { id, reference, body: JSON.stringify(body) };
+      this.outgoing.push(notice);
+      this.sent.push(notice);
+    }
+    return true;
+  }
+
+  /** The partner gives a paid payment's money back (a return): its reads show the returned code, where it has one. */
+  giveBack(reference: string): boolean {
+    const p = this.payments.get(reference);
+    if (!p || p.status !== 'approved' || p.returnedAt !== null) return false;
+    p.returnedAt = this.now();
+    return true;
+  }
+
+  /** What the partner's status shows for a payment now. */
+  shown(p: TruthPayment): Shown {
+    const { codes } = this.behaviour;
+    if (p.status === 'approved') return p.returnedAt !== null ? 'returned' : 'approved';
+    if (p.status === 'canceled') return 'canceled';
+    if (this.now() >= p.partnerExpiresAt) return 'expired';
+    if (p.failedAttempt && codes.failed !== undefined) return 'failed';
+    return 'pending';
+  }
+
+  /** A time as the partner writes it: its own clock, off ours by clockOffsetMs. */
+  partnerTime(ms: number): string {
+    return new Date(ms + this.behaviour.clockOffsetMs).toISOString();
+  }
+
+  /** The partner cancels every unpaid payment an hour after its own expiry (spec 3). */
   tick(): void {
     for (const p of this.payments.values()) {
-      if (p.status === 'pending' && this.now() >= p.expiresAt + 3_600_000) {
+      if (p.status === 'pending' && this.now() >= p.partnerExpiresAt + 3_600_000) {
         p.status = 'canceled';
         p.canceledAt = this.now();
         this.notify('payment', p.reference, 'canceled', p.valueCents);
@@ -153,23 +255,38 @@ export class SimWorld implements PartnerClient {
     this.faults.length = 0;
   }
 
-  /** The status as this partner writes it (its codes, words, or nothing). */
-  statusField(meaning: Meaning): Record<string, unknown> {
-    const { statusForm, codes } = this.behaviour;
+  /**
+   * The status as this partner writes it (its codes, words, or nothing). A state it has no code for
+   * shows as the one it falls back to: expired and failed as pending, returned as approved.
+   */
+  statusField(shown: Shown, kind: 'payment' | 'transfer' = 'payment'): Record<string, unknown> {
+    const { statusForm } = this.behaviour;
+    const codes = kind === 'payment' ? this.behaviour.codes : this.behaviour.transferCodes;
     if (statusForm === 'none') return {};
-    if (statusForm === 'word') return { status: meaning === 'approved' ? 'paid' : meaning === 'canceled' ? 'cancelled' : 'pending' };
-    return { status: codes[meaning] };
+    if (statusForm === 'word') {
+      const words: Record<Shown, string> = {
+        pending: 'pending',
+        approved: 'paid',
+        canceled: 'cancelled',
+        expired: 'expired',
+        failed: 'failed',
+        returned: 'returned',
+      };
+      return { status: words[shown] };
+    }
+    const code = codes[shown] ?? (shown === 'returned' ? codes.approved : codes.pending);
+    return { status: code };
   }
 
   private notify(kind: 'payment' | 'transfer', reference: string, outcome: 'approved' | 'canceled', cents: number): void {
     const id = `evt-${++this.noticeSeq}`;
-    const fields = { external_reference: reference, ...this.statusField(outcome), value: cents / 100 };
+    const fields = { external_reference: reference, ...this.statusField(outcome, kind), value: cents / 100 };
     const format = this.behaviour.notifyFormat;
     const body =
       format === 'old'
         ? { type: kind, ...fields }
         : format === 'new'
-          ? { id, event: `${kind}.${outcome}`, occurred_at: new Date(this.now()).toISOString(), data: { type: kind, ...fields } }
+          ? { id, event: `${kind}.${outcome}`, occurred_at: this.partnerTime(this.now()), data: { type: kind, ...fields } }
           : { event: `${kind}.${outcome}`, payload: { envelope: { transaction: { type: kind, ...fields } } } };
     const notice = { id, reference, body: JSON.stringify(body) };
     this.outgoing.push(notice);
@@ -209,7 +326,10 @@ export class SimWorld implements PartnerClient {
       valueCents: Math.round(input.value * 100),
       createdAt: now,
       expiresAt: now + (input.expiration ?? 86_400) * 1000,
+      partnerExpiresAt: now + (this.behaviour.ignoresExpiration ? 3600 : (input.expiration ?? 3600)) * 1000,
       status: 'pending',
+      failedAttempt: false,
+      returnedAt: null,
       paidAt: null,
       paidOrder: null,
       createdOrder: ++this.order,
@@ -225,7 +345,7 @@ export class SimWorld implements PartnerClient {
         external_reference: reference,
         ...(this.behaviour.createStatus ? this.statusField('pending') : {}),
         value: input.value,
-        created_at: new Date(now).toISOString(),
+        created_at: this.partnerTime(now),
         pix_deposit: {
           external_reference: reference,
           pix_key: buildDynamicBrCode({
@@ -240,7 +360,7 @@ export class SimWorld implements PartnerClient {
         },
       },
     };
-    if (this.behaviour.createStatus && this.behaviour.statusForm !== 'none') this.freshSeen = true;
+    if (this.behaviour.createStatus && this.behaviour.statusForm !== 'none') this.freshSeen = this.pendingSeen = true;
     const read = readPayment(body);
     return {
       externalReference: read.externalReference!,
@@ -269,15 +389,30 @@ export class SimWorld implements PartnerClient {
     if (fault === 'unavailable' || fault === 'timeout' || fault === 'unauthorized') throw readError('getPayment', fault);
     const p = this.payments.get(externalReference);
     if (!p || fault === 'not_found') throw new PartnerError('not_found', 'getPayment: not found (HTTP 404)', { operation: 'getPayment', status: 404 });
-    const status = fault === 'no_status' ? {} : this.statusField(p.status);
-    // A paid code read before the hour less 5 minutes proves the approved code (a payment of another amount proves nothing: it is flagged, not read).
-    if (p.status === 'approved' && p.paidCents === p.valueCents && 'status' in status && this.now() < p.expiresAt + 55 * 60_000)
+    // Only a code the customer has seen can be paid: the proxy's read before it shows a code is never overtaken.
+    if (this.payDuringFirstRead && !this.readOnce.has(p.reference) && this.shownToCustomer(p.reference)) {
+      this.payDuringFirstRead = false;
+      this.pay(p.reference, p.valueCents);
+    }
+    if (this.shownToCustomer(p.reference)) this.readOnce.add(p.reference);
+    const before = this.payBeforeRead;
+    if (before?.reference === p.reference) {
+      // Interleavings: the customer pays while the read is in flight; it answers paid.
+      this.payBeforeRead = null;
+      this.pay(p.reference, p.valueCents);
+    }
+    const status = fault === 'no_status' ? {} : this.statusField(this.shown(p));
+    // A paid code read strictly before the earliest plausible expiry proves the approved code (status-numbering.ts; a payment of another amount proves nothing: it is flagged, not read).
+    if (p.status === 'approved' && p.returnedAt === null && p.paidCents === p.valueCents && 'status' in status && this.now() < proofWindows(p).approvedBefore)
       this.approvedReadEarly.add(p.reference);
     // A read at the instant of the create (the proxy's read right after it) shows a new payment's code.
-    if (p.status === 'pending' && 'status' in status && p.createdAt === this.now()) this.freshSeen = true;
+    if (p.status === 'pending' && 'status' in status && p.createdAt === this.now()) {
+      this.freshSeen = true;
+      if (this.shown(p) === 'pending') this.pendingSeen = true;
+    }
     const value = (p.paidCents ?? p.valueCents) / 100;
     const { found: _found, ...read } = readPayment({
-      data: { external_reference: p.reference, ...status, value, created_at: new Date(p.createdAt).toISOString(), type: 'payment' },
+      data: { external_reference: p.reference, ...status, value, created_at: this.partnerTime(p.createdAt), type: 'payment' },
     });
     const after = this.payAfterRead;
     if (after?.reference === p.reference) {
@@ -312,21 +447,24 @@ export class SimWorld implements PartnerClient {
     const during = this.settleDuringCreate;
     if (during) {
       this.settleDuringCreate = null;
+      this.settledDuringCreate.add(reference);
       this.settleTransfer(reference, 'approved');
       const notice = this.outgoing.pop()!;
       await during(notice);
     }
-    if (this.behaviour.statusForm !== 'none') this.freshSeen = true;
-    const { found: _found, ...read } = readTransfer({ data: { external_reference: reference, ...this.statusField('pending'), value, transaction_id: tx } });
+    const { found: _found, ...read } = readTransfer({
+      data: { external_reference: reference, ...this.statusField('pending', 'transfer'), value, transaction_id: tx },
+    });
     return { ...read, externalReference: reference };
   }
 
   async checkTransfer(externalReference: string): Promise<TransferDetails> {
     const fault = this.take('checkTransfer');
+    if (fault !== null) this.checkFailed.add(externalReference);
     if (fault === 'unavailable' || fault === 'timeout' || fault === 'unauthorized') throw readError('checkTransfer', fault);
     const t = this.transfers.get(externalReference);
     if (!t || fault === 'not_found') throw new PartnerError('not_found', 'checkTransfer: not found (HTTP 404)', { operation: 'checkTransfer', status: 404 });
-    const status = fault === 'no_status' ? {} : this.statusField(t.status);
+    const status = fault === 'no_status' ? {} : this.statusField(t.status, 'transfer');
     const { found: _found, ...read } = readTransfer({
       data: { external_reference: t.reference, ...status, value: t.valueCents / 100, transaction_id: t.transactionId },
     });

@@ -3,6 +3,7 @@
  * must be a PartnerError, an answer that must be the shared error body, the dev stack's control API
  * (its sandbox under /sandbox), and a checkout paid there as a customer would pay it.
  */
+import { CANCELED_MARGIN_MS } from '../../server/domain/status-numbering.ts';
 import assert from 'node:assert/strict';
 import { CheckoutView, PaymentView } from '../../src/shared/contract.ts';
 import { ErrorBody } from '../../src/shared/errors.ts';
@@ -82,7 +83,8 @@ export async function paidCheckout(stack: DevStack, value: number, orderPrefix =
 /**
  * Makes every status code of a dev stack prove itself (domain/status-numbering.ts), as a partner's
  * first hours would: a new payment verifies pending, one paid in time approved, and one the sandbox
- * cancels an hour past its expiry canceled. Moves the sandbox clock past that hour.
+ * cancels an hour past its expiry canceled, read well past that hour (counted from the longer of the
+ * expiration asked and the spec's default, plus a margin: proofWindows). Moves the sandbox clock past it.
  */
 export async function verifyStatusCodes(stack: DevStack): Promise<void> {
   const { payments, numbering } = stack.pix;
@@ -92,7 +94,8 @@ export async function verifyStatusCodes(stack: DevStack): Promise<void> {
   await payments.confirm(paid.reference);
   await waitFor('the approved code verified', () => numbering.report().codes.approved === 'verified');
   const now = Date.parse((await stackControl(stack, 'GET', '/clock')).now);
-  const hourPast = Date.parse(canceled.expires_at) + 3600_000;
+  // Past the latest plausible cancellation: the longer of the expiration asked and the default (3600 s), the hour, the margin.
+  const hourPast = Date.parse(canceled.expires_at) + 2 * 3600_000 + CANCELED_MARGIN_MS;
   await stackControl(stack, 'POST', '/clock/advance', { seconds: Math.ceil((hourPast - now) / 1000) + 1 });
   await payments.confirm(canceled.reference);
   await waitFor('every status code verified', () => numbering.report().state === 'verified');

@@ -8,7 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../../log.ts';
-import type { PartnerClient } from '../../partner/client.ts';
+import type { PartnerClient, PaymentDetails } from '../../partner/client.ts';
 import { PARTNER_STATUS } from '../../partner/wire.ts';
 import { withoutStoreBudget } from '../../store/deadline.ts';
 import type { PaymentRecord, Store } from '../../store/store.ts';
@@ -69,10 +69,12 @@ export class PaymentIssuer {
       }
       throw error;
     }
-    // Never later than the request left: a partner clock ahead of ours (or a created_at in the
-    // wrong zone) must not push the expiry, and with it the hour before which a final code can only
-    // be approved (domain/status-numbering.ts), past the partner's real cancellation.
-    const createdAt = Math.min(created.createdAt ?? sentAt, sentAt);
+    // Our own send time, whatever the partner's created_at says: the partner counts the expiration
+    // (and its cancellation hour) as a duration from when it got the request, so a partner clock
+    // behind ours (or a created_at in the wrong zone) must not pull the hours by which the status
+    // codes are judged (domain/status-numbering.ts) earlier, nor one ahead push the expiry shown later.
+    const createdAt = sentAt;
+    const expiresAt = createdAt + expirationSeconds * 1000;
     const record: PaymentRecord = {
       reference: created.externalReference,
       checkoutId,
@@ -83,7 +85,7 @@ export class PaymentIssuer {
       qrCodeUrl: created.qrCodeUrl ?? '',
       checkoutUrl: created.checkoutUrl ?? '',
       createdAt,
-      expiresAt: createdAt + expirationSeconds * 1000,
+      expiresAt,
       transactionId,
       updatedAt: now(),
       final: false,
@@ -92,27 +94,45 @@ export class PaymentIssuer {
     try {
       logBrCodeWarnings(this.options.log, created.externalReference, created.pixKey);
       if (created.status) await numbering.observeFresh(created.status, created.externalReference);
+      else if (numbering.needsFreshRead()) {
+        // One read before the code is shown, while the pending code is not verified yet (a fresh
+        // install's first payment): nobody can have paid a code not shown, so its status is as good as
+        // the create's answer. A read after the code is shown could overtake the customer's payment (a
+        // race of our own), so none is ever taken as a new payment's status.
+        const details = await this.readBeforeShown(created.externalReference);
+        if (details?.status) await numbering.observeFresh(details.status, created.externalReference);
+        record.favoured ??= details?.favoured ?? null;
+      }
     } catch (error) {
+      // The partner created it: whatever failed here, the payment is kept until the store takes it.
       this.options.unrecorded.keep(record, error, { checkout_id: checkoutId });
       throw error;
     }
-    // One read after the create, in the background, when its answer lacked the status the numbering
-    // still needs or who is being paid: the first QR does not wait for it.
-    if ((!created.status && numbering.needsFreshRead()) || created.favoured === null) withoutStoreBudget(() => void this.freshRead(created.externalReference));
+    // Who is being paid, when no answer said it yet: read in the background (the QR does not wait for it).
+    if (record.favoured === null) withoutStoreBudget(() => void this.favouredRead(created.externalReference));
     return record;
   }
 
-  /** One read of a payment just created whose answer had no status: its code verifies the numbering. */
-  private async freshRead(reference: string): Promise<void> {
+  /** A new payment's details, read before its code is shown; null when the read fails (logged: nothing is decided from it). */
+  private async readBeforeShown(reference: string): Promise<PaymentDetails | null> {
     try {
-      const details = await this.partner.getPayment(reference);
-      if (details.status && this.options.numbering.needsFreshRead()) await this.options.numbering.observeFresh(details.status, reference);
-      if (details.favoured !== null) await rememberFavoured(this.options.store, reference, details.favoured);
+      return await this.partner.getPayment(reference);
     } catch (error) {
       this.options.log.warn(
         { reference, err: { message: error instanceof Error ? error.message : String(error) } },
         'could not read a new payment to check the status codes',
       );
+      return null;
+    }
+  }
+
+  /** Who is being paid, read after the create's answer lacked it, and kept on the record. */
+  private async favouredRead(reference: string): Promise<void> {
+    try {
+      const details = await this.partner.getPayment(reference);
+      if (details.favoured !== null) await rememberFavoured(this.options.store, reference, details.favoured);
+    } catch (error) {
+      this.options.log.warn({ reference, err: { message: error instanceof Error ? error.message : String(error) } }, 'could not read a new payment');
     }
   }
 }

@@ -11,6 +11,7 @@ import { PARTNER_STATUS, isFinalPartnerStatus } from '../../partner/wire.ts';
 import type { PaymentRecord, Store } from '../../store/store.ts';
 import { DomainError } from '../errors.ts';
 import { amountMismatchOutcome, paymentOutcome, type Outcomes } from '../outcomes.ts';
+import { isReturnable, recordReturn } from '../returns.ts';
 import type { Signal } from '../signal.ts';
 import type { StatusNumbering } from '../status-numbering.ts';
 import type { WebhookHealth } from '../webhook-health.ts';
@@ -114,9 +115,10 @@ export class PaymentReads {
   private ask(stored: PaymentRecord, source: Source): Promise<PaymentRecord> {
     const { reference } = stored;
     const pending = (async () => {
+      const askedAt = this.options.now();
       const upstream = await this.partner.getPayment(reference);
       if (stored.favoured == null && upstream.favoured !== null) await rememberFavoured(this.options.store, reference, upstream.favoured);
-      return (await this.applyDetails(stored, upstream, null, source)) ?? stored;
+      return (await this.applyDetails(stored, upstream, null, source, askedAt)) ?? stored;
     })().finally(() => this.refreshing.delete(reference));
     this.refreshing.set(reference, pending);
     return pending;
@@ -135,14 +137,32 @@ export class PaymentReads {
     const source: Source = shared ? 'read' : 'notification';
     if (explicit === null) return this.refresh(stored, !shared, source);
     // A notification's words are checked against the partner's own answer (never trusted alone).
+    const askedAt = this.options.now();
     const upstream = await this.partner.getPayment(reference);
-    return (await this.applyDetails(stored, upstream, explicit, source)) ?? stored;
+    return (await this.applyDetails(stored, upstream, explicit, source, askedAt)) ?? stored;
+  }
+
+  /**
+   * A paid payment the partner notified again (issue 37): when the setting lists a `returned` code,
+   * the partner is asked, and a code that means returned (verified so by this very read: a paid
+   * payment's other code can only be a return) records the return (domain/returns.ts; its amount not
+   * stated by a code: the whole payment). True when one was recorded.
+   */
+  async confirmReturn(reference: string): Promise<boolean> {
+    const { store, numbering, now, log, outcomes } = this.options;
+    const stored = await store.getPayment(reference);
+    if (!stored || !isReturnable(stored) || numbering.codes.returned.length === 0) return false;
+    const askedAt = now();
+    const upstream = await this.partner.getPayment(reference);
+    await numbering.observe(upstream.status, { reference, expiresAt: stored.expiresAt, createdAt: stored.createdAt, now: now(), askedAt, paid: true });
+    if (numbering.meaning(upstream.status) !== 'returned') return false;
+    return recordReturn({ store, outcomes, log, now }, stored, null, 'status');
   }
 
   /**
    * Before a checkout issues another code: asks the partner about this payment now (whoever else is
    * polling it) and records what it says. `paid` or `canceled` once recorded final; `pending` only
-   * when the answer reads as pending for sure (StatusNumbering.meaning); `unknown` for anything else
+   * when the answer reads as pending (or expired) for sure (StatusNumbering.meaning); `unknown` for anything else
    * (a status whose meaning is not known, none at all, another value than ours, an unreadable answer,
    * the partner down): then the code may have been paid, and no new one may be issued.
    */
@@ -152,6 +172,7 @@ export class PaymentReads {
     if (!stored) return 'unknown';
     if (stored.final) return finalState(stored);
     let upstream: PaymentDetails;
+    const askedAt = this.options.now();
     try {
       upstream = await this.partner.getPayment(reference);
     } catch (error) {
@@ -159,11 +180,14 @@ export class PaymentReads {
       return 'unknown';
     }
     if (stored.favoured == null && upstream.favoured !== null) await rememberFavoured(store, reference, upstream.favoured);
-    const record = (await this.applyDetails(stored, upstream, null, 'read')) ?? stored;
+    const record = (await this.applyDetails(stored, upstream, null, 'read', askedAt)) ?? stored;
     if (record.final) return finalState(record);
     if (amountDiffers(stored, upstream)) return 'unknown';
     await numbering.load();
-    return numbering.meaning(upstream.status) === 'pending' ? 'pending' : 'unknown';
+    // An expired code (verified) is unpaid now, as a pending one is: payable or not, a later payment
+    // of it is caught as one is of a pending code. A failed attempt, or anything unverified: unknown.
+    const meaning = numbering.meaning(upstream.status);
+    return meaning === 'pending' || meaning === 'expired' ? 'pending' : 'unknown';
   }
 
   /**
@@ -178,8 +202,9 @@ export class PaymentReads {
     upstream: PaymentDetails,
     explicit: 'approved' | 'canceled' | null,
     source: Source,
+    askedAt?: number,
   ): Promise<PaymentRecord | null> {
-    if (!amountDiffers(stored, upstream)) return this.applyRead(stored, upstream.status, explicit, source);
+    if (!amountDiffers(stored, upstream)) return this.applyRead(stored, upstream.status, explicit, source, askedAt);
     const reportedCents = Math.round(upstream.value! * 100);
     const at = this.options.now();
     const change = await this.options.store.flagAmountMismatch(stored.reference, reportedCents, at, (p, orderId) => amountMismatchOutcome(p, orderId, at));
@@ -192,7 +217,7 @@ export class PaymentReads {
     }
     await this.options.numbering.load();
     if (explicit !== 'approved' && this.options.numbering.meaning(upstream.status) === 'canceled') {
-      return this.applyRead(stored, upstream.status, explicit, source);
+      return this.applyRead(stored, upstream.status, explicit, source, askedAt);
     }
     return this.options.store.getPayment(stored.reference);
   }
@@ -207,10 +232,12 @@ export class PaymentReads {
     status: PartnerStatus | null,
     explicit: 'approved' | 'canceled' | null,
     source: Source,
+    askedAt?: number,
   ): Promise<PaymentRecord | null> {
     const { numbering } = this.options;
-    // The spec's cancellation hour may verify a code (or prove the setting wrong) before anything is decided.
-    await numbering.observe(status, { reference: stored.reference, expiresAt: stored.expiresAt, now: this.options.now() });
+    // When the code was read in the payment's life may verify it (or prove it wrong) before anything is decided.
+    const now = this.options.now();
+    await numbering.observe(status, { reference: stored.reference, expiresAt: stored.expiresAt, createdAt: stored.createdAt, now, askedAt: askedAt ?? now });
     let meaning = numbering.meaning(status);
     // The partner's answer decides when it can; words only where it cannot. Words that contradict a
     // verified code (or the setting) make the numbering a mismatch, so the code is read again: it decides nothing now.
@@ -225,6 +252,8 @@ export class PaymentReads {
       );
       return this.options.store.getPayment(stored.reference);
     }
+    // Expired and failed are never final (the code may still be paid); a return is recorded by whoever handles returns.
+    if (meaning !== 'pending' && meaning !== 'approved' && meaning !== 'canceled') return this.options.store.getPayment(stored.reference);
     // Re-read inside: a final status stored meanwhile (a webhook) wins over what this call saw.
     return this.applyStatus(stored.reference, PARTNER_STATUS[meaning], source);
   }

@@ -10,8 +10,8 @@ export function postgresCheckouts({ query, tx, cache }: PostgresContext): Checko
     async createCheckout(checkout) {
       const inserted = (
         await query<CheckoutRow>(
-          `INSERT INTO checkouts (id, order_id, value_cents, description, customer_name, customer_document, callback, payment_reference, renewals_used, created_at, customer_document_hash)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, NULL, 0, $8, $9) ON CONFLICT (order_id) DO NOTHING RETURNING *`,
+          `INSERT INTO checkouts (id, order_id, value_cents, description, customer_name, customer_document, callback, payment_reference, renewals_used, created_at, customer_document_hash, replaces)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, NULL, 0, $8, $9, $10) ON CONFLICT (order_id) DO NOTHING RETURNING *`,
           [
             checkout.id,
             checkout.orderId,
@@ -22,6 +22,7 @@ export function postgresCheckouts({ query, tx, cache }: PostgresContext): Checko
             checkout.callback,
             checkout.createdAt,
             checkout.documentHash ?? null,
+            checkout.replaces ?? null,
           ],
         )
       ).rows[0];
@@ -32,6 +33,9 @@ export function postgresCheckouts({ query, tx, cache }: PostgresContext): Checko
     async getCheckout(id) {
       const row = (await query<CheckoutRow>('SELECT * FROM checkouts WHERE id = $1', [id])).rows[0];
       return row ? toCheckout(row) : null;
+    },
+    async checkoutsReplacing(id) {
+      return (await query<CheckoutRow>('SELECT * FROM checkouts WHERE replaces = $1 ORDER BY created_at, id', [id])).rows.map(toCheckout);
     },
     async checkoutPayments(checkoutId) {
       return (await query<PaymentRow>('SELECT * FROM payments WHERE checkout_id = $1 ORDER BY created_at, seq', [checkoutId])).rows.map(toPayment);

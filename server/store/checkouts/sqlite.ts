@@ -10,12 +10,13 @@ export function sqliteCheckouts({ db, cache }: SqliteContext, outbox: SqliteOutb
   const insertPayment = sqlitePaymentInsert(db);
   const sql = {
     insert: db.prepare(
-      `INSERT INTO checkouts (id, order_id, value_cents, description, customer_name, customer_document, customer_document_hash, callback, payment_reference, renewals_used, created_at)
-       VALUES (@id, @order_id, @value_cents, @description, @customer_name, @customer_document, @customer_document_hash, @callback, NULL, 0, @created_at)
+      `INSERT INTO checkouts (id, order_id, value_cents, description, customer_name, customer_document, customer_document_hash, callback, payment_reference, renewals_used, created_at, replaces)
+       VALUES (@id, @order_id, @value_cents, @description, @customer_name, @customer_document, @customer_document_hash, @callback, NULL, 0, @created_at, @replaces)
        ON CONFLICT(order_id) DO NOTHING`,
     ),
     get: db.prepare('SELECT * FROM checkouts WHERE id = ?'),
     byOrder: db.prepare('SELECT * FROM checkouts WHERE order_id = ?'),
+    replacing: db.prepare('SELECT * FROM checkouts WHERE replaces = ? ORDER BY created_at, rowid'),
     payments: db.prepare('SELECT * FROM payments WHERE checkout_id = ? ORDER BY created_at, rowid'),
     // Compare-and-set: only while the current payment is the one the issuer read and none of the
     // checkout's payments is recorded paid (a late payment of the old code wins over a new code).
@@ -40,6 +41,7 @@ export function sqliteCheckouts({ db, cache }: SqliteContext, outbox: SqliteOutb
         customer_document_hash: checkout.documentHash ?? null,
         callback: checkout.callback,
         created_at: checkout.createdAt,
+        replaces: checkout.replaces ?? null,
       });
       const row = sql.byOrder.get(checkout.orderId) as CheckoutRow;
       return { checkout: toCheckout(row), created: changes === 1 };
@@ -47,6 +49,9 @@ export function sqliteCheckouts({ db, cache }: SqliteContext, outbox: SqliteOutb
     async getCheckout(id) {
       const row = sql.get.get(id) as CheckoutRow | undefined;
       return row ? toCheckout(row) : null;
+    },
+    async checkoutsReplacing(id) {
+      return (sql.replacing.all(id) as CheckoutRow[]).map(toCheckout);
     },
     async checkoutPayments(checkoutId) {
       return (sql.payments.all(checkoutId) as PaymentRow[]).map(toPayment);

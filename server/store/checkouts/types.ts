@@ -22,6 +22,8 @@ export interface CheckoutRecord {
   /** Payments issued after the first one. */
   renewalsUsed: number;
   createdAt: number;
+  /** The earlier checkout of the same order this one replaces; absent when none. */
+  replaces?: string | null;
 }
 
 /** The checkouts part of the Store. */
@@ -29,6 +31,8 @@ export interface CheckoutStore {
   /** Inserts the checkout unless its order id exists; answers the stored one either way. */
   createCheckout(checkout: CheckoutRecord): Promise<{ checkout: CheckoutRecord; created: boolean }>;
   getCheckout(id: string): Promise<CheckoutRecord | null>;
+  /** The checkouts that replace this one (`replaces`), oldest first. */
+  checkoutsReplacing(id: string): Promise<CheckoutRecord[]>;
   /** Every payment a checkout issued, oldest first. */
   checkoutPayments(checkoutId: string): Promise<PaymentRecord[]>;
   /**

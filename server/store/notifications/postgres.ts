@@ -5,10 +5,10 @@ import type { WebhookEventStore } from './types.ts';
 
 export function postgresWebhookEvents({ query, claimMs, instanceId }: PostgresContext): WebhookEventStore {
   return {
-    async add(rawBody, receivedAt, originalBytes) {
+    async add(rawBody, receivedAt, originalBytes, authenticated) {
       const { rows } = await query<{ id: number }>(
-        'INSERT INTO webhook_events (raw_body, received_at, claimed_by, claimed_until, original_bytes) VALUES ($1, $2, $3, $4, $5) RETURNING id',
-        [rawBody, receivedAt, instanceId, receivedAt + claimMs, originalBytes ?? null],
+        'INSERT INTO webhook_events (raw_body, received_at, claimed_by, claimed_until, original_bytes, authenticated) VALUES ($1, $2, $3, $4, $5, $6) RETURNING id',
+        [rawBody, receivedAt, instanceId, receivedAt + claimMs, originalBytes ?? null, authenticated === true],
       );
       return rows[0]!.id;
     },

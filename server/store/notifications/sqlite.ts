@@ -5,7 +5,7 @@ import type { WebhookEventStore } from './types.ts';
 
 export function sqliteWebhookEvents({ db, claimMs }: SqliteContext): WebhookEventStore {
   const sql = {
-    add: db.prepare('INSERT INTO webhook_events (raw_body, received_at, claimed_by, claimed_until, original_bytes) VALUES (?, ?, ?, ?, ?)'),
+    add: db.prepare('INSERT INTO webhook_events (raw_body, received_at, claimed_by, claimed_until, original_bytes, authenticated) VALUES (?, ?, ?, ?, ?, ?)'),
     addRejected: db.prepare('INSERT INTO webhook_events (raw_body, received_at, processed_at, result, original_bytes) VALUES (?, ?, ?, ?, ?)'),
     claim: db.prepare(
       `UPDATE webhook_events SET claimed_by = ?1, claimed_until = ?2 + ?3 WHERE id IN (
@@ -24,8 +24,8 @@ export function sqliteWebhookEvents({ db, claimMs }: SqliteContext): WebhookEven
     expireUnprocessed: db.prepare("UPDATE webhook_events SET processed_at = ?, result = 'expired' WHERE processed_at IS NULL AND received_at < ?"),
   };
   return {
-    async add(rawBody, receivedAt, originalBytes) {
-      return Number(sql.add.run(rawBody, receivedAt, HOLDER, receivedAt + claimMs, originalBytes ?? null).lastInsertRowid);
+    async add(rawBody, receivedAt, originalBytes, authenticated) {
+      return Number(sql.add.run(rawBody, receivedAt, HOLDER, receivedAt + claimMs, originalBytes ?? null, authenticated ? 1 : 0).lastInsertRowid);
     },
     async claimUnprocessed(limit, now) {
       return (sql.claim.all(HOLDER, now, claimMs, limit) as WebhookEventRow[]).map(toWebhookEvent).sort((a, b) => a.receivedAt - b.receivedAt || a.id - b.id);

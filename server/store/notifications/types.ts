@@ -8,7 +8,7 @@ export interface WebhookEventRecord {
   processedAt: number | null;
   /** What processing made of it (applied, duplicate, unknown_reference, invalid_json...). */
   result?: string | null;
-  /** It came through an authenticated intake (secret path, listed source) and was kept to be confirmed again: its words count. */
+  /** It came through an authenticated intake (secret path, listed source), recorded with it at intake: its words count. */
   authenticated?: boolean;
   /**
    * Set when only the body's first bytes were kept (domain/webhook-intake.ts): its length in bytes
@@ -25,9 +25,11 @@ export interface WebhookEventRecord {
 export interface WebhookEventStore {
   /**
    * Stores one, claimed by this instance (its intake processes it at once). `originalBytes`: the
-   * body is only the first bytes of one this long (cut by the intake).
+   * body is only the first bytes of one this long (cut by the intake). `authenticated`: it came
+   * through an authenticated intake and was stored whole, so its words count; stored with it, before
+   * the acknowledgment, so a crash right after the 202 does not lose it (issue 37).
    */
-  add(rawBody: string, receivedAt: number, originalBytes?: number): Promise<number>;
+  add(rawBody: string, receivedAt: number, originalBytes?: number, authenticated?: boolean): Promise<number>;
   /** Keeps a refused notification for audit, already processed, with why it was refused (`originalBytes` as for add). */
   addRejected(rawBody: string, receivedAt: number, result: string, originalBytes?: number): Promise<number>;
   markProcessed(id: number, processedAt: number, result?: string): Promise<void>;

@@ -16,12 +16,28 @@ export async function addNewOutcome(q: Query, event: OutcomeEvent, reference: st
   return rowCount === 1;
 }
 
-/** Writes an outcome event once; `restate`: an event already written is written again as given (more fully told) while it is not delivered. */
-export async function addOutcome(q: Query, event: OutcomeEvent | null, reference: string, at: number, restate = false): Promise<OutcomeEvent | null> {
-  if (event && !(await addNewOutcome(q, event, reference, at)) && restate) {
-    await q(`UPDATE outbox SET body = $1 WHERE event_id = $2 AND state <> 'delivered' AND body <> $1`, [JSON.stringify(event), event.id]);
-  }
-  return event;
+/**
+ * Writes an outcome event once; `restate`: an event already written is written again as given (more
+ * fully told) while it is not delivered, and, once delivered as it was, told again as `relinkedOf`
+ * builds it (its own id); answers the event that will be delivered.
+ */
+export async function addOutcome(
+  q: Query,
+  event: OutcomeEvent | null,
+  reference: string,
+  at: number,
+  restate = false,
+  relinkedOf?: () => OutcomeEvent | null,
+): Promise<OutcomeEvent | null> {
+  if (!event || (await addNewOutcome(q, event, reference, at)) || !restate) return event;
+  const body = JSON.stringify(event);
+  const { rowCount } = await q(`UPDATE outbox SET body = $1 WHERE event_id = $2 AND state <> 'delivered' AND body <> $1`, [body, event.id]);
+  if (rowCount === 1) return event;
+  const row = (await q<{ state: string; body: string }>('SELECT state, body FROM outbox WHERE event_id = $1', [event.id])).rows[0];
+  const relinked = row?.state === 'delivered' && row.body !== body ? (relinkedOf?.() ?? null) : null;
+  if (!relinked) return event;
+  await addNewOutcome(q, relinked, reference, at);
+  return relinked;
 }
 
 export function postgresOutbox({ query, tx, claimMs }: PostgresContext): OutboxStore {

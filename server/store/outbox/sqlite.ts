@@ -9,8 +9,12 @@ import type { DeliveryAttempt, DeliveryNext, OutboxStore } from './types.ts';
 
 /** Writes outcome events inside the caller's transaction (each aggregate that records an outcome holds one). */
 export interface SqliteOutboxWriter {
-  /** Writes an event once; `restate`: an event already written is written again as given (more fully told) while it is not delivered. */
-  add(event: OutcomeEvent | null, reference: string, at: number, restate?: boolean): OutcomeEvent | null;
+  /**
+   * Writes an event once; `restate`: an event already written is written again as given (more fully
+   * told) while it is not delivered, and, once delivered as it was, told again as `relinked` builds it
+   * (its own id); answers the event that will be delivered.
+   */
+  add(event: OutcomeEvent | null, reference: string, at: number, restate?: boolean, relinked?: () => OutcomeEvent | null): OutcomeEvent | null;
   /** Adds it unless its id is there: true when added now. */
   addNew(event: OutcomeEvent, reference: string, at: number): boolean;
 }
@@ -22,13 +26,19 @@ export function sqliteOutboxWriter(db: Database.Database): SqliteOutboxWriter {
   );
   // The same event, told more fully (the payout it belongs to, learned after it was written): while it is not delivered.
   const restate = db.prepare(`UPDATE outbox SET body = ?1 WHERE event_id = ?2 AND state <> 'delivered' AND body <> ?1`);
+  const written = db.prepare('SELECT state, body FROM outbox WHERE event_id = ?');
   const addNew = (event: OutcomeEvent, reference: string, at: number): boolean => insert.run(newOutboxRow(event, reference, at)).changes === 1;
   return {
     addNew,
-    add(event, reference, at, again = false) {
-      if (!event) return event;
-      if (!addNew(event, reference, at) && again) restate.run(JSON.stringify(event), event.id);
-      return event;
+    add(event, reference, at, again = false, relinkedOf) {
+      if (!event || addNew(event, reference, at) || !again) return event;
+      const body = JSON.stringify(event);
+      if (restate.run(body, event.id).changes === 1) return event;
+      const row = written.get(event.id) as { state: string; body: string } | undefined;
+      const relinked = row?.state === 'delivered' && row.body !== body ? (relinkedOf?.() ?? null) : null;
+      if (!relinked) return event;
+      addNew(relinked, reference, at);
+      return relinked;
     },
   };
 }

@@ -2,7 +2,7 @@
 import { statusWrite } from '../../domain/final-state.ts';
 import { addOutcome } from '../outbox/postgres.ts';
 import type { PostgresContext, Query } from '../postgres/context.ts';
-import { toPayment, type PaymentRow } from '../rows.ts';
+import { toPayment, toReturn, type PaymentRow, type ReturnRow } from '../rows.ts';
 import type { PaymentRecord, PaymentStore } from './types.ts';
 
 /** Inserts a payment (also inside a checkout's attach transaction). */
@@ -40,6 +40,13 @@ export function postgresPayments({ query, tx, cache, announce }: PostgresContext
     },
     peekPayment(reference) {
       return cache.get(reference);
+    },
+    async findByTransactionId(transactionId) {
+      const payment = (await query<{ reference: string }>('SELECT reference FROM payments WHERE transaction_id = $1', [transactionId])).rows[0];
+      if (payment) return { kind: 'payment', reference: payment.reference };
+      const payout = (await query<{ reference: string }>('SELECT reference FROM payouts WHERE transaction_id = $1 AND reference IS NOT NULL', [transactionId]))
+        .rows[0];
+      return payout ? { kind: 'transfer', reference: payout.reference } : null;
     },
     async getPayment(reference) {
       const cached = cache.get(reference);
@@ -105,6 +112,34 @@ export function postgresPayments({ query, tx, cache, announce }: PostgresContext
     async countOpenPaymentsExpiredBefore(expiredBefore) {
       const { rows } = await query<{ n: number }>('SELECT count(*) AS n FROM payments WHERE NOT final AND expires_at < $1', [expiredBefore]);
       return rows[0]!.n;
+    },
+    async recordReturn(reference, returnedCents, source, at, outcomeOf) {
+      const result = await tx(async (q) => {
+        // Only a final payment, and only a larger total: a copy or an older total changes nothing.
+        const row = (
+          await q<PaymentRow>(
+            'UPDATE payments SET returned_cents = $2 WHERE reference = $1 AND final AND (returned_cents IS NULL OR returned_cents < $2) RETURNING *',
+            [reference, returnedCents],
+          )
+        ).rows[0];
+        if (!row) return { row: null, outcome: null };
+        await q('INSERT INTO payment_returns (reference, returned_cents, source, recorded_at) VALUES ($1, $2, $3, $4)', [reference, returnedCents, source, at]);
+        await announce(q, reference);
+        return { row, outcome: await addOutcome(q, outcomeOf(toPayment(row), await orderIdOf(q, row.checkout_id)), reference, at) };
+      });
+      if (!result.row) return { changed: false, outcome: null };
+      cache.remember(toPayment(result.row));
+      return { changed: true, outcome: result.outcome };
+    },
+    async returnsOf(reference) {
+      return (await query<ReturnRow>('SELECT * FROM payment_returns WHERE reference = $1 ORDER BY id', [reference])).rows.map(toReturn);
+    },
+    async returnsSince(since, limit) {
+      const { rows } = await query<ReturnRow>('SELECT * FROM payment_returns WHERE recorded_at >= $1 ORDER BY recorded_at DESC, id DESC LIMIT $2', [
+        since,
+        limit,
+      ]);
+      return rows.map(toReturn);
     },
     async flagAmountMismatch(reference, reportedCents, at, outcomeOf) {
       const result = await tx(async (q) => {

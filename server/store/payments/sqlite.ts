@@ -2,7 +2,7 @@
 import type Database from 'libsql';
 import { statusWrite } from '../../domain/final-state.ts';
 import type { SqliteOutboxWriter } from '../outbox/sqlite.ts';
-import { toPayment, type PaymentRow, type WithOrder } from '../rows.ts';
+import { toPayment, toReturn, type PaymentRow, type ReturnRow, type WithOrder } from '../rows.ts';
 import { flag, type SqliteContext } from '../sqlite/context.ts';
 import type { PaymentOutcomeOf, PaymentRecord, PaymentStore, StatusChange } from './types.ts';
 
@@ -59,6 +59,13 @@ export function sqlitePayments({ db, cache, noticeOtherWriters }: SqliteContext,
     ),
     markChecked: db.prepare('UPDATE payments SET checked_at = ? WHERE reference = ? AND final = 0'),
     countExpiredOpen: db.prepare('SELECT count(*) AS n FROM payments WHERE final = 0 AND expires_at < ?'),
+    byTransactionId: db.prepare('SELECT reference FROM payments WHERE transaction_id = ?'),
+    // Only a final payment, and only a larger total: a copy or an older total changes nothing.
+    setReturned: db.prepare('UPDATE payments SET returned_cents = ?1 WHERE reference = ?2 AND final = 1 AND (returned_cents IS NULL OR returned_cents < ?1)'),
+    addReturn: db.prepare('INSERT INTO payment_returns (reference, returned_cents, source, recorded_at) VALUES (?, ?, ?, ?)'),
+    returnsOf: db.prepare('SELECT * FROM payment_returns WHERE reference = ? ORDER BY id'),
+    returnsSince: db.prepare('SELECT * FROM payment_returns WHERE recorded_at >= ? ORDER BY recorded_at DESC, id DESC LIMIT ?'),
+    payoutByTransactionId: db.prepare('SELECT reference FROM payouts WHERE transaction_id = ? AND reference IS NOT NULL'),
   };
 
   // A final status and its outcome event, in one transaction: the event cannot be lost between them.
@@ -73,6 +80,13 @@ export function sqlitePayments({ db, cache, noticeOtherWriters }: SqliteContext,
   // The reported value and its event, in one transaction.
   const flagAmount = db.transaction((reference: string, reportedCents: number, at: number, outcomeOf: PaymentOutcomeOf): StatusChange => {
     if (sql.flagAmount.run(reportedCents, reference, reportedCents).changes !== 1) return { changed: false, outcome: null };
+    const row = withOrder(reference)!;
+    return { changed: true, outcome: outbox.add(outcomeOf(toPayment(row), row.order_id), reference, at) };
+  });
+  // A return's total, its history row and its event, in one transaction.
+  const recordReturn = db.transaction((reference: string, cents: number, source: string, at: number, outcomeOf: PaymentOutcomeOf): StatusChange => {
+    if (sql.setReturned.run(cents, reference).changes !== 1) return { changed: false, outcome: null };
+    sql.addReturn.run(reference, cents, source, at);
     const row = withOrder(reference)!;
     return { changed: true, outcome: outbox.add(outcomeOf(toPayment(row), row.order_id), reference, at) };
   });
@@ -105,6 +119,12 @@ export function sqlitePayments({ db, cache, noticeOtherWriters }: SqliteContext,
       if (change.changed && cached) cache.remember({ ...cached, partnerStatus, final, updatedAt });
       return change;
     },
+    async findByTransactionId(transactionId) {
+      const payment = sql.byTransactionId.get(transactionId) as { reference: string } | undefined;
+      if (payment) return { kind: 'payment', reference: payment.reference };
+      const payout = sql.payoutByTransactionId.get(transactionId) as { reference: string } | undefined;
+      return payout ? { kind: 'transfer', reference: payout.reference } : null;
+    },
     async setPaymentFavoured(reference, favoured) {
       noticeOtherWriters();
       sql.setFavoured.run(favoured, reference);
@@ -123,6 +143,19 @@ export function sqlitePayments({ db, cache, noticeOtherWriters }: SqliteContext,
     },
     async countOpenPaymentsExpiredBefore(expiredBefore) {
       return (sql.countExpiredOpen.get(expiredBefore) as { n: number }).n;
+    },
+    async recordReturn(reference, returnedCents, source, at, outcomeOf) {
+      noticeOtherWriters();
+      const change = recordReturn.immediate(reference, returnedCents, source, at, outcomeOf);
+      const cached = cache.get(reference);
+      if (change.changed && cached) cache.remember({ ...cached, returnedCents });
+      return change;
+    },
+    async returnsOf(reference) {
+      return (sql.returnsOf.all(reference) as ReturnRow[]).map(toReturn);
+    },
+    async returnsSince(since, limit) {
+      return (sql.returnsSince.all(since, limit) as ReturnRow[]).map(toReturn);
     },
     async flagAmountMismatch(reference, reportedCents, at, outcomeOf) {
       const change = flagAmount.immediate(reference, reportedCents, at, outcomeOf);

@@ -29,6 +29,20 @@ export interface PaymentRecord {
    * mismatch: never shown paid); null or absent when no difference was seen.
    */
   reportedValueCents?: number | null;
+  /**
+   * What was given back of it to the payer after it was paid (a Pix return, MED), in cents, in all;
+   * absent when nothing was. The payment stays final and paid (domain/returns.ts).
+   */
+  returnedCents?: number | null;
+}
+
+/** A return as learned: the payment's new returned total, where it was learned, and when (the history, oldest first). */
+export interface PaymentReturnRecord {
+  reference: string;
+  returnedCents: number;
+  /** `notification` (an authenticated one), `status` (a code listed as returned). */
+  source: string;
+  recordedAt: number;
 }
 
 /**
@@ -74,6 +88,11 @@ export interface PaymentStore {
    * the outbox in the same transaction.
    */
   updatePaymentStatus(reference: string, partnerStatus: number, final: boolean, updatedAt: number, outcomeOf: PaymentOutcomeOf): Promise<StatusChange>;
+  /**
+   * What our `transaction_id` (sent with a create; partners may name it `txid`) belongs to: a payment
+   * this proxy issued, else a payout's transfer once the partner gave it a reference. Null when none.
+   */
+  findByTransactionId(transactionId: string): Promise<{ kind: 'payment' | 'transfer'; reference: string } | null>;
   /** Records who is being paid, read after the create when its answer did not say. */
   setPaymentFavoured(reference: string, favoured: string): Promise<void>;
   /** Payments not final yet, oldest first. */
@@ -95,4 +114,15 @@ export interface PaymentStore {
    * payment is final or unknown).
    */
   flagAmountMismatch(reference: string, reportedCents: number, at: number, outcomeOf: PaymentOutcomeOf): Promise<StatusChange>;
+  /**
+   * Records that `returnedCents` in all was given back of a paid payment (a final one), when that is
+   * more than recorded: the payment's total, a history row, and `outcomeOf(the updated record, its
+   * checkout's order id)` in the outbox, in one transaction. `changed` false when it is not more (a
+   * copy, or an older total), or the payment is not final.
+   */
+  recordReturn(reference: string, returnedCents: number, source: string, at: number, outcomeOf: PaymentOutcomeOf): Promise<StatusChange>;
+  /** A payment's returns as learned, oldest first. */
+  returnsOf(reference: string): Promise<PaymentReturnRecord[]>;
+  /** Returns learned since `since`, newest first, at most `limit` (readiness names them). */
+  returnsSince(since: number, limit: number): Promise<PaymentReturnRecord[]>;
 }

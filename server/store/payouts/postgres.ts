@@ -41,7 +41,7 @@ async function transferOutcome(q: Query, reference: string, at: number, outcomeO
     )
   ).rows[0];
   const settled = settleTransfer(transfer, payout ? { record: toPayout(payout), orderId: payout.order_id } : null, outcomeOf);
-  await addOutcome(q, settled.outcome, reference, at, restate);
+  const told = await addOutcome(q, settled.outcome, reference, at, restate, settled.relinked);
   if (payout && settled.payoutState) {
     // Its reference, when the outcome came first.
     await q(
@@ -50,7 +50,7 @@ async function transferOutcome(q: Query, reference: string, at: number, outcomeO
       [settled.payoutState, at, payout.id, reference],
     );
   }
-  return settled.outcome;
+  return told;
 }
 
 export function postgresTransfers({ query, tx }: PostgresContext): TransferStore {
@@ -112,11 +112,15 @@ export function postgresPayouts({ query, tx }: PostgresContext): PayoutStore {
             payout.checkoutId,
             paidStatus,
           ]);
+          const returned = await cents(
+            'SELECT COALESCE(SUM(returned_cents), 0) AS cents FROM payments WHERE checkout_id = $1 AND final AND partner_status = $2',
+            [payout.checkoutId, paidStatus],
+          );
           const refunded = await cents(
             `SELECT COALESCE(SUM(value_cents), 0) AS cents FROM payouts WHERE checkout_id = $1 AND state NOT IN (${sqlWords(REFUND_STATES_WITHOUT_MONEY)})`,
             [payout.checkoutId],
           );
-          const decision = decideRefund(valueCents, paid, refunded);
+          const decision = decideRefund(valueCents, Number(paid), Number(refunded), Number(returned));
           if ('problem' in decision) return decision;
           valueCents = decision.valueCents;
         }

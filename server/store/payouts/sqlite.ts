@@ -43,6 +43,7 @@ export function sqlitePayoutsAndTransfers({ db }: SqliteContext, outbox: SqliteO
        WHERE p.reference = ?1 OR (?2 IS NOT NULL AND p.transaction_id = ?2 AND p.reference IS NULL) ORDER BY p.reference IS NULL LIMIT 1`,
     ),
     paidCents: db.prepare('SELECT COALESCE(SUM(value_cents), 0) AS cents FROM payments WHERE checkout_id = ? AND final = 1 AND partner_status = ?'),
+    returnedCents: db.prepare('SELECT COALESCE(SUM(returned_cents), 0) AS cents FROM payments WHERE checkout_id = ? AND final = 1 AND partner_status = ?'),
     refundedCents: db.prepare(
       `SELECT COALESCE(SUM(value_cents), 0) AS cents FROM payouts WHERE checkout_id = ? AND state NOT IN (${sqlWords(REFUND_STATES_WITHOUT_MONEY)})`,
     ),
@@ -83,9 +84,9 @@ export function sqlitePayoutsAndTransfers({ db }: SqliteContext, outbox: SqliteO
     const transfer = toTransfer(sql.getTransfer.get(reference) as TransferRow);
     const payout = sql.payoutOfTransfer.get(reference, transfer.transactionId ?? null) as WithOrder<PayoutRow> | undefined;
     const settled = settleTransfer(transfer, payout ? { record: toPayout(payout), orderId: payout.order_id } : null, outcomeOf);
-    outbox.add(settled.outcome, reference, at, restate);
+    const told = outbox.add(settled.outcome, reference, at, restate, settled.relinked);
     if (payout && settled.payoutState) sql.payoutOutcome.run(settled.payoutState, at, payout.id, reference);
-    return settled.outcome;
+    return told;
   };
   const updateTransfer = db.transaction(
     (reference: string, partnerStatus: number, final: boolean, updatedAt: number, outcomeOf: TransferOutcomeOf): StatusChange => {
@@ -103,7 +104,8 @@ export function sqlitePayoutsAndTransfers({ db }: SqliteContext, outbox: SqliteO
     if (payout.checkoutId !== null) {
       const paid = (sql.paidCents.get(payout.checkoutId, paidStatus) as { cents: number }).cents;
       const refunded = (sql.refundedCents.get(payout.checkoutId) as { cents: number }).cents;
-      const decision = decideRefund(valueCents, paid, refunded);
+      const returned = (sql.returnedCents.get(payout.checkoutId, paidStatus) as { cents: number }).cents;
+      const decision = decideRefund(valueCents, paid, refunded, returned);
       if ('problem' in decision) return decision;
       valueCents = decision.valueCents;
     }

@@ -64,8 +64,11 @@ export interface PayoutLink {
   orderId: string | null;
 }
 
-/** Builds the event of a transfer just made final (domain/outcomes.ts), naming its payout if the proxy started it. */
-export type TransferOutcomeOf = (transfer: TransferRecord, payout: PayoutLink | null) => OutcomeEvent | null;
+/**
+ * Builds the event of a transfer just made final (domain/outcomes.ts), naming its payout if the proxy
+ * started it; `relinked`: told again naming its payout, under its own id, after the one without it was delivered.
+ */
+export type TransferOutcomeOf = (transfer: TransferRecord, payout: PayoutLink | null, relinked?: boolean) => OutcomeEvent | null;
 /** The event of a payout refused up front. */
 export type RefusalOutcomeOf = (payout: PayoutRecord, orderId: string | null) => OutcomeEvent;
 

@@ -169,6 +169,19 @@ export const MIGRATIONS: readonly string[] = [
   `CREATE INDEX checkouts_created ON checkouts(created_at, id);
    CREATE INDEX payments_created ON payments(created_at, reference);
    CREATE INDEX payouts_created ON payouts(created_at, seq);`,
+  // As SQLite's migration 13: returns, their history, and the checkout a checkout replaces.
+  `ALTER TABLE payments ADD COLUMN returned_cents INTEGER;
+   CREATE TABLE payment_returns (
+     id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+     reference TEXT NOT NULL REFERENCES payments(reference),
+     returned_cents INTEGER NOT NULL,
+     source TEXT NOT NULL,
+     recorded_at BIGINT NOT NULL
+   );
+   CREATE INDEX payment_returns_reference ON payment_returns(reference);
+   CREATE INDEX payment_returns_recorded ON payment_returns(recorded_at);
+   ALTER TABLE checkouts ADD COLUMN replaces TEXT;
+   CREATE INDEX checkouts_replaces ON checkouts(replaces) WHERE replaces IS NOT NULL;`,
 ];
 
 /** Brings the schema up to date, once across every instance starting now; refuses a database newer than this code. */

@@ -165,6 +165,21 @@ export const MIGRATIONS: readonly string[] = [
   `CREATE INDEX checkouts_created ON checkouts(created_at, id);
    CREATE INDEX payments_created ON payments(created_at, reference);
    CREATE INDEX payouts_created ON payouts(created_at, seq);`,
+  // Returns: what was given back of a paid payment, in all (null: nothing), and each new total
+  // as it was learned (the history; the payment's final state is never rewritten). A checkout that
+  // replaces an earlier one of the same order names it.
+  `ALTER TABLE payments ADD COLUMN returned_cents INTEGER;
+   CREATE TABLE payment_returns (
+     id INTEGER PRIMARY KEY AUTOINCREMENT,
+     reference TEXT NOT NULL REFERENCES payments(reference),
+     returned_cents INTEGER NOT NULL,
+     source TEXT NOT NULL,
+     recorded_at INTEGER NOT NULL
+   );
+   CREATE INDEX payment_returns_reference ON payment_returns(reference);
+   CREATE INDEX payment_returns_recorded ON payment_returns(recorded_at);
+   ALTER TABLE checkouts ADD COLUMN replaces TEXT;
+   CREATE INDEX checkouts_replaces ON checkouts(replaces) WHERE replaces IS NOT NULL;`,
 ];
 
 /** Brings the schema up to date; refuses a database newer than this code. */

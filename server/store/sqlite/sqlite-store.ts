@@ -121,6 +121,10 @@ const IN_MEMORY = new Set(['peekPayment']);
 const READS = new Set([
   'getPayment',
   'peekPayment',
+  'findByTransactionId',
+  'returnsOf',
+  'returnsSince',
+  'checkoutsReplacing',
   'nonFinalPayments',
   'duePayments',
   'countOpenPaymentsExpiredBefore',

@@ -50,6 +50,7 @@ const EXPECTED: Record<DialectName, { different: string[]; broken: string[] }> =
   },
   // Its pending code is ours, and approved and canceled cannot be seen without paying or waiting: all held.
   swapped: { different: [], broken: [] },
+  expiring: { different: [], broken: [] },
 };
 
 describe('pix-checkout doctor', () => {

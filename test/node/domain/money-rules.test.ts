@@ -105,12 +105,20 @@ describe('the payout-transfer link', () => {
   });
   test('no outcome (not final yet): nothing written, the payout keeps its state', () => {
     const settled = settleTransfer(transfer({ partnerStatus: PARTNER_STATUS.pending, final: false }), { record: payout, orderId: null }, transferOutcome);
-    assert.deepEqual(settled, { outcome: null, payoutState: null });
+    assert.deepEqual([settled.outcome, settled.payoutState, settled.relinked()], [null, null, null]);
   });
   test('the event told with the payout keeps the id of the one told without it (restated, not a second event)', () => {
     const without = settleTransfer(transfer(), null, transferOutcome).outcome;
     const withPayout = settleTransfer(transfer(), { record: payout, orderId: null }, transferOutcome).outcome;
     assert.equal(without?.id, withPayout?.id);
     assert.notDeepEqual(without, withPayout);
+  });
+  test('told again linked, after the one without its payout was delivered: the same outcome naming the payout, under an id of its own (issue 37)', () => {
+    const settled = settleTransfer(transfer(), { record: payout, orderId: 'order-9' }, transferOutcome);
+    const relinked = settled.relinked();
+    assert.notEqual(relinked?.id, settled.outcome?.id);
+    assert.deepEqual(relinked?.data, settled.outcome?.data);
+    assert.equal(relinked?.id, settleTransfer(transfer(), { record: payout, orderId: 'order-9' }, transferOutcome).relinked()?.id, 'the same id every time');
+    assert.equal(settleTransfer(transfer(), null, transferOutcome).relinked(), null, 'nothing to link without a payout');
   });
 });

@@ -12,6 +12,7 @@ import { createLogger } from '../../../server/log.ts';
 import type { PartnerClient } from '../../../server/partner/client.ts';
 import { PARTNER_STATUS } from '../../../server/partner/wire.ts';
 import { createClock } from '../../../server/sandbox/clock.ts';
+import { CANCELED_MARGIN_MS } from '../../../server/domain/status-numbering.ts';
 import { startSandbox, type RunningSandbox } from '../../../server/sandbox/server.ts';
 import { openSqliteStore } from '../../../server/store/sqlite/sqlite-store.ts';
 import { stackControl } from '../../support/checks.ts';
@@ -62,7 +63,8 @@ test('200 payments under partner faults all end in their true state', async () =
   await sandbox.state.webhooks.idle();
   await stack.pix.processor.idle();
 
-  await control('POST', '/clock/advance', { seconds: 2 * 3600 + 120 });
+  // Past the latest plausible cancellation (proofWindows: the longer of the expiration and the default hour, the hour, a margin), where a canceled code first proves itself.
+  await control('POST', '/clock/advance', { seconds: 2 * 3600 + CANCELED_MARGIN_MS / 1000 + 120 });
   let passes = 0;
   for (;;) {
     const open = await stack.store.nonFinalPayments(1000);

@@ -152,3 +152,83 @@ describe('the webhook intake', () => {
     await store.close();
   });
 });
+
+describe('the webhook intake across a crash', () => {
+  it('stores whether a notification is authenticated with it, before the answer: a crash right after the 202 does not lose it', async () => {
+    // The processor never runs (the process died right after the answer): what the next start reads is the store's.
+    const { store, intake } = intakeOver({
+      secretPath: 's3cret',
+      limits: { unreadableWholePerHour: 2, auditBytes: 40, keptBytes: 100, pendingCap: 10 },
+      processor: { process: async () => {} } as unknown as WebhookProcessor,
+    });
+    await store.insertPayment(paymentRecord('ours', 1_000_000));
+    const whole = '{"external_reference":"ours","status":"approved"}';
+    const cut = JSON.stringify({ external_reference: 'ours', status: 'approved', note: 'x'.repeat(200) });
+    for (const body of [whole, cut]) assert.deepEqual(await intake.receive(body, 'application/json', silent), { kind: 'stored' });
+    const taken = await store.webhookEvents.claimUnprocessed(10, 2_000_000);
+    assert.deepEqual(
+      taken.map((e) => [e.rawBody === whole, e.authenticated === true]),
+      [
+        [true, true],
+        [false, false],
+      ],
+      'the whole one is authenticated; a cut one never is',
+    );
+    await store.close();
+    // An open intake stores none as authenticated.
+    const open = intakeOver({ processor: { process: async () => {} } as unknown as WebhookProcessor });
+    await open.intake.receive(whole, 'application/json', silent);
+    assert.deepEqual(
+      (await open.store.webhookEvents.claimUnprocessed(10, 2_000_000)).map((e) => e.authenticated === true),
+      [false],
+    );
+    await open.store.close();
+  });
+});
+
+describe('the webhook intake and a list of transactions (issue 37)', () => {
+  it('stores each item about one of ours on its own; through an open intake, the items about nothing of ours once, as the list start', async () => {
+    const { store, intake, processed } = intakeOver({ limits: { unreadableWholePerHour: 2, auditBytes: 64, keptBytes: 4096, pendingCap: 100 } });
+    await store.insertPayment(paymentRecord('ours', 1_000_000));
+    const list = {
+      pix: [{ external_reference: 'ours', status: 2 }, ...Array.from({ length: 50 }, (_, i) => ({ external_reference: `made-up-${i}`, status: 2 }))],
+    };
+    assert.deepEqual(await intake.receive(JSON.stringify(list), 'application/json', silent), { kind: 'stored' });
+    await settle();
+    assert.deepEqual(
+      processed.map((p) => p.reference),
+      ['ours'],
+    );
+    const waiting = await store.webhookEvents.unprocessed(100);
+    assert.deepEqual(
+      waiting.map((e) => JSON.parse(e.rawBody)),
+      [{ pix: [{ external_reference: 'ours', status: 2 }] }],
+      'the list cut to its item',
+    );
+    const audit = await store.webhookEvents.listByResult(['unknown_reference'], 10);
+    assert.equal(audit.length, 1, 'one row for the 50 strangers');
+    assert.ok(Buffer.byteLength(audit[0]!.rawBody) <= 64);
+    await store.close();
+  });
+
+  it('through an authenticated intake, every item is stored to be confirmed (a transfer the partner knows may be ours)', async () => {
+    const { store, intake, processed } = intakeOver({
+      secretPath: 's3cret',
+      limits: { unreadableWholePerHour: 2, auditBytes: 256, keptBytes: 4096, pendingCap: 100 },
+    });
+    const list = [
+      { event: 'transfer.approved', data: { external_reference: 't-1' } },
+      { event: 'transfer.approved', data: { external_reference: 't-2' } },
+    ];
+    assert.deepEqual(await intake.receive(JSON.stringify(list), 'application/json', silent), { kind: 'stored' });
+    await settle();
+    assert.deepEqual(
+      processed.map((p) => [p.reference, p.authenticated]),
+      [
+        ['t-1', true],
+        ['t-2', true],
+      ],
+    );
+    await store.close();
+  });
+});

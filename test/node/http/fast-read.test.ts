@@ -43,10 +43,11 @@ async function paymentService(
   });
 }
 
-/** The default numbering, verified as a first payment verifies it. */
+/** The default numbering, its pending and approved codes verified as a first payment, and a first one paid in time, verify them. */
 async function verifiedNumbering(): Promise<StatusNumbering> {
   const numbering = new StatusNumbering(DEFAULT_STATUS_CODES, createLogger({ level: 'silent' }));
-  await numbering.observeFresh({ code: DEFAULT_STATUS_CODES.pending, word: null }, 'fresh');
+  await numbering.observeFresh({ code: DEFAULT_STATUS_CODES.pending[0]!, word: null }, 'fresh');
+  await numbering.observe({ code: DEFAULT_STATUS_CODES.approved[0]!, word: null }, { reference: 'paid', createdAt: 0, expiresAt: 3_600_000, now: 60_000 });
   return numbering;
 }
 
@@ -213,7 +214,7 @@ describe('the fast path on node:http', () => {
       logger: createLogger({ level: 'info', destination: { write: (line: string) => void lines.push(JSON.parse(line)) } }),
     });
     // Verified as the dev stack's first payment verified its own (the status codes decide reads).
-    await app.pix.numbering.observeFresh({ code: DEFAULT_STATUS_CODES.pending, word: null }, 'fresh');
+    await app.pix.numbering.observeFresh({ code: DEFAULT_STATUS_CODES.pending[0]!, word: null }, 'fresh');
     const fast = app.pix.fastPath;
     withFast = await serve(
       nodeListener(app.fetch, (req, res) => {

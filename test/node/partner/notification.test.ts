@@ -79,16 +79,100 @@ describe('notifications under any wrapper', () => {
     });
   }
 
-  test('two different references: ambiguous, read as neither', () => {
+  test('two different references outside one list: ambiguous, read as neither', () => {
     for (const body of [
       { data: { external_reference: 'r1' }, previous: { external_reference: 'r2' } },
-      [{ external_reference: 'r1' }, { externalReference: 'r2' }],
-      { event: 'payment.approved', payload: { items: [{ reference: 'a' }, { reference: 'b' }] } },
+      // An item naming two references is no list of payments.
+      { pix: [{ external_reference: 'r1', related: { external_reference: 'r2' } }] },
+      // One reference on the envelope, others in a list: which one is it about?
+      { external_reference: 'a', items: [{ external_reference: 'b' }, { external_reference: 'a' }] },
     ]) {
       assert.deepEqual(examineNotification(body), { ambiguous: [...new Set(JSON.stringify(body).match(/\b(r1|r2|a|b)\b(?=")/g))] }, JSON.stringify(body));
       assert.equal(readNotification(body), null);
     }
+    const tooMany = { pix: Array.from({ length: WALK.maxBatchItems + 1 }, (_, i) => ({ txid: `t${i}` })) };
+    assert.ok('ambiguous' in examineNotification(tooMany), `a list of more than ${WALK.maxBatchItems}: kept for the operator`);
     assert.deepEqual(examineNotification({ hello: 'world' }), { unreadable: true });
+  });
+
+  test('a list of payments is a batch: each item read with the envelope, from the body with the list cut to it', () => {
+    const cases: [unknown, string[]][] = [
+      [
+        [{ external_reference: 'r1' }, { externalReference: 'r2' }],
+        ['r1', 'r2'],
+      ],
+      [{ event: 'payment.approved', payload: { items: [{ reference: 'a' }, { reference: 'b' }] } }, ['a', 'b']],
+      [
+        {
+          pix: [
+            { txid: 'x1', valor: '10.00' },
+            { txid: 'x2', valor: '5.00' },
+            { txid: 'x1', valor: '10.00' },
+          ],
+        },
+        ['x1', 'x2', 'x1'],
+      ],
+    ];
+    for (const [body, references] of cases) {
+      const reading = examineNotification(body);
+      assert.ok('batch' in reading, JSON.stringify(body));
+      assert.deepEqual(
+        reading.batch.map((item) => item.notification.reference),
+        references,
+      );
+      // Each item's body reads as that item alone.
+      for (const item of reading.batch) assert.equal(readNotification(item.body)?.reference, item.notification.reference);
+    }
+    const enveloped = examineNotification({ event: 'payment.approved', payload: { items: [{ reference: 'a' }, { reference: 'b' }] } });
+    assert.ok('batch' in enveloped);
+    assert.deepEqual(enveloped.batch[1]!.body, { event: 'payment.approved', payload: { items: [{ reference: 'b' }] } });
+    assert.deepEqual(
+      enveloped.batch.map((item) => item.notification.outcome),
+      ['approved', 'approved'],
+      "the envelope's words are each item's",
+    );
+  });
+
+  test('another reference we stored: our transaction_id, or txid, read only when no external_reference is named', () => {
+    assert.deepEqual(
+      [readNotification({ txid: 'tx-1', valor: '1.00' }), readNotification({ data: { transaction_id: 'tx-2', status: 2 } })].map((n) => [
+        n?.reference,
+        n?.referenceField,
+      ]),
+      [
+        ['tx-1', 'transaction_id'],
+        ['tx-2', 'transaction_id'],
+      ],
+    );
+    const old = readNotification({ type: 'payment', external_reference: 'E1', transaction_id: 'tx-3', status: 2 });
+    assert.deepEqual([old?.reference, old?.referenceField], ['E1', 'external_reference']);
+  });
+
+  test('a return: from a list of returns (done ones summed), a returned value, or words', () => {
+    const cases: [unknown, { cents: number | null } | null][] = [
+      [
+        {
+          pix: [
+            {
+              txid: 't',
+              valor: '10.00',
+              devolucoes: [
+                { valor: '4.00', status: 'DEVOLVIDO' },
+                { valor: '1.50', status: 'DEVOLVIDO' },
+              ],
+            },
+          ],
+        },
+        { cents: 550 },
+      ],
+      [{ pix: [{ txid: 't', valor: '10.00', devolucoes: [{ valor: '4.00', status: 'EM_PROCESSAMENTO' }] }] }, null],
+      [{ event: 'payment.returned', data: { external_reference: 'r', returned_value: 2.5 } }, { cents: 250 }],
+      [{ event: 'pix.devolvido', data: { external_reference: 'r' } }, { cents: null }],
+      [{ data: { external_reference: 'r', status: 'RETURNED' } }, { cents: null }],
+      [{ event: 'payment.approved', data: { external_reference: 'r' } }, null],
+    ];
+    for (const [body, returned] of cases) assert.deepEqual(readNotification(body)?.returned, returned, JSON.stringify(body));
+    assert.equal(readNotification({ event: 'payment.returned', data: { external_reference: 'r' } })?.outcome, null, 'a return is no outcome');
   });
 
   test(`bounded: nothing deeper than ${WALK.maxDepth}, nothing past ${WALK.maxNodes} objects, no stack overflow`, () => {
@@ -140,7 +224,7 @@ describe('notifications under any wrapper', () => {
 });
 
 describe('status and outcome words: one list, any case, with or without accents', () => {
-  const table: [string, 'pending' | 'approved' | 'canceled' | null][] = [
+  const table: [string, 'pending' | 'approved' | 'canceled' | 'expired' | 'returned' | 'failed' | null][] = [
     ['approved', 'approved'],
     ['APPROVED', 'approved'],
     ['Paid', 'approved'],
@@ -158,17 +242,18 @@ describe('status and outcome words: one list, any case, with or without accents'
     ['liquidado', 'approved'],
     ['cancelado', 'canceled'],
     ['cancelada', 'canceled'],
-    ['recusado', 'canceled'],
-    ['rejeitado', 'canceled'],
+    // Failure words: an attempt that failed, never final (issue 37's open model: status-codes.ts).
+    ['recusado', 'failed'],
+    ['rejeitado', 'failed'],
     ['pendente', 'pending'],
     ['aguardando', 'pending'],
     // Money may be in flight: never read as unpaid (a new code beside it could be a second payment).
     ['Em processamento', null],
     ['em-processamento', null],
     ['processing', null],
-    ['expirado', null],
-    ['expired', null],
-    ['estornado', null],
+    ['expirado', 'expired'],
+    ['expired', 'expired'],
+    ['estornado', 'returned'],
     ['constructor', null],
     ['__proto__', null],
   ];

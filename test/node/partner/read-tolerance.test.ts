@@ -19,7 +19,7 @@ import type { PartnerClient } from '../../../server/partner/client.ts';
 import { createLogger } from '../../../server/log.ts';
 import { notificationBody, readNotification } from '../../../server/partner/notification.ts';
 import { parsePartnerTime, readError, readLogin, readPayment, readTenant, readTransfer, redactBody, shape } from '../../../server/partner/read.ts';
-import { DEFAULT_STATUS_CODES, parseStatusCodes, statusMeaning } from '../../../server/partner/status-codes.ts';
+import { DEFAULT_STATUS_CODES, statusMeaning } from '../../../server/partner/status-codes.ts';
 import { memoryTokenStore } from '../../../server/partner/token-store.ts';
 import { PARTNER_PATHS, PARTNER_STATUS } from '../../../server/partner/wire.ts';
 import { createPartnerClient } from '../../../server/partner/client.ts';
@@ -314,314 +314,7 @@ describe('notifications in any plausible form', () => {
   });
 });
 
-describe('PIX_STATUS_CODES', () => {
-  test('named or in order; refused when malformed or ambiguous', () => {
-    assert.deepEqual(parseStatusCodes('pending=0,approved=1,canceled=2'), { pending: 0, approved: 1, canceled: 2 });
-    assert.deepEqual(parseStatusCodes('0, 1, 2'), { pending: 0, approved: 1, canceled: 2 });
-    assert.deepEqual(parseStatusCodes('canceled=9,pending=7,paid=8'), { pending: 7, approved: 8, canceled: 9 });
-    for (const bad of ['1,2', '1,1,2', 'pending=1,approved=2', 'a,b,c', 'pending=1,approved=2,refunded=3']) assert.equal(parseStatusCodes(bad), null, bad);
-  });
-  test('words mean what they say; unknown codes mean nothing', () => {
-    assert.equal(statusMeaning(DEFAULT_STATUS_CODES, { code: null, word: 'cancelled' }), 'canceled');
-    assert.equal(statusMeaning(DEFAULT_STATUS_CODES, { code: null, word: 'expired' }), null);
-    assert.equal(statusMeaning(DEFAULT_STATUS_CODES, { code: 7, word: null }), null);
-  });
-});
-
-describe('the numbering guard', () => {
-  const silent = createLogger({ level: 'silent' });
-  const code = (n: number) => ({ code: n, word: null });
-  const MINUTE = 60_000;
-  /** A payment that expired at NOW, observed at `now` (a fake clock: minutes from NOW). */
-  const at = (reference: string, minutes: number) => ({ reference, expiresAt: NOW, now: NOW + minutes * MINUTE });
-  /** Log lines at `level` and above, kept. */
-  function logged(level: 'info' | 'warn' | 'error' = 'error') {
-    const lines: string[] = [];
-    return { lines, log: createLogger({ level, destination: { write: (line: string) => void lines.push(line) } }) };
-  }
-  /** A guard whose pending code a new payment verified. */
-  async function pendingVerified(memory = memoryTokenStore(), log = silent, codes = DEFAULT_STATUS_CODES) {
-    const guard = new StatusNumbering(codes, log, memory);
-    await guard.observeFresh(code(codes.pending), 'fresh');
-    return guard;
-  }
-
-  test('unverified: no code decides anything; a fresh pending code verifies pending only, and is remembered', async () => {
-    const memory = memoryTokenStore();
-    const guard = new StatusNumbering(DEFAULT_STATUS_CODES, silent, memory);
-    assert.equal(guard.meaning(code(PARTNER_STATUS.approved)), null);
-    await guard.observeFresh(code(PARTNER_STATUS.pending), 'r1');
-    assert.equal(guard.report().state, 'unverified');
-    assert.deepEqual(guard.report().codes, { pending: 'verified', approved: 'unverified', canceled: 'unverified' });
-    assert.equal(guard.meaning(code(PARTNER_STATUS.pending)), 'pending');
-    assert.equal(guard.meaning(code(PARTNER_STATUS.approved)), null, 'the pending check alone verifies nothing else');
-    assert.equal(guard.meaning(code(PARTNER_STATUS.canceled)), null);
-    const next = new StatusNumbering(DEFAULT_STATUS_CODES, silent, memory);
-    await next.load();
-    assert.deepEqual(next.report().codes, { pending: 'verified', approved: 'unverified', canceled: 'unverified' });
-    // Another setting is not verified by it.
-    const other = new StatusNumbering({ pending: 0, approved: 1, canceled: 2 }, silent, memory);
-    await other.load();
-    assert.deepEqual(other.report().codes, { pending: 'unverified', approved: 'unverified', canceled: 'unverified' });
-  });
-
-  test('approved: a final code before expires_at + 1 h - 5 min verifies it; canceled: another final code at or after the hour, once approved is', async () => {
-    const { lines, log } = logged('info');
-    const guard = await pendingVerified(memoryTokenStore(), log);
-    // A canceled code after the hour proves nothing while approved is unknown (it may be a payment paid in time, read late).
-    await guard.observe(code(3), at('late', 61));
-    assert.deepEqual(guard.report().codes, { pending: 'verified', approved: 'unverified', canceled: 'unverified' });
-    // A final code well before the hour can only be approved.
-    await guard.observe(code(2), at('paid', 30));
-    assert.equal(guard.meaning(code(2)), 'approved');
-    assert.equal(guard.meaning(code(3)), null, 'canceled not yet');
-    assert.match(lines.join(''), /partner status code 2 verified as approved/);
-    // Within the 5 minutes before the hour (the partner's clock may run ahead): nothing.
-    await guard.observe(code(3), at('edge', 56));
-    assert.equal(guard.meaning(code(3)), null);
-    assert.equal(guard.report().state, 'unverified');
-    // An approved code read after the hour: a payment made in time, read late; it says nothing of canceled.
-    await guard.observe(code(2), at('paid-late', 90));
-    assert.equal(guard.meaning(code(3)), null);
-    // Another final code at the hour: canceled.
-    await guard.observe(code(3), at('canceled', 60));
-    assert.equal(guard.meaning(code(3)), 'canceled');
-    assert.equal(guard.report().state, 'verified');
-    assert.deepEqual(guard.report().codes, { pending: 'verified', approved: 'verified', canceled: 'verified' });
-  });
-
-  test('a late final code before the hour (a payment made in time, read late) decides nothing about canceled, even once approved is known', async () => {
-    const guard = await pendingVerified();
-    await guard.observe(code(2), at('paid', -10));
-    // 3 read 58 min past expiry: within the margin it is not "too early to be canceled", and not yet the hour.
-    await guard.observe(code(3), at('late', 58));
-    assert.equal(guard.meaning(code(3)), null);
-    assert.equal(guard.report().codes.canceled, 'unverified');
-    assert.equal(guard.report().state, 'unverified');
-  });
-
-  test('approved and canceled swapped (a paid 3 before the hour): a mismatch, logged at error; no code decides any more', async () => {
-    const { lines, log } = logged();
-    const memory = memoryTokenStore();
-    const guard = await pendingVerified(memory, log);
-    await guard.observe(code(3), at('paid', -30));
-    assert.equal(guard.report().state, 'mismatch');
-    assert.match(guard.report().problem ?? '', /status 3 .*can only be approved, but PIX_STATUS_CODES says approved is 2/);
-    assert.match(lines.join(''), /"level":50.*partner status codes do not match the setting/);
-    for (const n of [1, 2, 3]) assert.equal(guard.meaning(code(n)), null, `code ${n} decides nothing`);
-    // Kept: a restart with the same setting knows it at once.
-    const restarted = new StatusNumbering(DEFAULT_STATUS_CODES, silent, memory);
-    await restarted.load();
-    assert.equal(restarted.report().state, 'mismatch');
-  });
-
-  test('a code contradicting a verified one is a mismatch: another final code before the hour, another than canceled after it', async () => {
-    const early = await pendingVerified();
-    await early.observe(code(2), at('paid', 0));
-    await early.observe(code(3), at('canceled-early', 10));
-    assert.equal(early.report().state, 'mismatch');
-    assert.equal(early.meaning(code(2)), null);
-
-    const late = await pendingVerified();
-    await late.observe(code(2), at('paid', 0));
-    await late.observe(code(3), at('canceled', 61));
-    await late.observe(code(7), at('other', 120));
-    assert.equal(late.report().state, 'mismatch');
-    assert.match(late.report().problem ?? '', /status 7 .*can only be canceled|status 7/);
-
-    // Canceled unverified, approved verified: a final code after the hour that is not the configured canceled one.
-    const wrongCanceled = await pendingVerified(memoryTokenStore(), silent, { pending: 1, approved: 2, canceled: 4 });
-    await wrongCanceled.observe(code(2), at('paid', 0));
-    await wrongCanceled.observe(code(3), at('canceled', 61));
-    assert.equal(wrongCanceled.report().state, 'mismatch');
-    assert.match(wrongCanceled.report().problem ?? '', /so 3 can only be canceled, but PIX_STATUS_CODES says canceled is 4/);
-  });
-
-  test("until pending is verified, a read decides nothing: a final-looking code may be the partner's pending", async () => {
-    const guard = new StatusNumbering(DEFAULT_STATUS_CODES, silent, memoryTokenStore());
-    await guard.observe(code(2), at('r1', -30));
-    await guard.observe(code(0), at('r2', -30));
-    assert.equal(guard.report().state, 'unverified');
-    assert.deepEqual(guard.report().codes, { pending: 'unverified', approved: 'unverified', canceled: 'unverified' });
-  });
-
-  test('a new payment with any other code than pending is a mismatch, the configured approved code included', async () => {
-    for (const fresh of [0, PARTNER_STATUS.approved, PARTNER_STATUS.canceled]) {
-      const guard = new StatusNumbering(DEFAULT_STATUS_CODES, silent, memoryTokenStore());
-      await guard.observeFresh(code(fresh), 'r1');
-      assert.equal(guard.report().state, 'mismatch', `a new payment with ${fresh}`);
-      assert.match(guard.report().problem ?? '', new RegExp(`status ${fresh}, but PIX_STATUS_CODES says pending is 1`));
-    }
-    const word = new StatusNumbering(DEFAULT_STATUS_CODES, silent, memoryTokenStore());
-    await word.observeFresh({ code: null, word: 'paid' }, 'r1');
-    assert.equal(word.report().state, 'mismatch');
-  });
-
-  test("transfers verify nothing: a new transfer's code, pending or not, neither verifies nor contradicts", async () => {
-    const guard = new StatusNumbering(DEFAULT_STATUS_CODES, silent, memoryTokenStore());
-    await guard.observeFresh(code(1), 't1', 'transfer');
-    assert.deepEqual(guard.report().codes, { pending: 'unverified', approved: 'unverified', canceled: 'unverified' });
-    await guard.observeFresh(code(0), 't2', 'transfer');
-    await guard.observeFresh({ code: null, word: 'paid' }, 't3', 'transfer');
-    assert.equal(guard.report().state, 'unverified');
-    // Transfers read only what payments verified.
-    assert.equal(guard.meaning(code(2), 'transfer'), null);
-    await guard.observeFresh(code(1), 'p1');
-    await guard.observe(code(2), at('p2', 0));
-    assert.equal(guard.meaning(code(2), 'transfer'), 'approved');
-    assert.equal(guard.meaning(code(3), 'transfer'), null);
-  });
-
-  test('another numbering: a fresh 0 is a mismatch; then a canceled payment (2) is never read as approved', async () => {
-    const { lines, log } = logged('warn');
-    const memory = memoryTokenStore();
-    const guard = new StatusNumbering(DEFAULT_STATUS_CODES, log, memory);
-    await guard.observeFresh(code(0), 'r1');
-    assert.equal(guard.report().state, 'mismatch');
-    assert.match(guard.report().problem ?? '', /status 0, but PIX_STATUS_CODES says pending is 1/);
-    assert.match(lines.join(''), /status 0/);
-    assert.equal(guard.meaning(code(2)), null);
-    assert.equal(guard.meaning(code(1)), null);
-    // Words still pending at the partner decide nothing; canceled is not believed before approved is known.
-    assert.equal(guard.confirmExplicit('approved', code(0), 'r3'), false);
-    assert.equal(guard.confirmExplicit('canceled', code(2), 'r4'), false);
-    // The first approval (an authenticated notification, no longer pending) teaches the approved code...
-    assert.equal(guard.confirmExplicit('approved', code(1), 'r2'), true);
-    assert.equal(guard.meaning(code(1)), 'approved');
-    // ...after which no other code is made approved by words, and canceled is believed for the third code.
-    assert.equal(guard.confirmExplicit('approved', code(2), 'r5'), false);
-    assert.equal(guard.confirmExplicit('canceled', code(2), 'r4'), true);
-    assert.equal(guard.confirmExplicit('canceled', code(1), 'r6'), false);
-    // The verdict, the pending code seen and the approved code learned outlive a restart.
-    const next = new StatusNumbering(DEFAULT_STATUS_CODES, log, memory);
-    await next.load();
-    assert.equal(next.report().state, 'mismatch');
-    assert.equal(next.confirmExplicit('approved', code(0), 'r7'), false, 'pending 0 is still known as pending');
-    assert.equal(next.meaning(code(1)), 'approved');
-  });
-
-  test('unverified (no new payment yet): words decide nothing, since the pending code is not known', async () => {
-    const guard = new StatusNumbering(DEFAULT_STATUS_CODES, silent, memoryTokenStore());
-    await guard.load();
-    assert.equal(guard.report().state, 'unverified');
-    assert.equal(guard.confirmExplicit('approved', code(0), 'r1'), false);
-    assert.equal(guard.confirmExplicit('approved', code(2), 'r1'), false);
-  });
-
-  test('words corroborate a code the setting names (approved once pending is verified; canceled once approved is), and contradicting the setting is a mismatch', async () => {
-    const guard = await pendingVerified();
-    assert.equal(guard.confirmExplicit('approved', code(1), 'still-pending'), false);
-    assert.equal(guard.confirmExplicit('canceled', code(3), 'r1'), false, 'canceled words before approved is known: nothing');
-    assert.equal(guard.report().codes.canceled, 'unverified');
-    assert.equal(guard.confirmExplicit('approved', code(2), 'r2'), true);
-    assert.equal(guard.report().codes.approved, 'verified');
-    assert.equal(guard.confirmExplicit('canceled', code(3), 'r3'), true);
-    assert.equal(guard.report().state, 'verified');
-
-    // Swapped at the partner: "canceled" said of the setting's (unverified) approved code.
-    const { lines, log } = logged();
-    const swapped = await pendingVerified(memoryTokenStore(), log);
-    assert.equal(swapped.confirmExplicit('canceled', code(2), 'r4'), false);
-    assert.equal(swapped.report().state, 'mismatch');
-    assert.match(lines.join(''), /said canceled for r4, but the partner reports status 2, which PIX_STATUS_CODES calls approved/);
-  });
-
-  test('verified: words agreeing with the code confirm it; words contradicting it make a mismatch, neither overriding the other', async () => {
-    const { lines, log } = logged();
-    const guard = await pendingVerified(memoryTokenStore(), log);
-    await guard.observe(code(2), at('paid', 0));
-    await guard.observe(code(3), at('canceled', 61));
-    assert.equal(guard.confirmExplicit('approved', code(2), 'r3'), true);
-    assert.equal(guard.meaning(code(3)), 'canceled');
-    assert.equal(guard.confirmExplicit('approved', code(3), 'r2'), false);
-    assert.equal(guard.report().state, 'mismatch');
-    assert.match(lines.join(''), /said approved for payment r2, but the partner reports status 3, verified as canceled/);
-    // No code decides now; pending (1) is still known as pending, so words may settle again.
-    assert.equal(guard.meaning(code(2)), null);
-    assert.equal(guard.meaning(code(3)), null);
-    assert.equal(guard.confirmExplicit('approved', code(1), 'r4'), false);
-    // The same notification again (the partner resends it): the verified canceled code is never
-    // taught "approved" by words, so no canceled payment is ever read as paid.
-    assert.equal(guard.confirmExplicit('approved', code(3), 'r2'), false);
-    assert.equal(guard.meaning(code(3)), null);
-    assert.equal(guard.confirmExplicit('canceled', code(2), 'r5'), false, 'nor the verified approved code "canceled"');
-    assert.equal(guard.meaning(code(2)), null);
-  });
-
-  test('verdicts are kept per partner service and account, and a changed setting starts unverified', async () => {
-    const memory = memoryTokenStore();
-    const sandbox = new StatusNumbering(DEFAULT_STATUS_CODES, silent, memory, 'https://127.0.0.1:8443|sandbox@pix-checkout.test');
-    await sandbox.observeFresh(code(1), 'r1');
-    await sandbox.observe(code(2), at('r2', 0));
-    const real = new StatusNumbering(DEFAULT_STATUS_CODES, silent, memory, 'https://api.partner.example|loja@shop.example');
-    await real.load();
-    assert.equal(real.report().codes.pending, 'unverified');
-    const same = new StatusNumbering(DEFAULT_STATUS_CODES, silent, memory, 'https://127.0.0.1:8443|sandbox@pix-checkout.test');
-    await same.load();
-    assert.deepEqual(same.report().codes, { pending: 'verified', approved: 'verified', canceled: 'unverified' });
-    const changed = new StatusNumbering({ pending: 1, approved: 3, canceled: 2 }, silent, memory, 'https://127.0.0.1:8443|sandbox@pix-checkout.test');
-    await changed.load();
-    assert.deepEqual(changed.report().codes, { pending: 'unverified', approved: 'unverified', canceled: 'unverified' });
-  });
-
-  test('a restart keeps every verdict; another instance sharing the store learns them on its next reload', async () => {
-    const memory = memoryTokenStore();
-    const guard = await pendingVerified(memory);
-    const other = new StatusNumbering(DEFAULT_STATUS_CODES, silent, memory);
-    await other.load();
-    await guard.observe(code(2), at('paid', 0));
-    await guard.observe(code(3), at('canceled', 60));
-    const restarted = new StatusNumbering(DEFAULT_STATUS_CODES, silent, memory);
-    await restarted.load();
-    assert.equal(restarted.report().state, 'verified');
-    assert.equal(restarted.meaning(code(3)), 'canceled');
-    // An older release kept the setting itself once a new payment verified pending: read as pending only.
-    const legacy = memoryTokenStore();
-    await legacy.save('status-codes-verified|', 'pending=1,approved=2,canceled=3');
-    const upgraded = new StatusNumbering(DEFAULT_STATUS_CODES, silent, legacy);
-    await upgraded.load();
-    assert.deepEqual(upgraded.report().codes, { pending: 'verified', approved: 'unverified', canceled: 'unverified' });
-  });
-
-  test('transfers teach no code, and a transfer check contradicting its notification is a transfers mismatch (error, report), not a choice', async () => {
-    const guard = new StatusNumbering(DEFAULT_STATUS_CODES, silent, memoryTokenStore());
-    await guard.observeFresh(code(0), 'r1');
-    assert.equal(guard.confirmExplicit('approved', code(1), 't1', false), false);
-    assert.equal(guard.meaning(code(1)), null);
-
-    const { lines, log } = logged();
-    const memory = memoryTokenStore();
-    const verified = await pendingVerified(memory, log);
-    assert.equal(verified.confirmExplicit('approved', code(2), 't0', false), false, 'an unverified code: a transfer teaches nothing');
-    assert.equal(verified.report().codes.approved, 'unverified');
-    await verified.observe(code(2), at('p1', 0));
-    await verified.observe(code(3), at('p2', 61));
-    assert.equal(verified.confirmExplicit('approved', code(2), 't1', false), true);
-    assert.equal(verified.confirmExplicit('approved', code(3), 't2', false), false);
-    assert.equal(verified.report().state, 'verified', "the payments' numbering stands");
-    assert.match(verified.report().transfers_problem ?? '', /said approved for transfer t2, but the partner reports status 3, verified as canceled/);
-    assert.match(lines.join(''), /"level":50.*transfer status codes contradict/);
-    assert.equal(verified.meaning(code(2), 'transfer'), null, 'no transfer code decides alone any more');
-    assert.equal(verified.meaning(code(2)), 'approved', 'payment codes still do');
-    assert.equal(verified.confirmExplicit('approved', code(2), 't3', false), true, 'words the check agrees with still settle');
-    assert.equal(verified.confirmExplicit('canceled', code(2), 't4', false), false);
-    const restarted = new StatusNumbering(DEFAULT_STATUS_CODES, silent, memory);
-    await restarted.load();
-    assert.ok(restarted.report().transfers_problem);
-  });
-
-  test("a mismatch from contradicting words lasts this run only; one from a code's proof is kept", async () => {
-    const memory = memoryTokenStore();
-    const guard = await pendingVerified(memory);
-    await guard.observe(code(2), at('paid', 0));
-    await guard.observe(code(3), at('canceled', 61));
-    guard.confirmExplicit('approved', code(3), 'r2');
-    assert.equal(guard.report().state, 'mismatch');
-    const restarted = new StatusNumbering(DEFAULT_STATUS_CODES, silent, memory);
-    await restarted.load();
-    assert.equal(restarted.report().state, 'verified');
-  });
-});
+// PIX_STATUS_CODES and the numbering guard: test/node/domain/status-numbering.test.ts.
 
 describe('references the partner may give', () => {
   let stack: DevStack;
@@ -724,13 +417,14 @@ describe('a partner that echoes secrets or floods', () => {
 
 describe("the partner's clock", () => {
   const silent = createLogger({ level: 'silent' });
-  test("a created_at ahead of the proxy's clock never pushes the expiry, nor the hour that proves codes, past the partner's", async () => {
+  test("the partner's created_at, ahead or behind, never moves the expiry nor the hours that prove codes: our send time counts", async () => {
     const now = Date.UTC(2030, 0, 1, 12, 0, 0);
     const store = openSqliteStore({ dataDir: ':memory:' });
     const numbering = new StatusNumbering(DEFAULT_STATUS_CODES, silent, memoryTokenStore());
     for (const [label, aheadMs, expected] of [
       ['30 min ahead (or a created_at in the wrong zone)', 30 * 60_000, now],
-      ['2 s behind', -2000, now - 2000],
+      // Counted from our send time: a partner clock behind must not pull the hours that prove codes earlier (issue 37).
+      ['10 min behind', -10 * 60_000, now],
     ] as const) {
       const partner = {
         createPayment: async () => ({
@@ -739,7 +433,7 @@ describe("the partner's clock", () => {
           qrCodeUrl: null,
           checkoutUrl: null,
           createdAt: now + aheadMs,
-          status: { code: DEFAULT_STATUS_CODES.pending, word: null },
+          status: { code: DEFAULT_STATUS_CODES.pending[0]!, word: null },
           favoured: 'Loja',
         }),
       } as unknown as PartnerClient;

@@ -276,12 +276,13 @@ describe("the browser gets the checkout's payment", () => {
 
 describe('renewal after expiry', () => {
   test('under a status numbering that does not hold, no second code is offered: the first may have been paid', async () => {
-    // The numbered dialect (0 pending) read with the default setting (1 pending): a mismatch at the first payment.
+    // The numbered dialect (0 pending) read with the default setting (1 pending): a mismatch of code 0 at the first payment.
     const local = await startDevStack({ dialect: 'numbered', logger: createLogger({ level: 'silent' }) });
     try {
       const checkout = await newCheckout(local);
       assert.equal((await payFor(local, checkout.checkout_id)).res.status, 201);
       assert.equal(local.pix.numbering.report().state, 'mismatch');
+      assert.equal(local.pix.numbering.report().codes.pending, 'unverified');
       local.sandbox.state.clock.advance(HOUR);
       expectError(await payFor(local, checkout.checkout_id), 503, 'status_unverified');
       assert.equal(local.sandbox.state.payments.size, 1, 'no second payment created upstream');
@@ -308,8 +309,33 @@ describe('renewal after expiry', () => {
       assert.equal(view.payment?.reference, renewed.reference);
 
       local.sandbox.state.clock.advance(HOUR);
+      // Expired, but payable until the partner cancels it an hour later: never told "expired" meanwhile (issue 37).
+      const early = await payFor(local, checkout.checkout_id);
+      expectError(early, 503, 'status_unverified');
+      assert.equal(early.res.headers.get('retry-after'), '3600', 'asked back once the partner will have canceled it (an hour at most)');
+      local.sandbox.state.clock.advance(HOUR + 60_000);
       expectError(await payFor(local, checkout.checkout_id), 409, 'renewals_exhausted');
-      assert.equal(CheckoutView.parse((await merchant(local, 'GET', `/checkouts/${checkout.checkout_id}`)).json).status, 'expired');
+      assert.equal(CheckoutView.parse((await merchant(local, 'GET', `/checkouts/${checkout.checkout_id}`)).json).status, 'canceled');
+    } finally {
+      await local.close();
+    }
+  });
+
+  test('renewals exhausted while the last code may still be paid: 503 with Retry-After, never "expired"; paid late, it is the answer (issue 37)', async () => {
+    const local = await startDevStack({ renewals: 0, logger: createLogger({ level: 'silent' }) });
+    try {
+      await verifyStatusCodes(local);
+      const checkout = await newCheckout(local);
+      const first = PaymentView.parse((await payFor(local, checkout.checkout_id)).json);
+      local.sandbox.state.clock.advance(HOUR + 5 * 60_000);
+      const answer = await payFor(local, checkout.checkout_id);
+      expectError(answer, 503, 'status_unverified');
+      assert.equal(answer.res.headers.get('retry-after'), String(HOUR / 1000 - 5 * 60 + 60));
+      // The customer pays the expired code meanwhile: that is the answer, paid.
+      assert.equal(local.sandbox.state.pay(local.sandbox.state.payments.get(first.reference)!).ok, true);
+      const paid = await payFor(local, checkout.checkout_id);
+      assert.equal(paid.res.status, 200, JSON.stringify(paid.json));
+      assert.deepEqual([PaymentView.parse(paid.json).reference, PaymentView.parse(paid.json).status], [first.reference, 'paid']);
     } finally {
       await local.close();
     }
@@ -550,6 +576,43 @@ describe('a checkout paid twice', () => {
       }
     });
   }
+});
+
+describe('a new checkout for the same order (replaces: issue 37)', () => {
+  test('links to the earlier one; the earlier code paid late beside the new one is an overpayment of the order, told once', async () => {
+    const local = await startDevStack({ renewals: 0, logger: createLogger({ level: 'silent' }) });
+    try {
+      await verifyStatusCodes(local);
+      const earlier = await newCheckout(local);
+      const first = PaymentView.parse((await payFor(local, earlier.checkout_id)).json);
+      local.sandbox.state.clock.advance(HOUR);
+      // The merchant gives the customer a new checkout for the order, naming the earlier one.
+      const later = await newCheckout(local, { replaces: earlier.checkout_id });
+      assert.equal(later.replaces, earlier.checkout_id);
+      const second = PaymentView.parse((await payFor(local, later.checkout_id)).json);
+      for (const reference of [second.reference, first.reference]) {
+        assert.equal(local.sandbox.state.pay(local.sandbox.state.payments.get(reference)!).ok, true);
+        await local.pix.payments.confirm(reference);
+      }
+      const told = await waitFor('the overpayment told', async () => {
+        const rows = (await local.store.outbox.list()).filter((e) => e.type === 'checkout.overpaid');
+        return rows.length > 0 && rows;
+      });
+      const event = JSON.parse(told[0]!.body) as { data: Record<string, unknown> };
+      assert.deepEqual([event.data.checkout_id, event.data.references, event.data.value], [later.checkout_id, [first.reference, second.reference], 49.9]);
+      const view = CheckoutView.parse((await merchant(local, 'GET', `/checkouts/${later.checkout_id}`)).json);
+      assert.deepEqual(
+        [view.status, view.replaces, view.overpaid],
+        ['paid', earlier.checkout_id, { value: 49.9, references: [first.reference, second.reference] }],
+      );
+      assert.equal((await local.store.outbox.list()).filter((e) => e.type === 'checkout.overpaid').length, 1, 'told once');
+      // Naming a checkout that is not here is refused.
+      const unknown = await merchant(local, 'POST', '/checkouts', { value: 49.9, order_id: newOrder(), replaces: 'co_AAAAAAAAAAAAAAAAAAAAAAAA' });
+      assert.equal(unknown.res.status >= 400 && unknown.res.status < 500, true, JSON.stringify(unknown.json));
+    } finally {
+      await local.close();
+    }
+  });
 });
 
 describe('an overpayment refunded to its payer (PIX_REFUND_OVERPAYMENTS)', () => {
@@ -974,7 +1037,7 @@ describe('secrets', () => {
 });
 
 describe('renewal while only the pending code is verified (domain/status-numbering.ts)', () => {
-  test('a first code paid, then read after its expiry (before the hour): the read proves approved, the paid payment is answered, no second code', async () => {
+  test('a first code paid, read only after its expiry: its code may be an expired one (issue 37), so nothing is decided and no second code is issued', async () => {
     const local = await startDevStack({ logger: createLogger({ level: 'silent' }) });
     try {
       const checkout = await newCheckout(local);
@@ -986,9 +1049,8 @@ describe('renewal while only the pending code is verified (domain/status-numberi
       assert.equal((await control('/faults', { kind: 'drop_webhook', rate: 1 })).status, 201);
       assert.equal((await control(`/payments/${first.reference}/pay`)).status, 200);
       local.sandbox.state.clock.advance(HOUR);
-      const again = PaymentView.parse((await payFor(local, checkout.checkout_id)).json);
-      assert.deepEqual([again.reference, again.status], [first.reference, 'paid']);
-      assert.equal(local.pix.numbering.report().codes.approved, 'verified');
+      expectError(await payFor(local, checkout.checkout_id), 503, 'status_unverified');
+      assert.equal(local.pix.numbering.report().codes.approved, 'unverified', 'a code read past expiry proves nothing');
       assert.equal(local.sandbox.state.payments.size, 1, 'no second payment created upstream');
     } finally {
       await local.close();

@@ -113,7 +113,8 @@ describe('an open intake under a flood of made-up references', () => {
     const two = (await stack.pix.payments.create({ value: 4 })).reference;
     await stackControl(stack, 'POST', `/payments/${one}/pay`);
     const partner = slowPartner(stack, 0);
-    const body = JSON.stringify({ event: 'payment.approved', payload: { items: [{ external_reference: one }, { external_reference: two }] } });
+    // Not a list of payments (that is split: issue 37): two references in one record's place.
+    const body = JSON.stringify({ event: 'payment.approved', payload: { external_reference: one }, previous: { external_reference: two } });
     try {
       assert.equal(await post(body), 202);
       await stack.pix.processor.idle();

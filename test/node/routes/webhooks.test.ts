@@ -266,6 +266,55 @@ describe('webhooks from the partner, and what the proxy does with them', () => {
     await waitFor('the payment final', async () => (await stored(reference))?.final === true);
     assert.equal((await stored(reference))!.partnerStatus, 2);
   });
+
+  test('a notification listing several payments is split: each stored, confirmed with the partner and applied (issue 37)', async () => {
+    // The sandbox's own notifications stop (the last tests of this suite): only ours can apply them.
+    await control('DELETE', '/notification-url');
+    const [paid1, paid2, open] = [await create(3), await create(4), await create(5)];
+    await control('POST', `/payments/${paid1}/pay`);
+    await control('POST', `/payments/${paid2}/pay`);
+    // The way partners batch them (the central bank's `{"pix": [...]}`); the third is still pending.
+    const body = { pix: [paid1, paid2, open].map((reference) => ({ external_reference: reference, status: 2, valor: '1.00' })) };
+    assert.equal((await postWebhook(JSON.stringify(body))).status, 202);
+    await waitFor('both paid', async () => (await stored(paid1))?.final === true && (await stored(paid2))?.final === true);
+    assert.deepEqual([(await stored(paid1))!.partnerStatus, (await stored(paid2))!.partnerStatus], [2, 2]);
+    // Each confirmed: the pending one's "2" in the body is not believed.
+    await waitFor('the pending one processed', processed(open, 1));
+    assert.equal((await stored(open))!.final, false);
+    // One row each (the sandbox's own notifications aside), the list cut to its item.
+    const split = db.prepare(`SELECT raw_body, result FROM webhook_events WHERE raw_body LIKE '{"pix":[%' AND raw_body LIKE ? ORDER BY id`);
+    for (const reference of [paid1, paid2]) {
+      const rows = split.all(`%${reference}%`) as { raw_body: string; result: string }[];
+      assert.deepEqual(
+        rows.map((r) => [(JSON.parse(r.raw_body) as { pix: unknown[] }).pix.length, r.result]),
+        [[1, 'applied']],
+      );
+    }
+  });
+
+  test('a notification naming only our transaction id (txid) is matched to its payment (issue 37)', async () => {
+    const reference = await create(6);
+    await control('POST', `/payments/${reference}/pay`);
+    const { transactionId } = (await stored(reference))!;
+    assert.equal((await postWebhook(JSON.stringify({ pix: [{ txid: transactionId, valor: '6.00' }] }))).status, 202);
+    await waitFor('the payment final', async () => (await stored(reference))?.final === true);
+    const ours = () =>
+      db.prepare(`SELECT result FROM webhook_events WHERE raw_body LIKE '{"pix":[%' AND raw_body LIKE ?`).all(`%${transactionId}%`) as {
+        result: string | null;
+      }[];
+    await waitFor('processed', async () => ours()[0]?.result != null);
+    assert.deepEqual(
+      ours().map((r) => r.result),
+      ['applied'],
+    );
+    // A transaction id that is none of ours: kept for the operator, nobody asked.
+    assert.equal((await postWebhook(JSON.stringify({ txid: 'not-one-of-ours' }))).status, 202);
+    const unknown = db.prepare("SELECT result FROM webhook_events WHERE raw_body LIKE '%not-one-of-ours%'").all() as { result: string | null }[];
+    assert.deepEqual(
+      unknown.map((r) => r.result),
+      ['unknown_reference'],
+    );
+  });
 });
 
 describe('webhook source restriction and secret path', () => {

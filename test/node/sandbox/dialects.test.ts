@@ -28,6 +28,7 @@ const STAMP: Record<DialectName, string> = {
   terse: '2029-12-31T21:00:05-03:00',
   numbered: '2030-01-01T00:00:05.123+00:00',
   swapped: '2030-01-01T00:00:05.123000Z',
+  expiring: '2030-01-01T00:00:05.123000Z',
 };
 /** Bank answers after 60 sandbox seconds (Ana's approves, Elisa's cancels). */
 const BANK_SECONDS = 60;
@@ -419,10 +420,12 @@ describe('numbered: 0 pending, 1 approved, 2 canceled; top-level token and tenan
     // Its code 2 is canceled here, approved in the default numbering: as read, a code, no outcome.
     assert.deepEqual(readNotification(old), {
       reference: canceled,
+      referenceField: 'external_reference',
       kind: 'payment',
       outcome: null,
       status: { code: CODES.canceled, word: null },
       eventId: null,
+      returned: null,
     });
 
     await c.api('PATCH', PARTNER_PATHS.notificationUrl, { notification_url: r.url, notify_type: 2 });
@@ -441,10 +444,12 @@ describe('numbered: 0 pending, 1 approved, 2 canceled; top-level token and tenan
     // Read through the wrapper, as any other.
     assert.deepEqual(readNotification(paymentEvent), {
       reference: paid,
+      referenceField: 'external_reference',
       kind: 'payment',
       outcome: 'approved',
       status: { code: CODES.approved, word: null },
       eventId: paymentEvent.event_id,
+      returned: null,
     });
     const transferEvent = await received(r, transfer, referenceOf);
     assert.deepEqual(transferEvent, {
@@ -536,7 +541,7 @@ describe('choosing a dialect', () => {
     assert.deepEqual((await c.control('GET', '/dialect')).json, { name: 'mine', status_codes: { pending: 1, approved: 2, canceled: 3 } });
     assert.equal((await c.api('HEAD', paymentPath(PARTNER_PATHS.checkPayment, 'nope'))).status, 299);
     await assert.rejects(startSandbox({ dialect: 'klingon' as DialectName }), /default, terse, numbered/);
-    assert.deepEqual([...DIALECT_NAMES], ['default', 'terse', 'numbered', 'swapped']);
+    assert.deepEqual([...DIALECT_NAMES], ['default', 'terse', 'numbered', 'swapped', 'expiring']);
   });
 
   test('npm run sandbox: PIX_SANDBOX_DIALECT picks it and the banner says so; an unknown one exits 2 naming the valid ones', async () => {
@@ -574,5 +579,61 @@ describe('choosing a dialect', () => {
     } finally {
       await rm(cwd, { recursive: true, force: true });
     }
+  });
+});
+
+describe('expiring: an expired code, a returned one, and transfers numbered apart (issue 37)', () => {
+  let c: Client;
+  before(async () => {
+    c = await openClient('expiring', (login) => login.data.access_token);
+  });
+
+  test('1 pending, then 3 once past its expiration (still payable: then 2), 4 once canceled an hour later; a returned view is 6', async () => {
+    const created = await c.api('POST', PARTNER_PATHS.createPayment, { ...createBody, expiration: 60 });
+    assert.equal(created.status, 201, created.text);
+    assert.equal(created.json.data.status, 1);
+    const late = created.json.data.external_reference;
+    const unpaid = (await c.api('POST', PARTNER_PATHS.createPayment, { ...createBody, expiration: 60 })).json.data.external_reference;
+    const status = async (reference: string) => (await c.api('GET', paymentPath(PARTNER_PATHS.getPayment, reference))).json.data.status;
+    await c.control('POST', '/clock/advance', { seconds: 61 });
+    assert.deepEqual([await status(late), await status(unpaid)], [3, 3], 'past the expiration, not canceled yet');
+    assert.deepEqual((await c.control('POST', `/payments/${late}/pay`)).json, { reference: late, status: 2 }, 'an expired code is still payable');
+    assert.equal(await status(late), 2);
+    await c.control('POST', '/clock/advance', { seconds: 3600 });
+    assert.equal(await status(unpaid), 4);
+    // A payment given back after approval (the view's `returned`, set by whoever records returns) reads 6.
+    const view = {
+      id: 1,
+      externalReference: late,
+      value: 10,
+      callback: null,
+      status: 'approved' as const,
+      pixKey: '000201',
+      qrCodeUrl: '',
+      checkout: '',
+      favoured: 'Loja',
+      partner: DEFAULT_ACCOUNT.partner,
+      tenant: DEFAULT_ACCOUNT.tenant,
+      createdAt: T0,
+      expirationSeconds: 60,
+    };
+    const statusOf = (answer: { body?: unknown }) => (answer.body as { data: { status: number } }).data.status;
+    assert.equal(statusOf(SANDBOX_DIALECTS.expiring.payment(view)), 2);
+    assert.equal(statusOf(SANDBOX_DIALECTS.expiring.payment({ ...view, returned: true })), 6);
+  });
+
+  test('transfers read 11 pending, 12 approved; GET /_sandbox/dialect names both numberings and the setting to use', async () => {
+    const transfer = await c.api('POST', PARTNER_PATHS.transferToKey, transferBody);
+    assert.equal(transfer.status, 201, transfer.text);
+    assert.equal(transfer.json.data.status, 11);
+    const reference = transfer.json.data.external_reference;
+    assert.deepEqual((await c.control('POST', `/transfers/${reference}/approve`)).json, { reference, status: 12 });
+    assert.equal((await c.api('GET', paymentPath(PARTNER_PATHS.checkTransfer, reference))).json.data.status, 12);
+    assert.deepEqual((await c.control('GET', '/dialect')).json, {
+      name: 'expiring',
+      status_codes: { pending: 1, approved: 2, canceled: 4 },
+      transfer_status_codes: { pending: 11, approved: 12, canceled: 13 },
+      setting: { payments: 'pending=1,approved=2,expired=3,canceled=4,returned=6', transfers: 'pending=11,approved=12,canceled=13' },
+    });
   });
 });

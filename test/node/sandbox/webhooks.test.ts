@@ -121,10 +121,12 @@ describe('6 events, old format (notify_type 1)', () => {
     // As the proxy reads it: the old format says its outcome only with a code.
     assert.deepEqual(readNotification(hook.body), {
       reference,
+      referenceField: 'external_reference',
       kind: 'payment',
       outcome: null,
       status: { code: PARTNER_STATUS.approved, word: null },
       eventId: null,
+      returned: null,
     });
   });
 
@@ -143,10 +145,12 @@ describe('6 events, old format (notify_type 1)', () => {
     assert.equal(r.received.length, 1);
     assert.deepEqual(readNotification(r.received[0]!.body), {
       reference: created.external_reference,
+      referenceField: 'external_reference',
       kind: 'payment',
       outcome: null,
       status: { code: PARTNER_STATUS.canceled, word: null },
       eventId: null,
+      returned: null,
     });
     assert.equal(OldWebhookPayload.parse(r.received[0]!.body).status, PARTNER_STATUS.canceled);
   });
@@ -316,5 +320,52 @@ describe('6 delivery: retries, timeouts, resends', () => {
     assert.equal(delivery!.format, 'old');
     assert.deepEqual(delivery!.payload, r.received[0]!.body);
     assert.match(delivery!.attempts[0]!.at, TIMESTAMP_PATTERN);
+  });
+});
+
+describe('returns and batched notifications (issue 37)', () => {
+  test('a paid payment returned: the payment stays paid, and a notification states everything returned so far', async () => {
+    const r = await receiver();
+    await register(r.url, NOTIFY_TYPE.new);
+    const reference = await paidPayment();
+    await settledDeliveries(reference);
+    assert.equal((await h.control('POST', `/payments/${reference}/return`, { value: 5 })).status, 200);
+    const second = await h.control('POST', `/payments/${reference}/return`);
+    assert.deepEqual(second.json, { reference, returned: 19.9 }, 'the rest, without a value');
+    const refused = await h.control('POST', `/payments/${reference}/return`, { value: 1 });
+    assert.equal(refused.status, 409, 'nothing is left to return');
+    const deliveries = await settledDeliveries(reference, 3);
+    assert.deepEqual(
+      deliveries.map((d) => readNotification(d.payload)?.returned ?? null),
+      [null, { cents: 500 }, { cents: 1990 }],
+    );
+    const read = await h.api('GET', `/api/v2/wallet/partner/transactions/${reference}`);
+    assert.equal(read.json.data.status, PARTNER_STATUS.approved, 'still paid');
+    const unpaid = await h.createPayment({ value: 3 });
+    assert.equal((await h.control('POST', `/payments/${unpaid.external_reference}/return`)).status, 409, 'an unpaid payment has nothing to return');
+  });
+
+  test('batching on: outcomes due together are sent in one POST listing them, each readable on its own', async () => {
+    const r = await receiver();
+    await register(r.url, NOTIFY_TYPE.old);
+    // A window no test reaches: the batch is sent when flushed (no timing involved).
+    assert.deepEqual((await h.control('PUT', '/webhooks/batching', { window_ms: 60_000 })).json, { window_ms: 60_000 });
+    try {
+      const [a, b] = [await h.createPayment({ value: 1 }), await h.createPayment({ value: 2 })];
+      await h.control('POST', `/payments/${a.external_reference}/pay`);
+      await h.control('POST', `/payments/${b.external_reference}/pay`);
+      assert.equal(r.received.length, 0, 'held');
+      assert.deepEqual((await h.control('POST', '/webhooks/batching/flush')).json, { sent: true });
+      await settledDeliveries(b.external_reference);
+      assert.equal(r.received.length, 1, 'one POST');
+      const body = r.received[0]!.body as { pix: unknown[] };
+      assert.deepEqual(
+        body.pix.map((item) => readNotification(item)?.reference),
+        [a.external_reference, b.external_reference],
+      );
+    } finally {
+      await h.control('PUT', '/webhooks/batching', { window_ms: 0 });
+    }
+    assert.equal((await h.control('PUT', '/webhooks/batching', { window_ms: -1 })).status, 400);
   });
 });

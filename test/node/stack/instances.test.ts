@@ -235,10 +235,10 @@ describe('two instances over one Postgres', () => {
       10_000,
     );
     assert.equal(a.pix.numbering.meaning({ code: 2, word: null }), 'approved');
-    // A proves it wrong later (a new payment with another pending code).
-    await a.pix.numbering.observeFresh({ code: 7, word: null }, 'some-new-payment');
+    // A proves it wrong later (a new payment showing 2: it is pending, not approved).
+    await a.pix.numbering.observeFresh({ code: 2, word: null }, 'some-new-payment');
     assert.equal(a.pix.numbering.report().state, 'mismatch');
-    // B reads the kept verdicts again every 2 s (real time): then no code decides anything on B either.
+    // B reads the kept verdicts again every 2 s (real time): then code 2 decides nothing on B either.
     await until(
       async () => {
         await b.pix.numbering.load();

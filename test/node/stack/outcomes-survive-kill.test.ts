@@ -22,13 +22,35 @@ import { DB_FILE_NAME } from '../../../server/store/sqlite/sqlite-store.ts';
 import { createPartnerClient } from '../../../server/partner/client.ts';
 import { proxyEnv } from '../../support/cluster-harness.ts';
 import { freePort } from '../../support/ports.ts';
+import { StatusNumbering } from '../../../server/domain/status-numbering.ts';
+import { createLogger } from '../../../server/log.ts';
+import { DEFAULT_STATUS_CODES } from '../../../server/partner/status-codes.ts';
+import { tokenStoreKey } from '../../../server/partner/token-session.ts';
+import { openSqliteStore } from '../../../server/store/sqlite/sqlite-store.ts';
+
+/** The verdicts a proxy that has run for hours keeps: pending, approved and canceled verified, as their own proofs verify them. */
+async function seedVerdicts(dataDir: string, scope: string): Promise<void> {
+  const store = openSqliteStore({ dataDir, cacheSize: 0 });
+  try {
+    const numbering = new StatusNumbering(DEFAULT_STATUS_CODES, createLogger({ level: 'silent' }), store.tokens, scope);
+    const sent = Date.now() - 24 * 3600_000;
+    const at = (reference: string, minutes: number) => ({ reference, createdAt: sent, expiresAt: sent + 3600_000, now: sent + minutes * 60_000 });
+    await numbering.observeFresh({ code: 1, word: null }, 'seed-new');
+    await numbering.observe({ code: 2, word: null }, at('seed-paid', 5));
+    await numbering.observe({ code: 3, word: null }, at('seed-canceled', 3 * 60));
+    assert.equal(numbering.report().state, 'verified');
+  } finally {
+    await store.close();
+  }
+}
 
 const OUTCOMES = 500;
 /**
- * The sandbox's clock runs this far behind the proxy's (real time). The spec cancels a payment only an
- * hour past its expiry, and the proxy trusts a canceled code only then (domain/status-numbering.ts):
- * the payments to cancel are issued with the shortest expiry (60 s), so in the proxy's time their
- * hour is already over, while in the sandbox's it is far off (it cancels none by itself).
+ * The sandbox's clock runs this far behind the proxy's (real time): the sandbox cancels none of the
+ * burst's payments by itself (the test cancels them). The proxy trusts a canceled code only once a
+ * read well past a payment's cancellation hour proved it (domain/status-numbering.ts, counted from
+ * its own send time): hours of real time, so the store is seeded with the verdicts of a proxy that
+ * has run that long (seedVerdicts) before the proxy starts.
  */
 const SANDBOX_LAG_MS = 65 * 60_000;
 const SECRET = 'kill-test-merchant-secret-0123456789abcdef';
@@ -119,6 +141,7 @@ test('a burst of 500 outcomes while the proxy is SIGKILLed and restarted: every 
   };
 
   // The payments the burst cancels: issued with a 60 s expiry (see SANDBOX_LAG_MS), then the proxy restarts with the default.
+  await seedVerdicts(env.PIX_DATA_DIR, tokenStoreKey(env.PIX_BASE_URL, env.PIX_EMAIL));
   await startProxy({ PIX_EXPIRATION_SECONDS: '60' });
   const issue = async (n: number) =>
     Promise.all(

@@ -25,7 +25,8 @@ import { startDevStack, type DevStack, type DevStackOptions } from '../../../ser
 import type { OutcomeEvent } from '../../../server/domain/outcomes.ts';
 import { createLogger } from '../../../server/log.ts';
 import { createPartnerClient, type ObservedAnswer, type PartnerClientOptions, type PartnerLogEntry } from '../../../server/partner/client.ts';
-import { formatStatusCodes, type StatusCodes } from '../../../server/partner/status-codes.ts';
+import { formatStatusCodes, parseStatusCodes } from '../../../server/partner/status-codes.ts';
+import { CANCELED_MARGIN_MS, asStatusCodes } from '../../../server/domain/status-numbering.ts';
 import { PARTNER_PATHS, PARTNER_STATUS } from '../../../server/partner/wire.ts';
 import { createClock } from '../../../server/sandbox/clock.ts';
 import { DIALECT_NAMES, SANDBOX_DIALECTS, type DialectName } from '../../../server/sandbox/dialects.ts';
@@ -46,7 +47,13 @@ const HOOK = 'https://shop.example/hook';
 /** The last path segment of an authenticated webhook intake (PIX_WEBHOOK_SECRET_PATH): only then do a notification's words count. */
 const SECRET_PATH = 'd1a1ec75a1b2c3d4e5f6a7b8';
 /** Each dialect's new-format words for a paid payment. */
-const PAID_WORDS: Record<DialectName, string> = { default: 'payment.approved', terse: 'PAYMENT_PAID', numbered: 'deposit.paid', swapped: 'payment.approved' };
+const PAID_WORDS: Record<DialectName, string> = {
+  default: 'payment.approved',
+  terse: 'PAYMENT_PAID',
+  numbered: 'deposit.paid',
+  swapped: 'payment.approved',
+  expiring: 'payment.approved',
+};
 /** The proxy stacks' staleness window: longer than any test waits, so only a webhook (or a moved clock) changes a status. */
 const STALE_MS = 60_000;
 
@@ -104,7 +111,22 @@ const EXPECTED: Record<
   get swapped() {
     return this.default;
   },
+  // The default with an expired and a returned code, and transfers numbered apart: the same shapes.
+  get expiring() {
+    return this.default;
+  },
 };
+
+/** The verdicts of the three required meanings (a dialect's setting may name more). */
+const required = (codes: Record<string, unknown>) => ({ pending: codes.pending, approved: codes.approved, canceled: codes.canceled });
+
+/** The setting a client sets for a dialect (its own, when its numbering has more than three states). */
+function dialectSetting(dialect: DialectName) {
+  const d = SANDBOX_DIALECTS[dialect];
+  return d.setting
+    ? { statusCodes: parseStatusCodes(d.setting.payments)!, transferStatusCodes: parseStatusCodes(d.setting.transfers)! }
+    : { statusCodes: { ...d.statusCodes }, transferStatusCodes: { ...(d.transferStatusCodes ?? d.statusCodes) } };
+}
 
 /** The sandbox's control API over HTTPS, trusting its certificate: JSON in and out, a 2xx required. */
 function controlOf(sandbox: RunningSandbox) {
@@ -233,7 +255,7 @@ for (const dialect of DIALECT_NAMES) {
     let sandbox: RunningSandbox;
     let control: ReturnType<typeof controlOf>;
     /** The dialect's numbering, as the sandbox says it. */
-    let codes: StatusCodes;
+    let codes: Readonly<Record<'pending' | 'approved' | 'canceled', number>>;
     let dir: string;
     let env: Record<string, string>;
 
@@ -260,7 +282,8 @@ for (const dialect of DIALECT_NAMES) {
         PIX_USER_AGENT: UA,
         PIX_CA_FILE: join(dir, 'ca.pem'),
         PIX_TOKEN_FILE: join(dir, 'token.json'),
-        PIX_STATUS_CODES: formatStatusCodes(codes),
+        PIX_STATUS_CODES: formatStatusCodes(asStatusCodes(dialectSetting(dialect).statusCodes)),
+        PIX_TRANSFER_STATUS_CODES: formatStatusCodes(asStatusCodes(dialectSetting(dialect).transferStatusCodes)),
       };
     });
     after(async () => {
@@ -297,6 +320,7 @@ for (const dialect of DIALECT_NAMES) {
       assert.deepEqual(codes, { ...SANDBOX_DIALECTS[dialect].statusCodes });
       if (dialect === 'numbered') assert.deepEqual(codes, { pending: 0, approved: 1, canceled: 2 });
       else if (dialect === 'swapped') assert.deepEqual(codes, { pending: 1, approved: 3, canceled: 2 });
+      else if (dialect === 'expiring') assert.deepEqual(codes, { pending: 1, approved: 2, canceled: 4 });
       else assert.deepEqual(codes, { ...PARTNER_STATUS });
     });
 
@@ -361,19 +385,20 @@ for (const dialect of DIALECT_NAMES) {
 
       test('transfers: pending, then the bank’s answer read in the dialect’s numbering (approved, and canceled)', async () => {
         const { partner } = client();
+        const transferCodes = SANDBOX_DIALECTS[dialect].transferStatusCodes ?? codes;
         const approved = await partner.transferToKey({ value: 25, pix_key: ANA_EMAIL });
-        assert.deepEqual(approved.status, { code: codes.pending, word: null });
+        assert.deepEqual(approved.status, { code: transferCodes.pending, word: null });
         assert.equal(approved.value, 25);
         assert.equal(approved.pixKeyType, 'EMAIL');
         assert.equal(sandbox.state.transfers.get(approved.externalReference)?.transactionId, approved.transactionId);
         const canceled = await partner.solicitTransferForCustomer({ customer_document: ELISA.document, value: 3, pix_key: ELISA.email, pix_key_type: 'EMAIL' });
-        assert.deepEqual(canceled.status, { code: codes.pending, word: null });
+        assert.deepEqual(canceled.status, { code: transferCodes.pending, word: null });
 
         await control('POST', '/clock/advance', { seconds: 10 });
         const settled = await partner.checkTransfer(approved.externalReference);
-        assert.deepEqual(settled.status, { code: codes.approved, word: null });
+        assert.deepEqual(settled.status, { code: transferCodes.approved, word: null });
         assert.match(settled.end2end ?? '', /^E\d{8}/);
-        assert.deepEqual((await partner.checkTransfer(canceled.externalReference)).status, { code: codes.canceled, word: null });
+        assert.deepEqual((await partner.checkTransfer(canceled.externalReference)).status, { code: transferCodes.canceled, word: null });
       });
 
       test('a KYC refusal: kind refused, reason kyc_not_approved and a readable message from the dialect’s error body', async () => {
@@ -526,7 +551,8 @@ for (const dialect of DIALECT_NAMES) {
         assert.equal(created.err, '', 'no warning: the new transfer is pending under the setting');
         await control('POST', '/clock/advance', { seconds: 10 });
         const status = await cli(['transfer', 'status', transfer.partner_reference]);
-        assert.match(status.out, new RegExp(`status\\s+approved \\(${codes.approved}\\)`));
+        const transferCodes = SANDBOX_DIALECTS[dialect].transferStatusCodes ?? codes;
+        assert.match(status.out, new RegExp(`status\\s+approved \\(${transferCodes.approved}\\) \\(as PIX_TRANSFER_STATUS_CODES reads it`));
       });
 
       if (dialect === 'numbered') {
@@ -561,7 +587,7 @@ for (const dialect of DIALECT_NAMES) {
   describe(`dialect ${dialect}: the proxy and its webhook receiver (statusCodes set to the dialect’s numbering)`, () => {
     let p: Proxied;
     before(async () => {
-      p = await openProxied({ dialect, statusCodes: { ...SANDBOX_DIALECTS[dialect].statusCodes } });
+      p = await openProxied({ dialect, ...dialectSetting(dialect) });
     });
     after(() => p.close());
 
@@ -575,14 +601,14 @@ for (const dialect of DIALECT_NAMES) {
       const report = await ready(p.stack);
       assert.equal(report.status, 'ready');
       assert.equal(report.checks.status_codes, 'unverified');
-      assert.deepEqual(report.status_codes.codes, { pending: 'verified', approved: 'unverified', canceled: 'unverified' });
+      assert.deepEqual(required(report.status_codes.codes), { pending: 'verified', approved: 'unverified', canceled: 'unverified' });
 
       await p.control('POST', `/payments/${reference}/pay`);
       // Stale after 60 s and nothing polls: only the sandbox's notification can bring it this soon.
       await waitFor('the payment final', final(reference));
       await waitFor('the notification processed', processed(p, reference));
       assert.equal(await p.status(reference), 'paid');
-      assert.deepEqual(p.stack.pix.numbering.report().codes, { pending: 'verified', approved: 'verified', canceled: 'unverified' });
+      assert.deepEqual(required(p.stack.pix.numbering.report().codes), { pending: 'verified', approved: 'verified', canceled: 'unverified' });
       assert.equal(paidEvents(reference).length, 1);
       const events = p.events(reference);
       assert.deepEqual(
@@ -614,7 +640,7 @@ for (const dialect of DIALECT_NAMES) {
       await p.control('POST', `/payments/${paid}/pay`);
       await waitFor('the paid one final', final(paid));
 
-      await p.control('POST', '/clock/advance', { seconds: 3600 + 3600 + 1 });
+      await p.control('POST', '/clock/advance', { seconds: 3600 + 3600 + CANCELED_MARGIN_MS / 1000 + 1 });
       assert.equal(await p.status(later), 'canceled');
       assert.equal(await storedStatus(later), PARTNER_STATUS.canceled);
       assert.equal(p.stack.pix.numbering.report().state, 'verified');
@@ -656,7 +682,7 @@ for (const dialect of DIALECT_NAMES) {
           const canceled = await p.create(5);
           await p.control('POST', `/payments/${paid}/pay`);
           // Canceled as the spec says: an hour after its expiration.
-          await p.control('POST', '/clock/advance', { seconds: 3600 + 3600 + 1 });
+          await p.control('POST', '/clock/advance', { seconds: 3600 + 3600 + CANCELED_MARGIN_MS / 1000 + 1 });
           await waitFor(`both final (notify_type ${notifyType})`, async () => (await final(paid)()) && (await final(canceled)()));
           await waitFor('both notifications processed', () => processed(p, paid)() && processed(p, canceled)());
           assert.equal(await p.status(paid), 'paid');
@@ -712,7 +738,7 @@ for (const dialect of DIALECT_NAMES) {
   describe(`dialect ${dialect}: a notification's words never override a verified code`, () => {
     test('canceled at the partner, then "paid" by an authenticated notification: never shown paid; the contradiction makes the numbering a mismatch', async () => {
       // A secret path: the intake is authenticated, so the notification's words are heard.
-      const p = await openProxied({ dialect, statusCodes: { ...SANDBOX_DIALECTS[dialect].statusCodes }, webhooks: { secretPath: SECRET_PATH } });
+      const p = await openProxied({ dialect, ...dialectSetting(dialect), webhooks: { secretPath: SECRET_PATH } });
       try {
         // Every code verified: a payment paid in time (approved), another canceled an hour past its expiration (canceled).
         const paid = await p.create(9);
@@ -721,7 +747,7 @@ for (const dialect of DIALECT_NAMES) {
         await p.control('POST', `/payments/${paid}/pay`);
         await waitFor('the paid one final', async () => (await p.stack.store.getPayment(paid))?.final === true);
         await p.control('POST', '/faults', { kind: 'drop_webhook', rate: 1 });
-        await p.control('POST', '/clock/advance', { seconds: 3600 + 3600 + 1 });
+        await p.control('POST', '/clock/advance', { seconds: 3600 + 3600 + CANCELED_MARGIN_MS / 1000 + 1 });
         assert.equal(await p.status(canceled), 'canceled');
         assert.equal(p.stack.pix.numbering.report().state, 'verified');
         const answer = await p.notify({ external_reference: reference, event: PAID_WORDS[dialect] });
@@ -733,7 +759,7 @@ for (const dialect of DIALECT_NAMES) {
         // The partner's own (authenticated) words contradict the setting's reading of its code: the
         // setting may have approved and canceled swapped, so no code decides any more.
         assert.equal(p.stack.pix.numbering.report().state, 'mismatch');
-        assert.match(p.stack.pix.numbering.report().problem ?? '', /said approved for payment \S+, but the partner reports status \d, verified as canceled/);
+        assert.match(p.stack.pix.numbering.report().problem ?? '', /said approved for payment \S+, whose status is \d+, which was verified as canceled/);
       } finally {
         await p.close();
       }
@@ -888,7 +914,7 @@ describe('approved and canceled swapped (the swapped dialect’s 1/3/2 read with
     try {
       // Canceled by the partner an hour past its expiration (its code 2, the setting's approved), before any payment was paid.
       const canceled = await p.create(8);
-      await p.control('POST', '/clock/advance', { seconds: 3600 + 3600 + 1 });
+      await p.control('POST', '/clock/advance', { seconds: 3600 + 3600 + CANCELED_MARGIN_MS / 1000 + 1 });
       await waitFor('its notification processed', processed(p, canceled));
       assert.notEqual(await p.status(canceled), 'paid');
       await neverPaid(p, canceled);
@@ -906,11 +932,13 @@ describe('approved and canceled swapped (the swapped dialect’s 1/3/2 read with
       const report = await ready(p.stack);
       assert.equal(report.checks.status_codes, 'mismatch');
       assert.ok(
-        report.warnings?.some((w: string) => w.includes('PIX_STATUS_CODES') && w.includes('status 3') && w.includes('can only be approved')),
+        report.warnings?.some(
+          (w: string) => w.includes('PIX_STATUS_CODES') && w.includes('status code 3 (listed canceled) is a mismatch') && w.includes('never canceled'),
+        ),
         JSON.stringify(report.warnings),
       );
       assert.ok(
-        p.logs.some((line) => line.level >= 50 && line.msg.includes('status 3') && line.msg.includes('PIX_STATUS_CODES says approved is 2')),
+        p.logs.some((line) => line.level >= 50 && line.msg.includes('payment status code 3 does not match PIX_STATUS_CODES')),
         'an error names the code and the setting',
       );
 
@@ -936,7 +964,7 @@ describe('approved and canceled swapped (the swapped dialect’s 1/3/2 read with
       const canceled = await p.create(4);
       await p.control('POST', `/payments/${paid}/pay`);
       await waitFor('the paid one final', async () => (await p.stack.store.getPayment(paid))?.final === true);
-      await p.control('POST', '/clock/advance', { seconds: 3600 + 3600 + 1 });
+      await p.control('POST', '/clock/advance', { seconds: 3600 + 3600 + CANCELED_MARGIN_MS / 1000 + 1 });
       await waitFor('the canceled one final', async () => (await p.stack.store.getPayment(canceled))?.final === true);
       assert.deepEqual([await p.status(paid), await p.status(canceled)], ['paid', 'canceled']);
       const report = await ready(p.stack);
@@ -945,6 +973,12 @@ describe('approved and canceled swapped (the swapped dialect’s 1/3/2 read with
         configured: 'pending=1,approved=3,canceled=2',
         codes: { pending: 'verified', approved: 'verified', canceled: 'verified' },
         transfers: 'ok',
+        // Sandbox mode: the in-process sandbox states its transfer numbering (the setting's, for the swapped dialect).
+        transfer_codes: {
+          state: 'verified',
+          configured: 'pending=1,approved=3,canceled=2',
+          codes: { pending: 'verified', approved: 'verified', canceled: 'verified' },
+        },
       });
     } finally {
       await p.close();
@@ -1008,7 +1042,7 @@ describe('transfers: their outcome comes from the bank, never from the create’
     }
   });
 
-  test('a transfer approved at the partner, said canceled by an authenticated notification: neither applied; an error and /ready name the transfers mismatch', async () => {
+  test('a transfer approved at the partner, said canceled by an authenticated notification: neither applied; an error and /ready name the transfer code in mismatch', async () => {
     const p = await openProxied({ dialect: 'default', webhooks: { secretPath: SECRET_PATH } });
     try {
       await verifyStatusCodes(p.stack);
@@ -1023,11 +1057,11 @@ describe('transfers: their outcome comes from the bank, never from the create’
       assert.equal(report.status_codes.transfers, 'mismatch');
       assert.equal(report.checks.status_codes, 'verified', "the payments' codes stand");
       assert.ok(
-        report.warnings?.some((w: string) => w.includes('transfer status codes contradict')),
+        report.warnings?.some((w: string) => w.includes('PIX_TRANSFER_STATUS_CODES: transfer status code 2 (listed approved) is a mismatch')),
         JSON.stringify(report.warnings),
       );
-      assert.ok(p.logs.some((line) => line.level >= 50 && line.msg.includes('transfer status codes contradict')));
-      // From now on no transfer code decides: a check finding it approved applies nothing either.
+      assert.ok(p.logs.some((line) => line.level >= 50 && line.msg.includes('transfer status code 2 does not match PIX_TRANSFER_STATUS_CODES')));
+      // From now on the contradicted code decides nothing: a check finding it approved applies nothing either.
       await p.stack.pix.transfers.confirm(transfer.partner_reference!);
       assert.equal(await transferStatus(p, transfer.transfer_id), 'pending');
     } finally {

@@ -12,7 +12,15 @@ import { join } from 'node:path';
 import { after, afterEach, before, describe, test as nodeTest } from 'node:test';
 import Database from 'libsql';
 import pg from 'pg';
-import { amountMismatchOutcome, disputeOutcome, overpaidOutcome, paymentOutcome, refusalOutcome, transferOutcome } from '../../../server/domain/outcomes.ts';
+import {
+  amountMismatchOutcome,
+  disputeOutcome,
+  overpaidOutcome,
+  paymentOutcome,
+  refusalOutcome,
+  returnOutcome,
+  transferOutcome,
+} from '../../../server/domain/outcomes.ts';
 import { PARTNER_STATUS } from '../../../server/partner/wire.ts';
 import { openStore, type StoreOptions } from '../../../server/store/open.ts';
 import { DB_FILE_NAME } from '../../../server/store/sqlite/sqlite-store.ts';
@@ -431,6 +439,54 @@ for (const kind of kinds) {
       await b.updatePaymentStatus('c1', CANCELED, true, 2_000, paymentOutcome);
       const next = payment({ reference: 'c2', transactionId: 'tx-c2', checkoutId: 'co_CCCCCCCCCCCCCCCCCCCCCCCC' });
       assert.equal(await a.attachPayment('co_CCCCCCCCCCCCCCCCCCCCCCCC', next, 1, 'c1', APPROVED), true);
+    });
+
+    test('what our transaction_id belongs to (a notification naming only it: issue 37): a payment, else a payout with its transfer reference', async () => {
+      const store = await kind.open();
+      await store.insertPayment(payment({ reference: 'ref-tx', transactionId: 'tx-ours' }));
+      await store.payouts.create(payout({ transactionId: 'ptx-9' }), APPROVED);
+      assert.deepEqual(await store.findByTransactionId('tx-ours'), { kind: 'payment', reference: 'ref-tx' });
+      assert.equal(await store.findByTransactionId('ptx-9'), null, 'a payout the partner has not answered yet: no reference to follow');
+      await store.payouts.markSent(payout().id, transfer('pref-9', 3_000), transferOutcome);
+      assert.deepEqual(await store.findByTransactionId('ptx-9'), { kind: 'transfer', reference: 'pref-9' });
+      assert.equal(await store.findByTransactionId('nobody'), null);
+    });
+
+    test('a return of a paid payment (issue 37): its larger totals recorded with their history and events, the payment still paid; refunds take only the rest', async () => {
+      const store = await kind.open();
+      const id = await storePaidCheckout(store, 4_990);
+      const reference = `pay-${id}`;
+      const at = (when: number) => (p: PaymentRecord, orderId: string | null) => returnOutcome(p, orderId, when);
+      const first = await store.recordReturn(reference, 1_000, 'notification', 3_000, at(3_000));
+      assert.deepEqual(
+        [first.changed, first.outcome?.type, first.outcome?.data.returned_value, first.outcome?.data.order_id],
+        [true, 'payment.returned', 10, `order-${id}`],
+      );
+      // A copy, or an older total, changes nothing; a larger one is recorded, its own event.
+      assert.deepEqual(await store.recordReturn(reference, 1_000, 'notification', 3_500, at(3_500)), { changed: false, outcome: null });
+      assert.equal((await store.recordReturn(reference, 500, 'notification', 3_600, at(3_600))).changed, false);
+      assert.equal((await store.recordReturn(reference, 2_000, 'status', 4_000, at(4_000))).changed, true);
+      const again = await kind.reopen(store);
+      const recorded = (await again.getPayment(reference))!;
+      assert.deepEqual([recorded.returnedCents, recorded.final, recorded.partnerStatus], [2_000, true, APPROVED]);
+      assert.deepEqual(
+        (await again.returnsOf(reference)).map((r) => [r.returnedCents, r.source, r.recordedAt]),
+        [
+          [1_000, 'notification', 3_000],
+          [2_000, 'status', 4_000],
+        ],
+      );
+      assert.deepEqual(
+        (await again.returnsSince(3_500, 10)).map((r) => r.returnedCents),
+        [2_000],
+      );
+      assert.deepEqual((await again.outbox.list()).filter((e) => e.type === 'payment.returned').length, 2);
+      // What is left to refund: paid 49,90, returned 20,00.
+      const asked = await again.payouts.create(payout({ checkoutId: id, valueCents: 4_990 }), APPROVED);
+      assert.deepEqual(asked, { problem: 'exceeds', refundableCents: 2_990 });
+      // A payment not final has nothing to return.
+      await again.insertPayment(payment({ reference: 'open-1', transactionId: 'tx-open-1' }));
+      assert.equal((await again.recordReturn('open-1', 100, 'notification', 5_000, at(5_000))).changed, false);
     });
 
     test('an amount mismatch is recorded on a payment not final, with its event in the outbox once', async () => {
@@ -975,7 +1031,7 @@ for (const kind of kinds) {
       assert.deepEqual([settled?.state, settled?.reference], ['canceled', 'pref-lost']);
     });
 
-    test("its webhook before its answer, the partner's record naming no transaction_id: the event not delivered yet is written again naming the payout; a delivered one is left", async () => {
+    test("its webhook before its answer, the partner's record naming no transaction_id: the event not delivered yet is written again naming the payout; a delivered one is left, and told again linked under its own id", async () => {
       const store = await kind.open();
       const checkoutId = await storePaidCheckout(store, 4990);
       await store.payouts.create(payout({ checkoutId }), APPROVED);
@@ -1000,9 +1056,15 @@ for (const kind of kinds) {
         { at: 2_600, status: 204, error: null, durationMs: 3 },
         { state: 'delivered', nextAttemptAt: 2_600, lastError: null, deliveredAt: 2_600 },
       );
-      await store.payouts.markSent('tr_DDDDDDDDDDDDDDDDDDDDDDDD', transfer('pref-delivered', 3_000), transferOutcome);
+      const late = await store.payouts.markSent('tr_DDDDDDDDDDDDDDDDDDDDDDDD', transfer('pref-delivered', 3_000), transferOutcome);
       assert.equal((await store.outbox.get(delivered.id))?.body, delivered.body);
       assert.equal((await store.payouts.get('tr_DDDDDDDDDDDDDDDDDDDDDDDD'))?.state, 'canceled');
+      // ...and the merchant is told again, linked, under another id (issue 37): once, however often it is marked.
+      const relinked = (await store.outbox.list()).filter((e) => e.type === 'transfer.canceled' && e.eventId !== delivered.eventId);
+      assert.equal(relinked.length, 1);
+      assert.equal(late.outcome?.id, relinked[0]!.eventId);
+      const linked = JSON.parse(relinked[0]!.body).data;
+      assert.deepEqual([linked.reference, linked.status, linked.transfer_id], ['pref-delivered', 'canceled', 'tr_DDDDDDDDDDDDDDDDDDDDDDDD']);
     });
 
     test('refused: the reason, the event in the outbox with the order of a refund, in one step; unknown and discard', async () => {
@@ -1158,7 +1220,7 @@ describe('SQLite store: its file', () => {
     const versions = (db.prepare('SELECT version FROM migrations').all() as { version: number }[]).map((r) => r.version);
     const tables = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as { name: string }[]).map((r) => r.name);
     db.close();
-    assert.deepEqual(versions, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
+    assert.deepEqual(versions, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13]);
     for (const table of [
       'checkouts',
       'payments',
@@ -1170,6 +1232,7 @@ describe('SQLite store: its file', () => {
       'payouts',
       'disputes',
       'payment_intents',
+      'payment_returns',
     ]) {
       assert.ok(tables.includes(table), `a ${table} table`);
     }
@@ -1193,7 +1256,7 @@ describe('Postgres store: its database', () => {
     await store.close();
     await (await postgresKind.reopen(store)).close();
     const versions = (await sql<{ version: number }>(store, 'SELECT version FROM migrations ORDER BY version')).map((r) => r.version);
-    assert.deepEqual(versions, [1, 2, 3, 4, 5, 6, 7, 8]);
+    assert.deepEqual(versions, [1, 2, 3, 4, 5, 6, 7, 8, 9]);
     const tables = (await sql<{ name: string }>(store, "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = 'public'")).map(
       (r) => r.name,
     );
@@ -1209,6 +1272,7 @@ describe('Postgres store: its database', () => {
       'leases',
       'disputes',
       'payment_intents',
+      'payment_returns',
     ]) {
       assert.ok(tables.includes(table), `a ${table} table`);
     }
