@@ -2,7 +2,7 @@
  * /ready's answer over time (domain/readiness.ts), on a fake clock, with a store whose failures are
  * switched on and off (a fault, the only fake): a ready answer is kept at most its cache time and
  * dropped at the first store failure; a failure is never kept, so the store's return shows at the next
- * probe; a kept status-code mismatch fails the `status_codes` check (issue 40).
+ * probe; a kept mismatch of a settling status code fails the `status_codes` check.
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
@@ -12,7 +12,7 @@ import type { PartnerClient } from '../../../server/partner/client.ts';
 import { guarded } from '../../../server/store/guard.ts';
 import { StoreError, type Store } from '../../../server/store/store.ts';
 
-/** A store with a ping and one read, failing while `down` (through guarded(), as a real store is: its failures are counted). */
+/** A store with a ping and two reads, failing while `down` (through guarded(), as a real store is: its failures are counted). */
 function faultyStore() {
   const state = { down: false, pings: 0 };
   const fail = () => {
@@ -27,6 +27,11 @@ function faultyStore() {
     async getPayment() {
       fail();
       return null;
+    },
+    // The returns of the last day, which /ready names: none here.
+    async returnsSince() {
+      fail();
+      return [];
     },
   };
   return { state, store: guarded(raw, (error) => error as Error) as unknown as Store };
@@ -77,21 +82,41 @@ describe('/ready over time (a fake clock)', () => {
     assert.equal(state.pings, 1);
   });
 
-  test('a kept status-code mismatch fails the status_codes check, named as the cause', async () => {
-    const { store } = faultyStore();
-    const numbering = {
+  /** The numbering's report with the payments' book in `state` and `codes` (domain/status-numbering.ts). */
+  const numberingWith = (codes: Record<string, string>, problems: string[]) =>
+    ({
       report: () => ({
-        state: 'mismatch',
-        configured: '1/2/3',
-        codes: { pending: 'verified', approved: 'unverified', canceled: 'unverified' },
-        problem: 'a new payment has status 0',
+        state: Object.values(codes).includes('mismatch') ? 'mismatch' : 'unverified',
+        configured: 'pending=1,approved=2,canceled=3,returned=6',
+        codes,
+        code_states: [],
+        problems,
+        transfers: { state: 'unverified', configured: 'pending=1,approved=2,canceled=3', codes: {}, code_states: [], problems: [] },
       }),
-    } as unknown as StatusNumbering;
+    }) as unknown as StatusNumbering;
+
+  test('a kept mismatch of a settling code fails the status_codes check, named as the cause', async () => {
+    const { store } = faultyStore();
+    const numbering = numberingWith({ pending: 'verified', approved: 'mismatch', canceled: 'unverified' }, [
+      'code 2 (approved) is a mismatch: a new payment has status 2',
+    ]);
     const report = await readinessCheck({ store, partner, cacheMs: 0, numbering })();
     assert.equal(report.ready, false);
     assert.equal(report.checks.status_codes, 'mismatch');
     assert.equal(report.checks.store, 'ok');
     assert.equal(report.checks.partner, 'ok');
-    assert.match(report.cause ?? '', /status codes contradict PIX_STATUS_CODES \(1\/2\/3\), so no payment is settled/);
+    assert.match(report.cause ?? '', /the partner's approved status code contradicts PIX_STATUS_CODES/);
+    assert.ok(report.warnings?.includes('code 2 (approved) is a mismatch: a new payment has status 2'), 'the code named in the warnings');
+  });
+
+  test('a mismatch that touches no settling code is a warning, not unready: it stops only what it touches', async () => {
+    const { store } = faultyStore();
+    const numbering = numberingWith({ pending: 'verified', approved: 'verified', canceled: 'verified', returned: 'mismatch' }, [
+      'code 6 (returned) is a mismatch',
+    ]);
+    const report = await readinessCheck({ store, partner, cacheMs: 0, numbering })();
+    assert.equal(report.ready, true);
+    assert.equal(report.cause, undefined);
+    assert.ok(report.warnings?.includes('code 6 (returned) is a mismatch'));
   });
 });
