@@ -14,8 +14,9 @@ import { renderPixCheckout, type RequestHeaders } from '../server/ssr/render.ts'
 
 /**
  * `ssr`: the widget rendered here with its payment inside. `script`: the plain element, which asks
- * the proxy for its payment when the script has run; `script-preload`: the same with the script
- * preloaded from the head (`<link rel="modulepreload">`).
+ * the proxy for its payment while the script is evaluated; `script-preload`: the plain element with
+ * its payment written into the page (a `<script type="application/json">` its `payment-from` names,
+ * so no request is made for it) and the script preloaded from the head (`<link rel="modulepreload">`).
  */
 export type OrderPageMode = 'ssr' | 'script' | 'script-preload';
 export const ORDER_PAGE_MODES: readonly OrderPageMode[] = ['ssr', 'script', 'script-preload'];
@@ -69,10 +70,15 @@ function edit(page: string, from: string, to: string): string {
 export async function renderOrderPage(input: OrderPageInput): Promise<string> {
   shell ??= readFileSync(PAGE, 'utf8');
   const { order, checkout, endpoint, scriptUrl, mode, headers, phone } = input;
+  // The payment as the browser contract has it, with whether another code may be issued (as renderPixCheckout writes it).
+  const payment = mode === 'script-preload' && checkout.payment ? { ...checkout.payment, renewable: checkout.payment.renewable ?? checkout.renewals_left > 0 } : null;
+  const plain = `<pix-checkout id="shop-checkout" endpoint="${escapeHtml(endpoint)}" checkout="${escapeHtml(checkout.checkout_id)}"${payment ? ' payment-from="shop-payment"' : ''}></pix-checkout>`;
   const widget =
     mode === 'ssr'
       ? await renderPixCheckout(checkout, { endpoint, headers, phone, id: 'shop-checkout' })
-      : `<pix-checkout id="shop-checkout" endpoint="${escapeHtml(endpoint)}" checkout="${escapeHtml(checkout.checkout_id)}"></pix-checkout>`;
+      : payment
+        ? `${plain}\n              <script type="application/json" id="shop-payment">${scriptJson(payment)}</script>`
+        : plain;
   let page = shell;
   page = edit(
     page,

@@ -1,6 +1,7 @@
 import { isServer, type ReactiveController, type ReactiveControllerHost } from 'lit';
 import { ProxyClient, ProxyError } from '../api/client.ts';
 import { PixCanceledEvent, PixCreatedEvent, PixErrorEvent, PixExpiredEvent, PixPaidEvent, PixStatusChangeEvent } from '../events.ts';
+import { takeEarly } from '../early.ts';
 import { markOnce } from '../marks.ts';
 import type { PaymentView } from '../shared/contract.ts';
 import type { ClipboardController } from './clipboard.ts';
@@ -166,7 +167,8 @@ export class PaymentSessionController implements ReactiveController {
       if (id != null) {
         // Checkout mode: the proxy answers the checkout's live payment (the same one after a reload), or
         // issues the next one once it expired; it alone decides the amount and the number of renewals.
-        const answer = await client.checkoutPayment(id, creating.signal);
+        // Asked for already while the script was evaluated (src/early.ts), unless a new code is wanted.
+        const answer = await ((!renew && takeEarly(this.#host.endpoint, id)) || client.checkoutPayment(id, creating.signal));
         payment = answer.payment;
         resumed = !answer.created && !renew;
         // Asked for a new code but got the current one (an earlier code was paid after all).

@@ -176,10 +176,17 @@ describe('renderPixCheckout', () => {
     assert.match(html, /&quot;renewable&quot;:false/, 'no renewals left: no offer of more time');
   });
 
-  test("carries the page's CSP nonce on its style element", async () => {
+  test("carries the page's CSP nonce on its style element and its copy button's inline handler", async () => {
     const html = await renderPixCheckout({ ...checkout, payment: { ...payment, brcode: 'x' } }, { endpoint: '/api', nonce: 'r4nd0m"' });
     assert.match(html, /<style nonce="r4nd0m&#34;">:host\{/);
     assert.equal(html.match(/<style\b/g)?.length, 1);
+    // Right after the element (it finds the element as its previous sibling), in the page's language.
+    assert.match(html, /<\/pix-checkout>(<!--[^>]*-->)*<script nonce="r4nd0m&#34;">\(\(\)=>\{[^<]*"copied":"Código copiado"[^<]*<\/script>$/);
+  });
+
+  test('link mode has no copy button, and no inline handler', async () => {
+    const html = await renderPixCheckout(checkout, { endpoint: '/api', mode: 'link' });
+    assert.doesNotMatch(html, /<script/);
   });
 
   test('without a payment, the plain element: its script asks the proxy', async () => {
