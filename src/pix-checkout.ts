@@ -273,6 +273,13 @@ export class PixCheckout extends LitElement {
     );
   }
 
+  /** Resolves once rendered and, with a payment on screen, once its status is followed (a chunk of its own). */
+  protected override async getUpdateComplete(): Promise<boolean> {
+    const complete = await super.getUpdateComplete();
+    await this.#session.followed;
+    return complete;
+  }
+
   protected override createRenderRoot() {
     this.#ssr = !!this.shadowRoot;
     return super.createRenderRoot();
