@@ -71,7 +71,8 @@ export async function renderOrderPage(input: OrderPageInput): Promise<string> {
   shell ??= readFileSync(PAGE, 'utf8');
   const { order, checkout, endpoint, scriptUrl, mode, headers, phone } = input;
   // The payment as the browser contract has it, with whether another code may be issued (as renderPixCheckout writes it).
-  const payment = mode === 'script-preload' && checkout.payment ? { ...checkout.payment, renewable: checkout.payment.renewable ?? checkout.renewals_left > 0 } : null;
+  const payment =
+    mode === 'script-preload' && checkout.payment ? { ...checkout.payment, renewable: checkout.payment.renewable ?? checkout.renewals_left > 0 } : null;
   const plain = `<pix-checkout id="shop-checkout" endpoint="${escapeHtml(endpoint)}" checkout="${escapeHtml(checkout.checkout_id)}"${payment ? ' payment-from="shop-payment"' : ''}></pix-checkout>`;
   const widget =
     mode === 'ssr'

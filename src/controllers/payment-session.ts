@@ -17,11 +17,12 @@ import type { Connection, StatusController, StatusControllerOptions } from './st
  * not need it, so it loads once that QR is on screen. One request for the page, whatever the widgets.
  */
 let statusChunk: Promise<typeof import('./status.ts')> | undefined;
-const loadStatus = () => (statusChunk ??= import('./status.ts').catch((error: unknown) => {
-  // A failed load is tried again at the next occasion (checkNow: the customer came back, time ran out).
-  statusChunk = undefined;
-  throw error;
-}));
+const loadStatus = () =>
+  (statusChunk ??= import('./status.ts').catch((error: unknown) => {
+    // A failed load is tried again at the next occasion (checkNow: the customer came back, time ran out).
+    statusChunk = undefined;
+    throw error;
+  }));
 
 /** `exhausted`: checkout mode, the proxy will issue no new code (409 renewals_exhausted); shown as expired. */
 export type Phase = 'idle' | 'loading' | 'ready' | 'error' | 'exhausted';

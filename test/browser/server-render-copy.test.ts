@@ -45,7 +45,11 @@ describe('a server-rendered copy button, before the widget script', () => {
 
   it('copies with the Clipboard API in the tap, says so, and fires pix-copy', async () => {
     const written: string[] = [];
-    Object.defineProperty(navigator.clipboard, 'writeText', { value: (text: string) => (written.push(text), Promise.resolve()), configurable: true, writable: true });
+    Object.defineProperty(navigator.clipboard, 'writeText', {
+      value: (text: string) => (written.push(text), Promise.resolve()),
+      configurable: true,
+      writable: true,
+    });
     const el = await render();
     expect(customElements.get('pix-checkout')).to.equal(undefined);
     expect(performance.getEntriesByName('pix-checkout:copy-ready', 'mark').length).to.equal(1);
