@@ -11,8 +11,9 @@
  *     widget's `pix-checkout:qr` mark is printed beside it;
  *   - copy button usable: the first moment a probe (Runtime.evaluate from CDP, every 25 ms) finds the
  *     element upgraded and updated (`hasUpdated`: client-rendered or hydrated, so the copy button has
- *     its click handler) with its copy button on screen; the probe runs on the page's main thread, so
- *     it answers no earlier than a tap would be handled;
+ *     its click handler) with its copy button on screen, or, server-rendered, the render's inline copy
+ *     handler in place (its `pix-checkout:copy-ready` mark); the probe runs on the page's main thread,
+ *     so it answers no earlier than a tap would be handled;
  *   - bytes the page loaded (Network domain transfer sizes): total, and the payment UI's share.
  * for four pages: (a) the script tag, the payment issued by the widget's first call; (b) the script
  * tag with the payment issued at creation and `modulepreload`; (c) server-rendered (the widget with
@@ -490,10 +491,16 @@ const PROBES: Record<Mode, string> = {
   return ready ? performance.now() : 0;
 })()`,
   b: '',
-  c: '',
+  // Server-rendered: also usable once the render's inline handler is on its button (its mark), before the script.
+  c: `(() => {
+  const el = document.querySelector('pix-checkout');
+  const button = el && el.shadowRoot && el.shadowRoot.querySelector('[part~="copy-button"]');
+  const ready = button && ((customElements.get('pix-checkout') && el.hasUpdated) || performance.getEntriesByName('pix-checkout:copy-ready', 'mark').length);
+  return ready ? performance.now() : 0;
+})()`,
   d: `document.querySelector('#adyen-pix .adyen-checkout__qr-loader button') ? performance.now() : 0`,
 };
-PROBES.b = PROBES.c = PROBES.a;
+PROBES.b = PROBES.a;
 
 /** Where the time goes, read after the run: the document, our script's download, the element's marks. */
 const PHASES = [
