@@ -48,9 +48,13 @@ const PAGE = new URL('index.html', import.meta.url);
  * What each mode adds to the head before the script: `script-preload` fetches the script at once;
  * `ssr` holds the first paint until the widget's markup is parsed (`rel=expect`, Chromium; others
  * ignore it), so a slow phone never paints the page's header alone while the QR is still arriving.
+ * It names the element right AFTER the widget (the order's JSON), not the widget: Chromium lifts the
+ * block as soon as the named element is inserted, at its start tag, before the declarative shadow
+ * root inside it (the QR) is parsed; naming the widget itself let a paint in between (issue 41's (c)
+ * misses; docs/performance.md).
  */
 const HEAD_HINTS: Record<OrderPageMode, (script: string) => string> = {
-  ssr: () => '<link rel="expect" href="#shop-checkout" blocking="render" />\n    ',
+  ssr: () => '<link rel="expect" href="#shop-order" blocking="render" />\n    ',
   script: () => '',
   'script-preload': (script) => `<link rel="modulepreload" href="${script}" />\n    `,
 };

@@ -93,8 +93,10 @@ describe('the order page, server-rendered', () => {
     assert.match(html, /<section id="step-payment" class="step card" aria-labelledby="payment-title">/);
     assert.match(html, new RegExp(`<span id="payment-order">${order.order_id}</span>`));
     assert.match(html, /<script type="application\/json" id="shop-order">\{"order_id"/);
-    // The first paint waits for the widget's markup (Chromium), never the header alone.
-    assert.match(html, /<link rel="expect" href="#shop-checkout" blocking="render" \/>/);
+    // The first paint waits for the widget's markup (Chromium), never the header alone: the element
+    // named is the one after the widget (Chromium unblocks at the named element's start tag).
+    assert.match(html, /<link rel="expect" href="#shop-order" blocking="render" \/>/);
+    assert.ok(html.indexOf('</pix-checkout>') < html.indexOf('id="shop-order"'), 'the expected element comes after the widget');
   });
 
   test('puts the copy first for a phone, as the widget does on a narrow screen', async () => {
