@@ -34,12 +34,10 @@ async function render(): Promise<HTMLElement> {
 const part = (el: Element, name: string) => el.shadowRoot!.querySelector<HTMLElement>(`[part~="${name}"]`)!;
 
 describe('a server-rendered copy button, before the widget script', () => {
-  const clipboard = navigator.clipboard;
-  const writeText = clipboard?.writeText;
-  const execCommand = document.execCommand;
+  // Own properties laid over the prototypes' methods, removed after each test.
   afterEach(() => {
-    if (clipboard) Object.defineProperty(clipboard, 'writeText', { value: writeText, configurable: true, writable: true });
-    document.execCommand = execCommand;
+    delete (navigator.clipboard as unknown as Record<string, unknown>).writeText;
+    delete (document as unknown as Record<string, unknown>).execCommand;
     performance.clearMarks('pix-checkout:copy-ready');
   });
 
@@ -67,7 +65,7 @@ describe('a server-rendered copy button, before the widget script', () => {
 
   it('falls back to execCommand, then leaves the code selected with the hint, never saying "copied" when it was not', async () => {
     Object.defineProperty(navigator.clipboard, 'writeText', { value: () => Promise.reject(new Error('denied')), configurable: true, writable: true });
-    document.execCommand = () => false;
+    Object.defineProperty(document, 'execCommand', { value: () => false, configurable: true, writable: true });
     const el = await render();
     const copies: CustomEvent[] = [];
     el.addEventListener('pix-copy', (event) => copies.push(event as CustomEvent));
