@@ -46,7 +46,13 @@ export function startEarly(): void {
     const endpoint = el.getAttribute('endpoint')!;
     const checkout = el.getAttribute('checkout')!;
     if (el.shadowRoot || !endpoint || !checkout) continue;
-    const key = keyOf(endpoint, checkout);
+    let key: string;
+    try {
+      key = keyOf(endpoint, checkout);
+    } catch {
+      // Not a URL: the element says so itself when it starts; the script must still load.
+      continue;
+    }
     if (early.has(key)) continue;
     markOnce('pix-checkout:request');
     const answer = new ProxyClient(endpoint).checkoutPayment(checkout);
