@@ -70,8 +70,11 @@ export function minifyCssTemplates(): Plugin {
 const INTERNAL_PROPERTIES = new RegExp(
   `^(${[
     // LocaleController, PaymentSessionController, StatusController and their options, ProxyClient.
+    // Not the names the status chunk (src/controllers/status.ts) reads or calls across the chunk's edge:
+    // its options (client, env, onView, onError, onConnection, stream, isFinal), follow, checkNow,
+    // and the client's getPayment and eventsUrl.
     'hasTranslation|localeReady|formatMoney|formatDate|phase|paidSeen|countdown|connection|busy|startIfNew|offersMoreTime|fail',
-    'follow|checkNow|client|env|onView|onError|onConnection|i18n|announce|createPayment|checkoutPayment|getPayment|eventsUrl|created',
+    'i18n|announce|createPayment|checkoutPayment|created',
     // ClipboardController, CountdownController, CodeOnScreen, the pending screen's fields, the element's inner state.
     'reset|seconds|fraction|copyFirst|copyState|sharer|qr|receiver|check|path|announcement|timeAnnouncement|phoneScreen|applyTexts|copyCode|urlOf',
     // checkBrCode's result (src/shared/brcode.ts), read only by CodeOnScreen in the bundle.
@@ -129,7 +132,8 @@ export default defineConfig({
       // Library mode keeps whitespace and comments unless told otherwise. The languages loaded on
       // demand (src/locales/index.ts) and the "Salvar QR Code" drawing (src/save.ts) are files beside
       // the script, under fixed names the proxy serves (server/routes/widget-script.ts):
-      // pix-checkout.en.js, pix-checkout.es.js, pix-checkout.save.js.
+      // pix-checkout.en.js, pix-checkout.es.js, pix-checkout.save.js; and what the first QR does not
+      // need, loaded once it is on screen: pix-checkout.status.js (following the status).
       output: { minify: true, comments: false, chunkFileNames: 'pix-checkout.[name].js' },
     },
   },

@@ -6,11 +6,15 @@
  * new clients, and the median, min and max; BENCH_STORE=postgres keeps the store in a
  * throwaway Postgres started by the proxy's process, instead of SQLite). Needs `ulimit -n` above
  * twice the clients. BENCH_PROFILE=dir writes a CPU profile of the proxy's process there.
+ * BENCH_HEAP=dir writes heap snapshots of the proxy there, before the first round's clients and while
+ * they are held, and prints what one client's stream added to the heap (bench/heap-diff.ts).
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { execSync } from 'node:child_process';
 import { connect } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { heapGrowth } from './heap-diff.ts';
 import { pinApart } from './pin.ts';
 
 const clients = Number(process.env.BENCH_CLIENTS ?? 5000);
@@ -60,6 +64,10 @@ if (process.argv[2] === '--server') {
         } else if (message === 'rss') {
           globalThis.gc?.();
           process.send!({ rss: process.memoryUsage().rss });
+        } else if (message.startsWith('heap ')) {
+          globalThis.gc?.();
+          const { writeHeapSnapshot } = await import('node:v8');
+          process.send!({ file: writeHeapSnapshot(message.slice('heap '.length)) });
         } else if (message === 'pay') {
           process.send!({ paying: performance.timeOrigin + performance.now() });
           stack.sandbox.state.pay(stack.sandbox.state.payments.get(reference)!);
@@ -98,6 +106,9 @@ if (process.argv[2] === '--server') {
   /** One round: `clients` streams of a new payment opened, the payment paid, the streams closed. */
   const round = async () => {
     const { url } = await ask<{ url: string }>('new');
+    const heapDir = process.env.BENCH_HEAP;
+    const firstRound = heapBefore === undefined;
+    if (heapDir && firstRound) heapBefore = (await ask<{ file: string }>(`heap ${join(heapDir, 'sse-before.heapsnapshot')}`)).file;
     const before = (await ask<{ rss: number }>('rss')).rss;
     const paidAt: number[] = [];
     const sockets: { destroy(): void }[] = [];
@@ -126,6 +137,7 @@ if (process.argv[2] === '--server') {
     const openSeconds = (performance.now() - started) / 1000;
     await new Promise((r) => setTimeout(r, 1000));
     const held = (await ask<{ rss: number }>('rss')).rss;
+    if (heapDir && firstRound) heapHeld = (await ask<{ file: string }>(`heap ${join(heapDir, 'sse-held.heapsnapshot')}`)).file;
 
     const { paying } = await ask<{ paying: number }>('pay');
     while (paidAt.length < clients) await new Promise((r) => setTimeout(r, 10));
@@ -146,6 +158,8 @@ if (process.argv[2] === '--server') {
     };
   };
 
+  let heapBefore: string | undefined;
+  let heapHeld: string | undefined;
   const results = [];
   for (let i = 0; i < rounds; i++) results.push(await round());
   console.log(
@@ -179,6 +193,7 @@ if (process.argv[2] === '--server') {
   console.log(
     `fan-out, from the proxy recording the change to the last client reading it: ${summary(results.map((r) => r.fanOutMs))} ms (goal < 250 ms); first to last client: ${summary(results.map((r) => r.spreadMs))} ms`,
   );
+  if (heapBefore && heapHeld) for (const line of heapGrowth(heapBefore, heapHeld, clients)) console.log(line);
   // The child answers 'stop' by exiting, not by a message.
   const exited = new Promise((resolve) => child.once('exit', resolve));
   child.send('stop');

@@ -14,8 +14,9 @@ import { renderPixCheckout, type RequestHeaders } from '../server/ssr/render.ts'
 
 /**
  * `ssr`: the widget rendered here with its payment inside. `script`: the plain element, which asks
- * the proxy for its payment when the script has run; `script-preload`: the same with the script
- * preloaded from the head (`<link rel="modulepreload">`).
+ * the proxy for its payment while the script is evaluated; `script-preload`: the plain element with
+ * its payment written into the page (a `<script type="application/json">` its `payment-from` names,
+ * so no request is made for it) and the script preloaded from the head (`<link rel="modulepreload">`).
  */
 export type OrderPageMode = 'ssr' | 'script' | 'script-preload';
 export const ORDER_PAGE_MODES: readonly OrderPageMode[] = ['ssr', 'script', 'script-preload'];
@@ -47,9 +48,13 @@ const PAGE = new URL('index.html', import.meta.url);
  * What each mode adds to the head before the script: `script-preload` fetches the script at once;
  * `ssr` holds the first paint until the widget's markup is parsed (`rel=expect`, Chromium; others
  * ignore it), so a slow phone never paints the page's header alone while the QR is still arriving.
+ * It names the element right AFTER the widget (the order's JSON), not the widget: Chromium lifts the
+ * block as soon as the named element is inserted, at its start tag, before the declarative shadow
+ * root inside it (the QR) is parsed; naming the widget itself let a paint in between (issue 41's (c)
+ * misses; docs/performance.md).
  */
 const HEAD_HINTS: Record<OrderPageMode, (script: string) => string> = {
-  ssr: () => '<link rel="expect" href="#shop-checkout" blocking="render" />\n    ',
+  ssr: () => '<link rel="expect" href="#shop-order" blocking="render" />\n    ',
   script: () => '',
   'script-preload': (script) => `<link rel="modulepreload" href="${script}" />\n    `,
 };
@@ -69,10 +74,16 @@ function edit(page: string, from: string, to: string): string {
 export async function renderOrderPage(input: OrderPageInput): Promise<string> {
   shell ??= readFileSync(PAGE, 'utf8');
   const { order, checkout, endpoint, scriptUrl, mode, headers, phone } = input;
+  // The payment as the browser contract has it, with whether another code may be issued (as renderPixCheckout writes it).
+  const payment =
+    mode === 'script-preload' && checkout.payment ? { ...checkout.payment, renewable: checkout.payment.renewable ?? checkout.renewals_left > 0 } : null;
+  const plain = `<pix-checkout id="shop-checkout" endpoint="${escapeHtml(endpoint)}" checkout="${escapeHtml(checkout.checkout_id)}"${payment ? ' payment-from="shop-payment"' : ''}></pix-checkout>`;
   const widget =
     mode === 'ssr'
       ? await renderPixCheckout(checkout, { endpoint, headers, phone, id: 'shop-checkout' })
-      : `<pix-checkout id="shop-checkout" endpoint="${escapeHtml(endpoint)}" checkout="${escapeHtml(checkout.checkout_id)}"></pix-checkout>`;
+      : payment
+        ? `${plain}\n              <script type="application/json" id="shop-payment">${scriptJson(payment)}</script>`
+        : plain;
   let page = shell;
   page = edit(
     page,

@@ -2,6 +2,8 @@
  * The script-tag entry and `import 'pix-checkout'`: registers `<pix-checkout>` (once, even if the
  * script is loaded twice) and exports the class, its events and types.
  */
+// First: the checkout payments of the page's elements are asked for before the rest is evaluated.
+import './start-early.ts';
 import { PixCheckout } from './pix-checkout.ts';
 
 export * from './element.ts';

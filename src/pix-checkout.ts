@@ -6,6 +6,7 @@ import { LocaleController } from './controllers/locale.ts';
 import { PaymentSessionController, type Screen } from './controllers/payment-session.ts';
 import type { PaymentView } from './shared/contract.ts';
 import { ScreenController } from './controllers/screen.ts';
+import { paymentInPage } from './early.ts';
 import { PixCopyEvent, PixErrorEvent, PixSaveEvent } from './events.ts';
 import type { Translation } from './locales/index.ts';
 import { markOnce } from './marks.ts';
@@ -93,6 +94,7 @@ export class PixCheckout extends LitElement {
     endpoint: { type: String },
     checkout: { type: String },
     payment: { type: Object, noAccessor: true },
+    paymentFrom: { type: String, attribute: 'payment-from' },
     amount: { type: Number },
     description: { type: String },
     locale: { type: String, reflect: true },
@@ -114,6 +116,13 @@ export class PixCheckout extends LitElement {
    * server fixed the amount; the widget sends none, and ignores `amount`, `description` and `renewals`.
    */
   declare checkout: string | null | undefined;
+  /**
+   * The id of a `<script type="application/json">` element in the page holding the payment the
+   * merchant's server already has (its checkout's `payment`): shown at once, as the `payment`
+   * attribute would be, for pages whose server writes the payment but not the widget's markup. A
+   * missing element or one that holds no payment view changes nothing: the payment is asked for.
+   */
+  declare paymentFrom: string | undefined;
   /** Value in reais (open-amount mode, when there is no `checkout`), e.g. `10.5`. */
   declare amount: number | undefined;
   /** Text printed on the customer's proof of payment (at most 50 characters; open-amount mode). */
@@ -212,6 +221,7 @@ export class PixCheckout extends LitElement {
     if (isServer) return;
     // Performance marks: bench/widget-timing.ts reads them (connected -> QR painted, paid shown).
     performance.mark('pix-checkout:connected');
+    if (!this.#given && !this.#session.payment && !this.#ssr) this.#given = paymentInPage(this, this.paymentFrom);
     this.#media = matchMedia(PHONE_QUERY);
     this.#media.addEventListener('change', this.#onMedia);
     this.#onMedia();
@@ -261,6 +271,13 @@ export class PixCheckout extends LitElement {
       (method) => method && this.dispatchEvent(new PixSaveEvent({ method })),
       (error: unknown) => this.#shareFailed(error),
     );
+  }
+
+  /** Resolves once rendered and, with a payment on screen, once its status is followed (a chunk of its own). */
+  protected override async getUpdateComplete(): Promise<boolean> {
+    const complete = await super.getUpdateComplete();
+    await this.#session.followed;
+    return complete;
   }
 
   protected override createRenderRoot() {
@@ -326,6 +343,8 @@ export class PixCheckout extends LitElement {
 
   protected override firstUpdated(): void {
     markOnce('pix-checkout:rendered');
+    // A payment given with the page is on screen already: nothing to wait for, nothing to warm up.
+    if (this.#session.payment) return;
     // The payment's request is already on the wire (willUpdate started it): a page's own currency
     // tag needs Intl, whose first formatter loads the locale's data (tens of ms on a phone-class
     // CPU): built now, while we wait, not between the answer and the QR (src/money.ts covers ours).

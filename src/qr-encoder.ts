@@ -69,42 +69,88 @@ const maskBits = (i: number, j: number): number => {
   );
 };
 
-/** N1 and N3 along one line: `n` modules from `at`, `step` apart (1: a row, n: a column). */
-function linePenalty(m: Uint8Array, n: number, at: number, step: number): number {
-  let points = 0;
-  let run = 0;
-  let last = -1;
-  let bits = 0;
+/**
+ * The eight masks are scored together, in one pass over the symbol: each module is one byte, bit k
+ * its colour under mask k (function modules 0x00 or 0xff, the format modules each mask's own), so
+ * one AND or XOR compares a module with its neighbours under every mask at once. Where a rule holds
+ * under some masks (a set of bits), its points go to `points[set]`; each mask's total is summed
+ * from those 256 cells at the end. The rules are `qrcode`'s, to the point (so both pick the same
+ * mask): N1 a run of 5+ in a line scores its length - 2 (here: 1 for each 5-window of one colour,
+ * and 2 more for the first window of each run); N2 3 for each 2x2 block of one colour; N3 40 for
+ * each 1:1:3:1:1 finder-like pattern with 4 light modules on one side, inside the symbol (11
+ * modules: 10111010000 or 00001011101); N4 10 for each 5% of the dark share away from 50%.
+ */
+function scoreLine(
+  lanes: Uint8Array,
+  n: number,
+  at: number,
+  step: number,
+  points: Int32Array,
+  x: Uint8Array,
+  same: Uint8Array,
+  light: Uint8Array,
+  core: Uint8Array,
+): void {
   for (let b = 0; b < n; b++, at += step) {
-    const v = m[at]!;
-    if (v === last) run++;
-    else {
-      if (run >= 5) points += run - 2;
-      last = v;
-      run = 1;
+    const v = (x[b] = lanes[at]!);
+    if (b < 1) continue;
+    same[b] = ~(v ^ x[b - 1]!) & 255;
+    if (b >= 3) light[b] = ~(v | x[b - 1]! | x[b - 2]! | x[b - 3]!) & 255;
+    if (b >= 4) {
+      const run = same[b]! & same[b - 1]! & same[b - 2]! & same[b - 3]!;
+      if (run) {
+        points[run]! += 1;
+        const first = b >= 5 ? run & ~same[b - 4]! : run;
+        if (first) points[first]! += 2;
+      }
     }
-    bits = ((bits << 1) & 0x7ff) | v;
-    if (b >= 10 && (bits === 0x5d0 || bits === 0x05d)) points += 40;
+    if (b >= 6) core[b] = x[b - 6]! & ~x[b - 5]! & x[b - 4]! & x[b - 3]! & x[b - 2]! & ~x[b - 1]! & v;
+    if (b >= 10) {
+      // The two patterns differ, so a mask matches at most one of them here.
+      const finder = (core[b - 4]! & light[b]!) | (light[b - 7]! & core[b]!);
+      if (finder) points[finder]! += 40;
+    }
   }
-  return run >= 5 ? points + run - 2 : points;
 }
 
-/**
- * The mask penalty, rule for rule as `qrcode` scores it (so both pick the same mask): N1 runs of 5+
- * in a line, N2 2x2 blocks, N3 the finder-like 1:1:3:1:1 with 4 light on one side (inside the
- * symbol only), N4 the dark share's distance from 50%.
- */
-function penalty(m: Uint8Array, n: number): number {
-  let points = 0;
-  let dark = 0;
-  for (let a = 0; a < n; a++) points += linePenalty(m, n, a * n, 1) + linePenalty(m, n, a, n);
-  // N2's blocks (a module the same as those above, left and above-left) and N4's dark count.
-  for (let at = 0; at < n * n; at++) {
-    const v = m[at]!;
-    dark += v;
-    if (at >= n && at % n && v === m[at - n] && v === m[at - 1] && v === m[at - n - 1]) points += 3;
+/** The mask (0 to 7) of lowest penalty, the first of equals, from the eight-lane symbol (see scoreLine). */
+function bestMask(lanes: Uint8Array, n: number): number {
+  const points = new Int32Array(256);
+  const darkSets = new Int32Array(256);
+  const x = new Uint8Array(n);
+  const same = new Uint8Array(n);
+  const light = new Uint8Array(n);
+  const core = new Uint8Array(n);
+  for (let a = 0; a < n; a++) {
+    scoreLine(lanes, n, a * n, 1, points, x, same, light, core);
+    scoreLine(lanes, n, a, n, points, x, same, light, core);
   }
-  return points + Math.abs(Math.ceil((dark * 100) / (n * n) / 5) - 10) * 10;
+  for (let at = 0; at < n * n; at++) {
+    const v = lanes[at]!;
+    darkSets[v]!++;
+    if (at >= n && at % n) {
+      const block = ~((v ^ lanes[at - n]!) | (v ^ lanes[at - 1]!) | (v ^ lanes[at - n - 1]!)) & 255;
+      if (block) points[block]! += 3;
+    }
+  }
+  let best = 0;
+  let lowest = Infinity;
+  for (let mask = 0; mask < 8; mask++) {
+    let total = 0;
+    let dark = 0;
+    for (let set = 1; set < 256; set++) {
+      if ((set >> mask) & 1) {
+        total += points[set]!;
+        dark += darkSets[set]!;
+      }
+    }
+    total += Math.abs(Math.ceil((dark * 100) / (n * n) / 5) - 10) * 10;
+    if (total < lowest) {
+      lowest = total;
+      best = mask;
+    }
+  }
+  return best;
 }
 
 /** Encodes `text` (as UTF-8 bytes) at level M in the smallest version that holds it; throws if none does. */
@@ -195,15 +241,22 @@ export function encodeQr(text: string): QrMatrix {
       }
     }),
   );
+  /** The modules format() sets. */
+  const formatCells: number[] = [];
   const format = (mask: number) => {
     // Level M's two bits are 00, so the format data is the mask number alone.
     const info = bch(mask, 0x537, 10) ^ 0x5412;
+    const put = (row: number, col: number, dark: number) => {
+      set(row, col, dark);
+      // Recorded on the first call (15 modules twice, and the dark module).
+      if (formatCells.length < 31) formatCells.push(row * n + col);
+    };
     for (let i = 0; i < 15; i++) {
       const dark = (info >> i) & 1;
-      set(i < 6 ? i : i < 8 ? i + 1 : n - 15 + i, 8, dark);
-      set(8, i < 8 ? n - i - 1 : i < 9 ? 7 : 14 - i, dark);
+      put(i < 6 ? i : i < 8 ? i + 1 : n - 15 + i, 8, dark);
+      put(8, i < 8 ? n - i - 1 : i < 9 ? 7 : 14 - i, dark);
     }
-    set(n - 8, 8, 1);
+    put(n - 8, 8, 1);
   };
   format(0);
   if (version > 6) {
@@ -230,35 +283,17 @@ export function encodeQr(text: string): QrMatrix {
     }
   }
 
-  // Each mask scored on a copy: the data modules (not the function patterns) flipped where the
-  // mask's condition holds. The eight conditions of a module are computed once, as bits.
-  const cells: number[] = [];
-  const conditions: number[] = [];
+  // Every module's colour under the eight masks, one bit each (see scoreLine): the data modules
+  // flipped where a mask's condition holds, the format modules as each mask's format info sets them.
+  const lanes = new Uint8Array(n * n);
   for (let r = 0, at = 0; r < n; r++) {
-    for (let c = 0; c < n; c++, at++) {
-      if (!fixed[at]) {
-        cells.push(at);
-        conditions.push(maskBits(r, c));
-      }
-    }
+    for (let c = 0; c < n; c++, at++) lanes[at] = (-m[at]! & 255) ^ (fixed[at] ? 0 : maskBits(r, c));
   }
-  const masked = new Uint8Array(n * n);
-  const applyMask = (to: Uint8Array, mask: number) => {
-    for (let i = 0; i < cells.length; i++) to[cells[i]!]! ^= (conditions[i]! >> mask) & 1;
-  };
-  let best = 0;
-  let lowest = Infinity;
   for (let mask = 0; mask < 8; mask++) {
     format(mask);
-    masked.set(m);
-    applyMask(masked, mask);
-    const points = penalty(masked, n);
-    if (points < lowest) {
-      lowest = points;
-      best = mask;
-    }
+    for (const at of formatCells) lanes[at] = (lanes[at]! & ~(1 << mask)) | (m[at]! << mask);
   }
-  applyMask(m, best);
-  format(best);
+  const best = bestMask(lanes, n);
+  for (let at = 0; at < n * n; at++) m[at] = (lanes[at]! >> best) & 1;
   return { size: n, get: (row, col) => m[row * n + col] === 1 };
 }

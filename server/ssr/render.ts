@@ -13,6 +13,7 @@
 import { render } from '@lit-labs/ssr';
 import { collectResult } from '@lit-labs/ssr/lib/render-result.js';
 import { html, nothing, type CSSResult } from 'lit';
+import { COPIED_FOR_MS } from '../../src/controllers/clipboard.ts';
 import { loadLocale } from '../../src/locales/index.ts';
 import { PixCheckout } from '../../src/pix-checkout.ts';
 import { PaymentView, type CheckoutView } from '../../src/shared/contract.ts';
@@ -41,9 +42,11 @@ export interface RenderPixCheckoutOptions {
   /** The element's `id`, for the page's own script and styles. */
   id?: string;
   /**
-   * Your Content-Security-Policy's nonce for this response, when `style-src` has no 'unsafe-inline':
-   * the rendered widget's styles are a `<style>` element, which the policy must allow. (Once the
-   * script runs, the widget's styles are constructed stylesheets, which CSP does not govern.)
+   * Your Content-Security-Policy's nonce for this response, when `style-src` or `script-src` has no
+   * 'unsafe-inline': the rendered widget's styles are a `<style>` element, and its copy button's
+   * handler (until the widget's script takes over) a small inline `<script>` after the element,
+   * which the policy must allow. (Once the script runs, the widget's styles are constructed
+   * stylesheets, which CSP does not govern.)
    */
   nonce?: string;
 }
@@ -79,7 +82,7 @@ export async function renderPixCheckout(checkout: RenderableCheckout, options: R
   requireSet(options?.endpoint, 'renderPixCheckout', 'endpoint', { what: "the proxy's browser API as the page reaches it, e.g. /api" });
   const locale = options.locale ?? 'pt-BR';
   // English and Spanish texts are modules of their own: loaded once, then at hand for every render.
-  await loadLocale(locale);
+  const t = await loadLocale(locale);
   const parsed = checkout.payment ? PaymentView.safeParse(checkout.payment) : null;
   if (parsed && !parsed.success) throw new TypeError(`renderPixCheckout: checkout.payment is not a payment view (${parsed.error.issues[0]?.message})`);
   // Only the fields the browser contract has (PaymentView strips the rest); a checkout's payment
@@ -115,11 +118,26 @@ export async function renderPixCheckout(checkout: RenderableCheckout, options: R
     );
   // The code field's text is a property in the browser (`.value`), which SSR does not write: it goes
   // into the field's markup here, so the code can be selected and copied before any script runs.
-  return markup.replace(
+  const withCode = markup.replace(
     /(<textarea\b[^>]*\bpart="code"[^>]*>)(<\/textarea>)/,
     (_all, open: string, close: string) => `${open}${escapeHtml(payment.brcode)}${close}`,
   );
+  if (options.mode === 'link') return withCode;
+  const texts = JSON.stringify({ copy: t.copy, copied: t.copied, failed: t.copyFailed }).replace(/</g, '\\u003c');
+  return `${withCode}<script${options.nonce ? ` nonce="${escapeHtml(options.nonce)}"` : ''}>${INLINE_COPY.replace('TEXTS', () => texts)}</script>`;
 }
+
+/**
+ * The copy button of the server's markup, working from the first paint until the widget's script
+ * takes the markup over (then the button it was on is gone, and the widget's own takes its place):
+ * the same as src/controllers/clipboard.ts does, in a few hundred bytes run as the parser reaches
+ * it: the Clipboard API inside the tap, else the field selected and execCommand('copy'), else the
+ * code left selected with the hint to copy by hand; "copied" said on the button and in the live
+ * region only when a copy happened, for COPIED_FOR_MS; `pix-copy` fired as the widget fires it. The
+ * `pix-checkout:copy-ready` mark says it is in place (bench/phone.ts reads it). Plain ES2017, no
+ * helper: it is sent as it is written here.
+ */
+const INLINE_COPY = `(()=>{const e=document.currentScript.previousElementSibling,r=e&&e.shadowRoot,b=r&&r.querySelector('[part~="copy-button"]'),f=r&&r.querySelector('[part~="code"]');if(!b||!f)return;const t=TEXTS,l=r.querySelector('[role=status]');let h;b.addEventListener('click',()=>{const d=m=>{const c=m!=='manual';clearTimeout(h);b.textContent=c?t.copied:t.copy;b.className=c?'copied':'failed';if(l)l.textContent=c?t.copied:t.failed;if(!c&&!r.getElementById('copy-hint')){const p=document.createElement('p');p.setAttribute('part','copy-hint');p.id='copy-hint';p.textContent=t.failed;b.after(p);f.setAttribute('aria-describedby','copy-hint')}if(c)h=setTimeout(()=>{b.textContent=t.copy;b.className='idle'},${COPIED_FOR_MS});const v=new Event('pix-copy',{bubbles:true,composed:true});v.detail={copied:c,method:m};e.dispatchEvent(v)};let w;try{w=navigator.clipboard.writeText(f.value)}catch(x){w=Promise.reject(x)}w.then(()=>d('clipboard'),()=>{f.focus();f.select();let o=false;try{o=document.execCommand('copy')}catch(x){}d(o?'execCommand':'manual')})});performance.mark('pix-checkout:copy-ready')})()`;
 
 /**
  * Whether a request comes from a phone, from its headers: the `Sec-CH-UA-Mobile` client hint

@@ -1,13 +1,28 @@
 import { isServer, type ReactiveController, type ReactiveControllerHost } from 'lit';
-import { ProxyClient, ProxyError } from '../api/client.ts';
+import { ProxyClient, ProxyError, STATUS_EVENTS } from '../api/client.ts';
 import { PixCanceledEvent, PixCreatedEvent, PixErrorEvent, PixExpiredEvent, PixPaidEvent, PixStatusChangeEvent } from '../events.ts';
+import { takeEarly } from '../early.ts';
 import { markOnce } from '../marks.ts';
 import type { PaymentView } from '../shared/contract.ts';
+import { isFinalStatus } from '../shared/status.ts';
 import type { ClipboardController } from './clipboard.ts';
 import { CountdownController } from './countdown.ts';
 import type { PixEnvironment } from './environment.ts';
 import type { LocaleController } from './locale.ts';
-import { StatusController, type Connection } from './status.ts';
+import type { Connection, StatusController, StatusControllerOptions } from './status.ts';
+
+/**
+ * Following a payment's status (the stream, and polling with its backoff when streams fail:
+ * src/controllers/status.ts) is a chunk of its own (dist/pix-checkout.status.js): the first QR does
+ * not need it, so it loads once that QR is on screen. One request for the page, whatever the widgets.
+ */
+let statusChunk: Promise<typeof import('./status.ts')> | undefined;
+const loadStatus = () =>
+  (statusChunk ??= import('./status.ts').catch((error: unknown) => {
+    // A failed load is tried again at the next occasion (checkNow: the customer came back, time ran out).
+    statusChunk = undefined;
+    throw error;
+  }));
 
 /** `exhausted`: checkout mode, the proxy will issue no new code (409 renewals_exhausted); shown as expired. */
 export type Phase = 'idle' | 'loading' | 'ready' | 'error' | 'exhausted';
@@ -57,7 +72,13 @@ export class PaymentSessionController implements ReactiveController {
   /** When this widget first showed the payment paid (epoch ms; 0 before): the receipt's time without `paid_at`. */
   paidSeen = 0;
   readonly countdown: CountdownController;
-  readonly #status: StatusController;
+  /** Null until its chunk is here. */
+  #status: StatusController | null = null;
+  readonly #statusOptions: StatusControllerOptions;
+  /** The reference to follow (null: none): what the status controller is told once it is here. */
+  #following: string | null = null;
+  /** Settles once the status chunk loaded (or failed to) after the last follow. */
+  #statusLoaded: Promise<void> = Promise.resolve();
   #renewalsUsed = 0;
   #startedKey: string | null = null;
   #creating: AbortController | null = null;
@@ -69,19 +90,53 @@ export class PaymentSessionController implements ReactiveController {
     this.#host = host;
     this.#options = options;
     host.addController(this);
-    this.#status = new StatusController(host, {
+    this.#statusOptions = {
       client: () => this.#client(),
+      stream: STATUS_EVENTS,
+      isFinal: isFinalStatus,
       env: options.env,
       onView: (view) => this.#applyView(view),
       onError: (error) => this.fail(error, false),
       onConnection: (connection) => {
         if (connection !== this.connection) this.#set({ connection });
       },
-    });
+    };
     this.countdown = new CountdownController(
       host,
       () => options.env().clock,
-      () => this.#status.checkNow(),
+      () => this.#checkNow(),
+    );
+  }
+
+  /** Settles once the payment on screen is followed (its status chunk loaded, or failed to load). */
+  get followed(): Promise<void> {
+    return this.#statusLoaded;
+  }
+
+  #follow(reference: string): void {
+    this.#following = reference;
+    if (this.#status) this.#status.follow(reference);
+    else this.#loadStatus();
+  }
+
+  #stopFollowing(): void {
+    this.#following = null;
+    this.#status?.stop();
+  }
+
+  #checkNow(): void {
+    if (this.#status) this.#status.checkNow();
+    else if (this.#following !== null) this.#loadStatus();
+  }
+
+  #loadStatus(): void {
+    this.#statusLoaded = loadStatus().then(
+      ({ StatusController }) => {
+        // Added to the host, which calls its hostConnected at once when connected.
+        this.#status ??= new StatusController(this.#host, this.#statusOptions);
+        if (this.#following !== null) this.#status.follow(this.#following);
+      },
+      (error: unknown) => this.fail(error, false),
     );
   }
 
@@ -151,7 +206,7 @@ export class PaymentSessionController implements ReactiveController {
     this.#creating?.abort();
     const creating = new AbortController();
     this.#creating = creating;
-    this.#status.stop();
+    this.#stopFollowing();
     this.countdown.stop();
     this.#options.clipboard.reset();
     this.#set({ phase: 'loading', payment: null, connection: 'live' });
@@ -166,7 +221,8 @@ export class PaymentSessionController implements ReactiveController {
       if (id != null) {
         // Checkout mode: the proxy answers the checkout's live payment (the same one after a reload), or
         // issues the next one once it expired; it alone decides the amount and the number of renewals.
-        const answer = await client.checkoutPayment(id, creating.signal);
+        // Asked for already while the script was evaluated (src/early.ts), unless a new code is wanted.
+        const answer = await ((!renew && takeEarly(this.#host.endpoint, id)) || client.checkoutPayment(id, creating.signal));
         payment = answer.payment;
         resumed = !answer.created && !renew;
         // Asked for a new code but got the current one (an earlier code was paid after all).
@@ -291,8 +347,8 @@ export class PaymentSessionController implements ReactiveController {
     if (this.#host.checkout == null && this.#startedKey) this.#save(this.#startedKey, { reference: payment.reference, renewals });
     this.#set({ phase: 'ready', payment });
     this.countdown.set(payment.created_at, payment.expires_at, payment.server_time);
-    if (payment.status === 'pending') this.#status.follow(payment.reference);
-    else this.#status.stop();
+    if (payment.status === 'pending') this.#follow(payment.reference);
+    else this.#stopFollowing();
     this.#host.dispatchEvent(new PixCreatedEvent({ payment, resumed, renewal: renewals }));
     // Already final (paid before a reload, or a late-paid earlier code): the page hears the outcome
     // the same way as when it happens on screen.

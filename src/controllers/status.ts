@@ -1,8 +1,11 @@
+/**
+ * A chunk of its own (dist/pix-checkout.status.js, loaded once the first QR is on screen): it imports
+ * nothing of the main script but types; what it needs of the contract comes in its options.
+ */
 import type { ReactiveController, ReactiveControllerHost } from 'lit';
-import { ProxyError, type ProxyClient } from '../api/client.ts';
+import type { ProxyClient } from '../api/client.ts';
 import type { PaymentView } from '../shared/contract.ts';
-import { STATUS_STREAM, isPaymentView } from '../shared/wire.ts';
-import { isFinalStatus } from '../shared/status.ts';
+import type { PaymentStatus } from '../shared/status.ts';
 import type { PixEnvironment } from './environment.ts';
 
 /** `live`: answers arrive; `reconnecting`: the last attempt failed; `offline`: the browser is offline. */
@@ -15,6 +18,10 @@ export interface StatusControllerOptions {
   onView: (view: PaymentView) => void;
   onError: (error: unknown) => void;
   onConnection: (connection: Connection) => void;
+  /** The status stream's event name and how one's data is read: the view, or the error to report (src/api/client.ts). */
+  stream: { event: string; read: (data: string) => PaymentView | Error };
+  /** Whether a status is final (src/shared/status.ts): nothing follows it. */
+  isFinal: (status: PaymentStatus) => boolean;
 }
 
 /** Polling cadence (Adyen's): every 2 s for the first minute, then every 10 s. */
@@ -169,7 +176,7 @@ export class StatusController implements ReactiveController {
 
   #receive(view: PaymentView): void {
     this.#options.onConnection('live');
-    if (isFinalStatus(view.status)) {
+    if (this.#options.isFinal(view.status)) {
       // Final: stop before telling the host, so nothing reconnects after the stream ends.
       this.#pause();
       this.#reference = null;
@@ -183,19 +190,11 @@ export class StatusController implements ReactiveController {
     if (!Source || this.#reference === null) return this.#fallBack();
     const stream = new Source(this.#options.client().eventsUrl(this.#reference));
     this.#stream = stream;
-    stream.addEventListener(STATUS_STREAM.event, (event) => {
-      let data: unknown;
-      try {
-        data = JSON.parse((event as MessageEvent<string>).data);
-      } catch {
-        data = undefined;
-      }
-      if (!isPaymentView(data)) {
-        this.#options.onError(new ProxyError('bad_response', 'The payment server sent an update this page cannot read.', 200));
-        return;
-      }
+    stream.addEventListener(this.#options.stream.event, (event) => {
+      const read = this.#options.stream.read((event as MessageEvent<string>).data);
+      if (read instanceof Error) return this.#options.onError(read);
       this.#streamErrors = 0;
-      this.#receive(data);
+      this.#receive(read);
     });
     stream.onerror = () => {
       if (this.#stream !== stream) return;

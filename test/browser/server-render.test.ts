@@ -195,4 +195,50 @@ describe('a server-rendered <pix-checkout>', () => {
     expect(created.length).to.equal(1);
     el.remove();
   });
+
+  it("a plain element whose payment-from names the page's JSON of its payment shows it with no request; JSON that is no payment is asked for", async () => {
+    const { checkout } = await render();
+    const payment = checkout.payment!;
+    const { apiUrl } = await executeServerCommand<{ apiUrl: string }, unknown>('dev-stack');
+    const host = document.createElement('div');
+    document.body.append(host);
+    const json = document.createElement('script');
+    json.type = 'application/json';
+    json.id = `payment-${checkout.checkout_id}`;
+    json.textContent = JSON.stringify(payment);
+    host.append(json);
+    const asked = requests.length;
+    const el = document.createElement('pix-checkout');
+    const created: CustomEvent<{ resumed: boolean; payment: { reference: string } }>[] = [];
+    el.addEventListener('pix-created', (event) => created.push(event as CustomEvent));
+    el.setAttribute('endpoint', apiUrl);
+    el.setAttribute('checkout', checkout.checkout_id);
+    el.setAttribute('payment-from', json.id);
+    host.append(el);
+    await el.updateComplete;
+    expect(el.screen).to.equal('pending');
+    expect((part(el, 'code') as HTMLTextAreaElement).value).to.equal(payment.brcode);
+    expect(requests.slice(asked).filter((url) => /\/checkouts\//.test(url))).to.deep.equal([]);
+    expect(created.map((event) => [event.detail.payment.reference, event.detail.resumed])).to.deep.equal([[payment.reference, true]]);
+
+    // Not a payment view (a field missing): the checkout's payment is asked for, as without it.
+    const other = await render();
+    const broken = document.createElement('script');
+    broken.type = 'application/json';
+    broken.id = `broken-${other.checkout.checkout_id}`;
+    broken.textContent = JSON.stringify({ ...other.checkout.payment, brcode: undefined });
+    host.append(broken);
+    const before = requests.length;
+    const asking = document.createElement('pix-checkout');
+    asking.setAttribute('endpoint', apiUrl);
+    asking.setAttribute('checkout', other.checkout.checkout_id);
+    asking.setAttribute('payment-from', broken.id);
+    host.append(asking);
+    for (let i = 0; i < 200 && asking.screen !== 'pending'; i++) await new Promise((resolve) => setTimeout(resolve, 25));
+    expect(asking.screen).to.equal('pending');
+    expect(requests.slice(before).filter((url) => url.endsWith(`/checkouts/${other.checkout.checkout_id}/payment`)).length).to.equal(1);
+    expect(asking.payment!.reference).to.equal(other.checkout.payment!.reference);
+    other.el.parentElement!.remove();
+    host.remove();
+  });
 });

@@ -458,7 +458,7 @@ test("the merchant's app with both packages: types, the proxy's script and the V
   for (const mod of manifest.modules) assert.ok(existsSync(join(installed, mod.path)), `the manifest's module ${mod.path} is in the package`);
   assert.deepEqual(
     element.attributes?.map((a) => a.name),
-    ['endpoint', 'checkout', 'payment', 'amount', 'description', 'locale', 'renewals', 'mode', 'layout', 'theme'],
+    ['endpoint', 'checkout', 'payment', 'payment-from', 'amount', 'description', 'locale', 'renewals', 'mode', 'layout', 'theme'],
   );
   assert.deepEqual(element.events?.map((e) => e.name).sort(), [
     'pix-canceled',

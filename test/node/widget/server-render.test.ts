@@ -93,8 +93,10 @@ describe('the order page, server-rendered', () => {
     assert.match(html, /<section id="step-payment" class="step card" aria-labelledby="payment-title">/);
     assert.match(html, new RegExp(`<span id="payment-order">${order.order_id}</span>`));
     assert.match(html, /<script type="application\/json" id="shop-order">\{"order_id"/);
-    // The first paint waits for the widget's markup (Chromium), never the header alone.
-    assert.match(html, /<link rel="expect" href="#shop-checkout" blocking="render" \/>/);
+    // The first paint waits for the widget's markup (Chromium), never the header alone: the element
+    // named is the one after the widget (Chromium unblocks at the named element's start tag).
+    assert.match(html, /<link rel="expect" href="#shop-order" blocking="render" \/>/);
+    assert.ok(html.indexOf('</pix-checkout>') < html.indexOf('id="shop-order"'), 'the expected element comes after the widget');
   });
 
   test('puts the copy first for a phone, as the widget does on a narrow screen', async () => {
@@ -176,10 +178,17 @@ describe('renderPixCheckout', () => {
     assert.match(html, /&quot;renewable&quot;:false/, 'no renewals left: no offer of more time');
   });
 
-  test("carries the page's CSP nonce on its style element", async () => {
+  test("carries the page's CSP nonce on its style element and its copy button's inline handler", async () => {
     const html = await renderPixCheckout({ ...checkout, payment: { ...payment, brcode: 'x' } }, { endpoint: '/api', nonce: 'r4nd0m"' });
     assert.match(html, /<style nonce="r4nd0m&#34;">:host\{/);
     assert.equal(html.match(/<style\b/g)?.length, 1);
+    // Right after the element (it finds the element as its previous sibling), in the page's language.
+    assert.match(html, /<\/pix-checkout>(<!--[^>]*-->)*<script nonce="r4nd0m&#34;">\(\(\)=>\{[^<]*"copied":"Código copiado"[^<]*<\/script>$/);
+  });
+
+  test('link mode has no copy button, and no inline handler', async () => {
+    const html = await renderPixCheckout(checkout, { endpoint: '/api', mode: 'link' });
+    assert.doesNotMatch(html, /<script/);
   });
 
   test('without a payment, the plain element: its script asks the proxy', async () => {
