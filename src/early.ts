@@ -42,7 +42,7 @@ const keyOf = (endpoint: string, checkout: string) => `${new URL(endpoint, locat
  */
 export function startEarly(): void {
   if (typeof document === 'undefined') return;
-  for (const el of document.querySelectorAll('pix-checkout[endpoint][checkout]:not([payment]):not([payment-from])')) {
+  for (const el of document.querySelectorAll('pix-checkout[checkout]:not([payment],[payment-from])')) {
     const endpoint = el.getAttribute('endpoint')!;
     const checkout = el.getAttribute('checkout')!;
     if (el.shadowRoot || !endpoint || !checkout) continue;

@@ -321,7 +321,7 @@ export class PaymentSessionController implements ReactiveController {
       this.#set({ phase: 'error' });
       this.#options.announce('');
       // The customer sees only "Não foi possível carregar o pagamento": the page's developer reads why here.
-      console.error(`pix-checkout: ${detail.code}: ${detail.message}`);
+      console.error('pix-checkout:', detail.code, detail.message);
     }
     this.#host.dispatchEvent(new PixErrorEvent(detail));
   }
