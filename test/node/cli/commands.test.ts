@@ -602,7 +602,7 @@ describe('cli: pix-checkout sandbox, as a real process', () => {
   test('a bad --port or --dialect exits 2 naming the option', async () => {
     const bad = await cli(['sandbox', '--dialect', 'klingon']);
     assert.equal(bad.code, 2);
-    assert.match(bad.err, /--dialect must be one of: default, terse, numbered, swapped \(it is "klingon"\)/);
+    assert.match(bad.err, /--dialect must be one of: default, terse, numbered, swapped, expiring \(it is "klingon"\)/);
     const port = await cli(['sandbox', '--port', '99999']);
     assert.equal(port.code, 2);
     assert.match(port.err, /--port must be a whole number from 0 to 65535/);
