@@ -12,6 +12,7 @@ import Database from 'libsql';
 import { createLogger } from '../../../server/log.ts';
 import { startDevStack, type DevStack } from '../../../server/dev-stack.ts';
 import { createClock } from '../../../server/sandbox/clock.ts';
+import { CANCELED_MARGIN_MS } from '../../../server/domain/status-numbering.ts';
 import { startSandbox, type RunningSandbox } from '../../../server/sandbox/server.ts';
 import { verifyWebhookSignature } from '../../../server/domain/signature.ts';
 import { DB_FILE_NAME } from '../../../server/store/sqlite/sqlite-store.ts';
@@ -164,8 +165,9 @@ describe('webhooks from the partner, and what the proxy does with them', () => {
     for (const r of paid) assert.equal((await stored(r))!.partnerStatus, 2, `${r} paid`);
     for (const r of open) assert.equal((await stored(r))!.final, false);
 
-    // The open ones are canceled by the service 1 h after expiry; no webhook tells of it either.
-    await control('POST', '/clock/advance', { seconds: 2 * 3600 });
+    // The open ones are canceled by the service 1 h after expiry; no webhook tells of it either. A
+    // canceled code proves itself once read well past that hour (proofWindows: a margin more).
+    await control('POST', '/clock/advance', { seconds: 2 * 3600 + CANCELED_MARGIN_MS / 1000 });
     await stack.pix.reconciler.runOnce();
     for (const r of open) assert.equal((await stored(r))!.partnerStatus, 3, `${r} canceled at last`);
     const deliveries = await ofRefs();
