@@ -315,7 +315,7 @@ export const SETTINGS = {
   PIX_MERCHANT_WEBHOOK_SECRET: {
     for: 'proxy',
     kind: text({ type: `whsec_<base64> (Standard Webhooks), or text of at least ${MIN_API_KEY_LENGTH} characters; several separated by spaces`, trim: false }),
-    doc: 'the signing secret of those POSTs (Standard Webhooks `webhook-signature`); several at once while rotating, each signs every delivery; required with the URL ([docs/webhooks.md](docs/webhooks.md))',
+    doc: 'the signing secret of those POSTs (Standard Webhooks `webhook-signature`); several at once while rotating, each signs every delivery; required with the URL ([docs/webhooks.md](webhooks.md))',
   },
   PIX_TIME_ZONE: {
     for: 'proxy',
