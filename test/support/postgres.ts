@@ -118,18 +118,27 @@ export async function startPostgres(): Promise<RunningPostgres> {
     },
     freeze() {
       frozen = serverProcesses(data);
-      for (const pid of frozen) process.kill(pid, 'SIGSTOP');
+      for (const pid of frozen) signal(pid, 'SIGSTOP');
     },
     thaw() {
-      for (const pid of frozen) process.kill(pid, 'SIGCONT');
+      for (const pid of frozen) signal(pid, 'SIGCONT');
       frozen = [];
     },
     async stop() {
       process.removeListener('exit', stopNow);
-      for (const pid of frozen) process.kill(pid, 'SIGCONT');
+      for (const pid of frozen) signal(pid, 'SIGCONT');
       stopNow();
     },
   };
+}
+
+/** Signals a server process; one that ended since it was listed (a backend whose client left) is skipped. */
+function signal(pid: number, name: NodeJS.Signals): void {
+  try {
+    process.kill(pid, name);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error;
+  }
 }
 
 /** The postmaster of the cluster in `data` (its postmaster.pid) and its children (the backends), from /proc. */
