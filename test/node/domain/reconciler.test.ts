@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { createApp } from '../../../server/app.ts';
+import { DEFAULTS } from '../../../server/config/index.ts';
 import { startDevStack, type DevStack } from '../../../server/dev-stack.ts';
 import { createLogger } from '../../../server/log.ts';
 import type { PartnerClient } from '../../../server/partner/client.ts';
@@ -70,7 +71,9 @@ test('200 payments under partner faults all end in their true state', async () =
     const open = await stack.store.nonFinalPayments(1000);
     if (open.length === 0) break;
     assert.ok(++passes <= 50, `still open after 50 passes: ${open.length}`);
-    await control('POST', '/clock/advance', { seconds: stack.pix.reconciler.boundMs / 1000 });
+    // A pass's bound, or an hour: past the cancellation a payment whose reads failed is parked and read
+    // again only hourly (DEFAULTS.reconcile.parkedEveryMs), and under these faults some reads fail.
+    await control('POST', '/clock/advance', { seconds: Math.max(stack.pix.reconciler.boundMs, DEFAULTS.reconcile.parkedEveryMs) / 1000 });
     await stack.pix.reconciler.runOnce();
   }
   await control('DELETE', '/faults');
