@@ -153,13 +153,7 @@ export async function createProxy(
       outage,
       partnerScope: tokenStoreKey(config.partner.baseUrl, config.partner.credentials?.email),
       drain,
-      ...(mode
-        ? {
-            now: mode.now,
-            ...sandboxTransferNumbering(mode.sandbox, config.partner.transferStatusCodes),
-            statedPaymentCodes: sandboxPaymentNumbering(mode.sandbox, config.partner.statusCodes),
-          }
-        : {}),
+      ...(mode ? { now: mode.now, ...sandboxTransferNumbering(mode.sandbox, config.partner.transferStatusCodes) } : {}),
     });
     opened.push({ close: () => app.pix.stop() });
     return {
@@ -186,17 +180,6 @@ export async function createProxy(
     await closeOpened();
     throw error;
   }
-}
-
-/**
- * Sandbox mode: the in-process sandbox states its payment numbering too, taken as verified when the
- * setting says the same (the demo's and the browser tests' canceled and paid payments show at once, as
- * with a partner whose codes have proved themselves); a setting that says otherwise states nothing, so
- * its codes prove themselves (or fail to) from what the partner does, as against a real partner.
- */
-function sandboxPaymentNumbering(sandbox: RunningSandbox, configured: StatusCodes): StatusCodes | undefined {
-  const stated = statusCodes(sandbox.state.dialect.statusCodes);
-  return formatStatusCodes(configured) === formatStatusCodes(stated) ? stated : undefined;
 }
 
 /**

@@ -65,8 +65,6 @@ export interface ServiceParts {
    * the transfer setting when none is given, and a setting that says otherwise is a mismatch.
    */
   statedTransferCodes?: StatusCodes | undefined;
-  /** The payment numbering the in-process sandbox states, when the setting agrees with it (proxy.ts): its codes taken as verified. */
-  statedPaymentCodes?: StatusCodes | undefined;
 }
 
 /** The domain services and what runs beside the routes: outcomes, the reconciler, the merchant's deliveries. */
@@ -129,7 +127,6 @@ export function createServices(settings: AppSettings, parts: ServiceParts): Serv
     { transferCodes: settings.transferStatusCodes ?? parts.statedTransferCodes, now },
   );
   if (parts.statedTransferCodes) numbering.stated('transfer', parts.statedTransferCodes, 'the in-process sandbox states its transfer numbering');
-  if (parts.statedPaymentCodes) numbering.stated('payment', parts.statedPaymentCodes, 'the in-process sandbox states its payment numbering');
   void numbering.load();
 
   // Partner reads follow the webhooks' health: when its mode changes, the payments' watches take the new pace.
