@@ -2,7 +2,7 @@
  * Checkout mode against the real stack: the merchant's server creates the checkout (server to server,
  * with the API key, through the dev-stack plugin) and fixes the amount; the page holds only its id.
  */
-import { expect, oneEvent } from '@open-wc/testing';
+import { expect, fixture, html, oneEvent } from '@open-wc/testing';
 import { FakeClock } from './support/fake-clock.ts';
 import {
   advanceSandbox,
@@ -10,6 +10,7 @@ import {
   createElement,
   forgetSavedPayments,
   mount,
+  newElement,
   part,
   pay,
   renewalsStack,
@@ -190,8 +191,11 @@ describe('checkout mode: the merchant server decides the amount', () => {
     console.error = (...args: unknown[]) => void logged.push(args);
     try {
       const { checkout_id } = await createCheckout(5);
-      const el = await createElement({ checkout: checkout_id, env: { clock: new FakeClock(), fetch: refusing } });
-      const { detail } = await oneEvent(el, 'pix-error');
+      // Listened to before it connects: the refusal may come at once.
+      const el = newElement({ checkout: checkout_id, env: { clock: new FakeClock(), fetch: refusing } });
+      const error = oneEvent(el, 'pix-error');
+      await fixture(html`${el}`);
+      const { detail } = await error;
       expect(detail).to.deep.include({ code: 'forbidden', fatal: true });
       await screenIs(el, 'error');
     } finally {

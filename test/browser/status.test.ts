@@ -228,11 +228,18 @@ describe('status: final screens', () => {
   });
 
   it('canceled: says so and stops', async () => {
-    const { apiUrl } = await noStreamStack();
+    // A canceled code proves itself only once an approved one has, and only from a read past the
+    // latest plausible cancellation (docs/partner-status-codes.md): a payment paid first, then 3 h.
+    const first = await mount({ amount: 4.43, env: { clock: new FakeClock(), EventSource: null } });
+    const paid = oneEvent(first.el, 'pix-paid');
+    await pay(first.payment.reference);
+    window.dispatchEvent(new Event('focus'));
+    await paid;
+    first.el.remove();
     const clock = new FakeClock();
-    const { el } = await mount({ apiUrl, env: { clock, EventSource: null } });
+    const { el } = await mount({ env: { clock, EventSource: null } });
     const canceled = oneEvent(el, 'pix-canceled');
-    await advanceSandbox(7200, 'nostream');
+    await advanceSandbox(3 * 3600);
     clock.advance(POLL_FAST_MS);
     expect((await canceled).detail.payment.status).to.equal('canceled');
     await el.updateComplete;
