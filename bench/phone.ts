@@ -954,7 +954,7 @@ files: ${FILES}`);
       );
     }
   }
-  console.log('\ngoals (issue 41; judged within this run, p50 of each figure)');
+  console.log('\ngoals (judged within this run, p50 of each figure)');
   for (const line of goalLines(results)) console.log(line);
 }
 

@@ -1,5 +1,5 @@
 /**
- * Stalls and outages (issue 40): two proxy instances, child processes over one throwaway Postgres, the
+ * Stalls and outages: two proxy instances, child processes over one throwaway Postgres, the
  * sandbox in this process, a round-robin front (test/support/cluster-harness.ts) that customers and
  * the partner's notifications go through, a customer every 250 ms (a checkout, then its payment, paid
  * at the sandbox half the time), and each instance's `/ready` probed every 100 ms. Through three faults

@@ -1,6 +1,6 @@
 /**
  * `pix-checkout unrecorded [--record]`: payments the partner may have created that the proxy's store
- * does not know (issue 40), from the intents the proxy writes before each create (store/intents/).
+ * does not know, from the intents the proxy writes before each create (store/intents/).
  */
 import { formatReais } from '../../src/shared/limits.ts';
 import { UsageError, count, openCliStore, parse, type CliIo } from './io.ts';

@@ -171,7 +171,7 @@ export class CheckoutService {
       } catch (error) {
         if (!(error instanceof DomainError && error.kind === 'status_unverified') || !exhausted) throw error;
         // No new code may be issued, and an earlier one may still be paid (the partner says pending until it
-        // cancels it, an hour after expiry, or cannot say): never "expired" while it may be (issue 37). The page
+        // cancels it, an hour after expiry, or cannot say): never "expired" while it may be. The page
         // is asked to come back when the partner will have decided.
         throw new DomainError(
           'status_unverified',
@@ -354,7 +354,7 @@ export class CheckoutService {
 
   /**
    * The paid payments of a checkout and of the earlier checkouts of its order it replaces (oldest
-   * first): an order paid on an earlier checkout and again on this one is paid twice (issue 37).
+   * first): an order paid on an earlier checkout and again on this one is paid twice.
    */
   private async paidAcross(checkout: CheckoutRecord, own?: readonly PaymentRecord[]): Promise<PaymentRecord[]> {
     const { store } = this.options;

@@ -64,7 +64,7 @@ export function paymentOutcome(payment: PaymentRecord, orderId: string | null): 
 /**
  * The event of a transfer that has just become final; a payout the proxy started names itself in it.
  * `relinked`: the same outcome told again, naming its payout, after the event told without it was
- * delivered (the partner's webhook came before the create's answer linked them: issue 37). The
+ * delivered (the partner's webhook came before the create's answer linked them). The
  * merchant deduplicates on the id, so it has its own (`<type>:<reference>#linked`): one more event.
  */
 export function transferOutcome(transfer: TransferRecord, payout: PayoutLink | null = null, relinked = false): OutcomeEvent | null {

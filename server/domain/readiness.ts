@@ -4,7 +4,7 @@
  * partner's status codes are not contradicted (a mismatch settles nothing: outcomes would never
  * reach the merchant).
  *
- * Within 2 s of a fault and of its end (issue 40): a ready answer is kept at most `cacheMs` (0.5 s), and
+ * Within 2 s of a fault and of its end: a ready answer is kept at most `cacheMs` (0.5 s), and
  * dropped as soon as any store operation of this instance fails; a failure is never kept (each probe
  * asks again, probes at once sharing one check); the store's ping has `storeDeadlineMs` (1 s), its own
  * store budget, so a frozen database that never answers fails it in time.

@@ -18,7 +18,7 @@ export type RefundDecision = { valueCents: number } | { problem: 'not_paid' | 'e
 /**
  * `requestedCents` 0 means "what is left". Nothing paid: `not_paid`. What was returned to the payer
  * since (`returnedCents`: a Pix return, MED; domain/returns.ts) is no longer the merchant's to give
- * back: a returned amount is never refunded again (issue 37). A value of 0 or less once resolved
+ * back: a returned amount is never refunded again. A value of 0 or less once resolved
  * (nothing left), or more than is left: `exceeds`, with what is left (never below 0).
  */
 export function decideRefund(requestedCents: number, paidCents: number, refundedCents: number, returnedCents = 0): RefundDecision {

@@ -610,7 +610,7 @@ export class StatusNumbering {
     if (before !== undefined && before !== outcome) return false;
     if (listed === outcome && state === 'unverified' && !book.doubtful()) {
       // Words agreeing with the setting corroborate the code (not while the partner has contradicted the setting elsewhere); a payment's canceled only once approved
-      // is known (the spec's order); a transfer's either way (no time rule proves its codes: issue 37).
+      // is known (the spec's order); a transfer's either way (no time rule proves its codes).
       if (outcome === 'canceled' && kind === 'payment' && !book.hasVerified('approved')) return false;
       if (book.verify(code, `${said}, whose status is ${code}`)) void this.save(book);
       return true;

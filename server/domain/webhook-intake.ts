@@ -14,7 +14,7 @@
  * Calls from a wrong source or to a wrong secret path are refused and not stored (anyone can send
  * them, so storing them would let anyone fill the disk).
  *
- * What is stored is bounded (issue 27): a body keeps at most its first `keptBytes` (16 KiB; a real
+ * What is stored is bounded: a body keeps at most its first `keptBytes` (16 KiB; a real
  * notification is under 2 KiB), and one about a reference this proxy never issued (no payment, no
  * transfer in the store) its first `auditBytes` (1 KiB), as a refused one does, so a flood of made-up
  * notifications grows the store by about a KiB each. A cut record says so and how long the body was

@@ -58,7 +58,7 @@ export interface ProcessorDeps {
    * confirmed, and the others are settled `unknown_reference` without asking the partner.
    */
   intakeAuthenticated: boolean;
-  /** Read again at once when it cannot decide yet: another instance may have verified it (issue 30). */
+  /** Read again at once when it cannot decide yet: another instance may have verified it. */
   numbering?: StatusNumbering;
   /** Where authenticated words that contradict a final payment go. */
   disputes?: DisputeService;
@@ -138,7 +138,7 @@ export class WebhookProcessor {
       group.explicit = event.outcome;
       group.trusted.add(id);
     }
-    // A return, likewise only from an authenticated notification (issue 37).
+    // A return, likewise only from an authenticated notification.
     if (authenticated && event.returned !== null) {
       const before = group.returned;
       const cents =
@@ -352,7 +352,7 @@ export class WebhookProcessor {
         return this.finalPayment(group, ids);
       }
       // Another instance sharing the store may have reached a verdict on the numbering a moment ago
-      // (verified it, or proven it wrong): heard now, before deciding, not at the next reload (issue 30).
+      // (verified it, or proven it wrong): heard now, before deciding, not at the next reload.
       if (numbering && (numbering.report().state === 'unverified' || (this.deps.store.cluster && numbering.report().state !== 'mismatch')))
         await numbering.reload();
       // Confirmed with the partner; the body's status is never used alone.

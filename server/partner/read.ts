@@ -54,7 +54,7 @@ function tokenText(value: Json): string | null {
 
 export function readLogin(json: Json, now: number): LoginAnswer | null {
   // At data or the top (an OAuth answer: `{access_token, token_type, expires_in}`), or one level
-  // deeper, in a token record (`{"data": {"token": {"access_token": ...}}}`: issue 37).
+  // deeper, in a token record (`{"data": {"token": {"access_token": ...}}}`).
   const names = ['access_token', 'token', 'accessToken', 'jwt', 'bearer_token'];
   const token = first(json, [...enveloped(...names), ...enveloped(...TOKEN_RECORDS.flatMap((record) => names.map((name) => `${record}.${name}`)))], tokenText);
   if (!token) return null;

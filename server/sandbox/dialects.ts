@@ -18,7 +18,7 @@
  * - `swapped`: the default in every way but approved and canceled: 1 pending, 3 approved, 2
  *   canceled. Its pending code is ours, so only the approved and canceled codes' own proofs
  *   (domain/status-numbering.ts) show the default setting wrong: the mismatch path, by hand.
- * - `expiring`: the default with the numbering most Pix services have (issue 37): 1 pending,
+ * - `expiring`: the default with the numbering most Pix services have: 1 pending,
  *   2 approved, 3 expired (past its expiration, payable until canceled an hour later), 4 canceled,
  *   6 returned (a payment given back after approval); transfers numbered apart, 11 pending,
  *   12 approved, 13 canceled. Set `PIX_STATUS_CODES=pending=1,approved=2,expired=3,canceled=4,returned=6`
@@ -300,7 +300,7 @@ const withStatus = (answer: DialectAnswer, status: number): DialectAnswer => {
   return { ...answer, body: { ...body, data: { ...body.data, status } } };
 };
 
-/** The default with an expired and a returned code, and transfers numbered apart (issue 37). */
+/** The default with an expired and a returned code, and transfers numbered apart. */
 const expiringDialect: SandboxDialect = {
   ...defaultDialect,
   name: 'expiring',

@@ -1,5 +1,5 @@
 /**
- * One deadline per request for the store (issue 40): a request's statements, lock waits and waits for a
+ * One deadline per request for the store: a request's statements, lock waits and waits for a
  * pooled connection end by PIX_DATABASE_STATEMENT_TIMEOUT_MS (5 s) after it began, all together, not
  * each on its own; several 3 s lock waits in a row made one request wait 13 s.
  *

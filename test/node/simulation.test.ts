@@ -39,7 +39,7 @@ const PROFILES: Profile[] = [
   },
   { name: 'every status numbering and a wrong setting', behaviours: ['numbering', 'words', 'notifications'], seed: 11, runs: 30 },
   {
-    name: 'a partner wider than our model (issue 37): 3 to 6 codes, transfers apart, its clock off, the expiration ignored, failed attempts, returns; set right, incompletely, by default or wrong',
+    name: 'a partner wider than our model: 3 to 6 codes, transfers apart, its clock off, the expiration ignored, failed attempts, returns; set right, incompletely, by default or wrong',
     behaviours: ['partner', 'numbering', 'notifications', 'late', 'twice', 'payouts', 'interleavings'],
     seed: 37,
     runs: 60,

@@ -38,7 +38,7 @@ export const BEHAVIOURS = [
   /** Steps inside a partner call: paid just after the proxy's check, a transfer's notification before its create's answer. */
   'interleavings',
   /**
-   * A partner wider than our model (issue 37): 3 to 6 codes (expired, returned, failed or not;
+   * A partner wider than our model: 3 to 6 codes (expired, returned, failed or not;
    * payable after expiry or not), transfers numbered apart, its clock ±10 min, the requested
    * expiration ignored, failed attempts (in words), returns after approval, a read in flight
    * across the customer's payment; the proxy set right, incompletely, or not at all.

@@ -258,7 +258,7 @@ export async function checkEnd(sim: Sim, memory: FinalMemory, options: CheckOpti
   // that reads the three required codes right, a new payment's code seen, and a paid code read on a
   // payment strictly before its earliest plausible expiry, which verifies approved; canceled is then
   // verified by a read well past the latest plausible cancellation). With the right setting a payment
-  // paid on time is shown paid, whatever else expired before it (issue 37).
+  // paid on time is shown paid, whatever else expired before it.
   const knowable = behaviour.statusForm === 'word' || (byCode && requiredRight && world.approvedReadEarly.size > 0 && world.pendingSeen);
   const outbox = await observer.outbox.list({ limit: 100_000 });
   const events = new Map(outbox.map((e) => [`${e.type}|${e.reference}`, e]));

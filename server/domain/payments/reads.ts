@@ -143,7 +143,7 @@ export class PaymentReads {
   }
 
   /**
-   * A paid payment the partner notified again (issue 37): when the setting lists a `returned` code,
+   * A paid payment the partner notified again: when the setting lists a `returned` code,
    * the partner is asked, and a code that means returned (verified so by this very read: a paid
    * payment's other code can only be a return) records the return (domain/returns.ts; its amount not
    * stated by a code: the whole payment). True when one was recorded.

@@ -1,5 +1,5 @@
 /**
- * Payments the partner created that the store could not take (issue 40): during a 25 s lock on the
+ * Payments the partner created that the store could not take: during a 25 s lock on the
  * payments tables, payments were created at the partner, the insert hit its deadline, and no line
  * named any of them. Each is now logged once at error with its reference and our transaction_id (the
  * line an operator reconciles from if this process stops first), its answer kept on its intent

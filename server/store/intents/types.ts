@@ -1,5 +1,5 @@
 /**
- * Payment intents (issue 40): a row with our transaction_id, written before the partner is asked to
+ * Payment intents: a row with our transaction_id, written before the partner is asked to
  * create a payment, so a payment the partner created is never recorded nowhere. When the store cannot
  * take the payment the partner answered, its answer is kept on the intent (when this table still takes
  * writes) and in memory (domain/payments/unrecorded.ts) until it is recorded. An intent whose

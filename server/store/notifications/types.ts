@@ -27,7 +27,7 @@ export interface WebhookEventStore {
    * Stores one, claimed by this instance (its intake processes it at once). `originalBytes`: the
    * body is only the first bytes of one this long (cut by the intake). `authenticated`: it came
    * through an authenticated intake and was stored whole, so its words count; stored with it, before
-   * the acknowledgment, so a crash right after the 202 does not lose it (issue 37).
+   * the acknowledgment, so a crash right after the 202 does not lose it.
    */
   add(rawBody: string, receivedAt: number, originalBytes?: number, authenticated?: boolean): Promise<number>;
   /** Keeps a refused notification for audit, already processed, with why it was refused (`originalBytes` as for add). */

@@ -1,6 +1,6 @@
 /**
  * `pix-checkout login` against a partner of our own making over real HTTPS, answering the login in
- * the shapes partners use (issue 37): the token one level deeper (`{"data": {"token": {...}}}`) and
+ * the shapes partners use: the token one level deeper (`{"data": {"token": {...}}}`) and
  * an OAuth answer at the top are read; an answer it cannot read is shown as its shape, values
  * replaced by their types (no secret shows), as doctor shows it.
  */

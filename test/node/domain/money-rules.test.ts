@@ -113,7 +113,7 @@ describe('the payout-transfer link', () => {
     assert.equal(without?.id, withPayout?.id);
     assert.notDeepEqual(without, withPayout);
   });
-  test('told again linked, after the one without its payout was delivered: the same outcome naming the payout, under an id of its own (issue 37)', () => {
+  test('told again linked, after the one without its payout was delivered: the same outcome naming the payout, under an id of its own', () => {
     const settled = settleTransfer(transfer(), { record: payout, orderId: 'order-9' }, transferOutcome);
     const relinked = settled.relinked();
     assert.notEqual(relinked?.id, settled.outcome?.id);

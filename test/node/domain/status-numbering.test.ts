@@ -1,5 +1,5 @@
 /**
- * The open status model (issue 37): PIX_STATUS_CODES names every code by meaning, and a code decides
+ * The open status model: PIX_STATUS_CODES names every code by meaning, and a code decides
  * only once an observation no other plausible code explains proved it. A fake clock: times are
  * minutes from a payment's send time.
  */
@@ -76,7 +76,7 @@ describe('PIX_STATUS_CODES: every code by meaning', () => {
     assert.equal(wordMeaning('expired'), 'expired');
     assert.equal(wordMeaning('estornado'), 'returned');
     assert.equal(statusMeaning(DEFAULT_STATUS_CODES, { code: 7, word: null }), null);
-    // A notification's failure word is no outcome: it never cancels a payment (issue 37).
+    // A notification's failure word is no outcome: it never cancels a payment.
     for (const event of ['payment.failed', 'payment.rejected', 'payment.refused'])
       assert.equal(readNotification({ event, data: { external_reference: 'r1', status: 3 } })?.outcome ?? null, null, event);
     assert.equal(readNotification({ event: 'payment.approved', data: { external_reference: 'r1' } })?.outcome, 'approved');

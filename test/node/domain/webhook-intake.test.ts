@@ -186,7 +186,7 @@ describe('the webhook intake across a crash', () => {
   });
 });
 
-describe('the webhook intake and a list of transactions (issue 37)', () => {
+describe('the webhook intake and a list of transactions', () => {
   it('stores each item about one of ours on its own; through an open intake, the items about nothing of ours once, as the list start', async () => {
     const { store, intake, processed } = intakeOver({ limits: { unreadableWholePerHour: 2, auditBytes: 64, keptBytes: 4096, pendingCap: 100 } });
     await store.insertPayment(paymentRecord('ours', 1_000_000));

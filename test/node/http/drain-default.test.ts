@@ -1,5 +1,5 @@
 /**
- * The drain behind a balancer (issue 40): with `PIX_TRUSTED_PROXIES` set, an unset
+ * The drain behind a balancer: with `PIX_TRUSTED_PROXIES` set, an unset
  * `PIX_SHUTDOWN_DRAIN_MS` keeps the port open 5 s after SIGTERM (within the grace period), so a
  * balancer probing `/ready` sees it fail before connections are refused; an explicit 0 there is
  * warned about at start (the log and `/ready`'s warnings).

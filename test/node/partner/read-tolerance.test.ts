@@ -423,7 +423,7 @@ describe("the partner's clock", () => {
     const numbering = new StatusNumbering(DEFAULT_STATUS_CODES, silent, memoryTokenStore());
     for (const [label, aheadMs, expected] of [
       ['30 min ahead (or a created_at in the wrong zone)', 30 * 60_000, now],
-      // Counted from our send time: a partner clock behind must not pull the hours that prove codes earlier (issue 37).
+      // Counted from our send time: a partner clock behind must not pull the hours that prove codes earlier.
       ['10 min behind', -10 * 60_000, now],
     ] as const) {
       const partner = {

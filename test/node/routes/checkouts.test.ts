@@ -309,7 +309,7 @@ describe('renewal after expiry', () => {
       assert.equal(view.payment?.reference, renewed.reference);
 
       local.sandbox.state.clock.advance(HOUR);
-      // Expired, but payable until the partner cancels it an hour later: never told "expired" meanwhile (issue 37).
+      // Expired, but payable until the partner cancels it an hour later: never told "expired" meanwhile.
       const early = await payFor(local, checkout.checkout_id);
       expectError(early, 503, 'status_unverified');
       assert.equal(early.res.headers.get('retry-after'), '3600', 'asked back once the partner will have canceled it (an hour at most)');
@@ -321,7 +321,7 @@ describe('renewal after expiry', () => {
     }
   });
 
-  test('renewals exhausted while the last code may still be paid: 503 with Retry-After, never "expired"; paid late, it is the answer (issue 37)', async () => {
+  test('renewals exhausted while the last code may still be paid: 503 with Retry-After, never "expired"; paid late, it is the answer', async () => {
     const local = await startDevStack({ renewals: 0, logger: createLogger({ level: 'silent' }) });
     try {
       await verifyStatusCodes(local);
@@ -578,7 +578,7 @@ describe('a checkout paid twice', () => {
   }
 });
 
-describe('a new checkout for the same order (replaces: issue 37)', () => {
+describe('a new checkout for the same order (replaces)', () => {
   test('links to the earlier one; the earlier code paid late beside the new one is an overpayment of the order, told once', async () => {
     const local = await startDevStack({ renewals: 0, logger: createLogger({ level: 'silent' }) });
     try {
@@ -1037,7 +1037,7 @@ describe('secrets', () => {
 });
 
 describe('renewal while only the pending code is verified (domain/status-numbering.ts)', () => {
-  test('a first code paid, read only after its expiry: its code may be an expired one (issue 37), so nothing is decided and no second code is issued', async () => {
+  test('a first code paid, read only after its expiry: its code may be an expired one, so nothing is decided and no second code is issued', async () => {
     const local = await startDevStack({ logger: createLogger({ level: 'silent' }) });
     try {
       const checkout = await newCheckout(local);

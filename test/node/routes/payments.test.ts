@@ -187,7 +187,7 @@ describe('reading a payment', () => {
     assert.equal(await read(), 'expired');
     // Canceled upstream one second later; the proxy asks again once its record is stale. On this fresh
     // install no canceled code has proved itself yet: it does once read well past the cancellation
-    // hour (proofWindows, a margin), and the payment is shown canceled then (issue 37).
+    // hour (proofWindows, a margin), and the payment is shown canceled then.
     stack.sandbox.state.clock.advance(DEFAULTS.staleAfterMs);
     assert.equal(await read(), 'expired');
     stack.sandbox.state.clock.advance(CANCELED_MARGIN_MS);

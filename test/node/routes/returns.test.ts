@@ -1,5 +1,5 @@
 /**
- * Returns are first-class (issue 37): an authenticated notification that states a return of a paid
+ * Returns are first-class: an authenticated notification that states a return of a paid
  * payment records the returned amount beside it (the payment stays paid, the history kept), sends a
  * signed `payment.returned`, shows `returned` in the checkout's view, lowers what may be refunded (a
  * returned amount is never refunded again: the double refund the issue found), warns in /ready and
@@ -155,7 +155,7 @@ describe('a return of a paid payment', () => {
   });
 });
 
-describe("the sandbox's own notifications: batched, and a return after payment (issue 37)", () => {
+describe("the sandbox's own notifications: batched, and a return after payment", () => {
   let stack: DevStack;
   before(async () => {
     // The sandbox notifies the proxy through its secret path: an authenticated intake.

@@ -1,5 +1,5 @@
 /**
- * Unauthenticated floods of the notification intake (issue 26): with the intake open (no secret path,
+ * Unauthenticated floods of the notification intake: with the intake open (no secret path,
  * no source addresses) a notification about a reference the store does not know never makes the
  * proxy call the partner and takes no place in the queue real notifications need; one naming two
  * references is kept for the operator. Through an authenticated intake a transfer the proxy does not
@@ -113,7 +113,7 @@ describe('an open intake under a flood of made-up references', () => {
     const two = (await stack.pix.payments.create({ value: 4 })).reference;
     await stackControl(stack, 'POST', `/payments/${one}/pay`);
     const partner = slowPartner(stack, 0);
-    // Not a list of payments (that is split: issue 37): two references in one record's place.
+    // Not a list of payments (that is split): two references in one record's place.
     const body = JSON.stringify({ event: 'payment.approved', payload: { external_reference: one }, previous: { external_reference: two } });
     try {
       assert.equal(await post(body), 202);

@@ -269,7 +269,7 @@ describe('webhooks from the partner, and what the proxy does with them', () => {
     assert.equal((await stored(reference))!.partnerStatus, 2);
   });
 
-  test('a notification listing several payments is split: each stored, confirmed with the partner and applied (issue 37)', async () => {
+  test('a notification listing several payments is split: each stored, confirmed with the partner and applied', async () => {
     // The sandbox's own notifications stop (the last tests of this suite): only ours can apply them.
     await control('DELETE', '/notification-url');
     const [paid1, paid2, open] = [await create(3), await create(4), await create(5)];
@@ -294,7 +294,7 @@ describe('webhooks from the partner, and what the proxy does with them', () => {
     }
   });
 
-  test('a notification naming only our transaction id (txid) is matched to its payment (issue 37)', async () => {
+  test('a notification naming only our transaction id (txid) is matched to its payment', async () => {
     const reference = await create(6);
     await control('POST', `/payments/${reference}/pay`);
     const { transactionId } = (await stored(reference))!;

@@ -582,7 +582,7 @@ describe('choosing a dialect', () => {
   });
 });
 
-describe('expiring: an expired code, a returned one, and transfers numbered apart (issue 37)', () => {
+describe('expiring: an expired code, a returned one, and transfers numbered apart', () => {
   let c: Client;
   before(async () => {
     c = await openClient('expiring', (login) => login.data.access_token);

@@ -323,7 +323,7 @@ describe('6 delivery: retries, timeouts, resends', () => {
   });
 });
 
-describe('returns and batched notifications (issue 37)', () => {
+describe('returns and batched notifications', () => {
   test('a paid payment returned: the payment stays paid, and a notification states everything returned so far', async () => {
     const r = await receiver();
     await register(r.url, NOTIFY_TYPE.new);

@@ -441,7 +441,7 @@ for (const kind of kinds) {
       assert.equal(await a.attachPayment('co_CCCCCCCCCCCCCCCCCCCCCCCC', next, 1, 'c1', APPROVED), true);
     });
 
-    test('what our transaction_id belongs to (a notification naming only it: issue 37): a payment, else a payout with its transfer reference', async () => {
+    test('what our transaction_id belongs to (a notification naming only it): a payment, else a payout with its transfer reference', async () => {
       const store = await kind.open();
       await store.insertPayment(payment({ reference: 'ref-tx', transactionId: 'tx-ours' }));
       await store.payouts.create(payout({ transactionId: 'ptx-9' }), APPROVED);
@@ -452,7 +452,7 @@ for (const kind of kinds) {
       assert.equal(await store.findByTransactionId('nobody'), null);
     });
 
-    test('a return of a paid payment (issue 37): its larger totals recorded with their history and events, the payment still paid; refunds take only the rest', async () => {
+    test('a return of a paid payment: its larger totals recorded with their history and events, the payment still paid; refunds take only the rest', async () => {
       const store = await kind.open();
       const id = await storePaidCheckout(store, 4_990);
       const reference = `pay-${id}`;
@@ -1059,7 +1059,7 @@ for (const kind of kinds) {
       const late = await store.payouts.markSent('tr_DDDDDDDDDDDDDDDDDDDDDDDD', transfer('pref-delivered', 3_000), transferOutcome);
       assert.equal((await store.outbox.get(delivered.id))?.body, delivered.body);
       assert.equal((await store.payouts.get('tr_DDDDDDDDDDDDDDDDDDDDDDDD'))?.state, 'canceled');
-      // ...and the merchant is told again, linked, under another id (issue 37): once, however often it is marked.
+      // ...and the merchant is told again, linked, under another id: once, however often it is marked.
       const relinked = (await store.outbox.list()).filter((e) => e.type === 'transfer.canceled' && e.eventId !== delivered.eventId);
       assert.equal(relinked.length, 1);
       assert.equal(late.outcome?.id, relinked[0]!.eventId);
