@@ -5,8 +5,8 @@
 const SERVER_ROOT_COMPOSITION = '^server/(app|services|proxy|main|dev-stack|sandbox-mode|index)\\.ts$';
 /** An aggregate's statements for one database (server/store/payments/sqlite.ts...): only the stores compose them. */
 const STORE_IMPLEMENTATIONS = '^server/store/[a-z-]+/(sqlite|postgres)\\.ts$';
-/** The pure money rules in domain/ that both stores call inside their transactions. */
-const MONEY_RULES = '^server/domain/(refunds|payout-link|final-state)\\.ts$';
+/** The pure money rules both the domain and the stores call (the stores inside their transactions): a room below both. */
+const MONEY_RULES = '^server/money/';
 
 module.exports = {
   forbidden: [
@@ -37,17 +37,16 @@ module.exports = {
       severity: 'error',
       comment: 'Settings are resolved once, by the composition: the domain takes its numbers as options and never reads the configuration.',
       from: { path: '^server/domain/' },
-      to: { path: '^server/config(\\.ts$|/)' },
+      to: { path: '^server/config/' },
     },
     {
       name: 'store-builds-nothing',
       severity: 'error',
       comment:
-        'The store persists what it is given: no domain (but the pure money rules it calls in its transactions), HTTP or composition; of the partner room, only the token store type.',
+        'The store persists what it is given: no domain (the money rules it calls in its transactions live below both, in server/money/), HTTP or composition; of the partner room, only the token store type. Domain and store import each other one way only.',
       from: { path: '^server/store/' },
       to: {
         path: [`^server/(domain|http|routes|cli|sandbox)/`, '^server/partner/(?!token-store\\.ts)', SERVER_ROOT_COMPOSITION],
-        pathNot: MONEY_RULES,
       },
     },
     {
@@ -55,14 +54,14 @@ module.exports = {
       severity: 'error',
       comment: 'The money rules both stores call (refunds, the payout-transfer link, final states) are pure: types of the store and src/shared, nothing else.',
       from: { path: MONEY_RULES },
-      to: { path: '^(?!src/shared/|server/store/(store|[a-z-]+/types)\\.ts$)' },
+      to: { path: '^(?!src/shared/|server/money/|server/store/(store|[a-z-]+/types)\\.ts$)' },
     },
     {
       name: 'partner-is-self-contained',
       severity: 'error',
       comment: 'The partner client speaks the wire format and knows nothing of the proxy.',
       from: { path: '^server/partner/' },
-      to: { path: [`^server/(domain|http|routes|cli|sandbox|store)/`, '^server/config(\\.ts$|/)', SERVER_ROOT_COMPOSITION] },
+      to: { path: [`^server/(domain|http|routes|cli|sandbox|store)/`, '^server/config/', SERVER_ROOT_COMPOSITION] },
     },
     {
       name: 'http-below-routes',
@@ -90,9 +89,9 @@ module.exports = {
       severity: 'error',
       comment:
         "Settings import only the shared rules, the partner wire format they validate against, the status numbering they parse, the partner client's defaults, and the merchant webhook secrets' form (domain/signature.ts).",
-      from: { path: '^server/config(\\.ts$|/)' },
+      from: { path: '^server/config/' },
       to: {
-        path: '^server/(?!config\\.ts|config/|partner/(wire|sandbox-account|client|errors|http|token-store|read|status-codes)\\.ts|domain/signature\\.ts)',
+        path: '^server/(?!config/|partner/(wire|sandbox-account|client|errors|http|token-store|read|status-codes)\\.ts|domain/signature\\.ts)',
       },
     },
     {

@@ -40,7 +40,7 @@ if (process.argv[2] === '--sandbox') {
   });
   process.send!({ url: sandbox.url, ca: sandbox.ca });
 } else if (process.argv[2] === '--proxy') {
-  const { proxyConfig } = await import('../server/config.ts');
+  const { proxyConfig } = await import('../server/config/index.ts');
   const { createProxy } = await import('../server/proxy.ts');
   const { createNodeServer, nodeListener } = await import('../server/http/node-listener.ts');
   const { createLogger } = await import('../server/log.ts');

@@ -182,7 +182,7 @@ export function initTestPanel() {
   buttons.canceled.addEventListener('click', () =>
     act('simular cancelamento', async () => {
       // As the spec has it: the service cancels an unpaid payment an hour past its expiration (a
-      // cancellation sooner would prove the status codes wrong: server/domain/status-numbering.ts).
+      // cancellation sooner would prove the status codes wrong: server/domain/numbering/status-numbering.ts).
       const { now } = await control('GET', 'clock');
       const seconds = Math.max(1, Math.ceil((Date.parse(current.expires_at) + 3600_000 - Date.parse(now)) / 1000) + 1);
       await control('POST', 'clock/advance', { seconds });

@@ -8,7 +8,7 @@
 import { Hono } from 'hono';
 import { errorBody } from '../src/shared/errors.ts';
 import { API_PATHS } from '../src/shared/wire.ts';
-import { DEFAULTS, perMinute, type AppSettings } from './config.ts';
+import { DEFAULTS, perMinute, type AppSettings } from './config/index.ts';
 import { requireApiKey } from './http/api-key.ts';
 import { browserCors, corsHeaders, originCheck, sameOriginOrAllowed } from './http/cors.ts';
 import { drainGate, type Drain } from './http/drain.ts';

@@ -12,7 +12,7 @@ import type { AddressInfo } from 'node:net';
 import type { Hono } from 'hono';
 import { LIMITS } from '../src/shared/limits.ts';
 import type { PixApp, PixRuntime } from './app.ts';
-import { ConfigError, DEFAULTS, proxyConfig, readSettings, type AppSettings, type ProxyConfig } from './config.ts';
+import { ConfigError, DEFAULTS, proxyConfig, readSettings, type AppSettings, type ProxyConfig } from './config/index.ts';
 import type { OutcomeEvent } from './domain/outcomes.ts';
 import { closeServer } from './http/close-server.ts';
 import { createNodeServer, nodeListener } from './http/node-listener.ts';

@@ -22,7 +22,7 @@ export {
   type PartnerConfig,
   type ProxyConfig,
   type RateLimit,
-} from './config.ts';
+} from './config/index.ts';
 export {
   DEFAULT_TOLERANCE_SECONDS,
   EVENT_ID_HEADER,

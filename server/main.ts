@@ -9,7 +9,7 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
-import { ConfigError, DEFAULTS, loadEnv, proxyConfig, type ProxyConfig } from './config.ts';
+import { ConfigError, DEFAULTS, loadEnv, proxyConfig, type ProxyConfig } from './config/index.ts';
 import { closeServer } from './http/close-server.ts';
 import { countRequests } from './http/drain.ts';
 import { createNodeServer, nodeListener } from './http/node-listener.ts';

@@ -12,7 +12,7 @@ import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createApp, type PixApp } from './app.ts';
-import { loadEnv, proxyConfig, type ProxyConfig } from './config.ts';
+import { loadEnv, proxyConfig, type ProxyConfig } from './config/index.ts';
 import type { OutcomeEvent } from './domain/outcomes.ts';
 import { trackUpstream } from './domain/readiness.ts';
 import { createDrain } from './http/drain.ts';

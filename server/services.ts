@@ -6,7 +6,7 @@
  * (server/app.ts does).
  */
 import { STATUS_STREAM } from '../src/shared/wire.ts';
-import { DEFAULTS, type AppSettings } from './config.ts';
+import { DEFAULTS, type AppSettings } from './config/index.ts';
 import { CheckoutService } from './domain/checkouts.ts';
 import { DisputeService } from './domain/disputes.ts';
 import { MerchantFeed } from './domain/merchant-feed.ts';
@@ -18,11 +18,11 @@ import { PersonalData, PersonalDataCipher } from './domain/personal-data.ts';
 import { readinessCheck, type UpstreamTracker } from './domain/readiness.ts';
 import { Reconciler } from './domain/reconciler.ts';
 import { Signal } from './domain/signal.ts';
-import { StatusNumbering } from './domain/status-numbering.ts';
+import { StatusNumbering } from './domain/numbering/status-numbering.ts';
 import { TransferService } from './domain/transfers.ts';
-import { WebhookHealth } from './domain/webhook-health.ts';
-import { WebhookIntake, isAuthenticatedIntake } from './domain/webhook-intake.ts';
-import { WebhookProcessor } from './domain/webhook-processor.ts';
+import { WebhookHealth } from './domain/webhooks/health.ts';
+import { WebhookIntake, isAuthenticatedIntake } from './domain/webhooks/intake.ts';
+import { WebhookProcessor } from './domain/webhooks/processor.ts';
 import { createLogger, type Logger } from './log.ts';
 import { Metrics } from './observability/metrics.ts';
 import { countOutcomes } from './observability/outcome-metrics.ts';
@@ -80,7 +80,7 @@ export interface Services {
   transfers: TransferService;
   /** Payouts and refunds the proxy starts (the same service the CLI uses). */
   payouts: PayoutService;
-  /** Whether the partner's status codes mean what the setting says (domain/status-numbering.ts). */
+  /** Whether the partner's status codes mean what the setting says (domain/numbering/status-numbering.ts). */
   numbering: StatusNumbering;
   /** Whether the partner's notifications arrive on time, which sets how often pending payments are asked about. */
   reads: WebhookHealth;

@@ -1,6 +1,6 @@
 /** `pix-checkout data export|erase --document <cpf|cnpj>` and `data purge`: a data subject's request and the retention purge, on the proxy's store. */
 import { documentKind } from '../../src/shared/document.ts';
-import { readSettings } from '../config.ts';
+import { readSettings } from '../config/index.ts';
 import { DataKeyError, PersonalData, PersonalDataCipher, maskDocument } from '../domain/personal-data.ts';
 import { createLogger } from '../log.ts';
 import { ExitCode, UsageError, openCliStore, parse, type CliIo } from './io.ts';

@@ -6,7 +6,7 @@
  * service answered, values redacted; then the configuration to set. Exit 4 when something would break.
  */
 import { checkBrCode, describeBrCodeProblem } from '../../src/shared/brcode.ts';
-import { ConfigError, TUNABLES, partnerConfig, readSettings } from '../config.ts';
+import { ConfigError, TUNABLES, partnerConfig, readSettings } from '../config/index.ts';
 import { WEBHOOK_PATH, maskWebhookSecret } from '../routes/webhooks.ts';
 import type { ObservedAnswer, PartnerClient } from '../partner/client.ts';
 import { PartnerError } from '../partner/errors.ts';

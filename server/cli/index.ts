@@ -3,7 +3,7 @@
  * configuration as the proxy, one file per command. With nothing configured it talks to the local
  * sandbox (`pix-checkout sandbox`).
  */
-import { ConfigError, loadEnv, partnerConfig } from '../config.ts';
+import { ConfigError, loadEnv, partnerConfig } from '../config/index.ts';
 import { DomainError } from '../domain/errors.ts';
 import { PartnerError } from '../partner/errors.ts';
 import { StoreError } from '../store/store.ts';

@@ -8,7 +8,7 @@ import { z } from 'zod/mini';
 import { Reference } from '../../src/shared/contract.ts';
 import { normalizeDocument } from '../../src/shared/document.ts';
 import { parseInput } from '../../src/shared/errors.ts';
-import { readSettings, type PartnerConfig } from '../config.ts';
+import { readSettings, type PartnerConfig } from '../config/index.ts';
 import { createPartnerClient, type ObservedAnswer, type PartnerClient } from '../partner/client.ts';
 import { fileTokenStore, type TokenStore } from '../partner/token-store.ts';
 import type { Store } from '../store/store.ts';

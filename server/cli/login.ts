@@ -1,5 +1,5 @@
 /** `pix-checkout login`: checks the credentials and shows the tenant. */
-import { partnerConfig } from '../config.ts';
+import { partnerConfig } from '../config/index.ts';
 import { decodeSaved, tokenStoreKey } from '../partner/client.ts';
 import { PartnerError } from '../partner/errors.ts';
 import { ExitCode, cliTokenStore, client, observedAnswers, parse, print, shapeLine, type CliIo, type Row } from './io.ts';

@@ -1,10 +1,10 @@
 /**
  * `pix-checkout numbering [show] | reset`: what the proxy knows of the partner's status codes
- * (domain/status-numbering.ts), from its store, and ending a mismatch once the setting is fixed.
+ * (domain/numbering/status-numbering.ts), from its store, and ending a mismatch once the setting is fixed.
  */
 import { userInfo } from 'node:os';
-import { partnerConfig } from '../config.ts';
-import { StatusNumbering, type BookReport } from '../domain/status-numbering.ts';
+import { partnerConfig } from '../config/index.ts';
+import { StatusNumbering, type BookReport } from '../domain/numbering/status-numbering.ts';
 import { createLogger } from '../log.ts';
 import { tokenStoreKey } from '../partner/token-session.ts';
 import { UsageError, openCliStore, parse, type CliIo } from './io.ts';

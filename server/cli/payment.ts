@@ -1,7 +1,7 @@
 /** `pix-checkout payment create|status|show`: payments straight at the partner service. */
 import { nameAndDocumentTogether } from '../../src/shared/contract.ts';
 import { LIMITS, formatReais } from '../../src/shared/limits.ts';
-import { partnerConfig } from '../config.ts';
+import { partnerConfig } from '../config/index.ts';
 import type { PaymentDetails } from '../partner/client.ts';
 import { describeStatus, freshStatusWarning, statusJson, type StatusCodes } from '../partner/status-codes.ts';
 import { CreatePartnerPaymentRequest } from '../partner/wire.ts';

@@ -4,7 +4,7 @@
  * is never printed, nor put in an error message.
  */
 import { isErrorBody } from '../../src/shared/wire.ts';
-import { DEFAULTS } from '../config.ts';
+import { DEFAULTS } from '../config/index.ts';
 import { UsageError, type CliIo } from './io.ts';
 
 export interface ProxyTarget {

@@ -7,7 +7,7 @@
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { settingNames } from '../config.ts';
+import { settingNames } from '../config/index.ts';
 import { SANDBOX_ACCOUNT } from '../partner/sandbox-account.ts';
 import { ExitCode, parse, type CliIo } from './io.ts';
 

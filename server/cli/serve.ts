@@ -1,7 +1,7 @@
 /** `pix-checkout serve`: the proxy on its own HTTP server (main.ts); in sandbox mode, the dev stack. */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { DEFAULTS, partnerConfig, proxyConfig } from '../config.ts';
+import { DEFAULTS, partnerConfig, proxyConfig } from '../config/index.ts';
 import type { Logger } from '../log.ts';
 import { ExitCode, UsageError, parse, type CliIo } from './io.ts';
 

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { CreateRefundRequest, CreateTransferRequest } from '../../src/shared/contract.ts';
 import { LIMITS, formatReais } from '../../src/shared/limits.ts';
 import { IdempotencyKey, TRANSFER_STATUSES, type TransferStatus, type TransferView } from '../../src/shared/payouts.ts';
-import { partnerConfig } from '../config.ts';
+import { partnerConfig } from '../config/index.ts';
 import { createServices, type Services } from '../services.ts';
 import { createLogger } from '../log.ts';
 import type { TransferDetails } from '../partner/client.ts';

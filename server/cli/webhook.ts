@@ -2,7 +2,7 @@
  * `pix-checkout webhook set <url>`: registers the partner's notification URL (spec 4.8).
  * `pix-checkout webhook received`: the notifications the proxy kept but could not act on.
  */
-import { partnerConfig } from '../config.ts';
+import { partnerConfig } from '../config/index.ts';
 import { redactBody } from '../partner/read.ts';
 import { NOTIFY_TYPE, NotificationUrlRequest } from '../partner/wire.ts';
 import { checkWebhookUrl } from './doctor.ts';

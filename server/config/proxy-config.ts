@@ -148,7 +148,7 @@ export interface AppSettings extends Optional<AppLanded> {
   merchantWebhook?: ({ url: string; secret: string | readonly string[] } & Partial<MerchantWebhookPolicy>) | undefined;
   /** The reconciler's timing (domain/reconciler.ts). */
   reconcile?: Partial<ReconcileSettings> | undefined;
-  /** What the partner's numeric status codes mean; checked at run time (domain/status-numbering.ts). Default: the sandbox's. */
+  /** What the partner's numeric status codes mean; checked at run time (domain/numbering/status-numbering.ts). Default: the sandbox's. */
   statusCodes?: AnyStatusCodes | undefined;
   /** What the partner's numeric transfer status codes mean, verified apart (PIX_TRANSFER_STATUS_CODES). Default: the sandbox's. */
   transferStatusCodes?: AnyStatusCodes | undefined;

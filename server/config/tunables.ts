@@ -5,7 +5,7 @@ export const TUNABLES = {
   /** Where the API is served: the widget's `endpoint`. */
   basePath: '/api',
   /**
-   * Partner reads follow the webhooks' health (domain/webhook-health.ts): while the partner's
+   * Partner reads follow the webhooks' health (domain/webhooks/health.ts): while the partner's
    * notifications arrive on time, a pending payment is asked about at most every `trustedMs`
    * (PIX_WEBHOOK_READ_INTERVAL_MS); when they stop or lag, and near a payment's expiry, every
    * staleAfterMs / watchIntervalMs.
@@ -13,7 +13,7 @@ export const TUNABLES = {
   partnerReads: { recentMs: 10 * 60_000, graceMs: 10_000, lateMs: 5000, evidence: 3, nearExpiryMs: 60_000 },
   /** The largest JSON body a proxy endpoint accepts; a real one is under 500 bytes. */
   maxJsonBodyBytes: LIMITS.maxJsonBodyBytes,
-  /** The partner's notifications (routes/webhooks.ts, domain/webhook-processor.ts). */
+  /** The partner's notifications (routes/webhooks.ts, domain/webhooks/processor.ts). */
   webhookIntake: {
     /** Stored notifications confirmed with the partner at once. */
     concurrency: 8,

@@ -74,7 +74,7 @@ export class PaymentService {
   }
 
   /**
-   * Whether a code may be issued after another at all (domain/status-numbering.ts): the pending code
+   * Whether a code may be issued after another at all (domain/numbering/status-numbering.ts): the pending code
    * is verified and nothing contradicted the setting, so a code read as pending is unpaid for sure.
    * Each earlier code must still read so (or as a verified canceled or approved one): per read,
    * `numbering.meaning(status)` is null for a code not verified, which decides nothing.

@@ -27,7 +27,7 @@ import type { PayoutRecord, PayoutState, Store } from '../store/store.ts';
 import type { DisputeService } from './disputes.ts';
 import { DomainError } from './errors.ts';
 import { refusalOutcome, transferOutcome, type Outcomes } from './outcomes.ts';
-import type { StatusNumbering } from './status-numbering.ts';
+import type { StatusNumbering } from './numbering/status-numbering.ts';
 import type { TransferService } from './transfers.ts';
 import { ERASED } from './personal-data.ts';
 

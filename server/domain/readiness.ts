@@ -16,8 +16,8 @@ import { storeErrorCount } from '../store/guard.ts';
 import type { Store } from '../store/store.ts';
 import { RETURNS_WARNING_WINDOW_MS } from './returns.ts';
 import type { DisputeService } from './disputes.ts';
-import type { NumberingReport, NumberingState, StatusNumbering } from './status-numbering.ts';
-import type { ReadsReport, WebhookHealth } from './webhook-health.ts';
+import type { NumberingReport, NumberingState, StatusNumbering } from './numbering/status-numbering.ts';
+import type { ReadsReport, WebhookHealth } from './webhooks/health.ts';
 
 /**
  * Remembers how the last call to the partner went, fed by the client's `log` option: readiness
@@ -54,7 +54,7 @@ export interface ReadinessReport {
     status_codes?: NumberingState;
   };
   /**
-   * Which configured status codes proved themselves, per meaning (domain/status-numbering.ts);
+   * Which configured status codes proved themselves, per meaning (domain/numbering/status-numbering.ts);
    * `transfers` is `mismatch` while a transfer code is one; `transfer_codes`, the transfers' own
    * numbering (PIX_TRANSFER_STATUS_CODES). `pix-checkout numbering show` prints every code and its evidence.
    */
@@ -68,7 +68,7 @@ export interface ReadinessReport {
   cause?: string;
   /** What is not wrong enough to refuse traffic, but an operator should fix. */
   warnings?: string[];
-  /** How often pending payments are asked about now, and why (domain/webhook-health.ts). */
+  /** How often pending payments are asked about now, and why (domain/webhooks/health.ts). */
   reads?: ReadsReport;
 }
 

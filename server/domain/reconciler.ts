@@ -24,7 +24,7 @@ import type { StoreOutage } from '../store/outage.ts';
 import { StoreError, type PaymentRecord, type ReadSchedule, type Store } from '../store/store.ts';
 import type { PaymentService } from './payments.ts';
 import type { TransferService } from './transfers.ts';
-import type { WebhookProcessor } from './webhook-processor.ts';
+import type { WebhookProcessor } from './webhooks/processor.ts';
 import { runPool } from './worker-pool.ts';
 
 /** The partner cancels an unpaid payment this long after it expires (spec 3). */

@@ -9,7 +9,7 @@ import { PartnerError } from '../partner/errors.ts';
 import { PARTNER_STATUS, isFinalPartnerStatus } from '../partner/wire.ts';
 import type { Store } from '../store/store.ts';
 import { transferOutcome, type Outcomes } from './outcomes.ts';
-import type { StatusNumbering } from './status-numbering.ts';
+import type { StatusNumbering } from './numbering/status-numbering.ts';
 
 export interface TransferServiceOptions {
   store: Store;
@@ -43,7 +43,7 @@ export class TransferService {
     // codes never settle a transfer. A code decides once verified; an authenticated notification's
     // words verify the code listed for their outcome, or decide where no code can, once the partner
     // no longer reports the transfer pending. A check contradicting the words is a mismatch of that
-    // code (domain/status-numbering.ts): then neither is applied.
+    // code (domain/numbering/status-numbering.ts): then neither is applied.
     let meaning = numbering.meaning(upstream.status, 'transfer');
     if (explicit !== null && meaning !== explicit) {
       const confirmed = numbering.confirmExplicit(explicit, upstream.status, reference, 'transfer');

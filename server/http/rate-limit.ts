@@ -7,7 +7,7 @@
 import type { Context, MiddlewareHandler } from 'hono';
 import { getConnInfo } from '@hono/node-server/conninfo';
 import { errorBody } from '../../src/shared/errors.ts';
-import type { RateLimit } from '../config.ts';
+import type { RateLimit } from '../config/index.ts';
 
 interface Bucket {
   tokens: number;

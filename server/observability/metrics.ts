@@ -24,7 +24,7 @@ export interface MetricSources {
   now?: () => number;
   /** When the reconciler last finished a pass (performance.now()), null before its first; and the payments it parked. */
   reconciler?: () => { lastPassEnded: number | null; parked: number | null };
-  /** The status numbering (domain/status-numbering.ts): its state and each meaning's verdict. */
+  /** The status numbering (domain/numbering/status-numbering.ts): its state and each meaning's verdict. */
   numbering?: () => { state: string; codes: Record<string, string> };
   /** Store operations that failed (store/guard.ts). */
   storeErrors?: () => number | undefined;
@@ -270,7 +270,7 @@ export class Metrics {
     this.transfersFinalized.inc({ outcome });
   }
 
-  /** What became of a partner notification (domain/webhook-intake.ts). */
+  /** What became of a partner notification (domain/webhooks/intake.ts). */
   readonly notification = (result: NotificationResult, reason: NotificationReason = ''): void => {
     this.notifications.inc({ result, reason });
   };

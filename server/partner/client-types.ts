@@ -76,7 +76,7 @@ export interface CreatedPayment {
   checkoutUrl: string | null;
   /** Epoch ms as the service gave it; null when its answer did not say (then the caller's clock decides). */
   createdAt: number | null;
-  /** The status of the new payment, when the answer carried one (pending by definition: domain/status-numbering.ts checks it). */
+  /** The status of the new payment, when the answer carried one (pending by definition: domain/numbering/status-numbering.ts checks it). */
   status: PaymentAnswer['status'];
   /** The partner-side `transaction_id` the request carried. */
   transactionId: string;

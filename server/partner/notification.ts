@@ -31,7 +31,7 @@ export interface PartnerNotification {
   /**
    * Which of our references it names: the partner's `external_reference` (its own handle on the
    * transaction), or the `transaction_id` we sent with the create, which partners also call `txid`
-   * (domain/notification-references.ts finds the transaction it names).
+   * (domain/webhooks/references.ts finds the transaction it names).
    */
   referenceField: 'external_reference' | 'transaction_id';
   kind: 'payment' | 'transfer' | null;

@@ -118,7 +118,7 @@ export const time = (value: Json): number | null => parsePartnerTime(value);
 
 /**
  * A transaction's status as the service gave it: a code (its meaning is configuration:
- * domain/status-numbering.ts) or a word, which means what it says.
+ * domain/numbering/status-numbering.ts) or a word, which means what it says.
  */
 export interface PartnerStatus {
   code: number | null;

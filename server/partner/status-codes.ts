@@ -12,7 +12,7 @@
  * failed: never final). A meaning may list several codes (`canceled=4|5`). The older three-slot forms
  * (`pending=1,approved=2,canceled=3`, `1,2,3`) read as before.
  *
- * Whether the configured numbering is right is checked at run time (domain/status-numbering.ts):
+ * Whether the configured numbering is right is checked at run time (domain/numbering/status-numbering.ts):
  * a guess never decides money.
  */
 import { PARTNER_STATUS } from './wire.ts';

@@ -1,13 +1,13 @@
 /**
  * The partner's notifications: `POST {basePath}/webhooks/partner[/<secret>]`. Checks who is calling
  * (source address, secret path segment), reads the raw body (size-limited) and hands it to the intake
- * (domain/webhook-intake.ts), which stores it before the answer: 202 once stored, 503 when the store
+ * (domain/webhooks/intake.ts), which stores it before the answer: 202 once stored, 503 when the store
  * cannot take it (so the service tries again). What is kept and why is the intake's policy; this file
  * only speaks HTTP.
  */
 import { Hono, type Context, type MiddlewareHandler } from 'hono';
 import { errorBody } from '../../src/shared/errors.ts';
-import { normalizeIp, type WebhookIntake } from '../domain/webhook-intake.ts';
+import { normalizeIp, type WebhookIntake } from '../domain/webhooks/intake.ts';
 import { PARTNER_MAX_BODY_BYTES } from '../partner/wire.ts';
 import { readBodyBytes } from '../http/body.ts';
 import { allowOnly } from '../http/method-not-allowed.ts';

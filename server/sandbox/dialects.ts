@@ -17,7 +17,7 @@
  *   new format's transaction under `payload`.
  * - `swapped`: the default in every way but approved and canceled: 1 pending, 3 approved, 2
  *   canceled. Its pending code is ours, so only the approved and canceled codes' own proofs
- *   (domain/status-numbering.ts) show the default setting wrong: the mismatch path, by hand.
+ *   (domain/numbering/status-numbering.ts) show the default setting wrong: the mismatch path, by hand.
  * - `expiring`: the default with the numbering most Pix services have: 1 pending,
  *   2 approved, 3 expired (past its expiration, payable until canceled an hour later), 4 canceled,
  *   6 returned (a payment given back after approval); transfers numbered apart, 11 pending,

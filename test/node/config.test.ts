@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
-import { ConfigError, DEFAULTS, SANDBOX_DEFAULTS, SETTINGS, parseDotenv, proxyConfig, type Setting } from '../../server/config.ts';
+import { ConfigError, DEFAULTS, SANDBOX_DEFAULTS, SETTINGS, parseDotenv, proxyConfig, type Setting } from '../../server/config/index.ts';
 import { renderSettingsTable, withSettingsTable } from '../../server/config/readme.ts';
 
 const PRODUCTION = {

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { getRequestListener } from '@hono/node-server';
 import { PaymentView } from '../../src/shared/contract.ts';
-import { SANDBOX_DEFAULTS, proxyConfig } from '../../server/config.ts';
+import { SANDBOX_DEFAULTS, proxyConfig } from '../../server/config/index.ts';
 import { createApp } from '../../server/app.ts';
 import { closeServer } from '../../server/http/close-server.ts';
 import { createLogger } from '../../server/log.ts';

@@ -16,7 +16,7 @@ import { syncBuiltinESMExports } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createApp, type PixApp } from '../../server/app.ts';
-import { DEFAULTS } from '../../server/config.ts';
+import { DEFAULTS } from '../../server/config/index.ts';
 import { createLogger } from '../../server/log.ts';
 import { openSqliteStore } from '../../server/store/sqlite/sqlite-store.ts';
 import type { Store } from '../../server/store/store.ts';

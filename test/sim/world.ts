@@ -11,7 +11,7 @@ import { buildDynamicBrCode } from '../../src/shared/brcode.ts';
 import type { CreatedPayment, PartnerClient, PaymentCheck, PaymentDetails, TransferDetails } from '../../server/partner/client.ts';
 import { PartnerError } from '../../server/partner/errors.ts';
 import { readPayment, readTransfer } from '../../server/partner/read.ts';
-import { proofWindows } from '../../server/domain/status-numbering.ts';
+import { proofWindows } from '../../server/domain/numbering/status-numbering.ts';
 import type { StatusCodes } from '../../server/partner/status-codes.ts';
 
 export type Meaning = 'pending' | 'approved' | 'canceled';

@@ -3,7 +3,7 @@
  * must be a PartnerError, an answer that must be the shared error body, the dev stack's control API
  * (its sandbox under /sandbox), and a checkout paid there as a customer would pay it.
  */
-import { CANCELED_MARGIN_MS } from '../../server/domain/status-numbering.ts';
+import { CANCELED_MARGIN_MS } from '../../server/domain/numbering/status-numbering.ts';
 import assert from 'node:assert/strict';
 import { CheckoutView, PaymentView } from '../../src/shared/contract.ts';
 import { ErrorBody } from '../../src/shared/errors.ts';
@@ -81,7 +81,7 @@ export async function paidCheckout(stack: DevStack, value: number, orderPrefix =
 }
 
 /**
- * Makes every status code of a dev stack prove itself (domain/status-numbering.ts), as a partner's
+ * Makes every status code of a dev stack prove itself (domain/numbering/status-numbering.ts), as a partner's
  * first hours would: a new payment verifies pending, one paid in time approved, and one the sandbox
  * cancels an hour past its expiry canceled, read well past that hour (counted from the longer of the
  * expiration asked and the spec's default, plus a margin: proofWindows). Moves the sandbox clock past it.

@@ -13,7 +13,7 @@ import { PARTNER_STATUS } from '../../partner/wire.ts';
 import { withoutStoreBudget } from '../../store/deadline.ts';
 import type { PaymentRecord, Store } from '../../store/store.ts';
 import { logBrCodeWarnings } from '../brcode-warnings.ts';
-import type { StatusNumbering } from '../status-numbering.ts';
+import type { StatusNumbering } from '../numbering/status-numbering.ts';
 import { PartnerError } from '../../partner/errors.ts';
 import { rememberFavoured } from './reads.ts';
 import type { UnrecordedPayments } from './unrecorded.ts';
@@ -72,7 +72,7 @@ export class PaymentIssuer {
     // Our own send time, whatever the partner's created_at says: the partner counts the expiration
     // (and its cancellation hour) as a duration from when it got the request, so a partner clock
     // behind ours (or a created_at in the wrong zone) must not pull the hours by which the status
-    // codes are judged (domain/status-numbering.ts) earlier, nor one ahead push the expiry shown later.
+    // codes are judged (domain/numbering/status-numbering.ts) earlier, nor one ahead push the expiry shown later.
     const createdAt = sentAt;
     const expiresAt = createdAt + expirationSeconds * 1000;
     const record: PaymentRecord = {

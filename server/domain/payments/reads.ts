@@ -13,8 +13,8 @@ import { DomainError } from '../errors.ts';
 import { amountMismatchOutcome, paymentOutcome, type Outcomes } from '../outcomes.ts';
 import { isReturnable, recordReturn } from '../returns.ts';
 import type { Signal } from '../signal.ts';
-import type { StatusNumbering } from '../status-numbering.ts';
-import type { WebhookHealth } from '../webhook-health.ts';
+import type { StatusNumbering } from '../numbering/status-numbering.ts';
+import type { WebhookHealth } from '../webhooks/health.ts';
 
 /** Who learned a status: a read of our own (a browser's, a poll, the reconciler), or a notification's confirmation. */
 export type Source = 'read' | 'notification';
@@ -223,7 +223,7 @@ export class PaymentReads {
   }
 
   /**
-   * Records what a read of the partner says, as far as it can be trusted (domain/status-numbering.ts):
+   * Records what a read of the partner says, as far as it can be trusted (domain/numbering/status-numbering.ts):
    * a code decides only once it is verified; an authenticated notification's explicit outcome only
    * where the code cannot, and when the partner no longer reports the payment pending.
    */

@@ -1,5 +1,5 @@
 /** Disputes on Postgres: opened with their event in one transaction, one open per payment (the payment's row lock). */
-import { mayDispute } from '../../domain/final-state.ts';
+import { mayDispute } from '../../money/final-state.ts';
 import { addOutcome } from '../outbox/postgres.ts';
 import type { PostgresContext } from '../postgres/context.ts';
 import { toDispute, toPayment, type DisputeRow, type PaymentRow, type WithOrder } from '../rows.ts';

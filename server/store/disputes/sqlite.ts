@@ -1,5 +1,5 @@
 /** Disputes on SQLite: opened with their event in one transaction, one open per payment. */
-import { mayDispute } from '../../domain/final-state.ts';
+import { mayDispute } from '../../money/final-state.ts';
 import type { SqliteOutboxWriter } from '../outbox/sqlite.ts';
 import { sqlitePaymentWithOrder } from '../payments/sqlite.ts';
 import { toDispute, toPayment, type DisputeRow } from '../rows.ts';

@@ -11,7 +11,7 @@ export interface WebhookEventRecord {
   /** It came through an authenticated intake (secret path, listed source), recorded with it at intake: its words count. */
   authenticated?: boolean;
   /**
-   * Set when only the body's first bytes were kept (domain/webhook-intake.ts): its length in bytes
+   * Set when only the body's first bytes were kept (domain/webhooks/intake.ts): its length in bytes
    * as received. A cut body is never read as if whole.
    */
   originalBytes?: number;

@@ -1,5 +1,5 @@
 /** Payments on Postgres: each change announced to the other instances in its own transaction, outcome events with it. */
-import { statusWrite } from '../../domain/final-state.ts';
+import { statusWrite } from '../../money/final-state.ts';
 import { addOutcome } from '../outbox/postgres.ts';
 import type { PostgresContext, Query } from '../postgres/context.ts';
 import { toPayment, toReturn, type PaymentRow, type ReturnRow } from '../rows.ts';

@@ -1,6 +1,6 @@
 /** Payments on SQLite: the hot status read from the record cache, status changes and their outcome events in one transaction. */
 import type Database from 'libsql';
-import { statusWrite } from '../../domain/final-state.ts';
+import { statusWrite } from '../../money/final-state.ts';
 import type { SqliteOutboxWriter } from '../outbox/sqlite.ts';
 import { toPayment, toReturn, type PaymentRow, type ReturnRow, type WithOrder } from '../rows.ts';
 import { flag, type SqliteContext } from '../sqlite/context.ts';

@@ -3,9 +3,9 @@
  * domain/ (refunds.ts, payout-link.ts, final-state.ts); here are the statements, the transactions
  * and the row locks that make several instances decide one at a time.
  */
-import { PAYOUT_STATES_AWAITING_OUTCOME, statusWrite } from '../../domain/final-state.ts';
-import { linkTransactionId, settleTransfer } from '../../domain/payout-link.ts';
-import { decideRefund, REFUND_STATES_WITHOUT_MONEY } from '../../domain/refunds.ts';
+import { PAYOUT_STATES_AWAITING_OUTCOME, statusWrite } from '../../money/final-state.ts';
+import { linkTransactionId, settleTransfer } from '../../money/payout-link.ts';
+import { decideRefund, REFUND_STATES_WITHOUT_MONEY } from '../../money/refunds.ts';
 import type { OutcomeEvent } from '../../../src/shared/contract.ts';
 import { addOutcome } from '../outbox/postgres.ts';
 import type { PostgresContext, Query } from '../postgres/context.ts';

@@ -2,9 +2,9 @@
  * Payouts, refunds and the transfers that carry them out, on SQLite. What decides money is in
  * domain/ (refunds.ts, payout-link.ts, final-state.ts); here are the statements and the transactions.
  */
-import { PAYOUT_STATES_AWAITING_OUTCOME, statusWrite } from '../../domain/final-state.ts';
-import { linkTransactionId, settleTransfer } from '../../domain/payout-link.ts';
-import { decideRefund, REFUND_STATES_WITHOUT_MONEY } from '../../domain/refunds.ts';
+import { PAYOUT_STATES_AWAITING_OUTCOME, statusWrite } from '../../money/final-state.ts';
+import { linkTransactionId, settleTransfer } from '../../money/payout-link.ts';
+import { decideRefund, REFUND_STATES_WITHOUT_MONEY } from '../../money/refunds.ts';
 import type { OutcomeEvent } from '../../../src/shared/contract.ts';
 import type { SqliteOutboxWriter } from '../outbox/sqlite.ts';
 import type { StatusChange } from '../payments/types.ts';

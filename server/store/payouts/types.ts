@@ -93,7 +93,7 @@ export interface PayoutStore {
    * was created. For a refund (`checkoutId` set), in the same transaction: `not_paid` when the
    * checkout has no approved payment (`paidStatus`), `exceeds` when the value would take the
    * refunds (all but refused and canceled ones) past what was paid; `refundable` is what is left.
-   * `valueCents` 0 on a refund means "what is left" (domain/refunds.ts decides).
+   * `valueCents` 0 on a refund means "what is left" (money/refunds.ts decides).
    */
   create(
     payout: PayoutRecord,

@@ -1,5 +1,5 @@
 /** Personal data on Postgres: the retention purge, sealing documents kept in clear, a data subject's records by document. */
-import { PAYOUT_STATES_AWAITING_OUTCOME, PAYOUT_STATE_UNANSWERED } from '../../domain/final-state.ts';
+import { PAYOUT_STATES_AWAITING_OUTCOME, PAYOUT_STATE_UNANSWERED } from '../../money/final-state.ts';
 import type { PostgresContext } from '../postgres/context.ts';
 import { toCheckout, toPayment, toPayout, type CheckoutRow, type PaymentRow, type PayoutRow } from '../rows.ts';
 import { sqlWords } from '../sql.ts';

@@ -148,7 +148,7 @@ export const MIGRATIONS: readonly string[] = [
    CREATE INDEX webhook_events_received ON webhook_events(received_at);
    CREATE INDEX outbox_delivered ON outbox(delivered_at) WHERE state = 'delivered' AND body <> '';
    CREATE INDEX checkouts_unsealed ON checkouts(created_at) WHERE customer_document_hash IS NULL AND customer_document IS NOT NULL;`,
-  // A notification kept cut (its first bytes only: domain/webhook-intake.ts) says how long it was; null: kept whole.
+  // A notification kept cut (its first bytes only: domain/webhooks/intake.ts) says how long it was; null: kept whole.
   `ALTER TABLE webhook_events ADD COLUMN original_bytes INTEGER;`,
   // A payment's intent, written before the partner is asked, so a payment the partner created is never
   // recorded nowhere (store/intents/); no foreign key: it must not wait on the payments tables.

@@ -18,7 +18,7 @@ import { parseBrCode } from '../../../src/shared/brcode.ts';
 import { LIMITS } from '../../../src/shared/limits.ts';
 import { TransferView } from '../../../src/shared/payouts.ts';
 import { main } from '../../../server/cli/index.ts';
-import { SANDBOX_DEFAULTS } from '../../../server/config.ts';
+import { SANDBOX_DEFAULTS } from '../../../server/config/index.ts';
 import { disputeOutcome, paymentOutcome } from '../../../server/domain/outcomes.ts';
 import { openSqliteStore } from '../../../server/store/sqlite/sqlite-store.ts';
 import { startSandbox, type RunningSandbox } from '../../../server/sandbox/server.ts';

@@ -5,7 +5,7 @@ import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { describe, test } from 'node:test';
 import { CheckoutView, PaymentView } from '../../../src/shared/contract.ts';
-import { SANDBOX_DEFAULTS } from '../../../server/config.ts';
+import { SANDBOX_DEFAULTS } from '../../../server/config/index.ts';
 
 describe('pix-checkout serve', () => {
   test('--help describes it', async () => {

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { main } from '../../../server/cli/index.ts';
-import { DEFAULTS } from '../../../server/config.ts';
+import { DEFAULTS } from '../../../server/config/index.ts';
 import { ENDPOINT_STATE_KEY, retryAfterMs } from '../../../server/domain/endpoint-state.ts';
 import { createApp } from '../../../server/app.ts';
 import { MerchantNotifier, nextAttemptAt } from '../../../server/domain/merchant-notify.ts';

@@ -16,7 +16,7 @@ import { MerchantNotifier } from '../../../server/domain/merchant-notify.ts';
 import { signWebhook, verifyWebhookSignature } from '../../../server/domain/signature.ts';
 import { openSqliteStore } from '../../../server/store/sqlite/sqlite-store.ts';
 import type { Store } from '../../../server/store/store.ts';
-import { DEFAULTS } from '../../../server/config.ts';
+import { DEFAULTS } from '../../../server/config/index.ts';
 import { paymentOutcome } from '../../../server/domain/outcomes.ts';
 import { paymentRecord } from '../../support/records.ts';
 import { waitFor } from '../../support/checks.ts';

@@ -1,14 +1,14 @@
 /**
- * The money rules both stores call inside their transactions (domain/refunds.ts, payout-link.ts,
+ * The money rules both stores call inside their transactions (money/refunds.ts, payout-link.ts,
  * final-state.ts), as pure functions: no database. test/node/store.test.ts proves that each store
  * keeps them under concurrency.
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { mayDispute, PAYOUT_STATES_AWAITING_OUTCOME, statusWrite } from '../../../server/domain/final-state.ts';
+import { mayDispute, PAYOUT_STATES_AWAITING_OUTCOME, statusWrite } from '../../../server/money/final-state.ts';
 import { transferOutcome } from '../../../server/domain/outcomes.ts';
-import { linkTransactionId, payoutLink, settleTransfer } from '../../../server/domain/payout-link.ts';
-import { decideRefund, REFUND_STATES_WITHOUT_MONEY } from '../../../server/domain/refunds.ts';
+import { linkTransactionId, payoutLink, settleTransfer } from '../../../server/money/payout-link.ts';
+import { decideRefund, REFUND_STATES_WITHOUT_MONEY } from '../../../server/money/refunds.ts';
 import { PARTNER_STATUS } from '../../../server/partner/wire.ts';
 import type { PayoutRecord, TransferRecord } from '../../../server/store/store.ts';
 

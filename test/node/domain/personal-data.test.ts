@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { DataKeyError, PersonalDataCipher, isSealed, maskDocument, parseDataKey, retentionCutoff } from '../../../server/domain/personal-data.ts';
-import { ConfigError, proxyConfig } from '../../../server/config.ts';
+import { ConfigError, proxyConfig } from '../../../server/config/index.ts';
 import { isDataKey } from '../../../server/config/settings.ts';
 
 const HEX = 'ab'.repeat(32);

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { readinessCheck } from '../../../server/domain/readiness.ts';
-import type { StatusNumbering } from '../../../server/domain/status-numbering.ts';
+import type { StatusNumbering } from '../../../server/domain/numbering/status-numbering.ts';
 import type { PartnerClient } from '../../../server/partner/client.ts';
 import { guarded } from '../../../server/store/guard.ts';
 import { StoreError, type Store } from '../../../server/store/store.ts';
@@ -82,7 +82,7 @@ describe('/ready over time (a fake clock)', () => {
     assert.equal(state.pings, 1);
   });
 
-  /** The numbering's report with the payments' book in `state` and `codes` (domain/status-numbering.ts). */
+  /** The numbering's report with the payments' book in `state` and `codes` (domain/numbering/status-numbering.ts). */
   const numberingWith = (codes: Record<string, string>, problems: string[]) =>
     ({
       report: () => ({

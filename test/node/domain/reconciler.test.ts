@@ -13,7 +13,7 @@ import { createLogger } from '../../../server/log.ts';
 import type { PartnerClient } from '../../../server/partner/client.ts';
 import { PARTNER_STATUS } from '../../../server/partner/wire.ts';
 import { createClock } from '../../../server/sandbox/clock.ts';
-import { CANCELED_MARGIN_MS } from '../../../server/domain/status-numbering.ts';
+import { CANCELED_MARGIN_MS } from '../../../server/domain/numbering/status-numbering.ts';
 import { startSandbox, type RunningSandbox } from '../../../server/sandbox/server.ts';
 import { openSqliteStore } from '../../../server/store/sqlite/sqlite-store.ts';
 import { stackControl } from '../../support/checks.ts';

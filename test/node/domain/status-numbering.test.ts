@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { StatusNumbering, proofWindows, type Observation } from '../../../server/domain/status-numbering.ts';
+import { StatusNumbering, proofWindows, type Observation } from '../../../server/domain/numbering/status-numbering.ts';
 import { createLogger } from '../../../server/log.ts';
 import { readNotification } from '../../../server/partner/notification.ts';
 import { DEFAULT_STATUS_CODES, formatStatusCodes, parseStatusCodes, statusCodes, statusMeaning, wordMeaning } from '../../../server/partner/status-codes.ts';

@@ -4,9 +4,9 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { DEFAULTS } from '../../../server/config.ts';
+import { DEFAULTS } from '../../../server/config/index.ts';
 import { startDevStack, type DevStack } from '../../../server/dev-stack.ts';
-import { WebhookHealth, type ReadMode } from '../../../server/domain/webhook-health.ts';
+import { WebhookHealth, type ReadMode } from '../../../server/domain/webhooks/health.ts';
 import { createLogger } from '../../../server/log.ts';
 
 const HOUR = 3_600_000;

@@ -1,14 +1,14 @@
 /**
- * The webhook intake's policy (server/domain/webhook-intake.ts), without HTTP: who may send, what is
+ * The webhook intake's policy (server/domain/webhooks/intake.ts), without HTTP: who may send, what is
  * stored before the answer (whole, or only its start during a flood of unreadable ones), the cap on
  * notifications waiting, and what is told after the write (the processor; the webhooks' health, for a
  * payment we issued only).
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { WebhookIntake, isAuthenticatedIntake, keepFirstBytes, normalizeIp, type WebhookIntakeOptions } from '../../../server/domain/webhook-intake.ts';
-import type { WebhookHealth } from '../../../server/domain/webhook-health.ts';
-import type { WebhookProcessor } from '../../../server/domain/webhook-processor.ts';
+import { WebhookIntake, isAuthenticatedIntake, keepFirstBytes, normalizeIp, type WebhookIntakeOptions } from '../../../server/domain/webhooks/intake.ts';
+import type { WebhookHealth } from '../../../server/domain/webhooks/health.ts';
+import type { WebhookProcessor } from '../../../server/domain/webhooks/processor.ts';
 import { createLogger } from '../../../server/log.ts';
 import { openSqliteStore } from '../../../server/store/sqlite/sqlite-store.ts';
 import { paymentRecord } from '../../support/records.ts';

@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import { proxyConfig } from '../../../server/config.ts';
+import { proxyConfig } from '../../../server/config/index.ts';
 import { createLogger } from '../../../server/log.ts';
 import { createProxy } from '../../../server/proxy.ts';
 

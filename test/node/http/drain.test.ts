@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { ErrorBody } from '../../../src/shared/errors.ts';
-import { SANDBOX_DEFAULTS, proxyConfig } from '../../../server/config.ts';
+import { SANDBOX_DEFAULTS, proxyConfig } from '../../../server/config/index.ts';
 import { createLogger } from '../../../server/log.ts';
 import { createProxy, type MountedProxy } from '../../../server/proxy.ts';
 import { startSandbox, type RunningSandbox } from '../../../server/sandbox/server.ts';

@@ -16,12 +16,12 @@ import type { AddressInfo } from 'node:net';
 import { startDevStack, type DevStack } from '../../../server/dev-stack.ts';
 import { createLogger } from '../../../server/log.ts';
 import { PaymentService } from '../../../server/domain/payments.ts';
-import { DEFAULTS } from '../../../server/config.ts';
+import { DEFAULTS } from '../../../server/config/index.ts';
 import { Outcomes, paymentOutcome } from '../../../server/domain/outcomes.ts';
 import { openSqliteStore } from '../../../server/store/sqlite/sqlite-store.ts';
 import type { PaymentRecord } from '../../../server/store/store.ts';
 import type { PartnerClient } from '../../../server/partner/client.ts';
-import { StatusNumbering } from '../../../server/domain/status-numbering.ts';
+import { StatusNumbering } from '../../../server/domain/numbering/status-numbering.ts';
 import { DEFAULT_STATUS_CODES } from '../../../server/partner/status-codes.ts';
 
 /** A payment service over `store`, at the default numbering verified as a first payment verifies it. */

@@ -15,7 +15,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'libsql';
 import { PaymentView } from '../../../src/shared/contract.ts';
 import { ErrorBody } from '../../../src/shared/errors.ts';
-import { DEFAULTS } from '../../../server/config.ts';
+import { DEFAULTS } from '../../../server/config/index.ts';
 import { startDevStack, type DevStack } from '../../../server/dev-stack.ts';
 import { createLogger } from '../../../server/log.ts';
 import { PARTNER_PATHS } from '../../../server/partner/wire.ts';

@@ -1,6 +1,6 @@
 /**
  * Reading what a real partner service may send (partner/read.ts, partner/notification.ts), the status
- * numbering guard (domain/status-numbering.ts), and references the proxy's old pattern refused.
+ * numbering guard (domain/numbering/status-numbering.ts), and references the proxy's old pattern refused.
  * The dialect suites (stack/partner-dialects.test.ts) run the same code against the sandbox over HTTPS.
  */
 import assert from 'node:assert/strict';
@@ -10,9 +10,9 @@ import { after, before, describe, test } from 'node:test';
 import { fillPath, API_PATHS } from '../../../src/shared/wire.ts';
 import { Reference } from '../../../src/shared/contract.ts';
 import { startDevStack, type DevStack } from '../../../server/dev-stack.ts';
-import { StatusNumbering } from '../../../server/domain/status-numbering.ts';
+import { StatusNumbering } from '../../../server/domain/numbering/status-numbering.ts';
 import { PaymentService } from '../../../server/domain/payments.ts';
-import { DEFAULTS } from '../../../server/config.ts';
+import { DEFAULTS } from '../../../server/config/index.ts';
 import { Outcomes } from '../../../server/domain/outcomes.ts';
 import { openSqliteStore } from '../../../server/store/sqlite/sqlite-store.ts';
 import type { PartnerClient } from '../../../server/partner/client.ts';

@@ -13,7 +13,7 @@ import { ErrorBody } from '../../../src/shared/errors.ts';
 import { createApp, type AppDeps } from '../../../server/app.ts';
 import { startDevStack, type DevStack } from '../../../server/dev-stack.ts';
 import { createLogger } from '../../../server/log.ts';
-import { DEFAULTS, proxyConfig } from '../../../server/config.ts';
+import { DEFAULTS, proxyConfig } from '../../../server/config/index.ts';
 import { tokenStoreKey, type PartnerClient } from '../../../server/partner/client.ts';
 import { PartnerError } from '../../../server/partner/errors.ts';
 import { PARTNER_PATHS, PARTNER_STATUS } from '../../../server/partner/wire.ts';
@@ -33,7 +33,7 @@ const logLines: string[] = [];
 before(async () => {
   stack = await startDevStack({ logger: createLogger({ level: 'trace', destination: { write: (line: string) => void logLines.push(line) } }) });
   // Every code proven, as after a partner's first hours: an expired code the partner canceled then
-  // reads as a verified canceled one, and may be replaced (domain/status-numbering.ts).
+  // reads as a verified canceled one, and may be replaced (domain/numbering/status-numbering.ts).
   await verifyStatusCodes(stack);
 });
 after(async () => {
@@ -1036,7 +1036,7 @@ describe('secrets', () => {
   });
 });
 
-describe('renewal while only the pending code is verified (domain/status-numbering.ts)', () => {
+describe('renewal while only the pending code is verified (domain/numbering/status-numbering.ts)', () => {
   test('a first code paid, read only after its expiry: its code may be an expired one, so nothing is decided and no second code is issued', async () => {
     const local = await startDevStack({ logger: createLogger({ level: 'silent' }) });
     try {

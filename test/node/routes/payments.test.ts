@@ -9,8 +9,8 @@ import { PaymentView } from '../../../src/shared/contract.ts';
 import { ErrorBody } from '../../../src/shared/errors.ts';
 import { startDevStack, type DevStack } from '../../../server/dev-stack.ts';
 import { createLogger } from '../../../server/log.ts';
-import { DEFAULTS } from '../../../server/config.ts';
-import { CANCELED_MARGIN_MS } from '../../../server/domain/status-numbering.ts';
+import { DEFAULTS } from '../../../server/config/index.ts';
+import { CANCELED_MARGIN_MS } from '../../../server/domain/numbering/status-numbering.ts';
 import { DEFAULT_ACCOUNT } from '../../../server/sandbox/state.ts';
 import { expectError } from '../../support/checks.ts';
 

@@ -35,7 +35,7 @@ before(async () => {
     // Only the partner reaches the intake: a transfer's notification is confirmed even before its create's answer named it.
     webhooks: { secretPath: 'payouts-test-intake-0123456789', sourceIps: [] },
   });
-  // Transfers read only the codes payments proved (domain/status-numbering.ts).
+  // Transfers read only the codes payments proved (domain/numbering/status-numbering.ts).
   await verifyStatusCodes(stack);
 });
 after(async () => {

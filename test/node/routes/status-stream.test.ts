@@ -6,12 +6,12 @@ import { PaymentView } from '../../../src/shared/contract.ts';
 import { STATUS_STREAM } from '../../../src/shared/wire.ts';
 import { ErrorBody } from '../../../src/shared/errors.ts';
 import { startDevStack, type DevStack } from '../../../server/dev-stack.ts';
-import { DEFAULTS } from '../../../server/config.ts';
+import { DEFAULTS } from '../../../server/config/index.ts';
 import { waitFor } from '../../support/checks.ts';
 
 let stack: DevStack;
 before(async () => {
-  // Pollers at 50 ms whatever the webhooks' health (domain/webhook-health.ts is tested on its own).
+  // Pollers at 50 ms whatever the webhooks' health (domain/webhooks/health.ts is tested on its own).
   stack = await startDevStack({ watchIntervalMs: 50, webhookReadIntervalMs: 50 });
 });
 after(async () => {

@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import Database from 'libsql';
 import pg from 'pg';
-import { DEFAULTS } from '../../../server/config.ts';
+import { DEFAULTS } from '../../../server/config/index.ts';
 import { startDevStack, type DevStack } from '../../../server/dev-stack.ts';
 import { createLogger } from '../../../server/log.ts';
 import { createClock } from '../../../server/sandbox/clock.ts';

@@ -13,7 +13,7 @@ import { createLogger } from '../../../server/log.ts';
 import { startDevStack, type DevStack } from '../../../server/dev-stack.ts';
 import { createClock } from '../../../server/sandbox/clock.ts';
 import { startSandbox, type RunningSandbox } from '../../../server/sandbox/server.ts';
-import { DEFAULTS } from '../../../server/config.ts';
+import { DEFAULTS } from '../../../server/config/index.ts';
 import { stackControl, waitFor } from '../../support/checks.ts';
 
 const T0 = Date.UTC(2030, 0, 1);

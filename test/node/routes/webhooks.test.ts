@@ -12,7 +12,7 @@ import Database from 'libsql';
 import { createLogger } from '../../../server/log.ts';
 import { startDevStack, type DevStack } from '../../../server/dev-stack.ts';
 import { createClock } from '../../../server/sandbox/clock.ts';
-import { CANCELED_MARGIN_MS } from '../../../server/domain/status-numbering.ts';
+import { CANCELED_MARGIN_MS } from '../../../server/domain/numbering/status-numbering.ts';
 import { startSandbox, type RunningSandbox } from '../../../server/sandbox/server.ts';
 import { verifyWebhookSignature } from '../../../server/domain/signature.ts';
 import { DB_FILE_NAME } from '../../../server/store/sqlite/sqlite-store.ts';

@@ -22,7 +22,7 @@ import { DB_FILE_NAME } from '../../../server/store/sqlite/sqlite-store.ts';
 import { createPartnerClient } from '../../../server/partner/client.ts';
 import { proxyEnv } from '../../support/cluster-harness.ts';
 import { freePort } from '../../support/ports.ts';
-import { StatusNumbering } from '../../../server/domain/status-numbering.ts';
+import { StatusNumbering } from '../../../server/domain/numbering/status-numbering.ts';
 import { createLogger } from '../../../server/log.ts';
 import { DEFAULT_STATUS_CODES } from '../../../server/partner/status-codes.ts';
 import { tokenStoreKey } from '../../../server/partner/token-session.ts';
@@ -48,7 +48,7 @@ const OUTCOMES = 500;
 /**
  * The sandbox's clock runs this far behind the proxy's (real time): the sandbox cancels none of the
  * burst's payments by itself (the test cancels them). The proxy trusts a canceled code only once a
- * read well past a payment's cancellation hour proved it (domain/status-numbering.ts, counted from
+ * read well past a payment's cancellation hour proved it (domain/numbering/status-numbering.ts, counted from
  * its own send time): hours of real time, so the store is seeded with the verdicts of a proxy that
  * has run that long (seedVerdicts) before the proxy starts.
  */
@@ -158,7 +158,7 @@ test('a burst of 500 outcomes while the proxy is SIGKILLed and restarted: every 
   const toCancel: string[] = [];
   for (let i = 0; i < Math.floor(OUTCOMES / 3); i += 25) toCancel.push(...(await issue(Math.min(25, Math.floor(OUTCOMES / 3) - i))));
   // The partner cancels only after a code's expiry (spec 3): a canceled code read before it is a
-  // contradiction of the setting (domain/status-numbering.ts), so the burst waits until they expired.
+  // contradiction of the setting (domain/numbering/status-numbering.ts), so the burst waits until they expired.
   const expiredAt = Date.now() + 61_000;
   await kill();
   await startProxy();

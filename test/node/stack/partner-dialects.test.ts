@@ -26,7 +26,7 @@ import type { OutcomeEvent } from '../../../server/domain/outcomes.ts';
 import { createLogger } from '../../../server/log.ts';
 import { createPartnerClient, type ObservedAnswer, type PartnerClientOptions, type PartnerLogEntry } from '../../../server/partner/client.ts';
 import { formatStatusCodes, parseStatusCodes } from '../../../server/partner/status-codes.ts';
-import { CANCELED_MARGIN_MS, asStatusCodes } from '../../../server/domain/status-numbering.ts';
+import { CANCELED_MARGIN_MS, asStatusCodes } from '../../../server/domain/numbering/status-numbering.ts';
 import { PARTNER_PATHS, PARTNER_STATUS } from '../../../server/partner/wire.ts';
 import { createClock } from '../../../server/sandbox/clock.ts';
 import { DIALECT_NAMES, SANDBOX_DIALECTS, type DialectName } from '../../../server/sandbox/dialects.ts';

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { TUNABLES } from '../../../server/config.ts';
+import { TUNABLES } from '../../../server/config/index.ts';
 import { startDevStack, type DevStack } from '../../../server/dev-stack.ts';
 import { createLogger } from '../../../server/log.ts';
 import { StoreOutage, outageCause } from '../../../server/store/outage.ts';

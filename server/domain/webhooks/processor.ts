@@ -18,17 +18,17 @@
  * of references the store does not know costs it nothing, and takes no place in the queue.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Logger } from '../log.ts';
-import { notificationBody, readNotification, type PartnerNotification } from '../partner/notification.ts';
-import { LIMITS } from '../../src/shared/limits.ts';
-import type { PaymentRecord, Store } from '../store/store.ts';
-import { recordedOutcome, type DisputeService } from './disputes.ts';
-import type { PaymentService } from './payments.ts';
-import type { StatusNumbering } from './status-numbering.ts';
-import type { TransferService } from './transfers.ts';
-import { groupKey, newGroup, round, type Group } from './notification-groups.ts';
-import { byExternalReference } from './notification-references.ts';
-import { isReturnable } from './returns.ts';
+import type { Logger } from '../../log.ts';
+import { notificationBody, readNotification, type PartnerNotification } from '../../partner/notification.ts';
+import { LIMITS } from '../../../src/shared/limits.ts';
+import type { PaymentRecord, Store } from '../../store/store.ts';
+import { recordedOutcome, type DisputeService } from '../disputes.ts';
+import type { PaymentService } from '../payments.ts';
+import type { StatusNumbering } from '../numbering/status-numbering.ts';
+import type { TransferService } from '../transfers.ts';
+import { groupKey, newGroup, round, type Group } from './groups.ts';
+import { byExternalReference } from './references.ts';
+import { isReturnable } from '../returns.ts';
 
 /** The schedule of confirmations tried again (DEFAULTS.webhookIntake). */
 export interface RetrySettings {

@@ -18,8 +18,8 @@
  * What a browser is told never depends on the mode: only how fresh the stored status is. Per instance:
  * each instance judges the notifications it receives and the outcomes its own reads find.
  */
-import { LIMITS } from '../../src/shared/limits.ts';
-import type { Logger } from '../log.ts';
+import { LIMITS } from '../../../src/shared/limits.ts';
+import type { Logger } from '../../log.ts';
 
 /** The partner cancels an unpaid payment this long after it expires (spec 3). */
 const CANCEL_AFTER_EXPIRY_MS = LIMITS.cancelAfterExpirationSeconds * 1000;

@@ -3,7 +3,7 @@
  * while they wait for the partner's confirmation: which wait for the next one, which are being
  * confirmed, which wait to be confirmed again, and the words an authenticated one stated.
  */
-import type { PartnerNotification } from '../partner/notification.ts';
+import type { PartnerNotification } from '../../partner/notification.ts';
 
 /** The notifications of one reference waiting for a confirmation, and when the last one started. */
 export interface Group {

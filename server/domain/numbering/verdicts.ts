@@ -1,5 +1,5 @@
 /**
- * Where the verdicts on the partner's status numbering are kept (domain/status-numbering.ts): the
+ * Where the verdicts on the partner's status numbering are kept (domain/numbering/status-numbering.ts): the
  * store's key-value table, per partner service and account, each verdict tied to the setting it was
  * reached under (a changed setting starts unverified). Instances sharing the store read each other's.
  * A store that cannot be read or written keeps nothing: the verdicts then last this run.
@@ -9,8 +9,8 @@
  * release kept three keys (the meanings verified, a mismatch of the whole setting, a transfers
  * mismatch): they are read too, and cleared by `pix-checkout numbering reset`.
  */
-import type { StatusMeaning } from '../partner/status-codes.ts';
-import type { TokenStore } from '../partner/token-store.ts';
+import type { StatusMeaning } from '../../partner/status-codes.ts';
+import type { TokenStore } from '../../partner/token-store.ts';
 
 /** The meanings an earlier release verified (three). */
 export const LEGACY_MEANINGS: readonly StatusMeaning[] = ['pending', 'approved', 'canceled'];

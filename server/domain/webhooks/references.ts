@@ -4,8 +4,8 @@
  * create, which partners also call `txid`. The intake and the processor both ask here, so a stored
  * notification taken up again after a restart is matched as the first time.
  */
-import type { PartnerNotification } from '../partner/notification.ts';
-import type { Store } from '../store/store.ts';
+import type { PartnerNotification } from '../../partner/notification.ts';
+import type { Store } from '../../store/store.ts';
 
 /**
  * The notification naming the transaction by its `external_reference` (as the rest of the proxy

@@ -4,7 +4,7 @@
  * decide is here.
  *
  * A notification is stored before it is acknowledged, and processed afterwards
- * (domain/webhook-processor.ts): nothing upstream is asked before answering. The intake keeps
+ * (domain/webhooks/processor.ts): nothing upstream is asked before answering. The intake keeps
  * everything that passed the source and secret checks: the partner stops after two retries, so a
  * refusal would lose an event for good. A notification (JSON or form-encoded) that names a reference
  * in any plausible field (partner/notification.ts) is stored to be confirmed with the partner,
@@ -22,15 +22,15 @@
  * received, its words never count, and after a restart its stored start is never read as if whole.
  */
 import { timingSafeEqual } from 'node:crypto';
-import type { Logger } from '../log.ts';
-import { examineNotification, notificationBody, type PartnerNotification } from '../partner/notification.ts';
-import { withoutStoreBudget } from '../store/deadline.ts';
-import type { StoreOutage } from '../store/outage.ts';
-import { StoreError, type Store } from '../store/store.ts';
-import { byExternalReference } from './notification-references.ts';
-import type { IntakeTally, NotificationReason } from './telemetry.ts';
-import type { WebhookHealth } from './webhook-health.ts';
-import type { WebhookProcessor } from './webhook-processor.ts';
+import type { Logger } from '../../log.ts';
+import { examineNotification, notificationBody, type PartnerNotification } from '../../partner/notification.ts';
+import { withoutStoreBudget } from '../../store/deadline.ts';
+import type { StoreOutage } from '../../store/outage.ts';
+import { StoreError, type Store } from '../../store/store.ts';
+import { byExternalReference } from './references.ts';
+import type { IntakeTally, NotificationReason } from '../telemetry.ts';
+import type { WebhookHealth } from './health.ts';
+import type { WebhookProcessor } from './processor.ts';
 
 export interface WebhookIntakeLimits {
   /** Unreadable notifications per hour stored whole; past it, only their first `auditBytes`. */

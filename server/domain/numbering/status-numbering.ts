@@ -45,9 +45,9 @@
  * - A status given as a word (`paid`) means what it says and needs no numbering; failure words mean
  *   `failed` (never final).
  */
-import { LIMITS } from '../../src/shared/limits.ts';
-import type { Logger } from '../log.ts';
-import type { PartnerStatus } from '../partner/read-fields.ts';
+import { LIMITS } from '../../../src/shared/limits.ts';
+import type { Logger } from '../../log.ts';
+import type { PartnerStatus } from '../../partner/read-fields.ts';
 import {
   DEFAULT_TRANSFER_STATUS_CODES,
   asStatusCodes,
@@ -60,11 +60,11 @@ import {
   wordMeaning,
   type StatusCodes,
   type StatusMeaning,
-} from '../partner/status-codes.ts';
-import type { TokenStore } from '../partner/token-store.ts';
-import { EVIDENCE_KEPT, KeptVerdicts, type CodeState, type KeptBook, type KeptCode, type NumberingKind } from './numbering-verdicts.ts';
+} from '../../partner/status-codes.ts';
+import type { TokenStore } from '../../partner/token-store.ts';
+import { EVIDENCE_KEPT, KeptVerdicts, type CodeState, type KeptBook, type KeptCode, type NumberingKind } from './verdicts.ts';
 
-export type { CodeState, NumberingKind } from './numbering-verdicts.ts';
+export type { CodeState, NumberingKind } from './verdicts.ts';
 export type NumberingState = 'unverified' | 'verified' | 'mismatch';
 export type CodeVerdict = 'unverified' | 'verified' | 'mismatch';
 
@@ -349,7 +349,7 @@ const WAITS_FOR: Record<'approved' | 'canceled', readonly StatusMeaning[]> = {
   canceled: ['pending', 'expired', 'failed'],
 };
 
-export { asStatusCodes, type AnyStatusCodes } from '../partner/status-codes.ts';
+export { asStatusCodes, type AnyStatusCodes } from '../../partner/status-codes.ts';
 
 export interface NumberingOptions {
   /** The transfers' own numbering (PIX_TRANSFER_STATUS_CODES); the sandbox's by default, never the payments'. */
