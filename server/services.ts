@@ -31,6 +31,7 @@ import type { PartnerClient } from './partner/client.ts';
 import { DEFAULT_STATUS_CODES, type StatusCodes } from './partner/status-codes.ts';
 import { storeErrorCount } from './store/guard.ts';
 import { allowStoreAtLeast } from './store/deadline.ts';
+import { runtimeOf, type Runtime } from './runtime/runtime.ts';
 import { StoreOutage } from './store/outage.ts';
 import type { PaymentRecord, Store } from './store/store.ts';
 
@@ -65,6 +66,13 @@ export interface ServiceParts {
    * the transfer setting when none is given, and a setting that says otherwise is a mismatch.
    */
   statedTransferCodes?: StatusCodes | undefined;
+  /**
+   * Time, timers, chance and the deliveries' fetch (runtime/runtime.ts), handed to every service:
+   * the real ones by default; the simulation's stepped clock and seeded random source make a run
+   * replay from its seed. `now`, when given, is what records carry (the signatures' timestamps
+   * keep the clock's).
+   */
+  runtime?: Partial<Runtime> | undefined;
 }
 
 /** The domain services and what runs beside the routes: outcomes, the reconciler, the merchant's deliveries. */
@@ -72,6 +80,8 @@ export interface Services {
   store: Store;
   partner: PartnerClient;
   now: () => number;
+  /** The time, timers and chance every service was given. */
+  runtime: Runtime;
   logger: Logger;
   /** Emits `outcome` with an OutcomeEvent for every payment or transfer that becomes final. */
   events: Outcomes['events'];
@@ -109,7 +119,8 @@ export interface Services {
 
 export function createServices(settings: AppSettings, parts: ServiceParts): Services {
   const { store } = parts;
-  const now = parts.now ?? Date.now;
+  const runtime = runtimeOf(parts.runtime);
+  const now = parts.now ?? runtime.clock.now;
   const logger = parts.logger ?? createLogger();
   // Counted and traced from here on: every service below calls the partner through it.
   const metrics = new Metrics({ processMetrics: Boolean(settings.metricsToken) });
@@ -124,7 +135,7 @@ export function createServices(settings: AppSettings, parts: ServiceParts): Serv
     logger.child({ component: 'status-codes' }),
     store.tokens,
     parts.partnerScope,
-    { transferCodes: settings.transferStatusCodes ?? parts.statedTransferCodes, now },
+    { transferCodes: settings.transferStatusCodes ?? parts.statedTransferCodes, now, monotonic: runtime.clock.monotonic },
   );
   if (parts.statedTransferCodes) numbering.stated('transfer', parts.statedTransferCodes, 'the in-process sandbox states its transfer numbering');
   void numbering.load();
@@ -142,6 +153,7 @@ export function createServices(settings: AppSettings, parts: ServiceParts): Serv
     store,
     expirationSeconds: settings.expirationSeconds ?? DEFAULTS.expirationSeconds,
     now,
+    runtime,
     log: logger,
     staleAfterMs: settings.staleAfterMs ?? DEFAULTS.staleAfterMs,
     watchIntervalMs: settings.watchIntervalMs ?? DEFAULTS.watchIntervalMs,
@@ -159,6 +171,7 @@ export function createServices(settings: AppSettings, parts: ServiceParts): Serv
     payments,
     transfers,
     now,
+    runtime,
     log: logger.child({ component: 'webhooks' }),
     concurrency: DEFAULTS.webhookIntake.concurrency,
     confirmIntervalMs: DEFAULTS.webhookIntake.confirmIntervalMs,
@@ -194,6 +207,7 @@ export function createServices(settings: AppSettings, parts: ServiceParts): Serv
     outcomes,
     numbering,
     now,
+    runtime,
     log: logger.child({ component: 'payouts' }),
     refreshCheckout: (id) => checkoutRefreshes.emit(id),
     disputes,
@@ -204,6 +218,7 @@ export function createServices(settings: AppSettings, parts: ServiceParts): Serv
     cipher,
     retentionDays: settings.retentionDays ?? DEFAULTS.retentionDays,
     now,
+    runtime,
     log: logger.child({ component: 'personal-data' }),
   });
   const checkouts = new CheckoutService({
@@ -215,6 +230,7 @@ export function createServices(settings: AppSettings, parts: ServiceParts): Serv
     renewals: settings.renewals ?? DEFAULTS.renewals,
     defaultCallback: settings.defaultCallback,
     now,
+    runtime,
     log: logger.child({ component: 'checkouts' }),
     outcomes,
     refundOverpayments: settings.refundOverpayments ?? DEFAULTS.refundOverpayments,
@@ -232,6 +248,7 @@ export function createServices(settings: AppSettings, parts: ServiceParts): Serv
     processor,
     expireSendingPayouts: () => payouts.expireSending(),
     now,
+    runtime,
     log: logger.child({ component: 'reconciler' }),
     outage,
   });
@@ -241,6 +258,7 @@ export function createServices(settings: AppSettings, parts: ServiceParts): Serv
   const notifier = settings.merchantWebhook
     ? new MerchantNotifier({
         now,
+        runtime,
         ...DEFAULTS.merchantWebhook,
         ...settings.merchantWebhook,
         store,
@@ -253,6 +271,7 @@ export function createServices(settings: AppSettings, parts: ServiceParts): Serv
   const feed = new MerchantFeed({
     store,
     now,
+    runtime,
     timeZone: settings.timeZone ?? DEFAULTS.timeZone,
     pollMs: DEFAULTS.merchantWebhook.pollMs,
     keepAliveMs: STATUS_STREAM.keepAliveMs,
@@ -271,6 +290,8 @@ export function createServices(settings: AppSettings, parts: ServiceParts): Serv
     parkedWarning: () => reconciler.parkedWarning(),
     deliveriesWarning: () => notifier?.disabledWarning() ?? null,
     disputes,
+    now,
+    runtime,
   });
 
   metrics.watch({
@@ -288,6 +309,7 @@ export function createServices(settings: AppSettings, parts: ServiceParts): Serv
     store,
     partner,
     now,
+    runtime,
     logger,
     events: outcomes.events,
     payments,

@@ -3,7 +3,6 @@
  * checkout's opaque id, gets that checkout's payment. One live payment per checkout: asking again
  * returns it until it has expired, then a new one may be issued, up to `renewals` times.
  */
-import { randomBytes } from 'node:crypto';
 import type { CheckoutView, CreateCheckoutRequest, PaymentView } from '../../src/shared/contract.ts';
 import { LIMITS } from '../../src/shared/limits.ts';
 import { PartnerError, logFailedCreate } from '../partner/errors.ts';
@@ -16,6 +15,7 @@ import type { PayoutService } from './payouts.ts';
 import { DataKeyError, sealedCustomer, type PersonalDataCipher } from './personal-data.ts';
 import type { CheckoutRecord, PaymentRecord, Store } from '../store/store.ts';
 import type { Logger } from '../log.ts';
+import { CRYPTO_RANDOM, type RandomSource, type Runtime } from '../runtime/runtime.ts';
 
 export interface CheckoutServiceOptions {
   store: Store;
@@ -31,6 +31,8 @@ export interface CheckoutServiceOptions {
   /** Where the hosted checkout sends the payer when the checkout names no callback. */
   defaultCallback?: string | undefined;
   now: () => number;
+  /** Where checkout ids' randomness comes from (default the real one). */
+  runtime?: Pick<Runtime, 'random'>;
   log?: Logger;
   /** Told of each payment recorded paid, wherever (a webhook, a read): a checkout paid twice is told at once. */
   outcomes?: Outcomes;
@@ -53,8 +55,8 @@ const CHAIN_LINKS = 10;
 const isPaid = (p: PaymentRecord) => p.final && p.partnerStatus === PARTNER_STATUS.approved;
 
 /** 18 random bytes: 144 bits, 24 URL-safe characters. */
-export function newCheckoutId(): string {
-  return `co_${randomBytes(18).toString('base64url')}`;
+export function newCheckoutId(random: RandomSource = CRYPTO_RANDOM): string {
+  return `co_${random.bytes(18).toString('base64url')}`;
 }
 
 export class CheckoutService {
@@ -84,7 +86,7 @@ export class CheckoutService {
       throw new DomainError('invalid', `replaces: no checkout ${input.replaces} here.`, { replaces: 'must be an existing checkout' });
     }
     const { checkout, created } = await this.options.store.createCheckout({
-      id: newCheckoutId(),
+      id: newCheckoutId(this.options.runtime?.random),
       orderId: input.order_id,
       valueCents,
       description: input.description ?? null,

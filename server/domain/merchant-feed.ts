@@ -9,6 +9,7 @@
 import type { ReportFormat } from '../../src/shared/merchant.ts';
 import type { Store } from '../store/store.ts';
 import { reportChunks } from './report.ts';
+import { REAL_CLOCK, type Clock, type Runtime } from '../runtime/runtime.ts';
 
 /** One outcome event of the feed: its sequence number (the SSE id), its type and its JSON. */
 export interface FeedEvent {
@@ -20,6 +21,8 @@ export interface FeedEvent {
 export interface MerchantFeedOptions {
   store: Store;
   now: () => number;
+  /** Time and timers (default the real ones). */
+  runtime?: Pick<Runtime, 'clock'> | undefined;
   /** The merchant's time zone (PIX_TIME_ZONE), the export's default. */
   timeZone: string;
   /** How often the feed looks for events other instances recorded (real time). */
@@ -37,6 +40,10 @@ export class MerchantFeed {
   private readonly closing = new AbortController();
 
   constructor(private readonly options: MerchantFeedOptions) {}
+
+  private get clock(): Clock {
+    return this.options.runtime?.clock ?? REAL_CLOCK;
+  }
 
   /** Ends every open feed now (shutdown): their clients reconnect to another instance and resume (Last-Event-ID). */
   close(): void {
@@ -72,7 +79,7 @@ export class MerchantFeed {
   async *events(after: number | null, client: AbortSignal): AsyncGenerator<FeedEvent | null> {
     const signal = AbortSignal.any([client, this.closing.signal]);
     let seq = after ?? (await this.options.store.outbox.lastId());
-    let idleSince = performance.now();
+    let idleSince = this.clock.monotonic();
     while (!signal.aborted) {
       const rows = await this.options.store.outbox.after(seq, FEED_PAGE);
       for (const row of rows) {
@@ -80,9 +87,9 @@ export class MerchantFeed {
         if (row.body !== '') yield { seq: row.id, type: row.type, body: row.body };
       }
       if (rows.length === FEED_PAGE) continue;
-      if (rows.length > 0) idleSince = performance.now();
-      if (performance.now() - idleSince >= this.options.keepAliveMs) {
-        idleSince = performance.now();
+      if (rows.length > 0) idleSince = this.clock.monotonic();
+      if (this.clock.monotonic() - idleSince >= this.options.keepAliveMs) {
+        idleSince = this.clock.monotonic();
         yield null;
       }
       await this.wait(signal);
@@ -92,12 +99,12 @@ export class MerchantFeed {
   private wait(signal: AbortSignal): Promise<void> {
     return new Promise((resolve) => {
       const done = () => {
-        clearTimeout(timer);
+        this.clock.clearTimer(timer);
         this.listeners.delete(done);
         signal.removeEventListener('abort', done);
         resolve();
       };
-      const timer = setTimeout(done, this.options.pollMs);
+      const timer = this.clock.setTimeout(done, this.options.pollMs);
       this.listeners.add(done);
       signal.addEventListener('abort', done, { once: true });
     });

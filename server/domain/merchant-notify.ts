@@ -30,6 +30,7 @@ import type { StoreOutage } from '../store/outage.ts';
 import { StoreError, type OutboxEntry, type Store } from '../store/store.ts';
 import type { DeliveryTelemetry } from './telemetry.ts';
 import { runPool } from './worker-pool.ts';
+import { CRYPTO_RANDOM, REAL_CLOCK, REAL_RUNTIME, type Clock, type Runtime, type Timer } from '../runtime/runtime.ts';
 
 /** Rows claimed at a time per worker in flight: a claim covers what can be sent soon, and each row's is renewed before it is sent. */
 const CLAIMED_PER_WORKER = 4;
@@ -79,9 +80,12 @@ export interface MerchantNotifierOptions extends DeliveryPolicy {
   secret: WebhookSecrets;
   /** The proxy's clock, for scheduling (injected in tests). */
   now: () => number;
-  /** The wall clock for the signature's timestamp (the merchant compares it with its own). */
+  /** Time and timers (default the real ones). */
+  runtime?: Runtime | undefined;
+  /** The wall clock for the signature's timestamp (the merchant compares it with its own); default the runtime's clock. */
   wallNow?: () => number;
   log: Logger;
+  /** The deliveries' jitter in [0, 1) (default the runtime's random source). */
   random?: () => number;
   /** Each attempt in a span whose trace context the POST carries, and counted (the proxy's metrics and traces). */
   telemetry?: DeliveryTelemetry | undefined;
@@ -91,7 +95,7 @@ export interface MerchantNotifierOptions extends DeliveryPolicy {
 
 export class MerchantNotifier {
   private readonly inFlight = new Set<number>();
-  private timer: ReturnType<typeof setTimeout> | undefined;
+  private timer: Timer | undefined;
   private current: Promise<number> | null = null;
   private again = false;
   private stopped = true;
@@ -101,6 +105,10 @@ export class MerchantNotifier {
   private readonly secrets: string[];
   /** Whether the endpoint is failing, since when, and whether it is disabled (kept in the store). */
   readonly endpoint: EndpointState;
+
+  private get clock(): Clock {
+    return this.options.runtime?.clock ?? REAL_CLOCK;
+  }
 
   constructor(private readonly options: MerchantNotifierOptions) {
     this.policy = options;
@@ -127,7 +135,7 @@ export class MerchantNotifier {
    */
   async stop(): Promise<void> {
     this.stopped = true;
-    clearTimeout(this.timer);
+    this.clock.clearTimer(this.timer);
     this.closing.abort();
     await this.current?.catch(() => undefined);
   }
@@ -161,13 +169,13 @@ export class MerchantNotifier {
   }
 
   private schedule(delay: number): void {
-    clearTimeout(this.timer);
-    const timer = setTimeout(() => void this.tick(timer), delay);
+    this.clock.clearTimer(this.timer);
+    const timer = this.clock.setTimeout(() => void this.tick(timer), delay);
     timer.unref?.();
     this.timer = timer;
   }
 
-  private async tick(timer: ReturnType<typeof setTimeout>): Promise<void> {
+  private async tick(timer: Timer): Promise<void> {
     const { outage } = this.options;
     const started = outage?.started();
     try {
@@ -225,7 +233,7 @@ export class MerchantNotifier {
       return;
     }
     this.inFlight.add(entry.id);
-    const started = performance.now();
+    const started = this.clock.monotonic();
     const at = now();
     let status: number | null = null;
     let error: string | null = null;
@@ -234,10 +242,10 @@ export class MerchantNotifier {
       const headers: Record<string, string> = {
         'content-type': 'application/json',
         'user-agent': 'pix-checkout-webhooks',
-        ...webhookHeaders(entry.eventId, entry.body, this.secrets, (this.options.wallNow ?? Date.now)()),
+        ...webhookHeaders(entry.eventId, entry.body, this.secrets, (this.options.wallNow ?? this.clock.now)()),
       };
       const post = () =>
-        fetch(url, {
+        (this.options.runtime?.fetch ?? REAL_RUNTIME.fetch)(url, {
           method: 'POST',
           headers,
           body: entry.body,
@@ -251,13 +259,13 @@ export class MerchantNotifier {
       await response.body?.cancel().catch(() => undefined);
       if (status < 200 || status >= 300) {
         error = `HTTP ${status}`;
-        retryAfter = retryAfterMs(response.headers.get('retry-after'), (this.options.wallNow ?? Date.now)());
+        retryAfter = retryAfterMs(response.headers.get('retry-after'), (this.options.wallNow ?? this.clock.now)());
       }
     } catch (err) {
       error = (err as Error).name === 'TimeoutError' ? 'timeout' : 'connection_failed';
     }
     try {
-      const durationMs = Math.round(performance.now() - started);
+      const durationMs = Math.round(this.clock.monotonic() - started);
       if (error === null) {
         await store.outbox.recordAttempt(
           entry.id,
@@ -270,7 +278,13 @@ export class MerchantNotifier {
         return;
       }
       const n = entry.attempts + 1;
-      const next = nextAttemptAt(this.policy, { createdAt: entry.createdAt, attempts: n }, at, (this.options.random ?? Math.random)(), retryAfter);
+      const next = nextAttemptAt(
+        this.policy,
+        { createdAt: entry.createdAt, attempts: n },
+        at,
+        (this.options.random ?? (this.options.runtime?.random ?? CRYPTO_RANDOM).fraction)(),
+        retryAfter,
+      );
       const giveUp = next === null;
       const taken = await store.outbox.recordAttempt(
         entry.id,

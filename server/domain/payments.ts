@@ -45,10 +45,18 @@ export class PaymentService {
     partner: PartnerClient,
     private readonly options: PaymentServiceOptions,
   ) {
-    const { store, now, log, numbering } = options;
+    const { store, now, log, numbering, runtime } = options;
     this.views = new PaymentViews(now);
-    this.unrecorded = new UnrecordedPayments({ store, log, now });
-    this.issuer = new PaymentIssuer(partner, { store, expirationSeconds: options.expirationSeconds, now, log, numbering, unrecorded: this.unrecorded });
+    this.unrecorded = new UnrecordedPayments({ store, log, now, runtime });
+    this.issuer = new PaymentIssuer(partner, {
+      store,
+      expirationSeconds: options.expirationSeconds,
+      now,
+      log,
+      numbering,
+      unrecorded: this.unrecorded,
+      runtime,
+    });
     // A read that makes a payment final tells the watches, built after the reads.
     const finals = new Signal<PaymentRecord>();
     this.reads = new PaymentReads(partner, {
@@ -61,8 +69,9 @@ export class PaymentService {
       numbering,
       health: options.health,
       finals,
+      runtime,
     });
-    this.watches = new PaymentWatches({ store, now, log, reads: this.reads, views: this.views, finals, outage: options.outage });
+    this.watches = new PaymentWatches({ store, now, log, reads: this.reads, views: this.views, finals, outage: options.outage, runtime });
   }
 
   /**

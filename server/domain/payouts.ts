@@ -14,7 +14,7 @@
  * - Its outcome follows the transfer's (webhooks, the reconciler: transfers.ts), and reaches the
  *   merchant's webhook as `transfer.approved` / `transfer.canceled`; a refusal up front as `transfer.refused`.
  */
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import type { CreateRefundRequest, CreateTransferRequest } from '../../src/shared/contract.ts';
 import { formatReais } from '../../src/shared/limits.ts';
 import { TRANSFER_REFUSALS, maskPixKey, type TransferList, type TransferStatus, type TransferView } from '../../src/shared/payouts.ts';
@@ -30,6 +30,7 @@ import { refusalOutcome, transferOutcome, type Outcomes } from './outcomes.ts';
 import type { StatusNumbering } from './numbering/status-numbering.ts';
 import type { TransferService } from './transfers.ts';
 import { ERASED } from './personal-data.ts';
+import { CRYPTO_RANDOM, type RandomSource, type Runtime } from '../runtime/runtime.ts';
 
 export interface PayoutServiceOptions {
   store: Store;
@@ -38,6 +39,8 @@ export interface PayoutServiceOptions {
   outcomes: Outcomes;
   numbering: StatusNumbering;
   now: () => number;
+  /** Where payout ids and transaction ids come from (default the real randomness). */
+  runtime?: Pick<Runtime, 'random'>;
   log: Logger;
   /** Brings a checkout's payment status up to date before a refund is weighed (CheckoutService.get). */
   refreshCheckout: (checkoutId: string) => Promise<unknown>;
@@ -48,8 +51,8 @@ export interface PayoutServiceOptions {
 }
 
 /** `tr_` and 24 URL-safe characters (144 random bits). */
-export function newTransferId(): string {
-  return `tr_${randomBytes(18).toString('base64url')}`;
+export function newTransferId(random: RandomSource = CRYPTO_RANDOM): string {
+  return `tr_${random.bytes(18).toString('base64url')}`;
 }
 
 /** A list cursor: the last row's position, opaque to the caller. */
@@ -103,9 +106,11 @@ const STATES_OF: Record<TransferStatus, readonly PayoutState[]> = {
 
 export class PayoutService {
   private readonly sendingTimeoutMs: number;
+  private readonly random: RandomSource;
 
   constructor(private readonly options: PayoutServiceOptions) {
     this.sendingTimeoutMs = options.sendingTimeoutMs ?? 5 * 60_000;
+    this.random = options.runtime?.random ?? CRYPTO_RANDOM;
   }
 
   /** A transfer to a Pix key; with `customer_document`, solicited for that customer. */
@@ -178,7 +183,7 @@ export class PayoutService {
   private record(input: CreateTransferRequest, idempotencyKey: string, checkoutId: string | null, hash: string): PayoutRecord {
     const at = this.options.now();
     return {
-      id: newTransferId(),
+      id: newTransferId(this.random),
       idempotencyKey,
       requestHash: hash,
       kind: input.customer_document !== undefined ? 'customer' : 'key',
@@ -188,7 +193,7 @@ export class PayoutService {
       pixKeyType: input.pix_key_type ?? detectPixKeyType(input.pix_key),
       customerDocument: input.customer_document ?? null,
       merchantReference: input.reference ?? null,
-      transactionId: randomUUID(),
+      transactionId: this.random.uuid(),
       state: 'sending',
       reference: null,
       reason: null,

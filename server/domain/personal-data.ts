@@ -16,6 +16,7 @@ import { storedStatusMeaning } from '../partner/wire.ts';
 import type { CheckoutRecord, PaymentRecord, PayoutRecord, Store } from '../store/store.ts';
 import { ERASED_KEY, SEALED_PREFIX } from '../store/personal-data/sql.ts';
 import type { PurgeCounts } from '../store/personal-data/types.ts';
+import { REAL_CLOCK, type Clock, type Runtime, type Timer } from '../runtime/runtime.ts';
 
 export type { PurgeCounts } from '../store/personal-data/types.ts';
 
@@ -90,6 +91,7 @@ export class PersonalDataCipher {
   seal(value: string | null): string | null;
   seal(value: string | null): string | null {
     if (value === null || !this.encryptionKey) return value;
+    // A cipher's nonce is the operating system's, never a runtime's: a seeded one repeats, and a repeated IV under one key reveals the plaintexts.
     const iv = randomBytes(IV_BYTES);
     const cipher = createCipheriv('aes-256-gcm', this.encryptionKey, iv);
     const sealed = Buffer.concat([cipher.update(value, 'utf8'), cipher.final()]);
@@ -188,6 +190,8 @@ export interface PersonalDataOptions {
   /** PIX_RETENTION_DAYS. */
   retentionDays: number;
   now: () => number;
+  /** Time and timers (default the real ones). */
+  runtime?: Pick<Runtime, 'clock'> | undefined;
   log?: Logger;
   /** Time between purges when started (the proxy's periodic one). */
   everyMs?: number;
@@ -205,10 +209,14 @@ const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOStrin
 
 /** The retention purge, and a data subject's export and erase. */
 export class PersonalData {
-  private timers: NodeJS.Timeout[] = [];
+  private timers: Timer[] = [];
   private running: Promise<unknown> | null = null;
   /** Set by stop(): a purge under way ends after its current batch (the next one goes on from there). */
   private stopping = false;
+
+  private get clock(): Clock {
+    return this.options.runtime?.clock ?? REAL_CLOCK;
+  }
 
   constructor(private readonly options: PersonalDataOptions) {}
 
@@ -276,13 +284,13 @@ export class PersonalData {
         )
         .finally(() => (this.running = null));
     };
-    this.timers = [setInterval(tick, everyMs).unref(), setTimeout(tick, Math.min(everyMs, 60_000)).unref()];
+    this.timers = [this.clock.setInterval(tick, everyMs).unref(), this.clock.setTimeout(tick, Math.min(everyMs, 60_000)).unref()];
   }
 
   /** Stops the periodic purge and waits for one under way. */
   async stop(): Promise<void> {
     this.stopping = true;
-    for (const timer of this.timers) clearTimeout(timer);
+    for (const timer of this.timers) this.clock.clearTimer(timer);
     this.timers = [];
     await this.running;
   }

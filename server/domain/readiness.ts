@@ -18,6 +18,7 @@ import { RETURNS_WARNING_WINDOW_MS } from './returns.ts';
 import type { DisputeService } from './disputes.ts';
 import type { NumberingReport, NumberingState, StatusNumbering } from './numbering/status-numbering.ts';
 import type { ReadsReport, WebhookHealth } from './webhooks/health.ts';
+import { REAL_CLOCK, type Clock, type Runtime, type Timer } from '../runtime/runtime.ts';
 
 /**
  * Remembers how the last call to the partner went, fed by the client's `log` option: readiness
@@ -83,6 +84,8 @@ export function readinessCheck(deps: {
   /** The store's ping answers within this long (DEFAULTS.readinessStoreDeadlineMs), all its statements together; default deadlineMs. */
   storeDeadlineMs?: number;
   now?: () => number;
+  /** Time and timers (default the real ones). */
+  runtime?: Pick<Runtime, 'clock'> | undefined;
   warnings?: readonly string[] | undefined;
   /** Whether the partner's status codes mean what PIX_STATUS_CODES says: a mismatch is named. */
   numbering?: StatusNumbering;
@@ -95,7 +98,8 @@ export function readinessCheck(deps: {
   /** Open disputes are named (not a reason to refuse traffic: an operator resolves them). */
   disputes?: DisputeService;
 }): () => Promise<ReadinessReport> {
-  const now = deps.now ?? Date.now;
+  const clock = deps.runtime?.clock ?? REAL_CLOCK;
+  const now = deps.now ?? clock.now;
   const { cacheMs } = deps;
 
   /**
@@ -112,7 +116,7 @@ export function readinessCheck(deps: {
   }
 
   async function check(): Promise<ReadinessReport> {
-    const deadline = withDeadline(deps.deadlineMs);
+    const deadline = withDeadline(deps.deadlineMs, clock);
     let cause: string | undefined;
     const storeMs = deps.storeDeadlineMs ?? deps.deadlineMs;
     const ping = storeMs === undefined ? deps.store.ping() : withStoreBudget(storeMs, () => deps.store.ping());
@@ -245,15 +249,15 @@ export class DeadlineError extends Error {
  * One deadline for a whole check: each step races what is left of it. The step itself is not
  * stopped (the store's own statement timeout ends it); only the answer stops waiting.
  */
-function withDeadline(deadlineMs: number | undefined): <T>(work: Promise<T>, what: string, withinMs?: number) => Promise<T> {
+function withDeadline(deadlineMs: number | undefined, clock: Clock): <T>(work: Promise<T>, what: string, withinMs?: number) => Promise<T> {
   if (deadlineMs === undefined) return (work) => work;
-  const end = performance.now() + deadlineMs;
+  const end = clock.monotonic() + deadlineMs;
   return <T>(work: Promise<T>, what: string, withinMs = deadlineMs) => {
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const waitMs = Math.max(0, Math.min(withinMs, end - performance.now()));
+    let timer: Timer | undefined;
+    const waitMs = Math.max(0, Math.min(withinMs, end - clock.monotonic()));
     const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new DeadlineError(`${what} did not answer within ${Math.min(withinMs, deadlineMs)} ms`)), waitMs);
+      timer = clock.setTimeout(() => reject(new DeadlineError(`${what} did not answer within ${Math.min(withinMs, deadlineMs)} ms`)), waitMs);
     });
-    return Promise.race([work, late]).finally(() => clearTimeout(timer));
+    return Promise.race([work, late]).finally(() => clock.clearTimer(timer));
   };
 }

@@ -26,6 +26,7 @@ import type { PaymentService } from './payments.ts';
 import type { TransferService } from './transfers.ts';
 import type { WebhookProcessor } from './webhooks/processor.ts';
 import { runPool } from './worker-pool.ts';
+import { REAL_CLOCK, type Clock, type Runtime, type Timer } from '../runtime/runtime.ts';
 
 /** The partner cancels an unpaid payment this long after it expires (spec 3). */
 export const CANCEL_AFTER_EXPIRY_MS = LIMITS.cancelAfterExpirationSeconds * 1000;
@@ -56,6 +57,8 @@ export interface ReconcilerOptions extends ReconcileTiming {
   /** Payouts cut off mid-call by a crash become `unknown` on each pass (PayoutService.expireSending). */
   expireSendingPayouts?: () => Promise<number>;
   now: () => number;
+  /** Time and timers (default the real ones). */
+  runtime?: Pick<Runtime, 'clock'> | undefined;
   log: Logger;
   /** Told of each pass the store failed or served (one line per outage, not one per pass: store/outage.ts). */
   outage?: StoreOutage | undefined;
@@ -68,7 +71,7 @@ export interface ReconcileReport {
 }
 
 export class Reconciler {
-  private timer: ReturnType<typeof setTimeout> | undefined;
+  private timer: Timer | undefined;
   private current: Promise<ReconcileReport> | null = null;
   private stopped = true;
   readonly everyMs: number;
@@ -83,8 +86,12 @@ export class Reconciler {
   /** Parked payments, as last counted (null before the first pass); and when that was last logged. */
   private parked: number | null = null;
   private parkedLogged: { count: number; at: number } | null = null;
-  /** When the last pass ended (performance.now()), null before the first: the proxy's metrics show its age. */
+  /** When the last pass ended (this.clock.monotonic()), null before the first: the proxy's metrics show its age. */
   lastPassEnded: number | null = null;
+
+  private get clock(): Clock {
+    return this.options.runtime?.clock ?? REAL_CLOCK;
+  }
 
   constructor(private readonly options: ReconcilerOptions) {
     ({ everyMs: this.everyMs, nearMs: this.nearMs, nearWindowMs: this.nearWindowMs, tickMs: this.tickMs } = options);
@@ -140,7 +147,7 @@ export class Reconciler {
   /** Stops the passes and waits for the one in flight. */
   async stop(): Promise<void> {
     this.stopped = true;
-    clearTimeout(this.timer);
+    this.clock.clearTimer(this.timer);
     await this.current?.catch(() => undefined);
   }
 
@@ -156,7 +163,7 @@ export class Reconciler {
   }
 
   private loop(delay: number): void {
-    this.timer = setTimeout(() => void this.tick(), delay);
+    this.timer = this.clock.setTimeout(() => void this.tick(), delay);
     this.timer.unref?.();
   }
 
@@ -220,7 +227,7 @@ export class Reconciler {
     await store.markPaymentsChecked(checked, now());
     await store.transfers.markChecked(checkedTransfers, now());
     if (report.checked > 0) log.info(report, 'reconciler pass');
-    this.lastPassEnded = performance.now();
+    this.lastPassEnded = this.clock.monotonic();
     return report;
   }
 

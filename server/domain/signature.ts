@@ -21,6 +21,7 @@
  * tolerance. Verify on the raw body, byte for byte, before parsing it. Needs nothing but node:crypto.
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { REAL_CLOCK } from '../runtime/runtime.ts';
 
 /** @deprecated Kept for receivers written before Standard Webhooks; use STANDARD_WEBHOOK_HEADERS. */
 export const SIGNATURE_HEADER = 'Pix-Checkout-Signature';
@@ -87,7 +88,7 @@ function legacyHmac(secret: string, timestamp: number, rawBody: string): string 
  * Every header of one delivery of `rawBody` with event id `id`, sent at `nowMs` (wall clock): the
  * three standard ones, signed with each secret, and the deprecated pair.
  */
-export function webhookHeaders(id: string, rawBody: string, secrets: WebhookSecrets, nowMs: number = Date.now()): Record<string, string> {
+export function webhookHeaders(id: string, rawBody: string, secrets: WebhookSecrets, nowMs: number = REAL_CLOCK.now()): Record<string, string> {
   const list = webhookSecrets(secrets);
   if (list.length === 0) throw new TypeError('webhookHeaders: at least one secret is needed');
   const timestamp = Math.floor(nowMs / 1000);
@@ -104,7 +105,7 @@ export function webhookHeaders(id: string, rawBody: string, secrets: WebhookSecr
  * The deprecated Pix-Checkout-Signature value for a body sent at `nowMs` (wall clock): one `v1=` per secret.
  * @deprecated Receivers verify the Standard Webhooks headers (webhookHeaders).
  */
-export function signWebhook(rawBody: string, secret: WebhookSecrets, nowMs: number = Date.now()): string {
+export function signWebhook(rawBody: string, secret: WebhookSecrets, nowMs: number = REAL_CLOCK.now()): string {
   const t = Math.floor(nowMs / 1000);
   return [`t=${t}`, ...webhookSecrets(secret).map((s) => `v1=${legacyHmac(s, t, rawBody)}`)].join(',');
 }
@@ -112,7 +113,7 @@ export function signWebhook(rawBody: string, secret: WebhookSecrets, nowMs: numb
 export interface VerifyOptions {
   /** How far the timestamp may be from now, in seconds (default 300). */
   toleranceSeconds?: number;
-  /** The receiver's clock, epoch ms (default Date.now()). */
+  /** The receiver's clock, epoch ms (default the real one). */
   now?: number;
 }
 
@@ -146,7 +147,7 @@ export function checkWebhookSignature(rawBody: string | Buffer, headers: Webhook
   const list = webhookSecrets(secrets);
   const body = asText(rawBody);
   const tolerance = options.toleranceSeconds ?? DEFAULT_TOLERANCE_SECONDS;
-  const nowSeconds = Math.floor((options.now ?? Date.now()) / 1000);
+  const nowSeconds = Math.floor((options.now ?? REAL_CLOCK.now()) / 1000);
   const inWindow = (t: number) => Math.abs(nowSeconds - t) <= tolerance;
 
   const signature = headerValue(headers, STANDARD_WEBHOOK_HEADERS.signature);

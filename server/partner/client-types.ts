@@ -6,6 +6,7 @@ import type { CreatePartnerPaymentRequest, KeyTransferRequest, NotifyType, Solic
 import type { PaymentAnswer, TransferAnswer } from './read.ts';
 import type { Found } from './read-fields.ts';
 import type { TokenStore } from './token-store.ts';
+import type { Runtime } from '../runtime/runtime.ts';
 
 export interface PartnerClientOptions {
   /** https:// base URL of the service (or of the sandbox). */
@@ -32,6 +33,8 @@ export interface PartnerClientOptions {
   observe?: (answer: ObservedAnswer) => void;
   /** The clock, for the token's lifetime. */
   now?: () => number;
+  /** Time, timers and chance: the attempts' durations, the backoff and its jitter, the transaction ids (default the real ones). */
+  runtime?: Partial<Pick<Runtime, 'clock' | 'random'>> | undefined;
 }
 
 /** What a client is created with when its options leave these out. */

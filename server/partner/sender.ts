@@ -6,7 +6,6 @@
  * `transaction_id` and keeps the raw answer, redacted. Also the helpers every operation reads its
  * answer with (server/partner/client.ts lists the operations).
  */
-import { randomUUID } from 'node:crypto';
 import { Agent } from 'node:https';
 import type { z } from 'zod/mini';
 import { parseInput } from '../../src/shared/errors.ts';
@@ -20,6 +19,7 @@ import { memoryTokenStore } from './token-store.ts';
 import { createTokenSession, tokenStoreKey } from './token-session.ts';
 import { isRefusalReason } from './refusals.ts';
 import { PARTNER_CLIENT_DEFAULTS, type PartnerClientOptions, type PartnerLogEntry } from './client-types.ts';
+import { runtimeOf, type RandomSource } from '../runtime/runtime.ts';
 
 /** One request of an operation. */
 export interface Call<T> {
@@ -40,6 +40,8 @@ export interface Sender {
   /** Sends a call, with the token, retries and a new login as its kind allows. */
   send: <T>(call: Call<T>) => Promise<T>;
   login: () => Promise<void>;
+  /** Where transaction ids come from (the client's runtime). */
+  random: RandomSource;
   /** The body as JSON, or undefined when there is none; a body that is not JSON is an error (`unreadable`). */
   json: (operation: string, res: HttpResponse) => unknown;
   /** Tells `observe` of a 2xx answer read, and where each used value was found. */
@@ -79,7 +81,8 @@ export function createSender(options: PartnerClientOptions): Sender {
   const timeoutMs = options.timeoutMs ?? PARTNER_CLIENT_DEFAULTS.timeoutMs;
   const attempts = Math.max(1, options.attempts ?? PARTNER_CLIENT_DEFAULTS.attempts);
   const backoffMs = options.backoffMs ?? PARTNER_CLIENT_DEFAULTS.backoffMs;
-  const now = options.now ?? Date.now;
+  const { clock, random } = runtimeOf(options.runtime);
+  const now = options.now ?? clock.now;
   const session = createTokenSession({
     token: options.token ?? null,
     store: options.tokenStore ?? memoryTokenStore(),
@@ -131,7 +134,7 @@ export function createSender(options: PartnerClientOptions): Sender {
       headers['content-type'] = 'application/json';
       headers['content-length'] = String(Buffer.byteLength(payload));
     }
-    const started = performance.now();
+    const started = clock.monotonic();
     const logLine = (status: number, outcome: PartnerLogEntry['outcome']) =>
       options.log?.({
         operation: call.operation,
@@ -139,7 +142,7 @@ export function createSender(options: PartnerClientOptions): Sender {
         path: call.path,
         attempt: number,
         status,
-        durationMs: Math.round(performance.now() - started),
+        durationMs: Math.round(clock.monotonic() - started),
         outcome,
       });
     const unknown = call.idempotent ? {} : { outcomeUnknown: true, transactionId: call.transactionId };
@@ -226,7 +229,7 @@ export function createSender(options: PartnerClientOptions): Sender {
         const transient = error.kind === 'unavailable' || error.kind === 'timeout';
         if (!transient || !call.idempotent || number >= attempts) throw error;
         const delay = backoffMs * 2 ** (number - 1);
-        await new Promise((resolve) => setTimeout(resolve, delay / 2 + Math.random() * (delay / 2)));
+        await clock.sleep(delay / 2 + random.fraction() * (delay / 2));
       }
     }
   }
@@ -268,13 +271,13 @@ export function createSender(options: PartnerClientOptions): Sender {
     input: I,
     read: (res: HttpResponse) => R,
   ): Promise<{ answer: R; transactionId: string }> {
-    const transactionId = input.transaction_id ?? randomUUID();
+    const transactionId = input.transaction_id ?? random.uuid();
     const body = checkInput(operation, request, { ...input, transaction_id: transactionId });
     const answer = await send({ operation, method: 'POST', path, body, read, idempotent: false, transactionId });
     return { answer, transactionId };
   }
 
-  return { send, login: session.login, json, observed, unreadable, checkInput, create };
+  return { send, login: session.login, random, json, observed, unreadable, checkInput, create };
 }
 
 function toError(

@@ -3,7 +3,6 @@
  * check (4.7). A create is sent once, and only a refusal the service states releases the money
  * (refusals.ts): any other 4xx is an unknown outcome.
  */
-import { randomUUID } from 'node:crypto';
 import { fillPath } from '../../src/shared/wire.ts';
 import { KeyTransferRequest, PARTNER_PATHS, SolicitTransferRequest } from './wire.ts';
 import type { HttpResponse } from './http.ts';
@@ -13,7 +12,7 @@ import type { Sender } from './sender.ts';
 import type { PartnerClient, TransferDetails } from './client-types.ts';
 
 export function transferOperations(sender: Sender): Pick<PartnerClient, 'solicitTransferForCustomer' | 'transferToKey' | 'checkTransfer'> {
-  const { send, json, observed, unreadable, create } = sender;
+  const { send, json, observed, unreadable, create, random } = sender;
 
   function readTransferAnswer(operation: string, res: HttpResponse, fallbackReference?: string): TransferDetails {
     const body = json(operation, res);
@@ -32,7 +31,7 @@ export function transferOperations(sender: Sender): Pick<PartnerClient, 'solicit
   return {
     async solicitTransferForCustomer(given) {
       const operation = 'solicitTransferForCustomer';
-      const input = { ...given, transaction_id: given.transaction_id ?? randomUUID() };
+      const input = { ...given, transaction_id: given.transaction_id ?? random.uuid() };
       try {
         return (await create(operation, PARTNER_PATHS.solicitTransferForCustomer, SolicitTransferRequest, input, (res) => readTransferAnswer(operation, res)))
           .answer;
@@ -43,7 +42,7 @@ export function transferOperations(sender: Sender): Pick<PartnerClient, 'solicit
 
     async transferToKey(given) {
       const operation = 'transferToKey';
-      const input = { ...given, transaction_id: given.transaction_id ?? randomUUID() };
+      const input = { ...given, transaction_id: given.transaction_id ?? random.uuid() };
       try {
         return (await create(operation, PARTNER_PATHS.transferToKey, KeyTransferRequest, input, (res) => readTransferAnswer(operation, res))).answer;
       } catch (error) {

@@ -6,20 +6,19 @@
  * in-process fetch), and checks the invariants after every step (invariants.ts).
  *
  * Determinism: the proxy's background loops are off (the sim runs reconciler and delivery passes
- * as commands); real time (performance.now, read by the proxy for its confirmation interval and the
- * numbering's reload) follows the fake clock; ids come from a counter; the delivery jitter from a
- * fixed sequence. installDeterminism() sets this up for the process and undoes it.
+ * as commands); its time, timers, ids, jitter and the deliveries' fetch come from the run
+ * (createApp's `runtime`: runtime.ts's stepped clock and seeded random source, and the in-process
+ * receiver), so nothing global is patched and a seed replays the same run.
  */
-import crypto from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { syncBuiltinESMExports } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createApp, type PixApp } from '../../server/app.ts';
-import { DEFAULTS } from '../../server/config/index.ts';
 import { createLogger } from '../../server/log.ts';
+import type { Runtime } from '../../server/runtime/runtime.ts';
 import { openSqliteStore } from '../../server/store/sqlite/sqlite-store.ts';
 import type { Store } from '../../server/store/store.ts';
+import { SeededRandom, SimClock, seedOf } from './runtime.ts';
 import { SimWorld, type Behaviour } from './world.ts';
 
 export const T0 = Date.UTC(2030, 0, 1, 12);
@@ -29,73 +28,6 @@ export const MERCHANT_URL = 'https://merchant.sim.example/hooks/pix';
 /** Seconds each code stays payable (the proxy's PIX_EXPIRATION_SECONDS), unless the run draws the longer one (the partner's default hour is then shorter). */
 export const EXPIRATION_SECONDS = 600;
 export const LONG_EXPIRATION_SECONDS = 3 * 3600;
-
-/** The clock of the run in progress: performance.now follows it. */
-let currentClock: (() => number) | null = null;
-
-/**
- * Makes the process deterministic for simulated runs: performance.now follows the run's clock,
- * randomUUID and randomBytes count, the confirmation interval is 0, timers of a second or more
- * never fire, global fetch answers the merchant's receiver in-process. Answers the undo.
- */
-export function installDeterminism(): () => void {
-  const perf = globalThis.performance;
-  const realNow = perf.now.bind(perf);
-  const started = realNow();
-  Object.defineProperty(perf, 'now', { configurable: true, writable: true, value: () => (currentClock ? currentClock() - T0 : realNow() - started) });
-  const intake = DEFAULTS.webhookIntake as { confirmIntervalMs: number };
-  const interval = intake.confirmIntervalMs;
-  intake.confirmIntervalMs = 0;
-  const realUUID = crypto.randomUUID;
-  const realBytes = crypto.randomBytes;
-  let counter = 0;
-  const bytes = (size: number): Buffer => {
-    const out = Buffer.alloc(size);
-    let n = ++counter;
-    for (let i = size - 1; i >= 0; i--) {
-      out[i] = (n & 0xff) ^ (i * 37);
-      n = Math.floor(n / 256);
-    }
-    return out;
-  };
-  (crypto as { randomUUID: () => string }).randomUUID = () => {
-    const hex = (++counter).toString(16).padStart(12, '0');
-    return `00000000-0000-4000-8000-${hex}`;
-  };
-  (crypto as unknown as { randomBytes: (size: number, cb?: unknown) => Buffer }).randomBytes = (size: number, cb?: unknown) => {
-    if (typeof cb === 'function') return realBytes(size, cb as never) as unknown as Buffer;
-    return bytes(size);
-  };
-  syncBuiltinESMExports();
-  // Timers of a second or more never fire during a run (a retry the proxy schedules in real time):
-  // their work is left to the passes the sim runs, on its clock (the store keeps when each is due).
-  const realSetTimeout = globalThis.setTimeout;
-  globalThis.setTimeout = ((callback: (...args: unknown[]) => void, ms?: number, ...args: unknown[]) => {
-    if (ms === undefined || ms < 1000) return realSetTimeout(callback, ms, ...args);
-    const inert = realSetTimeout(() => {}, 0);
-    clearTimeout(inert);
-    return inert;
-  }) as typeof setTimeout;
-  const realFetch = globalThis.fetch;
-  globalThis.fetch = async (input: RequestInfo | URL, init?: RequestInit) => {
-    const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
-    if (url === MERCHANT_URL && currentReceiver) return currentReceiver(init);
-    return realFetch(input, init);
-  };
-  return () => {
-    Object.defineProperty(perf, 'now', { configurable: true, writable: true, value: realNow });
-    intake.confirmIntervalMs = interval;
-    (crypto as { randomUUID: () => string }).randomUUID = realUUID;
-    (crypto as unknown as { randomBytes: typeof realBytes }).randomBytes = realBytes;
-    syncBuiltinESMExports();
-    globalThis.fetch = realFetch;
-    globalThis.setTimeout = realSetTimeout;
-    currentClock = null;
-    currentReceiver = null;
-  };
-}
-
-let currentReceiver: ((init: RequestInit | undefined) => Promise<Response>) | null = null;
 
 export interface SimOptions {
   behaviour: Behaviour;
@@ -154,7 +86,8 @@ export class Sim {
   /** Payout requests made: idempotency keys in order. */
   readonly keys: string[] = [];
   private keySeq = 0;
-  private jitter = 0;
+  /** What every instance of the run is given: the run's clock, its seeded random source, the receiver as fetch. */
+  readonly runtime: Runtime;
   /** Steps taken (for messages). */
   step = 0;
   readonly log: string[] = [];
@@ -163,11 +96,18 @@ export class Sim {
     this.world = new SimWorld(options.behaviour, () => this.clock);
     this.world.shownToCustomer = (reference) => this.checkouts.some((checkout) => checkout.shown.includes(reference));
     this.dir = mkdtempSync(join(process.env.SIM_TMPDIR ?? tmpdir(), 'pix-sim-'));
+    this.runtime = {
+      clock: new SimClock(() => this.clock, T0),
+      random: new SeededRandom(seedOf(options)),
+      fetch: (input, init) => {
+        const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
+        if (url !== MERCHANT_URL) throw new Error(`the simulated proxy reached outside the run: ${url}`);
+        return this.receive(init);
+      },
+    };
   }
 
   async start(): Promise<void> {
-    currentClock = () => this.clock;
-    currentReceiver = (init) => this.receive(init);
     this.observer = openSqliteStore({ dataDir: this.dir, cacheSize: 0 });
     this.stores.push(this.observer);
     this.instances.push(this.boot(0));
@@ -187,11 +127,11 @@ export class Sim {
         },
       },
     });
-    const merchantWebhook = { url: MERCHANT_URL, secret: 'whsec_sim_0123456789', random: () => this.nextJitter() };
+    const merchantWebhook = { url: MERCHANT_URL, secret: 'whsec_sim_0123456789' };
     const app = createApp({
       partner: this.world,
       store,
-      now: () => this.clock,
+      runtime: this.runtime,
       logger,
       background: false,
       rateLimits: false,
@@ -205,12 +145,6 @@ export class Sim {
       partnerScope: 'sim',
     });
     return { store, app, hung: false, generation };
-  }
-
-  /** A fixed sequence in [0, 1): the deliveries' jitter. */
-  private nextJitter(): number {
-    this.jitter = (this.jitter + 0.381966) % 1;
-    return this.jitter;
   }
 
   private async receive(init: RequestInit | undefined): Promise<Response> {

@@ -6,7 +6,7 @@
  */
 import fc from 'fast-check';
 import { BEHAVIOURS, commandArbitraries, configArbitrary, heal, newCheckout, type BehaviourName, type RunConfig, type SimContext } from './commands.ts';
-import { Sim, installDeterminism } from './harness.ts';
+import { Sim } from './harness.ts';
 import { FinalMemory, SimViolationError, checkEnd, checkStep, counts, type CheckOptions } from './invariants.ts';
 
 export interface SimulationOptions {
@@ -47,7 +47,7 @@ export function behavioursFrom(text: string | undefined): BehaviourName[] {
 async function stepWithin(step: Promise<void>, label: string): Promise<void> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const stuck = new Promise<never>((_, reject) => {
-    timer = realSetTimeout(() => reject(new Error(`step ${label} did not end within ${STEP_LIMIT_MS / 1000} s (a deadlock)`)), STEP_LIMIT_MS);
+    timer = setTimeout(() => reject(new Error(`step ${label} did not end within ${STEP_LIMIT_MS / 1000} s (a deadlock)`)), STEP_LIMIT_MS);
   });
   try {
     await Promise.race([step, stuck]);
@@ -57,8 +57,6 @@ async function stepWithin(step: Promise<void>, label: string): Promise<void> {
 }
 
 const STEP_LIMIT_MS = 10_000;
-/** The real timer, taken before installDeterminism makes long ones inert. */
-const realSetTimeout = globalThis.setTimeout;
 
 /** One run: its config and steps, against a fresh proxy. Throws on a violation. */
 export async function runOne(config: RunConfig, commands: Iterable<fc.AsyncCommand<object, SimContext>>, checks: CheckOptions): Promise<Sim> {
@@ -115,37 +113,32 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
       }
     },
   );
-  const restore = installDeterminism();
-  try {
-    const details = await fc.check(property, {
-      seed: options.seed,
-      numRuns: options.runs,
-      ...(options.path ? { path: options.path } : {}),
-      endOnFailure: false,
-    });
-    const report: SimulationReport = { ok: !details.failed, runs: done, counts: { ...counts } };
-    if (details.failed) {
-      report.failure = fc.defaultReportMessage(details) ?? 'failed';
-      // The last failure fast-check saw is the shrunk one it reports.
-      const failing = last as { error: Error & { simLog?: string[] }; config: RunConfig } | null;
-      if (failing) {
-        report.steps = [`config ${JSON.stringify(failing.config)}`, ...(failing.error.simLog ?? [])];
-        report.violation = failing.error.message;
-      }
-      if (details.counterexample) {
-        // Replay the shrunk counterexample once more so its steps and violation are the reported ones.
-        const [config, commands] = details.counterexample;
-        try {
-          await runOne(config, commands, checks);
-        } catch (error) {
-          const e = error as Error & { simLog?: string[] };
-          report.steps = [`config ${JSON.stringify(config)}`, ...(e.simLog ?? [])];
-          report.violation = e.message;
-        }
+  const details = await fc.check(property, {
+    seed: options.seed,
+    numRuns: options.runs,
+    ...(options.path ? { path: options.path } : {}),
+    endOnFailure: false,
+  });
+  const report: SimulationReport = { ok: !details.failed, runs: done, counts: { ...counts } };
+  if (details.failed) {
+    report.failure = fc.defaultReportMessage(details) ?? 'failed';
+    // The last failure fast-check saw is the shrunk one it reports.
+    const failing = last as { error: Error & { simLog?: string[] }; config: RunConfig } | null;
+    if (failing) {
+      report.steps = [`config ${JSON.stringify(failing.config)}`, ...(failing.error.simLog ?? [])];
+      report.violation = failing.error.message;
+    }
+    if (details.counterexample) {
+      // Replay the shrunk counterexample once more so its steps and violation are the reported ones.
+      const [config, commands] = details.counterexample;
+      try {
+        await runOne(config, commands, checks);
+      } catch (error) {
+        const e = error as Error & { simLog?: string[] };
+        report.steps = [`config ${JSON.stringify(config)}`, ...(e.simLog ?? [])];
+        report.violation = e.message;
       }
     }
-    return report;
-  } finally {
-    restore();
   }
+  return report;
 }

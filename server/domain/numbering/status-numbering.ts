@@ -63,6 +63,7 @@ import {
 } from '../../partner/status-codes.ts';
 import type { TokenStore } from '../../partner/token-store.ts';
 import { EVIDENCE_KEPT, KeptVerdicts, type CodeState, type KeptBook, type KeptCode, type NumberingKind } from './verdicts.ts';
+import { REAL_CLOCK } from '../../runtime/runtime.ts';
 
 export type { CodeState, NumberingKind } from './verdicts.ts';
 export type NumberingState = 'unverified' | 'verified' | 'mismatch';
@@ -380,8 +381,8 @@ export class StatusNumbering {
   ) {
     this.codes = asStatusCodes(codes);
     this.transferCodes = asStatusCodes(options.transferCodes ?? DEFAULT_TRANSFER_STATUS_CODES);
-    this.now = options.now ?? Date.now;
-    this.monotonic = options.monotonic ?? (() => performance.now());
+    this.now = options.now ?? REAL_CLOCK.now;
+    this.monotonic = options.monotonic ?? REAL_CLOCK.monotonic;
     this.payments = new CodeBook('payment', this.codes, log, new KeptVerdicts(memory, scope, 'payment', formatStatusCodes(this.codes)), this.now);
     this.transfers = new CodeBook(
       'transfer',

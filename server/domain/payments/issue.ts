@@ -6,7 +6,6 @@
  * answers the customer (logFailedCreate). A payment the partner created that cannot be stored is kept
  * (unrecorded.ts): the caller hands it there on any failure before its record is stored.
  */
-import { randomUUID } from 'node:crypto';
 import type { Logger } from '../../log.ts';
 import type { PartnerClient, PaymentDetails } from '../../partner/client.ts';
 import { PARTNER_STATUS } from '../../partner/wire.ts';
@@ -17,6 +16,7 @@ import type { StatusNumbering } from '../numbering/status-numbering.ts';
 import { PartnerError } from '../../partner/errors.ts';
 import { rememberFavoured } from './reads.ts';
 import type { UnrecordedPayments } from './unrecorded.ts';
+import { CRYPTO_RANDOM, REAL_CLOCK, type Runtime } from '../../runtime/runtime.ts';
 
 /** What a payment is issued with; customer data comes from the merchant's server only. */
 export interface IssueInput {
@@ -36,6 +36,8 @@ export interface PaymentIssuerOptions {
   numbering: StatusNumbering;
   /** Where a payment the partner created and the store could not take is kept until it is recorded. */
   unrecorded: UnrecordedPayments;
+  /** Time, timers and chance: our transaction ids (default the real ones). */
+  runtime?: Runtime | undefined;
 }
 
 export class PaymentIssuer {
@@ -50,7 +52,7 @@ export class PaymentIssuer {
    */
   async issue(input: IssueInput, checkoutId: string | null): Promise<PaymentRecord> {
     // Our own reference travels with the request, so an unknown outcome can be reconciled later.
-    const transactionId = randomUUID();
+    const transactionId = (this.options.runtime?.random ?? CRYPTO_RANDOM).uuid();
     const { expirationSeconds, now, numbering } = this.options;
     // When the answer carries no creation time, the time the request left: the payment expires no later than shown.
     const sentAt = now();
@@ -130,7 +132,7 @@ export class PaymentIssuer {
   private async favouredRead(reference: string): Promise<void> {
     try {
       const details = await this.partner.getPayment(reference);
-      if (details.favoured !== null) await rememberFavoured(this.options.store, reference, details.favoured);
+      if (details.favoured !== null) await rememberFavoured(this.options.store, reference, details.favoured, this.options.runtime?.clock ?? REAL_CLOCK);
     } catch (error) {
       this.options.log.warn({ reference, err: { message: error instanceof Error ? error.message : String(error) } }, 'could not read a new payment');
     }

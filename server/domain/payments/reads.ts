@@ -15,6 +15,7 @@ import { isReturnable, recordReturn } from '../returns.ts';
 import type { Signal } from '../signal.ts';
 import type { StatusNumbering } from '../numbering/status-numbering.ts';
 import type { WebhookHealth } from '../webhooks/health.ts';
+import { REAL_CLOCK, type Clock, type Runtime } from '../../runtime/runtime.ts';
 
 /** Who learned a status: a read of our own (a browser's, a poll, the reconciler), or a notification's confirmation. */
 export type Source = 'read' | 'notification';
@@ -30,6 +31,8 @@ export interface PaymentReadsOptions {
   outcomes: Outcomes;
   numbering: StatusNumbering;
   health?: WebhookHealth | undefined;
+  /** Time, timers and chance (default the real ones). */
+  runtime?: Runtime | undefined;
   /** Told of each record that became final here, after the store has it (the watches tell their streams). */
   finals: Signal<PaymentRecord>;
 }
@@ -117,7 +120,8 @@ export class PaymentReads {
     const pending = (async () => {
       const askedAt = this.options.now();
       const upstream = await this.partner.getPayment(reference);
-      if (stored.favoured == null && upstream.favoured !== null) await rememberFavoured(this.options.store, reference, upstream.favoured);
+      if (stored.favoured == null && upstream.favoured !== null)
+        await rememberFavoured(this.options.store, reference, upstream.favoured, this.options.runtime?.clock ?? REAL_CLOCK);
       return (await this.applyDetails(stored, upstream, null, source, askedAt)) ?? stored;
     })().finally(() => this.refreshing.delete(reference));
     this.refreshing.set(reference, pending);
@@ -179,7 +183,8 @@ export class PaymentReads {
       log.warn({ reference, err: { message: error instanceof Error ? error.message : String(error) } }, 'could not confirm that an earlier code was not paid');
       return 'unknown';
     }
-    if (stored.favoured == null && upstream.favoured !== null) await rememberFavoured(store, reference, upstream.favoured);
+    if (stored.favoured == null && upstream.favoured !== null)
+      await rememberFavoured(store, reference, upstream.favoured, this.options.runtime?.clock ?? REAL_CLOCK);
     const record = (await this.applyDetails(stored, upstream, null, 'read', askedAt)) ?? stored;
     if (record.final) return finalState(record);
     if (amountDiffers(stored, upstream)) return 'unknown';
@@ -278,14 +283,14 @@ export class PaymentReads {
 }
 
 /** Who is being paid, once read: kept on the record (the read may finish before the issuer stored it, so it waits a little). */
-export async function rememberFavoured(store: Store, reference: string, favoured: string): Promise<void> {
+export async function rememberFavoured(store: Store, reference: string, favoured: string, clock: Clock): Promise<void> {
   for (let attempt = 0; attempt < 20; attempt++) {
     const stored = await store.getPayment(reference);
     if (stored) {
       if (stored.favoured == null) await store.setPaymentFavoured(reference, favoured);
       return;
     }
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await clock.sleep(50);
   }
 }
 

@@ -10,6 +10,7 @@
 import type { Logger } from '../../log.ts';
 import { withoutStoreBudget } from '../../store/deadline.ts';
 import type { PaymentRecord, Store } from '../../store/store.ts';
+import { REAL_CLOCK, type Clock, type Runtime, type Timer } from '../../runtime/runtime.ts';
 
 export interface UnrecordedPaymentsOptions {
   store: Store;
@@ -20,6 +21,8 @@ export interface UnrecordedPaymentsOptions {
   /** Intents whose payment is stored are forgotten this long after they were made (the hourly prune). */
   keepIntentsMs?: number;
   now?: () => number;
+  /** Time and timers (default the real ones). */
+  runtime?: Pick<Runtime, 'clock'> | undefined;
 }
 
 /** The hourly prune of intents whose payment is stored. */
@@ -27,11 +30,15 @@ const PRUNE_EVERY_MS = 3_600_000;
 
 export class UnrecordedPayments {
   private readonly kept = new Map<string, { record: PaymentRecord; delayMs: number }>();
-  private timer: ReturnType<typeof setTimeout> | undefined;
-  private pruner: ReturnType<typeof setInterval> | undefined;
+  private timer: Timer | undefined;
+  private pruner: Timer | undefined;
   private stopped = false;
   private readonly retryMs: number;
   private readonly maxRetryMs: number;
+
+  private get clock(): Clock {
+    return this.options.runtime?.clock ?? REAL_CLOCK;
+  }
 
   constructor(private readonly options: UnrecordedPaymentsOptions) {
     this.retryMs = options.retryMs ?? 1000;
@@ -75,13 +82,13 @@ export class UnrecordedPayments {
   /** Starts the hourly prune of intents whose payment is stored. */
   start(): void {
     if (this.pruner || this.stopped) return;
-    this.pruner = setInterval(() => void this.prune(), PRUNE_EVERY_MS);
+    this.pruner = this.clock.setInterval(() => void this.prune(), PRUNE_EVERY_MS);
     this.pruner.unref?.();
   }
 
   /** Forgets intents older than `keepIntentsMs` (a day) whose payment is stored. */
   async prune(): Promise<number> {
-    const now = this.options.now ?? Date.now;
+    const now = this.options.now ?? this.clock.now;
     try {
       return await this.options.store.intents.prune(now() - (this.options.keepIntentsMs ?? 24 * 3_600_000));
     } catch {
@@ -115,8 +122,8 @@ export class UnrecordedPayments {
   /** Stops retrying; what is still kept is named at error, for the operator (pix-checkout unrecorded). */
   stop(): void {
     this.stopped = true;
-    clearTimeout(this.timer);
-    clearInterval(this.pruner);
+    this.clock.clearTimer(this.timer);
+    this.clock.clearTimer(this.pruner);
     if (this.kept.size === 0) return;
     this.options.log.error(
       { payments: [...this.kept.values()].map(({ record }) => ({ reference: record.reference, transaction_id: record.transactionId })) },
@@ -126,7 +133,7 @@ export class UnrecordedPayments {
 
   private schedule(ms: number): void {
     if (this.timer || this.stopped) return;
-    this.timer = setTimeout(() => withoutStoreBudget(() => void this.attachAll()), ms);
+    this.timer = this.clock.setTimeout(() => withoutStoreBudget(() => void this.attachAll()), ms);
     this.timer.unref?.();
   }
 }

@@ -12,12 +12,13 @@ import { StoreError, type PaymentRecord, type Store, type StoreChange } from '..
 import type { Signal } from '../signal.ts';
 import { pollLease, type PaymentReads } from './reads.ts';
 import type { PaymentViews } from './view.ts';
+import { REAL_CLOCK, type Clock, type Runtime, type Timer } from '../../runtime/runtime.ts';
 
 export type Listener = (view: PaymentView) => void;
 
 interface Watch {
   listeners: Set<Listener>;
-  timer: ReturnType<typeof setTimeout> | undefined;
+  timer: Timer | undefined;
   last: PaymentStatus | null;
   /** The payment's expiry: near it, it is polled at the fallback pace whatever the webhooks' health. */
   expiresAt: number;
@@ -26,6 +27,8 @@ interface Watch {
 export interface PaymentWatchesOptions {
   store: Store;
   now: () => number;
+  /** Time and timers (default the real ones). */
+  runtime?: Pick<Runtime, 'clock'> | undefined;
   log: Logger;
   reads: PaymentReads;
   views: PaymentViews;
@@ -42,6 +45,10 @@ export class PaymentWatches {
   private closed = false;
   /** Stops listening to the store's and this instance's changes (close). */
   private readonly stopListening: () => void;
+
+  private get clock(): Clock {
+    return this.options.runtime?.clock ?? REAL_CLOCK;
+  }
 
   constructor(private readonly options: PaymentWatchesOptions) {
     const stopFinals = options.finals.subscribe((record) => this.publishFinal(record));
@@ -156,7 +163,7 @@ export class PaymentWatches {
   }
 
   private unwatch(reference: string, watch: Watch): void {
-    clearTimeout(watch.timer);
+    this.clock.clearTimer(watch.timer);
     if (this.watches.get(reference) !== watch) return;
     this.watches.delete(reference);
     // No one watches it here any more: another instance's watchers may poll it at once.
@@ -164,8 +171,8 @@ export class PaymentWatches {
   }
 
   private schedule(reference: string, watch: Watch): void {
-    clearTimeout(watch.timer);
-    watch.timer = setTimeout(() => void this.poll(reference, watch), this.options.reads.intervalFor(watch.expiresAt, this.options.now()));
+    this.clock.clearTimer(watch.timer);
+    watch.timer = this.clock.setTimeout(() => void this.poll(reference, watch), this.options.reads.intervalFor(watch.expiresAt, this.options.now()));
     watch.timer.unref?.();
   }
 

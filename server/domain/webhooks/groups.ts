@@ -4,6 +4,7 @@
  * confirmed, which wait to be confirmed again, and the words an authenticated one stated.
  */
 import type { PartnerNotification } from '../../partner/notification.ts';
+import { type Timer } from '../../runtime/runtime.ts';
 
 /** The notifications of one reference waiting for a confirmation, and when the last one started. */
 export interface Group {
@@ -19,7 +20,7 @@ export interface Group {
   trusted: Set<number>;
   /** Waiting for a try again (`timer`), after `attempts` confirmations that could not be applied. */
   deferred: Set<number>;
-  timer: ReturnType<typeof setTimeout> | undefined;
+  timer: Timer | undefined;
   attempts: number;
   /** When the first confirmation started (the proxy's clock), and until when a payment's words are tried again. */
   firstAt: number | null;

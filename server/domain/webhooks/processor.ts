@@ -17,7 +17,6 @@
  * costs the partner one call every couple of seconds, not one call each; on an open intake, a flood
  * of references the store does not know costs it nothing, and takes no place in the queue.
  */
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../../log.ts';
 import { notificationBody, readNotification, type PartnerNotification } from '../../partner/notification.ts';
 import { LIMITS } from '../../../src/shared/limits.ts';
@@ -29,6 +28,7 @@ import type { TransferService } from '../transfers.ts';
 import { groupKey, newGroup, round, type Group } from './groups.ts';
 import { byExternalReference } from './references.ts';
 import { isReturnable } from '../returns.ts';
+import { REAL_CLOCK, type Clock, type Runtime, type Timer } from '../../runtime/runtime.ts';
 
 /** The schedule of confirmations tried again (DEFAULTS.webhookIntake). */
 export interface RetrySettings {
@@ -47,6 +47,8 @@ export interface ProcessorDeps {
   payments: PaymentService;
   transfers: TransferService;
   now: () => number;
+  /** Time and timers (default the real ones). */
+  runtime?: Pick<Runtime, 'clock'> | undefined;
   log: Logger;
   /** Partner calls in flight at most. */
   concurrency: number;
@@ -82,6 +84,10 @@ export class WebhookProcessor {
   private running = 0;
   private closed = false;
   private readonly retry: RetrySettings;
+
+  private get clock(): Clock {
+    return this.deps.runtime?.clock ?? REAL_CLOCK;
+  }
 
   constructor(private readonly deps: ProcessorDeps) {
     this.retry = deps.retry;
@@ -199,25 +205,25 @@ export class WebhookProcessor {
 
   close(): void {
     this.closed = true;
-    for (const group of this.groups.values()) clearTimeout(group.timer);
+    for (const group of this.groups.values()) this.clock.clearTimer(group.timer);
   }
 
   /** Confirms a reference until no notification of it is left waiting, one confirmation per interval. */
   private async confirmAll(group: Group): Promise<void> {
     while (group.ids.size > 0 && !this.closed) {
-      const wait = group.lastStart + this.deps.confirmIntervalMs - performance.now();
-      if (wait > 0) await sleep(wait, undefined, { ref: false });
+      const wait = group.lastStart + this.deps.confirmIntervalMs - this.clock.monotonic();
+      if (wait > 0) await this.clock.sleep(wait, { unref: true });
       if (this.closed) break;
       // Those waiting for a try again are covered by this confirmation too.
       const ids = [...group.ids, ...group.deferred];
       group.ids.clear();
       group.deferred.clear();
-      clearTimeout(group.timer);
+      this.clock.clearTimer(group.timer);
       group.timer = undefined;
       for (const id of ids) group.taken.add(id);
       group.current = group.next;
       group.next = null;
-      group.lastStart = performance.now();
+      group.lastStart = this.clock.monotonic();
       group.firstAt ??= this.deps.now();
       try {
         let attempt: Attempt;
@@ -286,8 +292,8 @@ export class WebhookProcessor {
       }
     }
     log.info({ reference, webhook_events: carriers, retry_in_ms: delay, attempts: group.attempts }, 'webhook not applied yet; confirming again soon');
-    clearTimeout(group.timer);
-    group.timer = setTimeout(() => {
+    this.clock.clearTimer(group.timer);
+    group.timer = this.clock.setTimeout(() => {
       group.timer = undefined;
       if (this.closed || group.deferred.size === 0) return;
       for (const id of group.deferred) group.ids.add(id);
