@@ -16,7 +16,8 @@ import { join } from 'node:path';
 import { createApp, type PixApp } from '../../server/app.ts';
 import { createLogger } from '../../server/log.ts';
 import type { Runtime } from '../../server/runtime/runtime.ts';
-import { openSqliteStore } from '../../server/store/sqlite/sqlite-store.ts';
+import Database from 'libsql';
+import { DB_FILE_NAME, openSqliteStore } from '../../server/store/sqlite/sqlite-store.ts';
 import type { Store } from '../../server/store/store.ts';
 import { SeededRandom, SimClock, seedOf } from './runtime.ts';
 import { SimWorld, type Behaviour } from './world.ts';
@@ -71,6 +72,9 @@ export interface Receiver {
   duringNext?: (() => Promise<boolean>) | undefined;
 }
 
+/** Columns the store fills from its own clock and chance (server/store), not from the proxy's runtime. */
+const STORE_STAMPS = new Set(['outbox.claim', 'partner_tokens.saved_at']);
+
 export class Sim {
   clock = T0;
   readonly world: SimWorld;
@@ -92,7 +96,17 @@ export class Sim {
   step = 0;
   readonly log: string[] = [];
 
-  constructor(readonly options: SimOptions) {
+  /**
+   * What the run did, when traced: every request and its answer, every delivery the receiver got,
+   * and at the end every stored row (runTrace). Two runs of one seed give the same trace.
+   */
+  readonly trace: string[] | null;
+
+  constructor(
+    readonly options: SimOptions,
+    traced = false,
+  ) {
+    this.trace = traced ? [] : null;
     this.world = new SimWorld(options.behaviour, () => this.clock);
     this.world.shownToCustomer = (reference) => this.checkouts.some((checkout) => checkout.shown.includes(reference));
     this.dir = mkdtempSync(join(process.env.SIM_TMPDIR ?? tmpdir(), 'pix-sim-'));
@@ -148,6 +162,7 @@ export class Sim {
   }
 
   private async receive(init: RequestInit | undefined): Promise<Response> {
+    this.trace?.push(`delivery ${typeof init?.body === 'string' ? init.body : ''}`);
     const during = this.receiver.duringNext;
     if (during) {
       this.receiver.duringNext = undefined;
@@ -220,6 +235,9 @@ export class Sim {
         return hung;
       })(),
     ]);
+    this.trace?.push(
+      `${via} ${method} ${path} ${init.body ?? ''} -> ${result === hung ? 'hung' : `${(result as SimResponse).status} ${JSON.stringify((result as SimResponse).body)}`}`,
+    );
     if (result === hung) {
       instance.hung = true;
       return { status: 0, body: null };
@@ -234,7 +252,7 @@ export class Sim {
    */
   async postOnly(via: number, path: string, body: string): Promise<number> {
     const res = await this.instance(via).app.request(path, { method: 'POST', body, headers: { 'content-type': 'application/json' } });
-    await res.text();
+    this.trace?.push(`${via} POST ${path} ${body} -> ${res.status} ${await res.text()}`);
     return res.status;
   }
 
@@ -251,6 +269,27 @@ export class Sim {
   advance(ms: number): void {
     this.clock += ms;
     this.world.tick();
+  }
+
+  /**
+   * Every row the run stored, table by table in row order, into the trace. Left out: what the
+   * store stamps itself, on its own clock and chance (the migrations' dates, when a kept token or
+   * verdict was saved, the deliveries' claim tokens), none of which decides anything.
+   */
+  dumpStore(): void {
+    if (!this.trace) return;
+    const db = new Database(join(this.dir, DB_FILE_NAME), { readonly: true });
+    try {
+      const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT IN ('migrations') ORDER BY name").all() as { name: string }[];
+      for (const { name } of tables) {
+        for (const row of db.prepare(`SELECT * FROM "${name}" ORDER BY rowid`).all() as Record<string, unknown>[]) {
+          const kept = Object.entries(row).filter(([column]) => !STORE_STAMPS.has(`${name}.${column}`));
+          this.trace.push(`${name} ${JSON.stringify(kept, (_, value: unknown) => (typeof value === 'bigint' ? String(value) : value))}`);
+        }
+      }
+    } finally {
+      db.close();
+    }
   }
 
   async close(): Promise<void> {

@@ -21,6 +21,8 @@ export interface SimulationOptions {
   checks?: Partial<CheckOptions>;
   /** Called after each run (a progress line). */
   onRun?: (done: number) => void;
+  /** Keep each passing run's trace (its steps, requests, deliveries and stored rows) in the report. */
+  trace?: boolean;
 }
 
 export interface SimulationReport {
@@ -32,6 +34,8 @@ export interface SimulationReport {
   /** The shrunk failing run's steps, one a line, and the violation. */
   steps?: string[];
   violation?: string;
+  /** With `trace`: each passing run's trace, in the order run. */
+  traces?: string[][];
 }
 
 /** The behaviours SIM_BEHAVIOURS names (comma-separated; `all` or unset for all). */
@@ -59,8 +63,13 @@ async function stepWithin(step: Promise<void>, label: string): Promise<void> {
 const STEP_LIMIT_MS = 10_000;
 
 /** One run: its config and steps, against a fresh proxy. Throws on a violation. */
-export async function runOne(config: RunConfig, commands: Iterable<fc.AsyncCommand<object, SimContext>>, checks: CheckOptions): Promise<Sim> {
-  const sim = new Sim(config);
+export async function runOne(
+  config: RunConfig,
+  commands: Iterable<fc.AsyncCommand<object, SimContext>>,
+  checks: CheckOptions,
+  traces?: string[][],
+): Promise<Sim> {
+  const sim = new Sim(config, traces !== undefined);
   const memory = new FinalMemory();
   await sim.start();
   try {
@@ -78,6 +87,10 @@ export async function runOne(config: RunConfig, commands: Iterable<fc.AsyncComma
     await stepWithin(heal(sim), 'heal');
     await checkStep(sim, memory);
     await checkEnd(sim, memory, checks);
+    if (traces && sim.trace) {
+      sim.dumpStore();
+      traces.push([...sim.log, ...sim.trace]);
+    }
     if (process.env.SIM_TRACE) console.log(`run ok: ${JSON.stringify(config)}\n  ${sim.log.join('\n  ')}`);
     return sim;
   } catch (error) {
@@ -98,13 +111,14 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
   const maxSteps = options.maxSteps ?? 40;
   for (const key of Object.keys(counts) as (keyof typeof counts)[]) counts[key] = 0;
   let done = 0;
+  const traces: string[][] | undefined = options.trace ? [] : undefined;
   let last: { error: Error & { simLog?: string[] }; config: RunConfig } | null = null;
   const property = fc.asyncProperty(
     configArbitrary(enabled),
     fc.commands(commandArbitraries(enabled), { maxCommands: maxSteps, size: 'max' }),
     async (config, commands) => {
       try {
-        await runOne(config, commands, checks);
+        await runOne(config, commands, checks, traces);
       } catch (error) {
         last = { error: error as Error & { simLog?: string[] }, config };
         throw error;
@@ -119,7 +133,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
     ...(options.path ? { path: options.path } : {}),
     endOnFailure: false,
   });
-  const report: SimulationReport = { ok: !details.failed, runs: done, counts: { ...counts } };
+  const report: SimulationReport = { ok: !details.failed, runs: done, counts: { ...counts }, ...(traces ? { traces } : {}) };
   if (details.failed) {
     report.failure = fc.defaultReportMessage(details) ?? 'failed';
     // The last failure fast-check saw is the shrunk one it reports.
