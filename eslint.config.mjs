@@ -58,6 +58,44 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-expressions': 'off',
     },
   },
+  {
+    // Time and chance reach the domain and the partner client only through their runtime
+    // (server/runtime/runtime.ts, handed down by createServices): a call of the globals would
+    // escape the simulation's clock and seed, unseen. Key material (a cipher's nonce, a new
+    // webhook secret) stays the operating system's, each allowed where it is drawn.
+    files: ['server/domain/**/*.ts', 'server/partner/**/*.ts'],
+    ignores: ['server/partner/http.ts'],
+    rules: {
+      'no-restricted-globals': [
+        'error',
+        ...['setTimeout', 'setInterval', 'setImmediate', 'clearTimeout', 'clearInterval', 'fetch'].map((name) => ({
+          name,
+          message: "Use the runtime's clock or fetch (server/runtime/runtime.ts), which createServices hands down.",
+        })),
+      ],
+      'no-restricted-syntax': [
+        'error',
+        ...['Date', 'performance', 'Math', 'crypto'].flatMap((object) =>
+          (object === 'Math' ? ['random'] : object === 'crypto' ? ['randomUUID', 'getRandomValues'] : ['now']).map((property) => ({
+            selector: `MemberExpression[object.name='${object}'][property.name='${property}']`,
+            message: `${object}.${property} escapes the runtime: use its clock or random source (server/runtime/runtime.ts).`,
+          })),
+        ),
+        { selector: "NewExpression[callee.name='Date'][arguments.length=0]", message: "new Date() reads the real clock: use the runtime's clock." },
+      ],
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [
+            { name: 'node:crypto', importNames: ['randomUUID', 'randomBytes', 'randomInt'], message: "Use the runtime's random source." },
+            { name: 'node:timers', message: "Use the runtime's clock." },
+            { name: 'node:timers/promises', message: "Use the runtime's clock." },
+            { name: 'node:perf_hooks', message: "Use the runtime's clock." },
+          ],
+        },
+      ],
+    },
+  },
   // Plain JavaScript (the bin, tool configurations, the demo's pages): no types to check against.
   { files: ['**/*.mjs', '**/*.js'], ...tseslint.configs.disableTypeChecked },
   { files: ['**/*.mjs', '**/*.js'], languageOptions: { globals: { ...globals.node } } },

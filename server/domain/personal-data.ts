@@ -9,6 +9,8 @@
  * customer document (already forgotten once the partner answered), and the partner's raw
  * notifications. Money facts (amounts, references, transaction ids, states, times, refunds) stay.
  */
+// A cipher's nonce is the operating system's (see seal).
+// eslint-disable-next-line no-restricted-imports
 import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto';
 import { normalizeDocument } from '../../src/shared/document.ts';
 import type { Logger } from '../log.ts';

@@ -20,6 +20,8 @@
  * The timestamp is inside what is signed, so an old delivery cannot be replayed later than the
  * tolerance. Verify on the raw body, byte for byte, before parsing it. Needs nothing but node:crypto.
  */
+// A new webhook secret is key material: the operating system's randomness, never a runtime's.
+// eslint-disable-next-line no-restricted-imports
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { REAL_CLOCK } from '../runtime/runtime.ts';
 

@@ -11,29 +11,29 @@ import { setTimeout as sleepFor } from 'node:timers/promises';
 /** A timer a Clock started: Node's Timeout, or the simulation's own. */
 export interface Timer {
   /** Lets the process exit while it waits (Node's `unref`). */
-  unref(): Timer;
+  unref: () => Timer;
 }
 
 export interface Clock {
   /** Epoch milliseconds: what records carry. */
-  now(): number;
+  now: () => number;
   /** Milliseconds from an arbitrary origin that never goes back: for durations and pacing. */
-  monotonic(): number;
-  setTimeout(callback: () => void, ms: number): Timer;
-  setInterval(callback: () => void, ms: number): Timer;
+  monotonic: () => number;
+  setTimeout: (callback: () => void, ms: number) => Timer;
+  setInterval: (callback: () => void, ms: number) => Timer;
   /** Stops a timer of setTimeout or setInterval; undefined is ignored. */
-  clearTimer(timer: Timer | undefined): void;
+  clearTimer: (timer: Timer | undefined) => void;
   /** Resolves after `ms`; `unref` lets the process exit meanwhile. */
-  sleep(ms: number, options?: { unref?: boolean }): Promise<void>;
+  sleep: (ms: number, options?: { unref?: boolean }) => Promise<void>;
 }
 
 export interface RandomSource {
   /** A version 4 UUID: the transaction ids sent to the partner, idempotency keys. */
-  uuid(): string;
+  uuid: () => string;
   /** Random bytes: ids of checkouts and payouts, a cipher's IV. */
-  bytes(size: number): Buffer;
+  bytes: (size: number) => Buffer;
   /** A number in [0, 1): jitter of retries. */
-  fraction(): number;
+  fraction: () => number;
 }
 
 export interface Runtime {

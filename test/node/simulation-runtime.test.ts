@@ -16,9 +16,9 @@ test('one seed, one trace: two simulations of the same seed record the same requ
   assert.equal(first.ok, true, first.violation);
   assert.equal(second.ok, true, second.violation);
   assert.equal(first.traces?.length, OPTIONS.runs);
-  const lines = first.traces!.reduce((n, trace) => n + trace.length, 0);
+  const lines = first.traces.reduce((n, trace) => n + trace.length, 0);
   assert.ok(lines > 200, `a trace worth comparing (${lines} lines)`);
-  for (const [i, trace] of first.traces!.entries()) assert.deepEqual(second.traces![i], trace, `run ${i + 1} differs`);
+  for (const [i, trace] of first.traces.entries()) assert.deepEqual(second.traces![i], trace, `run ${i + 1} differs`);
 });
 
 test('no record of a simulated run carries the real clock: with it frozen in 2091, nothing stored, answered or delivered says 2091', async (t) => {

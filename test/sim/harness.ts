@@ -236,7 +236,7 @@ export class Sim {
       })(),
     ]);
     this.trace?.push(
-      `${via} ${method} ${path} ${init.body ?? ''} -> ${result === hung ? 'hung' : `${(result as SimResponse).status} ${JSON.stringify((result as SimResponse).body)}`}`,
+      `${via} ${method} ${path} ${typeof init.body === 'string' ? init.body : ''} -> ${result === hung ? 'hung' : `${(result as SimResponse).status} ${JSON.stringify((result as SimResponse).body)}`}`,
     );
     if (result === hung) {
       instance.hung = true;

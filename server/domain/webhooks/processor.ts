@@ -28,7 +28,7 @@ import type { TransferService } from '../transfers.ts';
 import { groupKey, newGroup, round, type Group } from './groups.ts';
 import { byExternalReference } from './references.ts';
 import { isReturnable } from '../returns.ts';
-import { REAL_CLOCK, type Clock, type Runtime, type Timer } from '../../runtime/runtime.ts';
+import { REAL_CLOCK, type Clock, type Runtime } from '../../runtime/runtime.ts';
 
 /** The schedule of confirmations tried again (DEFAULTS.webhookIntake). */
 export interface RetrySettings {
