@@ -179,7 +179,7 @@ function settingFor(
   });
 }
 
-function command(name: string, args: unknown[], run: (context: SimContext) => Promise<void>): SimCommand {
+export function command(name: string, args: unknown[], run: (context: SimContext) => Promise<void>): SimCommand {
   const label = `${name}(${args.map((a) => JSON.stringify(a)).join(', ')})`;
   return {
     check: () => true,
@@ -222,7 +222,7 @@ async function page({ sim, memory }: SimContext, ci: number, renew: boolean, at:
 const intakePath = (sim: Sim, authenticated: boolean) =>
   authenticated && sim.world.behaviour.intake === 'secret' ? `/api/webhooks/partner/${SECRET_PATH}` : '/api/webhooks/partner';
 
-async function deliver(sim: Sim, body: string, authenticated: boolean, at = 0): Promise<void> {
+export async function deliver(sim: Sim, body: string, authenticated: boolean, at = 0): Promise<void> {
   const res = await sim.request(at, 'POST', intakePath(sim, authenticated), body);
   crashIfHung(sim, at);
   // The partner's own notification, acknowledged at the authenticated intake: its words can be heard.
@@ -259,7 +259,7 @@ export function commandArbitraries(enabled: ReadonlySet<BehaviourName>): fc.Arbi
   list.push(payCommand, payCommand);
 
   const steps = on('late') ? fc.constantFrom(1_000, 30_000, 5 * 60_000, 15 * 60_000, 3_600_000, 65 * 60_000) : fc.constantFrom(1_000, 30_000, 2 * 60_000);
-  const clockCommand = steps.map((ms) => command('clock', [ms], async ({ sim }) => sim.advance(ms)));
+  const clockCommand = steps.map((ms) => command('clock', [ms], async ({ sim }) => await sim.advance(ms)));
   list.push(clockCommand, clockCommand);
 
   // The partner's notifications: the oldest waiting, or another (reordered); through the intake the partner uses.
@@ -593,15 +593,16 @@ export async function heal(sim: Sim): Promise<void> {
   // A few passes seconds apart first, as the proxy's own loops would run before an hour goes by.
   for (let pass = 0; pass < 3; pass++) {
     sim.clock += 10_000;
+    await sim.fireTimers();
     for (const instance of sim.instances) {
       await instance.app.pix.reconciler.runOnce().catch(() => undefined);
       await sim.settle();
     }
   }
-  sim.advance(sim.world.behaviour.expirationSeconds * 1000 + 2 * 3_600_000);
+  await sim.advance(sim.world.behaviour.expirationSeconds * 1000 + 2 * 3_600_000);
   for (const notice of sim.world.outgoing.splice(0)) await deliver(sim, notice.body, true);
   for (let pass = 0; pass < 4; pass++) {
-    sim.advance(2 * 3_600_000);
+    await sim.advance(2 * 3_600_000);
     for (const instance of sim.instances) {
       await instance.app.pix.reconciler.runOnce().catch(() => undefined);
       await sim.settle();

@@ -41,6 +41,8 @@ export interface Instance {
   app: PixApp;
   /** A call of it never returned (a hung partner call): it must be crashed. */
   hung: boolean;
+  /** Its clock: the run's time, and the timers this process set (a crashed one's never fire). */
+  clock: SimClock;
   /** Crashed instances are abandoned (not closed gracefully); the run closes their stores at its end. */
   generation: number;
 }
@@ -90,8 +92,8 @@ export class Sim {
   /** Payout requests made: idempotency keys in order. */
   readonly keys: string[] = [];
   private keySeq = 0;
-  /** What every instance of the run is given: the run's clock, its seeded random source, the receiver as fetch. */
-  readonly runtime: Runtime;
+  /** What every instance of the run is given with its own clock: the run's seeded random source, the receiver as fetch. */
+  readonly runtime: Omit<Runtime, 'clock'>;
   /** Steps taken (for messages). */
   step = 0;
   readonly log: string[] = [];
@@ -111,7 +113,6 @@ export class Sim {
     this.world.shownToCustomer = (reference) => this.checkouts.some((checkout) => checkout.shown.includes(reference));
     this.dir = mkdtempSync(join(process.env.SIM_TMPDIR ?? tmpdir(), 'pix-sim-'));
     this.runtime = {
-      clock: new SimClock(() => this.clock, T0),
       random: new SeededRandom(seedOf(options)),
       fetch: (input, init) => {
         const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
@@ -133,6 +134,7 @@ export class Sim {
     this.stores.push(store);
     const { behaviour } = this.options;
     const errors = this.errors;
+    const clock = new SimClock(() => this.clock, T0);
     const logger = createLogger({
       level: (process.env.SIM_LOG_LEVEL as 'error' | undefined) ?? 'error',
       destination: {
@@ -145,7 +147,7 @@ export class Sim {
     const app = createApp({
       partner: this.world,
       store,
-      runtime: this.runtime,
+      runtime: { ...this.runtime, clock },
       logger,
       background: false,
       rateLimits: false,
@@ -158,7 +160,7 @@ export class Sim {
       merchantWebhook,
       partnerScope: 'sim',
     });
-    return { store, app, hung: false, generation };
+    return { store, app, hung: false, generation, clock };
   }
 
   private async receive(init: RequestInit | undefined): Promise<Response> {
@@ -266,9 +268,21 @@ export class Sim {
     return key;
   }
 
-  advance(ms: number): void {
+  /** Moves the clock: the partner acts on its new time, then the proxy's timers due by then fire, and their work settles. */
+  async advance(ms: number): Promise<void> {
     this.clock += ms;
     this.world.tick();
+    await this.fireTimers();
+  }
+
+  /** The proxy's timers due by the run's time fire (SimClock), and what they started settles. */
+  async fireTimers(): Promise<void> {
+    for (;;) {
+      let fired = 0;
+      for (const instance of this.instances) fired += instance.clock.fireDue();
+      if (fired === 0) return;
+      await this.settle();
+    }
   }
 
   /**

@@ -300,11 +300,10 @@ export async function checkEnd(sim: Sim, memory: FinalMemory, options: CheckOpti
   if (behaviour.statusForm === 'word' || (byCode && transferSettingRight && wordsHeard)) {
     for (const payout of (await observer.payouts.list({ limit: 100_000 })).payouts) {
       const made = [...world.transfers.values()].find((t) => t.transactionId === payout.transactionId);
-      // A notification handled before the create answered, on a transfer numbering not verified yet,
-      // waits for the processor's own try again (real timers, which never fire in a run): not judged here.
-      if (!made || made.status === 'pending' || payout.state === 'unknown' || world.settledDuringCreate.has(made.reference)) continue;
-      // A check that failed while its words were confirmed leaves them to the processor's own try again (real timers: never in a run).
-      if (world.checkFailed.has(made.reference)) continue;
+      // Judged too: a transfer notified before its create answered (linked by our transaction_id,
+      // applied on the processor's try again, which fires as the run's clock moves) and one whose
+      // check failed while its words were confirmed.
+      if (!made || made.status === 'pending' || payout.state === 'unknown') continue;
       // By codes it can know only once a notification's words were heard (its own, or an earlier transfer's, which verified the code).
       if (behaviour.statusForm !== 'word' && !world.heardAuthenticated.has(made.reference)) continue;
       counts.delivered++;

@@ -4,16 +4,26 @@
  * construction and no global is patched.
  *
  * Timers: the clock never moves inside a step, so a timer the proxy starts (a watch's next poll, a
- * kept notification's retry, a delivery's schedule, a deadline of /ready) is held and never fires:
- * its work is left to the passes the run takes on its clock (the store keeps when each is due). A
- * sleep (a pause inside work in progress: the confirmations' pace, a backoff) is over at the next
- * turn of the event loop, the clock unmoved.
+ * kept notification's try again, a deadline of /ready) is held until the run moves the clock past
+ * it (a clock step, the heal's passes): then it fires, earliest first, as it would have in that
+ * time. A sleep (a pause inside work in progress: the confirmations' pace, a backoff) is over at
+ * the next turn of the event loop, the clock unmoved.
  */
 import type { Clock, RandomSource, Timer } from '../../server/runtime/runtime.ts';
 
+interface Held {
+  due: number;
+  /** Order of creation: timers due at once fire in the order they were set. */
+  seq: number;
+  callback: () => void;
+  /** Set for setInterval: fires again this much later. */
+  everyMs: number | null;
+}
+
 export class SimClock implements Clock {
-  /** Timers started and not cleared: held, never fired. */
-  readonly held = new Set<Timer>();
+  /** Timers started and not cleared, until they fire. */
+  private readonly held = new Map<Timer, Held>();
+  private seq = 0;
 
   constructor(
     /** The run's time, epoch ms. */
@@ -25,8 +35,8 @@ export class SimClock implements Clock {
   now = (): number => this.time();
   monotonic = (): number => this.time() - this.origin;
 
-  setTimeout = (): Timer => this.hold();
-  setInterval = (): Timer => this.hold();
+  setTimeout = (callback: () => void, ms: number): Timer => this.hold(callback, ms, null);
+  setInterval = (callback: () => void, ms: number): Timer => this.hold(callback, ms, Math.max(1, ms));
 
   clearTimer = (timer: Timer | undefined): void => {
     if (timer) this.held.delete(timer);
@@ -34,9 +44,32 @@ export class SimClock implements Clock {
 
   sleep = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
-  private hold(): Timer {
+  /** Timers waiting to fire. */
+  get pending(): number {
+    return this.held.size;
+  }
+
+  /**
+   * Fires every timer due by now, earliest first (one set while firing, and due, fires too); an
+   * interval is set again. Answers how many fired.
+   */
+  fireDue(): number {
+    let fired = 0;
+    for (;;) {
+      let next: [Timer, Held] | null = null;
+      for (const entry of this.held) if (!next || entry[1].due < next[1].due || (entry[1].due === next[1].due && entry[1].seq < next[1].seq)) next = entry;
+      if (!next || next[1].due > this.time()) return fired;
+      const [timer, held] = next;
+      if (held.everyMs === null) this.held.delete(timer);
+      else this.held.set(timer, { ...held, due: held.due + held.everyMs, seq: ++this.seq });
+      fired++;
+      held.callback();
+    }
+  }
+
+  private hold(callback: () => void, ms: number, everyMs: number | null): Timer {
     const timer: Timer = { unref: () => timer };
-    this.held.add(timer);
+    this.held.set(timer, { due: this.time() + Math.max(0, ms), seq: ++this.seq, callback, everyMs });
     return timer;
   }
 }

@@ -154,7 +154,6 @@ export class SimWorld implements PartnerClient {
     if (reference) this.heardAuthenticated.add(reference);
   }
   /** Transfers a check of failed (or answered without a status) at least once. */
-  readonly checkFailed = new Set<string>();
   /** Transfers whose outcome (and notification) came before their create's answer. */
   readonly settledDuringCreate = new Set<string>();
   private readOnce = new Set<string>();
@@ -460,7 +459,6 @@ export class SimWorld implements PartnerClient {
 
   async checkTransfer(externalReference: string): Promise<TransferDetails> {
     const fault = this.take('checkTransfer');
-    if (fault !== null) this.checkFailed.add(externalReference);
     if (fault === 'unavailable' || fault === 'timeout' || fault === 'unauthorized') throw readError('checkTransfer', fault);
     const t = this.transfers.get(externalReference);
     if (!t || fault === 'not_found') throw new PartnerError('not_found', 'checkTransfer: not found (HTTP 404)', { operation: 'checkTransfer', status: 404 });
