@@ -153,7 +153,6 @@ export class SimWorld implements PartnerClient {
     const reference = /"external_reference":"([^"]+)"/.exec(body)?.[1];
     if (reference) this.heardAuthenticated.add(reference);
   }
-  /** Transfers a check of failed (or answered without a status) at least once. */
   /** Transfers whose outcome (and notification) came before their create's answer. */
   readonly settledDuringCreate = new Set<string>();
   private readOnce = new Set<string>();
