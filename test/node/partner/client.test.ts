@@ -12,6 +12,7 @@ import { createPartnerClient, tokenStoreKey, type PartnerClientOptions, type Par
 import { redact } from '../../../server/partner/errors.ts';
 import { fileTokenStore, memoryTokenStore } from '../../../server/partner/token-store.ts';
 import { rejection } from '../../support/checks.ts';
+import { CRYPTO_RANDOM, REAL_CLOCK } from '../../../server/runtime/runtime.ts';
 
 let sandbox: RunningSandbox;
 let dir: string;
@@ -386,6 +387,32 @@ describe('client: faults', () => {
     } finally {
       sandbox.state.faults.reset();
     }
+  });
+
+  test("the backoff, its jitter, the attempts' durations and the transaction ids come from the client's runtime", async () => {
+    const slept: number[] = [];
+    let ticks = 0;
+    let ids = 0;
+    const runtime = {
+      clock: { ...REAL_CLOCK, monotonic: () => (ticks += 1000), sleep: async (ms: number) => void slept.push(ms) },
+      random: { ...CRYPTO_RANDOM, fraction: () => 0.5, uuid: () => `00000000-0000-4000-8000-${String(++ids).padStart(12, '0')}` },
+    };
+    const { partner, log } = client({ runtime });
+    await partner.getTenant();
+    fault({ path_prefix: PAYMENTS, status: 502 });
+    try {
+      await rejection(partner.getPayment('whatever'));
+    } finally {
+      sandbox.state.faults.reset();
+    }
+    // backoffMs 10, doubled each time, half of it jittered: 5 + 0.5 * 5, then 10 + 0.5 * 10.
+    assert.deepEqual(slept, [7.5, 15]);
+    assert.deepEqual(
+      log.filter((e) => e.operation === 'getPayment').map((e) => e.durationMs),
+      [1000, 1000, 1000],
+    );
+    await partner.createPayment({ value: 1 });
+    assert.equal([...sandbox.state.payments.values()].filter((p) => p.transactionId === '00000000-0000-4000-8000-000000000001').length, 1);
   });
 
   test('a read that times out is retried', async () => {
