@@ -80,7 +80,7 @@ export interface MerchantNotifierOptions extends DeliveryPolicy {
   secret: WebhookSecrets;
   /** The proxy's clock, for scheduling (injected in tests). */
   now: () => number;
-  /** Time and timers (default the real ones). */
+  /** Time, timers, the jitter's chance and the deliveries' fetch (default the real ones). */
   runtime?: Runtime | undefined;
   /** The wall clock for the signature's timestamp (the merchant compares it with its own); default the runtime's clock. */
   wallNow?: () => number;
