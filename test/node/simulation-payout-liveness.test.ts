@@ -30,8 +30,15 @@ function judgedConfig(statusForm: 'code' | 'word', seed: number): RunConfig {
   return fc.sample(judged, { seed, numRuns: 1 })[0]!;
 }
 
-/** The partner approves the next transfer at once and notifies before answering its create; then the merchant asks for a transfer. */
-const steps = () => [
+/**
+ * The partner approves the next transfer at once and notifies before answering its create; then the
+ * merchant asks for a transfer. `unknownFirst`: the partner's check of it answers 404 once (its
+ * notification came before its records had the transfer).
+ */
+const steps = (unknownFirst = false) => [
+  command('fault', ['checkTransfer', 'not_found', unknownFirst ? 1 : 0], async ({ sim }) => {
+    if (unknownFirst) sim.world.arm('checkTransfer', 'not_found');
+  }),
   command('settleDuringCreate', [0], async ({ sim }) => {
     sim.world.settleDuringCreate = (notice) => deliver(sim, notice.body, true, 0);
   }),
@@ -41,15 +48,17 @@ const steps = () => [
   }),
 ];
 
-for (const [statusForm, seed] of [
-  ['code', 1],
-  ['code', 2],
-  ['word', 3],
+for (const [statusForm, seed, unknownFirst] of [
+  ['code', 1, false],
+  ['code', 2, false],
+  ['word', 3, false],
+  ['code', 1, true],
+  ['word', 3, true],
 ] as const) {
-  test(`a transfer notified before its create answered settles its payout (${statusForm}s, seed ${seed})`, async () => {
+  test(`a transfer notified before its create answered settles its payout (${statusForm}s, seed ${seed}${unknownFirst ? ', its first check answered 404' : ''})`, async () => {
     const config = judgedConfig(statusForm, seed);
     // runOne heals the run and judges every payout's liveness: it throws if this one is left pending.
-    const sim = await runOne(config, steps(), { overpaid: true });
+    const sim = await runOne(config, steps(unknownFirst), { overpaid: true });
     const [reference] = [...sim.world.settledDuringCreate];
     assert.ok(reference, 'the partner settled a transfer during its create');
     assert.equal(sim.world.transfers.get(reference)?.status, 'approved');

@@ -381,9 +381,12 @@ export class WebhookProcessor {
 
     const known = await this.deps.store.transfers.get(reference);
     if (known?.final) return 'already_final';
-    // Confirmed with the service, which knows whose it is: one it does not know is not ours.
+    // Confirmed with the service, which knows whose it is: one it does not know is not ours. Unless
+    // its authenticated words name an outcome: the partner's own notification may come before its
+    // check knows the transfer (or before our create's answer), so it is asked again on the retry
+    // schedule rather than its words dropped (a payout then settles from them).
     const final = await this.deps.transfers.confirm(reference, outcome);
-    if (final === null) return 'unknown_reference';
+    if (final === null) return outcome !== null ? 'retry' : 'unknown_reference';
     return final ? 'applied' : 'retry';
   }
 
