@@ -57,6 +57,14 @@ module.exports = {
       to: { path: '^(?!src/shared/|server/money/|server/store/(store|[a-z-]+/types)\\.ts$)' },
     },
     {
+      name: 'money-below-the-store-at-run-time',
+      severity: 'error',
+      comment:
+        "The money rules take the store's record types only (erased at run time): at run time server/money/ imports nothing of the store or the domain, both of which import it.",
+      from: { path: MONEY_RULES },
+      to: { path: '^server/(store|domain)/', dependencyTypesNot: ['type-only'] },
+    },
+    {
       name: 'partner-is-self-contained',
       severity: 'error',
       comment: 'The partner client speaks the wire format and knows nothing of the proxy.',

@@ -36,7 +36,7 @@ const languages = ['en', 'es'].map((language) => ({ language, ...bundleSizes(`di
 const save = bundleSizes('dist/pix-checkout.save.js');
 // Following the status (src/controllers/status.ts): loaded on every page once the first QR is on screen.
 const status = bundleSizes('dist/pix-checkout.status.js');
-/** Issue 41's goal for the script the first QR needs (the build's own budget, BUDGET_GZIP, stays the gate). */
+/** The goal for the script the first QR needs (the build's own budget, BUDGET_GZIP, stays the gate). */
 const FIRST_QR_GOAL_GZIP = 16 * 1024;
 
 console.log(`${file}

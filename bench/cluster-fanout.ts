@@ -1,5 +1,5 @@
 /**
- * Stream fan-out across instances (issue 14): two proxy instances, A and B, child processes over one
+ * Stream fan-out across instances: two proxy instances, A and B, child processes over one
  * Postgres, and the partner's sandbox in this process. A payment is created on A, one status stream
  * is opened on B, the payment is paid in the sandbox, and the sandbox's webhook goes to A through a
  * small forwarder here that notes when it arrives. B polls the partner only every minute and trusts

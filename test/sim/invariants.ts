@@ -292,7 +292,7 @@ export async function checkEnd(sim: Sim, memory: FinalMemory, options: CheckOpti
 
   // 3, transfers: with the transfers' own setting right, a payout the partner settled is settled in
   // the proxy once it can know (statuses in words, or an authenticated notification naming the
-  // outcome in words, which verifies the transfer code; issue 37: a fresh install settles its payouts).
+  // outcome in words, which verifies the transfer code: a fresh install settles its payouts).
   const wordsHeard = behaviour.intake === 'secret' && behaviour.notifyFormat !== 'old';
   const ts = behaviour.transferSetting;
   const tc = behaviour.transferCodes;

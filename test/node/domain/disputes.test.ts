@@ -1,5 +1,5 @@
 /**
- * Issue 26, section 1: disputes, and explicit outcomes never consumed and lost. Against the real
+ * Disputes, and explicit outcomes never consumed and lost. Against the real
  * sandbox over HTTPS, a real SQLite file, a real merchant receiver; the intake is authenticated by a
  * secret path, so a notification's words count there (and only there).
  */

@@ -1,5 +1,5 @@
 /**
- * The intake keeps a bounded share of what anyone posts (issue 27): a flood of 60 KB notifications
+ * The intake keeps a bounded share of what anyone posts: a flood of 60 KB notifications
  * about references this proxy never issued, through an open intake, grows the store by about a KiB
  * each; a notification about one of ours keeps at most 16 KiB, the record saying it was cut and how
  * long it was, and is still applied (from the body as received); after a restart a cut body is never

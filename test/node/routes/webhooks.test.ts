@@ -1,5 +1,5 @@
 /**
- * Issue 6 against the real sandbox: its webhooks reach the proxy's endpoint over real sockets, the
+ * The partner's notifications against the real sandbox: its webhooks reach the proxy's endpoint over real sockets, the
  * store is a real SQLite file, the merchant's receiver a real HTTP server. Time is the sandbox's
  * frozen clock, moved by the tests; the reconciler and the delivery worker are driven with runOnce().
  */

@@ -1,5 +1,5 @@
 /**
- * The cluster test of issue 14: three proxy instances (child processes) over one real Postgres and
+ * The cluster test: three proxy instances (child processes) over one real Postgres and
  * one sandbox on loopback, with a small round-robin front in this test as their load balancer. 300
  * checkouts are created and read through the front, then read on every instance; 60 of their
  * payments are watched by status streams held on the three instances; the payments are paid in the

@@ -250,7 +250,7 @@ describe('two instances over one Postgres', () => {
     assert.equal(b.pix.numbering.meaning({ code: 2, word: null }), null, 'a code decides nothing on B now');
   });
 
-  test("issue 30: the first payment of a new database, verified at B and notified at A within the same second, reaches B's stream within a second and the merchant within 2 s", async () => {
+  test("the first payment of a new database, verified at B and notified at A within the same second, reaches B's stream within a second and the merchant within 2 s", async () => {
     // A has just read the shared verdicts (none yet) when B's new payment verifies the numbering:
     // A's confirmation reads the verdict again at once instead of dropping the outcome.
     for (let run = 1; run <= 3; run++) {

@@ -1,5 +1,5 @@
 /**
- * Issue 13: the partner client, the command line, the proxy and its webhook receiver against the
+ * The partner client, the command line, the proxy and its webhook receiver against the
  * sandbox in each of its dialects (server/sandbox/dialects.ts), `numbered` being the one with another
  * status numbering. Real HTTPS to the sandbox, a real SQLite store (the dev stack's), real HTTP for the
  * proxy and the notifications; time moves through the sandbox clock, never by waiting.

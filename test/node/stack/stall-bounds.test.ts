@@ -1,5 +1,5 @@
 /**
- * Issue 40, on a real Postgres (test/support/postgres.ts) and a real SQLite file: one store budget per
+ * Store stalls, on a real Postgres (test/support/postgres.ts) and a real SQLite file: one store budget per
  * request across all its statements and waits (a real `LOCK TABLE ... IN ACCESS EXCLUSIVE MODE` from a
  * second connection, a frozen server: SIGSTOP, a stopped server: pg_ctl stop); `/ready` failing within
  * 2 s of each fault and back within 2 s of its end; a payment the partner created while the store
