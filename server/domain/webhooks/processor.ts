@@ -77,30 +77,13 @@ export class WebhookProcessor {
     const authenticated = received?.authenticated ?? false;
     if (!read) return this.settle([id], 'invalid');
     // Named by our transaction id (`txid`): followed as the transaction it belongs to.
-    let event: PartnerNotification | null;
-    try {
-      event = await byExternalReference(this.deps.store, read);
-    } catch (error) {
-      this.deps.log.warn(
-        { webhook_event: id, err: { message: error instanceof Error ? error.message : String(error) } },
-        'webhook not processed yet; will retry',
-      );
-      return;
-    }
+    const event = await this.askStore(id, () => byExternalReference(this.deps.store, read));
+    if (event === undefined) return;
     if (!event) return this.settle([id], 'unknown_reference');
     // Decided before it takes a group or a slot: a flood of made-up references never delays real ones.
     if (!this.deps.intakeAuthenticated) {
-      let known: boolean;
-      try {
-        known = await this.confirmation.known(event.reference);
-      } catch (error) {
-        // The store could not say: left unprocessed, taken up again by the next pass.
-        this.deps.log.warn(
-          { webhook_event: id, err: { message: error instanceof Error ? error.message : String(error) } },
-          'webhook not processed yet; will retry',
-        );
-        return;
-      }
+      const known = await this.askStore(id, () => this.confirmation.known(event.reference));
+      if (known === undefined) return;
       if (!known) return this.settle([id], 'unknown_reference');
       if (this.closed) return;
     }
@@ -136,6 +119,19 @@ export class WebhookProcessor {
     const waitFor = (group.next ??= round()).done;
     this.run(key, group);
     return waitFor;
+  }
+
+  /** What the store says before an event is processed; undefined when it cannot say: the event is left unprocessed, taken up again by the next pass. */
+  private async askStore<T>(id: number, ask: () => Promise<T>): Promise<T | undefined> {
+    try {
+      return await ask();
+    } catch (error) {
+      this.deps.log.warn(
+        { webhook_event: id, err: { message: error instanceof Error ? error.message : String(error) } },
+        'webhook not processed yet; will retry',
+      );
+      return undefined;
+    }
   }
 
   private run(key: string, group: Group): void {
