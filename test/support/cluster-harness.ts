@@ -91,6 +91,45 @@ export function sandboxControl(sandboxUrl: string, ca: string): { send: (path: s
 
 // --- The proxy instances -------------------------------------------------------------------------
 
+const alive = (c: ChildProcess | null): boolean => c !== null && c.exitCode === null && c.signalCode === null;
+
+/** `node --import tsx server/main.ts` on `port` with `env`; each line it writes (stdout: its JSON log lines; stderr: its errors) goes to `onLine`. */
+export function spawnProxy(port: number, env: Record<string, string | undefined>, onLine: (line: string, from: 'stdout' | 'stderr') => void): ChildProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
+    cwd: process.cwd(),
+    env: { ...env, PORT: String(port) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  for (const [from, output] of [
+    ['stdout', child.stdout],
+    ['stderr', child.stderr],
+  ] as const) {
+    let partial = '';
+    output.setEncoding('utf8');
+    output.on('data', (chunk: string) => {
+      const complete = (partial + chunk).split('\n');
+      partial = complete.pop()!;
+      for (const line of complete) onLine(line, from);
+    });
+  }
+  return child;
+}
+
+/** Resolves once the instance's /health answers 200; throws when it exits first or takes over 30 s (`tail`: what to add to the error). */
+export async function untilHealthy(name: string, origin: string, child: ChildProcess, tail: () => string = () => ''): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (!alive(child)) throw new Error(`instance ${name} exited (${child.exitCode ?? child.signalCode}) while starting${tail()}`);
+    try {
+      if ((await fetch(`${origin}/health`)).ok) return;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) throw new Error(`instance ${name} did not answer /health within 30 s${tail()}`);
+    await sleep(50);
+  }
+}
+
 export interface ProxyInstance {
   readonly name: string;
   readonly port: number;
@@ -112,7 +151,6 @@ export function proxyInstance(name: string, port: number, env: Record<string, st
   let child: ChildProcess | null = null;
   let starts = 0;
   const lines: string[] = [];
-  const alive = (c: ChildProcess | null): boolean => c !== null && c.exitCode === null && c.signalCode === null;
 
   return {
     name,
@@ -125,37 +163,14 @@ export function proxyInstance(name: string, port: number, env: Record<string, st
     async start() {
       if (alive(child)) throw new Error(`instance ${name} is already running`);
       starts++;
-      const started = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
-        cwd: process.cwd(),
-        env: { ...env, PORT: String(port) },
-        stdio: ['ignore', 'ignore', 'pipe'],
+      const started = spawnProxy(port, env, (line, from) => {
+        if (from === 'stdout') return;
+        lines.push(line);
+        if (lines.length > 200) lines.shift();
+        process.stderr.write(`[instance ${name}#${starts}] ${line}\n`);
       });
       child = started;
-      let partial = '';
-      started.stderr.setEncoding('utf8');
-      started.stderr.on('data', (chunk: string) => {
-        partial += chunk;
-        const complete = partial.split('\n');
-        partial = complete.pop()!;
-        for (const line of complete) {
-          lines.push(line);
-          if (lines.length > 200) lines.shift();
-          process.stderr.write(`[instance ${name}#${starts}] ${line}\n`);
-        }
-      });
-      const deadline = Date.now() + 30_000;
-      for (;;) {
-        if (!alive(started)) {
-          throw new Error(`instance ${name} exited (${started.exitCode ?? started.signalCode}) while starting:\n${lines.slice(-30).join('\n')}`);
-        }
-        try {
-          if ((await fetch(`${origin}/health`)).ok) return;
-        } catch {
-          // not listening yet
-        }
-        if (Date.now() > deadline) throw new Error(`instance ${name} did not answer /health within 30 s:\n${lines.slice(-30).join('\n')}`);
-        await sleep(50);
-      }
+      await untilHealthy(name, origin, started, () => `:\n${lines.slice(-30).join('\n')}`);
     },
     async kill() {
       const running = child;
