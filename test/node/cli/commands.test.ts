@@ -25,7 +25,7 @@ import { startSandbox, type RunningSandbox } from '../../../server/sandbox/serve
 import { DEFAULT_ACCOUNT } from '../../../server/sandbox/state.ts';
 import { sandboxPartnerEnv } from '../../support/cluster-harness.ts';
 import { waitFor } from '../../support/checks.ts';
-import { paymentRecord } from '../../support/records.ts';
+import { checkoutRecord, paymentRecord } from '../../support/records.ts';
 
 const BIN = fileURLToPath(new URL('../../../bin/pix-checkout.mjs', import.meta.url));
 
@@ -201,18 +201,7 @@ describe('cli: transfers and the webhook URL', () => {
     const store = openSqliteStore({ dataDir: env.PIX_DATA_DIR!, cacheSize: 0 });
     const at = Date.now();
     const id = 'co_CLIrefundCLIrefundCLIref';
-    await store.createCheckout({
-      id,
-      orderId: 'cli-refund-1',
-      valueCents: 1500,
-      description: null,
-      name: null,
-      document: null,
-      callback: null,
-      paymentReference: null,
-      renewalsUsed: 0,
-      createdAt: at,
-    });
+    await store.createCheckout(checkoutRecord({ id, orderId: 'cli-refund-1', valueCents: 1500, description: null, name: null, document: null, createdAt: at }));
     const payment = paymentRecord('cli-refund-pay', at, { checkoutId: id, valueCents: 1500 });
     await store.attachPayment(id, payment, 0, null);
     await store.updatePaymentStatus(payment.reference, 2, true, at, paymentOutcome);
