@@ -11,7 +11,7 @@ import { after, before, describe, test } from 'node:test';
 import { CheckoutId, CheckoutView, PaymentView } from '../../../src/shared/contract.ts';
 import { ErrorBody } from '../../../src/shared/errors.ts';
 import { createApp, type AppDeps } from '../../../server/app.ts';
-import { startDevStack, type DevStack } from '../../../server/dev-stack.ts';
+import { startDevStack, type DevStack, type DevStackOptions } from '../../../server/dev-stack.ts';
 import { createLogger } from '../../../server/log.ts';
 import { DEFAULTS, proxyConfig } from '../../../server/config/index.ts';
 import { tokenStoreKey, type PartnerClient } from '../../../server/partner/client.ts';
@@ -800,34 +800,42 @@ describe('CORS and origins', () => {
   });
 });
 
-describe('rate limits', () => {
-  test('creating: the burst, then 429 with Retry-After and the error body; refilled with time; per client', async () => {
-    const limited = await startDevStack({
-      allowedOrigins: ['https://shop.example'],
-      rateLimits: { create: { perMinute: 6, burst: 2 }, status: { perMinute: 600, burst: 100 } },
-      trustedProxies: 1,
-    });
-    try {
-      const checkout = await newCheckout(limited);
-      const from = (ip: string) =>
-        browser(limited, 'POST', `/checkouts/${checkout.checkout_id}/payment`, { headers: { 'x-forwarded-for': ip, origin: 'https://shop.example' } });
-      assert.equal((await from('203.0.113.1')).res.status, 201);
-      assert.equal((await from('203.0.113.1')).res.status, 200);
-      const refused = await from('203.0.113.1');
-      expectError(refused, 429, 'rate_limited');
-      assert.equal(refused.res.headers.get('retry-after'), '10', 'one request every 10 s at 6 a minute');
-      assert.equal(refused.res.headers.get('access-control-allow-origin'), 'https://shop.example', 'the widget can read the 429');
-      assert.equal((await from('198.51.100.7')).res.status, 200, 'another client has its own bucket');
-      limited.sandbox.state.clock.advance(10_000);
-      assert.equal((await from('203.0.113.1')).res.status, 200, 'refilled after Retry-After');
-    } finally {
-      await limited.close();
-    }
-  });
+/** A dev stack of its own with `options`, closed after `run` whatever happens. */
+async function withOwnStack(options: DevStackOptions, run: (own: DevStack) => Promise<void>): Promise<void> {
+  const own = await startDevStack(options);
+  try {
+    await run(own);
+  } finally {
+    await own.close();
+  }
+}
 
-  test('reading: limited separately from creating', async () => {
-    const limited = await startDevStack({ rateLimits: { create: { perMinute: 60, burst: 5 }, status: { perMinute: 60, burst: 3 } } });
-    try {
+describe('rate limits', () => {
+  test('creating: the burst, then 429 with Retry-After and the error body; refilled with time; per client', () =>
+    withOwnStack(
+      {
+        allowedOrigins: ['https://shop.example'],
+        rateLimits: { create: { perMinute: 6, burst: 2 }, status: { perMinute: 600, burst: 100 } },
+        trustedProxies: 1,
+      },
+      async (limited) => {
+        const checkout = await newCheckout(limited);
+        const from = (ip: string) =>
+          browser(limited, 'POST', `/checkouts/${checkout.checkout_id}/payment`, { headers: { 'x-forwarded-for': ip, origin: 'https://shop.example' } });
+        assert.equal((await from('203.0.113.1')).res.status, 201);
+        assert.equal((await from('203.0.113.1')).res.status, 200);
+        const refused = await from('203.0.113.1');
+        expectError(refused, 429, 'rate_limited');
+        assert.equal(refused.res.headers.get('retry-after'), '10', 'one request every 10 s at 6 a minute');
+        assert.equal(refused.res.headers.get('access-control-allow-origin'), 'https://shop.example', 'the widget can read the 429');
+        assert.equal((await from('198.51.100.7')).res.status, 200, 'another client has its own bucket');
+        limited.sandbox.state.clock.advance(10_000);
+        assert.equal((await from('203.0.113.1')).res.status, 200, 'refilled after Retry-After');
+      },
+    ));
+
+  test('reading: limited separately from creating', () =>
+    withOwnStack({ rateLimits: { create: { perMinute: 60, burst: 5 }, status: { perMinute: 60, burst: 3 } } }, async (limited) => {
       const checkout = await newCheckout(limited);
       const payment = PaymentView.parse((await payFor(limited, checkout.checkout_id)).json);
       const statuses: number[] = [];
@@ -835,24 +843,17 @@ describe('rate limits', () => {
       assert.deepEqual(statuses, [200, 200, 200, 429]);
       expectError(await browser(limited, 'GET', `/payments/${payment.reference}/events`), 429, 'rate_limited');
       assert.equal((await payFor(limited, checkout.checkout_id)).res.status, 200, 'creating still has tokens');
-    } finally {
-      await limited.close();
-    }
-  });
+    }));
 
-  test('X-Forwarded-For is ignored unless a proxy is trusted', async () => {
-    const limited = await startDevStack({ rateLimits: { create: { perMinute: 6, burst: 1 }, status: { perMinute: 600, burst: 100 } } });
-    try {
+  test('X-Forwarded-For is ignored unless a proxy is trusted', () =>
+    withOwnStack({ rateLimits: { create: { perMinute: 6, burst: 1 }, status: { perMinute: 600, burst: 100 } } }, async (limited) => {
       const checkout = await newCheckout(limited);
       const from = (ip: string) =>
         payFor(limited, checkout.checkout_id).then(() =>
           browser(limited, 'POST', `/checkouts/${checkout.checkout_id}/payment`, { headers: { 'x-forwarded-for': ip } }),
         );
       assert.equal((await from('192.0.2.1')).res.status, 429, 'a forged address does not buy a new bucket');
-    } finally {
-      await limited.close();
-    }
-  });
+    }));
 });
 
 describe('restart with data kept', () => {
