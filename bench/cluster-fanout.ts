@@ -23,12 +23,10 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
-import { createPartnerClient } from '../server/partner/client.ts';
 import { WEBHOOK_PATH } from '../server/routes/webhooks.ts';
 import { startSandbox, type RunningSandbox } from '../server/sandbox/server.ts';
 import { CHANGES_CHANNEL } from '../server/store/postgres/postgres-store.ts';
-import { DEFAULT_ACCOUNT } from '../server/sandbox/state.ts';
-import { LIMITS_OFF, sandboxPartnerEnv, spawnProxy, untilHealthy } from '../test/support/cluster-harness.ts';
+import { LIMITS_OFF, sandboxPartnerEnv, setSandboxNotificationUrl, spawnProxy, untilHealthy } from '../test/support/cluster-harness.ts';
 import { startPostgres, type RunningPostgres } from '../test/support/postgres.ts';
 import { freePort } from '../test/support/ports.ts';
 
@@ -276,13 +274,7 @@ try {
     PIX_STALE_AFTER_MS: '60000',
     PIX_RECONCILE_EVERY_S: '3600',
   });
-  const partner = createPartnerClient({
-    baseUrl: running.url,
-    ca: running.ca,
-    userAgent: USER_AGENT,
-    credentials: { email: DEFAULT_ACCOUNT.email, accessKey: DEFAULT_ACCOUNT.accessKey },
-  });
-  await partner.setNotificationUrl({ notification_url: `${forwarderUrl}/api${WEBHOOK_PATH}` });
+  await setSandboxNotificationUrl(running, USER_AGENT, `${forwarderUrl}/api${WEBHOOK_PATH}`);
 
   const create = async () => {
     const res = await fetch(`${a.origin}/api/payments`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"value":1.5}' });

@@ -18,11 +18,18 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
-import { createPartnerClient } from '../server/partner/client.ts';
 import { WEBHOOK_PATH } from '../server/routes/webhooks.ts';
 import { startSandbox, type RunningSandbox } from '../server/sandbox/server.ts';
-import { DEFAULT_ACCOUNT } from '../server/sandbox/state.ts';
-import { LIMITS_OFF, proxyEnv, spawnProxy, startFront, untilHealthy, type Front, type ProxyInstance } from '../test/support/cluster-harness.ts';
+import {
+  LIMITS_OFF,
+  proxyEnv,
+  setSandboxNotificationUrl,
+  spawnProxy,
+  startFront,
+  untilHealthy,
+  type Front,
+  type ProxyInstance,
+} from '../test/support/cluster-harness.ts';
 import { startPostgres, type RunningPostgres } from '../test/support/postgres.ts';
 import { freePort } from '../test/support/ports.ts';
 
@@ -140,13 +147,7 @@ async function main(): Promise<void> {
   const b = await startInstance('B', env);
   const instances = [a, b];
   front = await startFront([a, b] as unknown as ProxyInstance[]);
-  const partner = createPartnerClient({
-    baseUrl: sandbox.url,
-    ca: sandbox.ca,
-    userAgent: USER_AGENT,
-    credentials: { email: DEFAULT_ACCOUNT.email, accessKey: DEFAULT_ACCOUNT.accessKey },
-  });
-  await partner.setNotificationUrl({ notification_url: `${front.url}/api${WEBHOOK_PATH}` });
+  await setSandboxNotificationUrl(sandbox, USER_AGENT, `${front.url}/api${WEBHOOK_PATH}`);
 
   const probes = probeReady(instances);
   const results: RequestResult[] = [];

@@ -12,6 +12,7 @@ import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { verifyWebhookSignature } from '../../server/domain/signature.ts';
+import { createPartnerClient } from '../../server/partner/client.ts';
 import { DEFAULT_ACCOUNT } from '../../server/sandbox/state.ts';
 
 /** The partner settings of the sandbox's published test account: its URL, the account, and the CA file its certificate is in. */
@@ -23,6 +24,17 @@ export function sandboxPartnerEnv(sandboxUrl: string, caFile: string, userAgent 
     PIX_USER_AGENT: userAgent,
     PIX_CA_FILE: caFile,
   };
+}
+
+/** Registers `notificationUrl` with the sandbox (at `sandbox.url`, its certificate `sandbox.ca`) for its published test account. */
+export async function setSandboxNotificationUrl(sandbox: { url: string; ca: string }, userAgent: string, notificationUrl: string): Promise<void> {
+  const partner = createPartnerClient({
+    baseUrl: sandbox.url,
+    ca: sandbox.ca,
+    userAgent,
+    credentials: { email: DEFAULT_ACCOUNT.email, accessKey: DEFAULT_ACCOUNT.accessKey },
+  });
+  await partner.setNotificationUrl({ notification_url: notificationUrl });
 }
 
 /** For a load generator whose every simulated customer comes from loopback: no per-address limits nor stream caps. */

@@ -25,7 +25,7 @@ export type { BookReport, CodeReport, CodeVerdict, NumberingState } from './code
 export { APPROVED_MARGIN_MS, CANCELED_MARGIN_MS, PARTNER_DEFAULT_EXPIRATION_MS, proofWindows } from './proof-windows.ts';
 
 export interface NumberingReport extends BookReport {
-  /** The first mismatch of the payments' codes, for the older readers of /ready. */
+  /** The first mismatch of the payments' codes, as one line: for a reader of /ready that takes one problem, not the list. */
   problem?: string;
   /** The transfers' own book. */
   transfers: BookReport;
@@ -283,17 +283,11 @@ export class StatusNumbering {
 
   /**
    * An explicit outcome, in words, from an authenticated notification, checked against the status
-   * the partner reports now. True when it may be applied (the rulebook: ASSUMPTIONS.md). `kind` (or the
-   * older boolean `learn`: true for payments, false for transfers) picks the book.
+   * the partner reports now. True when it may be applied (the rulebook: ASSUMPTIONS.md). `kind` picks
+   * the book.
    */
-  confirmExplicit(
-    outcome: 'approved' | 'canceled',
-    status: PartnerStatus | null,
-    reference: string,
-    kindOrLearn: NumberingKind | boolean = 'payment',
-  ): boolean {
+  confirmExplicit(outcome: 'approved' | 'canceled', status: PartnerStatus | null, reference: string, kind: NumberingKind = 'payment'): boolean {
     if (!status) return false;
-    const kind: NumberingKind = kindOrLearn === true ? 'payment' : kindOrLearn === false ? 'transfer' : kindOrLearn;
     const book = this.book(kind);
     if (status.word !== null) {
       const said = wordMeaning(status.word);
