@@ -10,6 +10,17 @@ import { ErrorBody } from '../../src/shared/errors.ts';
 import type { DevStack } from '../../server/dev-stack.ts';
 import { PartnerError } from '../../server/partner/errors.ts';
 
+/** Counts the dev stack's reads of payments at the partner from now on. */
+export function countReads(stack: DevStack): { calls: () => number } {
+  let calls = 0;
+  const read = stack.partner.getPayment.bind(stack.partner);
+  stack.partner.getPayment = (reference) => {
+    calls++;
+    return read(reference);
+  };
+  return { calls: () => calls };
+}
+
 /** Resolves with the first truthy value `check` gives; fails only if none comes within the guard. */
 export async function waitFor<T>(what: string, check: () => T | undefined | false | Promise<T | undefined | false>, guardMs = 20_000): Promise<T> {
   const deadline = Date.now() + guardMs;

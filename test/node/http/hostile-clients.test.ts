@@ -21,20 +21,10 @@ import { createLogger } from '../../../server/log.ts';
 import { PARTNER_PATHS } from '../../../server/partner/wire.ts';
 import { DB_FILE_NAME, openSqliteStore } from '../../../server/store/sqlite/sqlite-store.ts';
 import { StoreError, type Store } from '../../../server/store/store.ts';
+import { countReads } from '../../support/checks.ts';
 
 const silent = createLogger({ level: 'silent' });
 const json = { 'content-type': 'application/json' };
-
-/** Counts the proxy's calls to the partner's payment read from now on. */
-function countReads(stack: DevStack): { calls: () => number } {
-  let calls = 0;
-  const read = stack.partner.getPayment.bind(stack.partner);
-  stack.partner.getPayment = (reference) => {
-    calls++;
-    return read(reference);
-  };
-  return { calls: () => calls };
-}
 
 async function addFault(stack: DevStack, fault: Record<string, unknown>): Promise<number> {
   const res = await stack.sandbox.publicApp.request('/_sandbox/faults', { method: 'POST', headers: json, body: JSON.stringify(fault) });

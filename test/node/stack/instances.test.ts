@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startDevStack, startSandbox, type DevStack, type RunningSandbox } from '../../../server/dev-stack.ts';
+import { countReads } from '../../support/checks.ts';
 import { firstPayment } from '../../support/first-payment.ts';
 import { startPostgres, type RunningPostgres } from '../../support/postgres.ts';
 
@@ -30,17 +31,6 @@ async function pair(options: Parameters<typeof startDevStack>[0] = {}, forB: Par
   const b = await startDevStack({ sandbox, databaseUrl, background: false, registerWebhook: false, ...options, ...forB });
   stacks.push(b);
   return [a, b];
-}
-
-/** Counts each instance's reads of payments at the partner. */
-function countReads(stack: DevStack): { count: () => number } {
-  let calls = 0;
-  const getPayment = stack.partner.getPayment.bind(stack.partner);
-  stack.partner.getPayment = (reference) => {
-    calls++;
-    return getPayment(reference);
-  };
-  return { count: () => calls };
 }
 
 async function merchant(on: DevStack, method: string, path: string, body?: unknown): Promise<{ status: number; json: any }> {
@@ -141,25 +131,25 @@ describe('two instances over one Postgres', () => {
       assert.equal(res.status, 200);
       return ((await res.json()) as { status: string }).status;
     };
-    const before = [readsA.count(), readsB.count()];
+    const before = [readsA.calls(), readsB.calls()];
     for (let i = 0; i < 5; i++) {
       assert.equal(await read(a), 'pending');
       assert.equal(await read(b), 'pending');
     }
     assert.deepEqual(
-      [readsA.count() - before[0]!, readsB.count() - before[1]!],
+      [readsA.calls() - before[0]!, readsB.calls() - before[1]!],
       [5, 0],
       'A holds the poll lease (renewed by each of its reads); B asks no one',
     );
     // Concurrent reads on the holder (started in one tick) share one lease decision and one call, round after round.
     for (let round = 0; round < 3; round++) {
-      const was = readsA.count();
+      const was = readsA.calls();
       await Promise.all(Array.from({ length: 50 }, () => a.pix.payments.read(reference)));
-      assert.equal(readsA.count() - was, 1, `round ${round}: 50 concurrent reads, one partner call`);
+      assert.equal(readsA.calls() - was, 1, `round ${round}: 50 concurrent reads, one partner call`);
     }
     // A forced ask (before a new code is issued, a webhook's confirmation) is never left to another instance.
     await b.pix.payments.confirm(reference);
-    assert.equal(readsB.count() - before[1]!, 1, 'a confirmation asks the partner whoever polls');
+    assert.equal(readsB.calls() - before[1]!, 1, 'a confirmation asks the partner whoever polls');
     // Paid: B, which never asked, answers paid once A's read records it.
     assert.equal(sandbox.state.pay(sandbox.state.payments.get(reference)!).ok, true);
     assert.equal(await read(a), 'paid');
@@ -177,9 +167,9 @@ describe('two instances over one Postgres', () => {
     }
     // Due: their last confirmation is older than everyMs on the proxy's clock.
     sandbox.state.clock.advance(2000);
-    const before = readsA.count() + readsB.count();
+    const before = readsA.calls() + readsB.calls();
     const [ra, rb] = await Promise.all([a.pix.reconciler.runOnce(), b.pix.reconciler.runOnce()]);
-    const asked = readsA.count() + readsB.count() - before;
+    const asked = readsA.calls() + readsB.calls() - before;
     assert.equal(asked, references.length, `each due payment asked about once across both (A checked ${ra.checked}, B ${rb.checked})`);
   });
 
