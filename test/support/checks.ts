@@ -32,16 +32,19 @@ export async function waitFor<T>(what: string, check: () => T | undefined | fals
   }
 }
 
-/** The PartnerError `promise` rejects with; fails when it resolves or rejects with anything else. */
-export async function rejection(promise: Promise<unknown>): Promise<PartnerError> {
+/** The error of class `kind` that `promise` rejects with; fails when it resolves or rejects with anything else. */
+export async function rejectsWith<E extends Error>(promise: Promise<unknown>, kind: abstract new (...args: never[]) => E): Promise<E> {
   try {
     await promise;
   } catch (error) {
-    assert.ok(error instanceof PartnerError, `a PartnerError, got ${String(error)}`);
+    assert.ok(error instanceof kind, `a ${kind.name}, got ${String(error)}`);
     return error;
   }
-  assert.fail('expected a rejection');
+  assert.fail(`expected a ${kind.name}`);
 }
+
+/** The PartnerError `promise` rejects with; fails when it resolves or rejects with anything else. */
+export const rejection = (promise: Promise<unknown>): Promise<PartnerError> => rejectsWith(promise, PartnerError);
 
 /** The error of an answer read as `{res, json}`: the status and code expected, the shared body, a message in words. */
 export function expectError(result: { res: Response; json: unknown }, status: number, code: string): ErrorBody['error'] {
