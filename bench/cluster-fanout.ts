@@ -26,7 +26,8 @@ import pg from 'pg';
 import { WEBHOOK_PATH } from '../server/routes/webhooks.ts';
 import { startSandbox, type RunningSandbox } from '../server/sandbox/server.ts';
 import { CHANGES_CHANNEL } from '../server/store/postgres/postgres-store.ts';
-import { LIMITS_OFF, sandboxPartnerEnv, setSandboxNotificationUrl, spawnProxy, untilHealthy } from '../test/support/cluster-harness.ts';
+import { LIMITS_OFF, sandboxPartnerEnv, setSandboxNotificationUrl } from '../test/support/cluster-harness.ts';
+import { spawnProxy, untilHealthy } from '../test/support/proxy-process.ts';
 import { startPostgres, type RunningPostgres } from '../test/support/postgres.ts';
 import { freePort } from '../test/support/ports.ts';
 

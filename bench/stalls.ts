@@ -20,16 +20,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { WEBHOOK_PATH } from '../server/routes/webhooks.ts';
 import { startSandbox, type RunningSandbox } from '../server/sandbox/server.ts';
-import {
-  LIMITS_OFF,
-  proxyEnv,
-  setSandboxNotificationUrl,
-  spawnProxy,
-  startFront,
-  untilHealthy,
-  type Front,
-  type ProxyInstance,
-} from '../test/support/cluster-harness.ts';
+import { LIMITS_OFF, proxyEnv, setSandboxNotificationUrl, startFront, type Front, type ProxyInstance } from '../test/support/cluster-harness.ts';
+import { spawnProxy, untilHealthy } from '../test/support/proxy-process.ts';
 import { startPostgres, type RunningPostgres } from '../test/support/postgres.ts';
 import { freePort } from '../test/support/ports.ts';
 

@@ -6,7 +6,7 @@
  * id; and a status stream read as a browser's EventSource would (it reconnects after `retry`,
  * through the front).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { Agent, createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { verifyWebhookSignature } from '../../server/domain/signature.ts';
 import { createPartnerClient } from '../../server/partner/client.ts';
 import { DEFAULT_ACCOUNT } from '../../server/sandbox/state.ts';
+import { alive, spawnProxy, untilHealthy } from './proxy-process.ts';
 
 /** The partner settings of the sandbox's published test account: its URL, the account, and the CA file its certificate is in. */
 export function sandboxPartnerEnv(sandboxUrl: string, caFile: string, userAgent = 'Loja Teste (dev@loja.example)') {
@@ -102,45 +103,6 @@ export function sandboxControl(sandboxUrl: string, ca: string): { send: (path: s
 }
 
 // --- The proxy instances -------------------------------------------------------------------------
-
-const alive = (c: ChildProcess | null): boolean => c !== null && c.exitCode === null && c.signalCode === null;
-
-/** `node --import tsx server/main.ts` on `port` with `env`; each line it writes (stdout: its JSON log lines; stderr: its errors) goes to `onLine`. */
-export function spawnProxy(port: number, env: Record<string, string | undefined>, onLine: (line: string, from: 'stdout' | 'stderr') => void): ChildProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
-    cwd: process.cwd(),
-    env: { ...env, PORT: String(port) },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  for (const [from, output] of [
-    ['stdout', child.stdout],
-    ['stderr', child.stderr],
-  ] as const) {
-    let partial = '';
-    output.setEncoding('utf8');
-    output.on('data', (chunk: string) => {
-      const complete = (partial + chunk).split('\n');
-      partial = complete.pop()!;
-      for (const line of complete) onLine(line, from);
-    });
-  }
-  return child;
-}
-
-/** Resolves once the instance's /health answers 200; throws when it exits first or takes over 30 s (`tail`: what to add to the error). */
-export async function untilHealthy(name: string, origin: string, child: ChildProcess, tail: () => string = () => ''): Promise<void> {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    if (!alive(child)) throw new Error(`instance ${name} exited (${child.exitCode ?? child.signalCode}) while starting${tail()}`);
-    try {
-      if ((await fetch(`${origin}/health`)).ok) return;
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline) throw new Error(`instance ${name} did not answer /health within 30 s${tail()}`);
-    await sleep(50);
-  }
-}
 
 export interface ProxyInstance {
   readonly name: string;

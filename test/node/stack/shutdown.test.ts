@@ -18,7 +18,8 @@ import { CheckoutView, PaymentView } from '../../../src/shared/contract.ts';
 import { EVENT_ID_HEADER } from '../../../server/domain/signature.ts';
 import { startSandbox, type RunningSandbox } from '../../../server/sandbox/server.ts';
 import { openStore } from '../../../server/store/open.ts';
-import { proxyEnv, sandboxControl, spawnProxy } from '../../support/cluster-harness.ts';
+import { proxyEnv, sandboxControl } from '../../support/cluster-harness.ts';
+import { spawnProxy } from '../../support/proxy-process.ts';
 
 /** The proxy's errors on this test's stderr; its log lines (stdout) are read by each test. */
 const echoErrors = (line: string, from: 'stdout' | 'stderr') => void (from === 'stderr' && process.stderr.write(`${line}\n`));
