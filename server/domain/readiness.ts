@@ -155,7 +155,7 @@ export function readinessCheck(deps: {
     }
     if (store === 'ok') {
       // Returns of the last day (domain/returns.ts): not a fault, but money that went back to payers.
-      const recent = await deadline(deps.store.returnsSince(now() - RETURNS_WARNING_WINDOW_MS, 6), 'the store').catch(() => []);
+      const recent = await deadline(deps.store.payments.returnsSince(now() - RETURNS_WARNING_WINDOW_MS, 6), 'the store').catch(() => []);
       if (recent.length > 0) {
         const named = [...new Set(recent.map((r) => r.reference))].slice(0, 5);
         list.push(

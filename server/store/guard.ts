@@ -9,7 +9,7 @@ import { enterStore } from './deadline.ts';
 import { StoreError } from './store.ts';
 
 /** Methods answered from memory (PaymentStore.peekPayment). */
-const IN_MEMORY = new Set(['peekPayment']);
+const IN_MEMORY = new Set(['peek']);
 
 /** StoreErrors made per guarded store, by the store (its top-level object). */
 const counts = new WeakMap<object, { errors: number }>();

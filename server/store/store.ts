@@ -43,9 +43,13 @@ export type {
 export type { PersonalDataStore, PersonalRecords, PurgeCounts } from './personal-data/types.ts';
 export type { ReportCursor, ReportStore } from './reports/types.ts';
 
-export interface Store extends PaymentStore, CheckoutStore {
+export interface Store {
   /** Which database this is (readiness and the logs name it). */
   readonly kind: 'sqlite' | 'postgres';
+  /** The payments issued, and what the proxy last learned of them (payments/types.ts). */
+  readonly payments: PaymentStore;
+  /** The merchant's orders and the payment each currently offers (checkouts/types.ts). */
+  readonly checkouts: CheckoutStore;
   /** Present when several instances share this store. */
   readonly cluster?: Cluster;
   /** The partner's access token, kept across restarts. */

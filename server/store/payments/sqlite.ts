@@ -96,22 +96,22 @@ export function sqlitePayments({ db, cache, noticeOtherWriters }: SqliteContext,
   });
 
   return {
-    async insertPayment(payment) {
+    async insert(payment) {
       insertPayment(payment);
       cache.remember({ ...payment });
     },
-    peekPayment(reference) {
+    peek(reference) {
       noticeOtherWriters();
       return cache.get(reference);
     },
-    async getPayment(reference) {
+    async get(reference) {
       noticeOtherWriters();
       const cached = cache.get(reference);
       if (cached) return cached;
       const row = sql.get.get(reference) as PaymentRow | undefined;
       return row ? cache.remember(toPayment(row)) : null;
     },
-    async updatePaymentStatus(reference, partnerStatus, final, updatedAt, outcomeOf) {
+    async updateStatus(reference, partnerStatus, final, updatedAt, outcomeOf) {
       noticeOtherWriters();
       const change = updateStatus(reference, partnerStatus, final, updatedAt, outcomeOf);
       const cached = cache.get(reference);
@@ -125,23 +125,23 @@ export function sqlitePayments({ db, cache, noticeOtherWriters }: SqliteContext,
       const payout = sql.payoutByTransactionId.get(transactionId) as { reference: string } | undefined;
       return payout ? { kind: 'transfer', reference: payout.reference } : null;
     },
-    async setPaymentFavoured(reference, favoured) {
+    async setFavoured(reference, favoured) {
       noticeOtherWriters();
       sql.setFavoured.run(favoured, reference);
       const cached = cache.get(reference);
       if (cached) cache.remember({ ...cached, favoured });
     },
-    async nonFinalPayments(limit) {
+    async nonFinal(limit) {
       noticeOtherWriters();
       return (sql.nonFinal.all(limit) as PaymentRow[]).map((row) => cache.get(row.reference) ?? toPayment(row)).filter((p) => !p.final);
     },
-    async duePayments(now, limit, schedule) {
+    async due(now, limit, schedule) {
       return (sql.due.all({ ...schedule, now, limit }) as PaymentRow[]).map(toPayment);
     },
-    async markPaymentsChecked(references, at) {
+    async markChecked(references, at) {
       markChecked(references, at);
     },
-    async countOpenPaymentsExpiredBefore(expiredBefore) {
+    async countOpenExpiredBefore(expiredBefore) {
       return (sql.countExpiredOpen.get(expiredBefore) as { n: number }).n;
     },
     async recordReturn(reference, returnedCents, source, at, outcomeOf) {

@@ -271,8 +271,8 @@ function opened(pool: pg.Pool, options: PostgresStoreOptions, where: string): { 
   const store: Store = {
     kind: 'postgres',
     cluster: changes.cluster,
-    ...postgresPayments(context),
-    ...postgresCheckouts(context),
+    payments: postgresPayments(context),
+    checkouts: postgresCheckouts(context),
     tokens,
     webhookEvents: postgresWebhookEvents(context),
     disputes: postgresDisputes(context),

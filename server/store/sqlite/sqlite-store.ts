@@ -115,21 +115,17 @@ function sharedWrites(file: string): { count: number } {
 const OTHER_PROCESS_CHECK_MS = 1;
 
 /** The store's methods answered from memory: they never wait for a lock. */
-const IN_MEMORY = new Set(['peekPayment']);
+const IN_MEMORY = new Set(['peek']);
 
 /** The store's methods that only read: every other call counts as a write for the other store objects on the file. */
 const READS = new Set([
-  'getPayment',
-  'peekPayment',
   'findByTransactionId',
   'returnsOf',
   'returnsSince',
-  'checkoutsReplacing',
-  'nonFinalPayments',
-  'duePayments',
-  'countOpenPaymentsExpiredBefore',
-  'getCheckout',
-  'checkoutPayments',
+  'peek',
+  'replacing',
+  'payments',
+  'countOpenExpiredBefore',
   'unprocessed',
   'countUnprocessed',
   'listByResult',
@@ -221,8 +217,8 @@ function openedStore(db: Database.Database, cacheSize: number, claimMs: number, 
 
   return {
     kind: 'sqlite',
-    ...sqlitePayments(context, outbox),
-    ...sqliteCheckouts(context, outbox),
+    payments: sqlitePayments(context, outbox),
+    checkouts: sqliteCheckouts(context, outbox),
     tokens,
     webhookEvents: sqliteWebhookEvents(context),
     disputes: sqliteDisputes(context, outbox),

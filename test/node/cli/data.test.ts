@@ -63,11 +63,11 @@ async function seed(env: Record<string, string>): Promise<void> {
   try {
     const cipher = new PersonalDataCipher(KEY);
     const ana = 'co_ANAAAAAAAAAAAAAAAAAAAAAA';
-    await store.createCheckout(checkoutRecord({ id: ana, orderId: 'order-ana', createdAt: 1_000, ...sealedCustomer(cipher, 'Ana Lima', ANA_PRINTED) }));
-    await store.attachPayment(ana, paymentRecord('pay-ana', 1_000, { checkoutId: ana, valueCents: 4990 }), 0, null);
-    await store.updatePaymentStatus('pay-ana', PARTNER_STATUS.approved, true, 2_000, paymentOutcome);
+    await store.checkouts.create(checkoutRecord({ id: ana, orderId: 'order-ana', createdAt: 1_000, ...sealedCustomer(cipher, 'Ana Lima', ANA_PRINTED) }));
+    await store.checkouts.attachPayment(ana, paymentRecord('pay-ana', 1_000, { checkoutId: ana, valueCents: 4990 }), 0, null);
+    await store.payments.updateStatus('pay-ana', PARTNER_STATUS.approved, true, 2_000, paymentOutcome);
     const bruno = 'co_BRUNOAAAAAAAAAAAAAAAAAA';
-    await store.createCheckout(checkoutRecord({ id: bruno, orderId: 'order-bruno', createdAt: Date.now(), ...sealedCustomer(cipher, 'Bruno', BRUNO) }));
+    await store.checkouts.create(checkoutRecord({ id: bruno, orderId: 'order-bruno', createdAt: Date.now(), ...sealedCustomer(cipher, 'Bruno', BRUNO) }));
   } finally {
     await store.close();
   }
@@ -77,7 +77,7 @@ async function seed(env: Record<string, string>): Promise<void> {
 async function seedPayouts(env: Record<string, string>): Promise<void> {
   const store = await openStore({ dataDir: env.PIX_DATA_DIR!, databaseUrl: env.PIX_DATABASE_URL, cacheSize: 0 });
   try {
-    await store.attachPayment(
+    await store.checkouts.attachPayment(
       'co_BRUNOAAAAAAAAAAAAAAAAAA',
       paymentRecord('pay-bruno', Date.now(), { checkoutId: 'co_BRUNOAAAAAAAAAAAAAAAAAA', partnerStatus: 9 }),
       0,
@@ -232,7 +232,7 @@ test('a stored document under another key: export exits 1 with a sentence naming
   // A checkout found by its clear twin's hash but sealed under another key: a key changed between writes.
   const other = new PersonalDataCipher(Buffer.alloc(32, 8).toString('hex'));
   const hash = new PersonalDataCipher(KEY).documentHash(ANA);
-  await store.createCheckout(
+  await store.checkouts.create(
     checkoutRecord({ id: 'co_OTHERKEYAAAAAAAAAAAAAAA', orderId: 'order-other', name: other.seal('Ana'), document: other.seal(ANA), documentHash: hash }),
   );
   await store.close();

@@ -24,14 +24,16 @@ function faultyStore() {
       state.pings++;
       fail();
     },
-    async getPayment() {
-      fail();
-      return null;
-    },
-    // The returns of the last day, which /ready names: none here.
-    async returnsSince() {
-      fail();
-      return [];
+    payments: {
+      async get() {
+        fail();
+        return null;
+      },
+      // The returns of the last day, which /ready names: none here.
+      async returnsSince() {
+        fail();
+        return [];
+      },
     },
   };
   return { state, store: guarded(raw, (error) => error as Error) as unknown as Store };
@@ -51,7 +53,7 @@ describe('/ready over time (a fake clock)', () => {
     assert.equal(state.pings, 1, 'kept within cacheMs');
     // The store fails a request's read: the kept answer is not served again.
     state.down = true;
-    await assert.rejects(store.getPayment('x'));
+    await assert.rejects(store.payments.get('x'));
     const report = await ready();
     assert.equal(report.ready, false);
     assert.equal(report.checks.store, 'failed');

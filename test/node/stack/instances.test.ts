@@ -87,7 +87,7 @@ describe('two instances over one Postgres', () => {
     const references = new Set(answers.map((answer) => answer.json.reference as string));
     assert.equal(references.size, 1, `one code for the customer, whichever instance answered: ${[...references].join(', ')}`);
     const [reference] = references;
-    assert.equal((await a.store.getCheckout(id))?.paymentReference, reference);
+    assert.equal((await a.store.checkouts.get(id))?.paymentReference, reference);
     for (const on of [a, b]) assert.equal((await merchant(on, 'GET', `/checkouts/${id}`)).json.payment.reference, reference);
   });
 
@@ -125,7 +125,7 @@ describe('two instances over one Postgres', () => {
     await reading;
     assert.deepEqual(statuses, ['pending', 'paid'], 'the stream ends on its final state');
     assert.ok(Date.now() - paidAt < 20_000, 'well before B would have polled (60 s)');
-    assert.equal((await b.store.getPayment(reference))?.final, true, "B's own reads say paid too");
+    assert.equal((await b.store.payments.get(reference))?.final, true, "B's own reads say paid too");
   });
 
   test('one instance asks the partner about a payment at a time: the other serves the store', async () => {

@@ -44,7 +44,7 @@ describe('store errors counted', () => {
     const dir = mkdtempSync(join(tmpdir(), 'pix-guard-'));
     dirs.push(dir);
     const store = openSqliteStore({ dataDir: dir });
-    assert.equal(await store.getPayment('no-such-payment'), null);
+    assert.equal(await store.payments.get('no-such-payment'), null);
     assert.equal(storeErrorCount(store), 0);
     await store.close();
     await assert.rejects(store.ping(), StoreError);
