@@ -12,7 +12,7 @@
 import type { PartnerClient, PartnerLogEntry } from '../partner/client.ts';
 import { PartnerError } from '../partner/errors.ts';
 import { withStoreBudget } from '../store/deadline.ts';
-import { storeErrorCount } from '../store/guard.ts';
+import { storeErrorCount } from '../store/errors.ts';
 import type { Store } from '../store/store.ts';
 import { RETURNS_WARNING_WINDOW_MS } from './returns.ts';
 import type { DisputeService } from './disputes.ts';

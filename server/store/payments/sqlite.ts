@@ -1,13 +1,12 @@
 /** Payments on SQLite: the hot status read from the record cache, status changes and their outcome events in one transaction. */
-import type Database from 'libsql';
 import { statusWrite } from '../../money/final-state.ts';
 import type { SqliteOutboxWriter } from '../outbox/sqlite.ts';
 import { toPayment, toReturn, type PaymentRow, type ReturnRow, type WithOrder } from '../rows.ts';
-import { flag, type SqliteContext } from '../sqlite/context.ts';
+import { flag, type SqliteContext, type SqliteDatabase } from '../sqlite/context.ts';
 import type { PaymentOutcomeOf, PaymentRecord, PaymentStore, StatusChange } from './types.ts';
 
 /** Inserts a payment (also inside a checkout's attach transaction). */
-export function sqlitePaymentInsert(db: Database.Database): (payment: PaymentRecord) => void {
+export function sqlitePaymentInsert(db: SqliteDatabase): (payment: PaymentRecord) => void {
   const insert = db.prepare(
     `INSERT INTO payments (reference, checkout_id, value_cents, description, partner_status, brcode, qr_code_url, checkout_url, created_at, expires_at, transaction_id, updated_at, final, favoured)
      VALUES (@reference, @checkout_id, @value_cents, @description, @partner_status, @brcode, @qr_code_url, @checkout_url, @created_at, @expires_at, @transaction_id, @updated_at, @final, @favoured)`,
@@ -32,7 +31,7 @@ export function sqlitePaymentInsert(db: Database.Database): (payment: PaymentRec
 }
 
 /** A payment with its checkout's order id (what its outcome event names). */
-export function sqlitePaymentWithOrder(db: Database.Database): (reference: string) => WithOrder<PaymentRow> | undefined {
+export function sqlitePaymentWithOrder(db: SqliteDatabase): (reference: string) => WithOrder<PaymentRow> | undefined {
   const read = db.prepare('SELECT p.*, c.order_id AS order_id FROM payments p LEFT JOIN checkouts c ON c.id = p.checkout_id WHERE p.reference = ?');
   return (reference) => read.get(reference) as WithOrder<PaymentRow> | undefined;
 }

@@ -16,6 +16,7 @@ import { PARTNER_STATUS } from '../../../server/partner/wire.ts';
 import { openStore } from '../../../server/store/open.ts';
 import { checkoutRecord, paymentRecord, payoutRecord } from '../../support/records.ts';
 import { startPostgres, type RunningPostgres } from '../../support/postgres.ts';
+import { databaseDeadlines } from '../../../server/config/database.ts';
 
 const KEY = Buffer.alloc(32, 3).toString('hex');
 const ANA = '52998224725';
@@ -59,7 +60,7 @@ const kinds: { name: string; env(): Promise<Record<string, string>> }[] = [
 
 /** Ana's paid checkout (sealed under KEY, created long ago) and Bruno's open one, written as the proxy writes them. */
 async function seed(env: Record<string, string>): Promise<void> {
-  const store = await openStore({ dataDir: env.PIX_DATA_DIR!, databaseUrl: env.PIX_DATABASE_URL, cacheSize: 0 });
+  const store = await openStore({ dataDir: env.PIX_DATA_DIR!, databaseUrl: env.PIX_DATABASE_URL, deadlines: databaseDeadlines(), cacheSize: 0 });
   try {
     const cipher = new PersonalDataCipher(KEY);
     const ana = 'co_ANAAAAAAAAAAAAAAAAAAAAAA';
@@ -75,7 +76,7 @@ async function seed(env: Record<string, string>): Promise<void> {
 
 /** Beside seed(): Bruno's payment in a status of no known meaning, and two payouts to Ana's CPF key (one refused up front, one being sent now). */
 async function seedPayouts(env: Record<string, string>): Promise<void> {
-  const store = await openStore({ dataDir: env.PIX_DATA_DIR!, databaseUrl: env.PIX_DATABASE_URL, cacheSize: 0 });
+  const store = await openStore({ dataDir: env.PIX_DATA_DIR!, databaseUrl: env.PIX_DATABASE_URL, deadlines: databaseDeadlines(), cacheSize: 0 });
   try {
     await store.checkouts.attachPayment(
       'co_BRUNOAAAAAAAAAAAAAAAAAA',

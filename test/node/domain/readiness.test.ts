@@ -9,14 +9,15 @@ import { describe, test } from 'node:test';
 import { readinessCheck } from '../../../server/domain/readiness.ts';
 import type { StatusNumbering } from '../../../server/domain/numbering/status-numbering.ts';
 import type { PartnerClient } from '../../../server/partner/client.ts';
-import { guarded } from '../../../server/store/guard.ts';
+import { countingErrors, storeErrors } from '../../../server/store/errors.ts';
 import { StoreError, type Store } from '../../../server/store/store.ts';
 
-/** A store with a ping and two reads, failing while `down` (through guarded(), as a real store is: its failures are counted). */
+/** A store with a ping and two reads, failing while `down` (its failures counted, as a real store's are: store/errors.ts). */
 function faultyStore() {
   const state = { down: false, pings: 0 };
+  const errors = storeErrors((error) => error as Error);
   const fail = () => {
-    if (state.down) throw new StoreError('the database at test cannot be reached (ECONNREFUSED)', 'ECONNREFUSED');
+    if (state.down) throw errors.convert(new StoreError('the database at test cannot be reached (ECONNREFUSED)', 'ECONNREFUSED'));
   };
   const raw = {
     kind: 'postgres' as const,
@@ -36,7 +37,7 @@ function faultyStore() {
       },
     },
   };
-  return { state, store: guarded(raw, (error) => error as Error) as unknown as Store };
+  return { state, store: countingErrors(raw, errors) as unknown as Store };
 }
 
 const partner = { getTenant: async () => ({}), getPayment: async () => ({}) } as unknown as PartnerClient;

@@ -8,6 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import { startDevStack, startSandbox, type DevStack, type RunningSandbox } from '../../../server/dev-stack.ts';
 import { firstPayment } from '../../support/first-payment.ts';
 import { startPostgres, type RunningPostgres } from '../../support/postgres.ts';
+import { databaseDeadlines } from '../../../server/config/database.ts';
 
 let postgres: RunningPostgres;
 let sandbox: RunningSandbox;
@@ -273,7 +274,7 @@ describe('two instances over one Postgres', () => {
       { url: postgres.url('no_such_database').replace('postgres@', 'postgres:s3cret-pw@'), says: /does not exist/ },
     ];
     for (const { url, says } of cases) {
-      const error = await openStore({ dataDir: '', databaseUrl: url }).then(
+      const error = await openStore({ dataDir: '', databaseUrl: url, deadlines: databaseDeadlines() }).then(
         () => null,
         (e: unknown) => e,
       );

@@ -27,6 +27,7 @@ import { DB_FILE_NAME, openSqliteStore } from '../../../server/store/sqlite/sqli
 import type { Store } from '../../../server/store/store.ts';
 import { waitFor } from '../../support/checks.ts';
 import { startPostgres, type RunningPostgres } from '../../support/postgres.ts';
+import { databaseDeadlines } from '../../../server/config/database.ts';
 
 interface Line {
   level: number;
@@ -65,7 +66,7 @@ describe('one store budget per request (Postgres)', () => {
   let url: string;
   before(async () => {
     url = await postgres.createDatabase();
-    store = await openPostgresStore({ url, cacheSize: 0 });
+    store = await openPostgresStore({ url, deadlines: databaseDeadlines(), cacheSize: 0 });
   });
   after(async () => {
     await store?.close();

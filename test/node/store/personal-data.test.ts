@@ -20,6 +20,7 @@ import { openStore } from '../../../server/store/open.ts';
 import type { Store } from '../../../server/store/store.ts';
 import { checkoutRecord, paymentRecord, payoutRecord, transferRecord } from '../../support/records.ts';
 import { startPostgres, type RunningPostgres } from '../../support/postgres.ts';
+import { databaseDeadlines } from '../../../server/config/database.ts';
 
 const DAY = 86_400_000;
 /** The fake clock's now: day 400. Retention 180 days: the cutoff is day 220. */
@@ -88,7 +89,7 @@ const kinds: { name: string; open(): Promise<Opened> }[] = [
     async open() {
       assert.ok(postgres);
       const url = await postgres.createDatabase();
-      const store = await openStore({ dataDir: '/nonexistent', databaseUrl: url, cacheSize: 0 });
+      const store = await openStore({ dataDir: '/nonexistent', databaseUrl: url, deadlines: databaseDeadlines(), cacheSize: 0 });
       opened.push(store);
       const query = async (text: string) => {
         const client = new pg.Client({ connectionString: url });

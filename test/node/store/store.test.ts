@@ -28,6 +28,7 @@ import { StoreError, type PaymentRecord, type ReportCursor, type Store, type Sto
 import { waitFor } from '../../support/checks.ts';
 import { checkoutRecord as checkout, paymentRecord, payoutRecord as payout, transferRecord as transfer } from '../../support/records.ts';
 import { startPostgres, type RunningPostgres } from '../../support/postgres.ts';
+import { databaseDeadlines } from '../../../server/config/database.ts';
 
 /** A store call that never answers fails its test instead of hanging the file. */
 const test = (name: string, fn: () => Promise<void>): void => void nodeTest(name, { timeout: 30_000 }, fn);
@@ -67,7 +68,7 @@ const locations = new WeakMap<Store, Location>();
 type Tuning = Pick<StoreOptions, 'claimMs' | 'cacheSize'>;
 
 async function openAt(location: Location, tuning: Tuning = {}): Promise<Store> {
-  const store = await openStore({ ...location, ...tuning });
+  const store = await openStore({ ...location, deadlines: databaseDeadlines(), ...tuning });
   opened.push(store);
   locations.set(store, location);
   return store;
@@ -1300,11 +1301,11 @@ describe('Postgres store: its database', () => {
   test('a database that cannot be reached, or does not exist, is a StoreError saying so', async () => {
     assert.ok(postgres, 'the Postgres cluster started in before()');
     await assert.rejects(
-      openStore({ dataDir: tempDir(), databaseUrl: 'postgres://postgres@127.0.0.1:1/pix' }),
+      openStore({ dataDir: tempDir(), databaseUrl: 'postgres://postgres@127.0.0.1:1/pix', deadlines: databaseDeadlines() }),
       (error: unknown) => error instanceof StoreError && /cannot be reached/.test(error.message),
     );
     await assert.rejects(
-      openStore({ dataDir: tempDir(), databaseUrl: postgres.url('pix_no_such_database') }),
+      openStore({ dataDir: tempDir(), databaseUrl: postgres.url('pix_no_such_database'), deadlines: databaseDeadlines() }),
       (error: unknown) => error instanceof StoreError && /does not exist/.test(error.message),
     );
   });
