@@ -37,7 +37,7 @@ export interface PostgresStatements {
   query: Query;
   tx: Transaction;
   /** Runs `work` as one operation of the store: for checks that are not statements (a closed store). */
-  operation<T>(work: () => Promise<T>): Promise<T>;
+  operation: <T>(work: () => Promise<T>) => Promise<T>;
   /**
    * A statement whose failure is nobody's (the sweep of run-out leases, what an instance gives up as
    * it closes): within the deadlines, its error neither converted nor counted.

@@ -131,7 +131,7 @@ describe('SQLite writes counted by the statement', () => {
       prepared.mock.restore();
     }
     await store.close();
-    const texts = [...new Set(prepared.mock.calls.map((call) => call.arguments[0] as string))];
+    const texts = [...new Set(prepared.mock.calls.map((call) => call.arguments[0]))];
     assert.ok(texts.length > 80, `the store's statements were seen (${texts.length})`);
     const db = new Database(join(dir, DB_FILE_NAME));
     try {
