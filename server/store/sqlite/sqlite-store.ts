@@ -10,7 +10,7 @@ import Database from 'libsql';
 import { migrate } from './migrations.ts';
 import type { TokenStore } from '../../partner/token-store.ts';
 import { sqliteCheckouts } from '../checkouts/sqlite.ts';
-import { countingErrors, storeErrors, type StoreErrors } from '../errors.ts';
+import { countingErrors, storeErrors } from '../errors.ts';
 import { sqliteDisputes } from '../disputes/sqlite.ts';
 import { sqliteIntents } from '../intents/sqlite.ts';
 import { sqliteWebhookEvents } from '../notifications/sqlite.ts';
@@ -22,7 +22,7 @@ import { storeTimeLeft } from '../deadline.ts';
 import { RecordCache } from '../record-cache.ts';
 import type { Store } from '../store.ts';
 import { StoreError } from '../store.ts';
-import { sqliteDatabase, type SqliteContext } from './context.ts';
+import { sqliteDatabase, type SqliteContext, type SqliteGuard } from './context.ts';
 import { sqliteReports } from '../reports/sqlite.ts';
 
 /** The database file inside PIX_DATA_DIR. */
@@ -84,9 +84,10 @@ export function openSqliteStore({ dataDir, cacheSize = 10_000, claimMs = 30_000 
 export const BUSY_TIMEOUT_MS = 5000;
 
 /**
- * Before each call: SQLite waits for a lock (busy_timeout) no longer than what is left of the
- * request's store budget (store/deadline.ts), and BUSY_TIMEOUT_MS outside a request. The wait blocks
- * the process (the driver is synchronous), so this bounds the whole process's stall as well.
+ * Before each statement or transaction (sqlite/context.ts): SQLite waits for a lock (busy_timeout)
+ * no longer than what is left of the request's store budget (store/deadline.ts), and BUSY_TIMEOUT_MS
+ * outside a request. The wait blocks the process (the driver is synchronous), so this bounds the
+ * whole process's stall as well.
  */
 function busyWithinBudget(db: Database.Database): () => void {
   let set = BUSY_TIMEOUT_MS;
@@ -101,8 +102,9 @@ function busyWithinBudget(db: Database.Database): () => void {
 }
 
 /**
- * Writes made through the store objects of this process, per database file: another store object on
- * the same file then checks for them at its next read, at once. Writes by other processes are looked
+ * Writes made through the store objects of this process, per database file (each statement that
+ * writes counts itself, sqlite/context.ts): another store object on the same file then checks for
+ * them at its next read, at once. Writes by other processes are looked
  * for at most every OTHER_PROCESS_CHECK_MS.
  */
 const processWrites = new Map<string, { count: number }>();
@@ -115,12 +117,7 @@ function sharedWrites(file: string): { count: number } {
 /** How stale a cached record may be after another process (a command line) changed it: a millisecond. */
 const OTHER_PROCESS_CHECK_MS = 1;
 
-function openedStore(
-  raw: Database.Database,
-  cacheSize: number,
-  claimMs: number,
-  guard: { errors: StoreErrors; writes: { count: number }; before: () => void },
-): Store {
+function openedStore(raw: Database.Database, cacheSize: number, claimMs: number, guard: SqliteGuard): Store {
   const { errors, writes } = guard;
   const db = sqliteDatabase(raw, guard);
   const cache = new RecordCache(cacheSize);
@@ -131,7 +128,7 @@ function openedStore(
   // asked after a write through any store object of this process on the file, and otherwise at most
   // every OTHER_PROCESS_CHECK_MS.
   const dataVersion = cacheSize > 0 ? raw.prepare('PRAGMA data_version').raw(true) : null;
-  // Asked before reads from memory too, which never wait (the deadline is not entered): its errors are the store's all the same.
+  // Asked before reads from memory too, which never wait (no deadline entered): its errors are the store's all the same.
   const readVersion = (): number => {
     try {
       return (dataVersion!.get() as [number])[0];
