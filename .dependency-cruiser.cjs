@@ -43,10 +43,10 @@ module.exports = {
       name: 'store-builds-nothing',
       severity: 'error',
       comment:
-        'The store persists what it is given: no domain (the money rules it calls in its transactions live below both, in server/money/), HTTP or composition; of the partner room, only the token store type. Domain and store import each other one way only.',
+        "The store persists what it is given: no domain (the money rules it calls in its transactions live below both, in server/money/), HTTP, configuration (its numbers are the caller's options) or composition; of the partner room, only the token store type. Domain and store import each other one way only.",
       from: { path: '^server/store/' },
       to: {
-        path: [`^server/(domain|http|routes|cli|sandbox)/`, '^server/partner/(?!token-store\\.ts)', SERVER_ROOT_COMPOSITION],
+        path: [`^server/(domain|http|routes|cli|sandbox|config)/`, '^server/partner/(?!token-store\\.ts)', SERVER_ROOT_COMPOSITION],
       },
     },
     {

@@ -30,7 +30,7 @@ try {
     const at = MONTH_START + Math.floor((i / PAYMENTS) * MONTH_MS);
     const checkoutId = i % 10 === 0 ? `co_${String(i).padStart(24, '0')}` : null;
     if (checkoutId) {
-      await store.createCheckout(
+      await store.checkouts.create(
         checkoutRecord({ id: checkoutId, orderId: `order-${i}`, valueCents: 1000 + (i % 5000), description: null, name: null, document: null, createdAt: at }),
       );
     }
@@ -50,8 +50,8 @@ try {
       updatedAt: at + 60_000,
       final: paid,
     };
-    if (checkoutId) await store.attachPayment(checkoutId, payment, 0, null);
-    else await store.insertPayment(payment);
+    if (checkoutId) await store.checkouts.attachPayment(checkoutId, payment, 0, null);
+    else await store.payments.insert(payment);
   }
   console.log(
     `store: ${PAYMENTS.toLocaleString('en')} payments, ${Math.ceil(PAYMENTS / 10).toLocaleString('en')} checkouts, filled in ${((performance.now() - filling) / 1000).toFixed(1)} s`,

@@ -29,7 +29,7 @@ import { countOutcomes } from './observability/outcome-metrics.ts';
 import { PARTNER_OPERATIONS, deliveryTelemetry, instrumentPartner } from './observability/tracing.ts';
 import type { PartnerClient } from './partner/client.ts';
 import { DEFAULT_STATUS_CODES, type StatusCodes } from './partner/status-codes.ts';
-import { storeErrorCount } from './store/guard.ts';
+import { storeErrorCount } from './store/errors.ts';
 import { allowStoreAtLeast } from './store/deadline.ts';
 import { StoreOutage } from './store/outage.ts';
 import type { PaymentRecord, Store } from './store/store.ts';

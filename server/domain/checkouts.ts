@@ -80,10 +80,10 @@ export class CheckoutService {
   async create(input: CreateCheckoutRequest): Promise<{ checkout: CheckoutView; created: boolean }> {
     const valueCents = Math.round(input.value * 100);
     // The earlier checkout of the order it replaces must be one of ours (its payments are then counted with this one's).
-    if (input.replaces !== undefined && !(await this.options.store.getCheckout(input.replaces))) {
+    if (input.replaces !== undefined && !(await this.options.store.checkouts.get(input.replaces))) {
       throw new DomainError('invalid', `replaces: no checkout ${input.replaces} here.`, { replaces: 'must be an existing checkout' });
     }
-    const { checkout, created } = await this.options.store.createCheckout({
+    const { checkout, created } = await this.options.store.checkouts.create({
       id: newCheckoutId(),
       orderId: input.order_id,
       valueCents,
@@ -121,7 +121,7 @@ export class CheckoutService {
           );
         }
       }
-      return { checkout: await this.view((await this.options.store.getCheckout(checkout.id)) ?? checkout), created };
+      return { checkout: await this.view((await this.options.store.checkouts.get(checkout.id)) ?? checkout), created };
     }
     return { checkout: await this.view(checkout), created };
   }
@@ -154,7 +154,7 @@ export class CheckoutService {
       if (current.status === 'paid') return { payment: current, created: false };
       // An earlier code recorded paid (its late payment, heard by a webhook here or on another
       // instance) is the answer: never a pending code beside a paid checkout.
-      const earlier = checkout.renewalsUsed > 0 ? (await store.checkoutPayments(checkout.id)).find(isPaid) : undefined;
+      const earlier = checkout.renewalsUsed > 0 ? (await store.checkouts.payments(checkout.id)).find(isPaid) : undefined;
       if (earlier) return { payment: payments.view(earlier), created: false };
       if (current.status === 'pending' && !renew) return { payment: { ...current, renewable: renewable(renewalsUsed) }, created: false };
       // Before issuing another QR (the last one expired, or the customer asked for more time),
@@ -177,7 +177,7 @@ export class CheckoutService {
           'status_unverified',
           "This checkout's last code expired but may still be paid until the payment service cancels it; no new code may be issued. Ask again later.",
           undefined,
-          this.untilDecided(await store.checkoutPayments(checkout.id)),
+          this.untilDecided(await store.checkouts.payments(checkout.id)),
         );
       }
       if (paid) return { payment: paid, created: false };
@@ -213,11 +213,11 @@ export class CheckoutService {
     let stored = false;
     const recording = {
       insertPayment: async (payment: PaymentRecord) => {
-        await store.insertPayment(payment);
+        await store.payments.insert(payment);
         stored = true;
       },
-      attachPayment: async (...args: Parameters<typeof store.attachPayment>) => {
-        const attached = await store.attachPayment(...args);
+      attachPayment: async (...args: Parameters<typeof store.checkouts.attachPayment>) => {
+        const attached = await store.checkouts.attachPayment(...args);
         stored = true;
         return attached;
       },
@@ -252,7 +252,7 @@ export class CheckoutService {
       if (await recording.attachPayment(checkout.id, record, renewalsUsed, checkout.paymentReference, PARTNER_STATUS.approved)) {
         return { payment: { ...payments.view(record), renewable: renewable(renewalsUsed) }, created: true };
       }
-      const paidMeanwhile = (await store.checkoutPayments(checkout.id)).find(isPaid);
+      const paidMeanwhile = (await store.checkouts.payments(checkout.id)).find(isPaid);
       if (paidMeanwhile) {
         this.options.log?.info(
           { checkout_id: checkout.id, reference: paidMeanwhile.reference, unused: record.reference },
@@ -279,7 +279,7 @@ export class CheckoutService {
     try {
       return await this.options.payments.record(reference);
     } catch (error) {
-      const stored = error instanceof PartnerError ? await this.options.store.getPayment(reference) : null;
+      const stored = error instanceof PartnerError ? await this.options.store.payments.get(reference) : null;
       if (!stored || stored.final || (!renew && this.options.now() < stored.expiresAt)) throw error;
       return stored;
     }
@@ -293,7 +293,7 @@ export class CheckoutService {
    */
   private async confirmUnpaid(checkout: CheckoutRecord, canceledOnly = false): Promise<PaymentView | null> {
     const { payments, store } = this.options;
-    const codes = await store.checkoutPayments(checkout.id);
+    const codes = await store.checkouts.payments(checkout.id);
     const states = await Promise.all(codes.map((p) => payments.confirmNotPaid(p.reference)));
     const paid = codes.find((_, i) => states[i] === 'paid');
     if (paid) return payments.view(await payments.record(paid.reference));
@@ -323,7 +323,7 @@ export class CheckoutService {
   /** A checkout's paid payments from the store, oldest first, and the overpayment told when there is one. */
   private async checkOverpaid(checkoutId: string): Promise<void> {
     try {
-      const checkout = await this.options.store.getCheckout(checkoutId);
+      const checkout = await this.options.store.checkouts.get(checkoutId);
       if (checkout) {
         // Told on the newest checkout of its order: the one the order's later payments count on.
         const newest = await this.newestOf(checkout);
@@ -345,7 +345,7 @@ export class CheckoutService {
   private async newestOf(checkout: CheckoutRecord): Promise<CheckoutRecord> {
     let newest = checkout;
     for (let link = 0; link < CHAIN_LINKS; link++) {
-      const next = (await this.options.store.checkoutsReplacing(newest.id)).at(-1);
+      const next = (await this.options.store.checkouts.replacing(newest.id)).at(-1);
       if (!next) break;
       newest = next;
     }
@@ -358,12 +358,12 @@ export class CheckoutService {
    */
   private async paidAcross(checkout: CheckoutRecord, own?: readonly PaymentRecord[]): Promise<PaymentRecord[]> {
     const { store } = this.options;
-    const paid = [...(own ?? (await store.checkoutPayments(checkout.id))).filter(isPaid)];
+    const paid = [...(own ?? (await store.checkouts.payments(checkout.id))).filter(isPaid)];
     let earlier = checkout.replaces ?? null;
     for (let link = 0; earlier !== null && link < CHAIN_LINKS; link++) {
-      const before = await store.getCheckout(earlier);
+      const before = await store.checkouts.get(earlier);
       if (!before) break;
-      paid.unshift(...(await store.checkoutPayments(before.id)).filter(isPaid));
+      paid.unshift(...(await store.checkouts.payments(before.id)).filter(isPaid));
       earlier = before.replaces ?? null;
     }
     return paid;
@@ -391,7 +391,7 @@ export class CheckoutService {
       }
       const at = now();
       const event = overpaidOutcome(checkout, paid, refund, at, transferId);
-      if (!(await store.addCheckoutEvent(event, event.data.reference, at))) return;
+      if (!(await store.checkouts.addEvent(event, event.data.reference, at))) return;
       log?.warn(
         { checkout_id: checkout.id, references: event.data.references, extra: extraCents / 100, refund },
         refund === 'payer_key_unknown'
@@ -428,7 +428,7 @@ export class CheckoutService {
   }
 
   private async find(id: string): Promise<CheckoutRecord> {
-    const checkout = await this.options.store.getCheckout(id);
+    const checkout = await this.options.store.checkouts.get(id);
     if (!checkout) throw new DomainError('not_found', 'No such checkout.');
     return checkout;
   }
@@ -450,7 +450,7 @@ export class CheckoutService {
     // Every code of the checkout (read after the current one's refresh), each as fresh as a read
     // makes it: a checkout is paid if any of its codes was (a late payment of an expired one), and
     // never shown pending beside a paid code.
-    const codes = await store.checkoutPayments(checkout.id);
+    const codes = await store.checkouts.payments(checkout.id);
     const records = await Promise.all(
       codes.map((p) => (p.final || p.reference === checkout.paymentReference ? Promise.resolve(p) : payments.record(p.reference))),
     );

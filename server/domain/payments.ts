@@ -87,7 +87,7 @@ export class PaymentService {
   async create(input: IssueInput): Promise<PaymentView> {
     const record = await this.issue(input, null);
     try {
-      await this.options.store.insertPayment(record);
+      await this.options.store.payments.insert(record);
     } catch (error) {
       this.unrecorded.keep(record, error);
       throw error;

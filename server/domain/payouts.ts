@@ -118,7 +118,7 @@ export class PayoutService {
    * all. `label` is its reference (the proxy's own refunds: `overpayment`).
    */
   async refund(checkoutId: string, input: CreateRefundRequest, idempotencyKey: string, label?: string): Promise<{ transfer: TransferView; created: boolean }> {
-    const checkout = await this.options.store.getCheckout(checkoutId);
+    const checkout = await this.options.store.checkouts.get(checkoutId);
     if (!checkout) throw new DomainError('not_found', 'No such checkout.');
     // A payment the partner has been paid but the proxy has not heard of yet counts: ask before
     // weighing. A partner that cannot answer now leaves what the store knows.

@@ -12,7 +12,7 @@
 import type { PartnerClient, PartnerLogEntry } from '../partner/client.ts';
 import { PartnerError } from '../partner/errors.ts';
 import { withStoreBudget } from '../store/deadline.ts';
-import { storeErrorCount } from '../store/guard.ts';
+import { storeErrorCount } from '../store/errors.ts';
 import type { Store } from '../store/store.ts';
 import { RETURNS_WARNING_WINDOW_MS } from './returns.ts';
 import type { DisputeService } from './disputes.ts';
@@ -155,7 +155,7 @@ export function readinessCheck(deps: {
     }
     if (store === 'ok') {
       // Returns of the last day (domain/returns.ts): not a fault, but money that went back to payers.
-      const recent = await deadline(deps.store.returnsSince(now() - RETURNS_WARNING_WINDOW_MS, 6), 'the store').catch(() => []);
+      const recent = await deadline(deps.store.payments.returnsSince(now() - RETURNS_WARNING_WINDOW_MS, 6), 'the store').catch(() => []);
       if (recent.length > 0) {
         const named = [...new Set(recent.map((r) => r.reference))].slice(0, 5);
         list.push(

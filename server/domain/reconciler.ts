@@ -106,7 +106,7 @@ export class Reconciler {
 
   /**
    * When a payment is next asked about, from its last read (`updatedAt` unless a later check is
-   * known). The stores' duePayments query is this rule in SQL.
+   * known). The stores' `payments.due` query is this rule in SQL.
    */
   dueAt(p: Pick<PaymentRecord, 'updatedAt' | 'expiresAt'>, now: number, lastReadAt = p.updatedAt): number {
     const s = this.schedule;
@@ -185,7 +185,7 @@ export class Reconciler {
 
     const at = now();
     await this.countParked(at);
-    const duePayments = await store.duePayments(at, batch, this.schedule);
+    const duePayments = await store.payments.due(at, batch, this.schedule);
     const dueTransfers = await store.transfers.due(at, batch, this.everyMs);
     const checked: string[] = [];
     const checkedTransfers: string[] = [];
@@ -217,7 +217,7 @@ export class Reconciler {
       }
     };
     await runPool(tasks, this.concurrency, run, () => this.stoppedDuringPass());
-    await store.markPaymentsChecked(checked, now());
+    await store.payments.markChecked(checked, now());
     await store.transfers.markChecked(checkedTransfers, now());
     if (report.checked > 0) log.info(report, 'reconciler pass');
     this.lastPassEnded = performance.now();
@@ -227,7 +227,7 @@ export class Reconciler {
   /** Counts the parked payments; logs them when their number changes, and hourly while there are some. */
   private async countParked(at: number): Promise<void> {
     const { store, log } = this.options;
-    const count = await store.countOpenPaymentsExpiredBefore(at - this.schedule.parkAfterMs);
+    const count = await store.payments.countOpenExpiredBefore(at - this.schedule.parkAfterMs);
     this.parked = count;
     const logged = this.parkedLogged;
     if (count === 0) {

@@ -124,7 +124,7 @@ export async function checkStep(sim: Sim, memory: FinalMemory): Promise<void> {
   // 1 and 5: what a read would show now, from what is stored (the view is a function of the record and the clock).
   const app = sim.instance(0).app;
   for (const checkout of sim.checkouts) {
-    for (const record of await observer.checkoutPayments(checkout.id)) {
+    for (const record of await observer.checkouts.payments(checkout.id)) {
       let view;
       try {
         view = app.pix.payments.view(record);
@@ -264,7 +264,7 @@ export async function checkEnd(sim: Sim, memory: FinalMemory, options: CheckOpti
   const events = new Map(outbox.map((e) => [`${e.type}|${e.reference}`, e]));
   if (knowable) {
     for (const checkout of sim.checkouts) {
-      for (const record of await observer.checkoutPayments(checkout.id)) {
+      for (const record of await observer.checkouts.payments(checkout.id)) {
         const truth = world.payments.get(record.reference);
         // A payment given back after approval is the returns' business (a return decides nothing here).
         if (!truth || truth.status === 'pending' || truth.returnedAt !== null) continue;

@@ -47,7 +47,7 @@ export class NotificationConfirmation {
   /** Whether the store knows the reference, as a payment this proxy issued or a transfer it follows. */
   async known(reference: string): Promise<boolean> {
     const { store } = this.deps;
-    return (store.peekPayment?.(reference) ?? (await store.getPayment(reference))) !== null || (await store.transfers.get(reference)) !== null;
+    return (store.payments.peek?.(reference) ?? (await store.payments.get(reference))) !== null || (await store.transfers.get(reference)) !== null;
   }
 
   /**
@@ -61,7 +61,7 @@ export class NotificationConfirmation {
     const { reference } = event;
     const { numbering } = this.deps;
     // A payment this proxy issued is a payment, whatever kind the notification seems to name.
-    const stored = await this.deps.store.getPayment(reference);
+    const stored = await this.deps.store.payments.get(reference);
     if (stored) {
       // Words are tried again only while a final code can only be the payment's own outcome: before
       // its automatic cancellation (less a margin for clock skew), never against that cancellation.
@@ -121,7 +121,7 @@ export class NotificationConfirmation {
 
   /** A final payment: authenticated words that contradict it open a dispute; anything else changes nothing. */
   private async finalPayment(group: Group, ids: readonly number[], record?: PaymentRecord): Promise<ProcessResult> {
-    const payment = record ?? (await this.deps.store.getPayment(group.event.reference));
+    const payment = record ?? (await this.deps.store.payments.get(group.event.reference));
     if (!payment || group.explicit === null || !this.deps.disputes) return 'already_final';
     const eventId = ids.find((id) => group.trusted.has(id)) ?? null;
     return (await this.deps.disputes.contradicts(payment, group.explicit, eventId)) ? 'disputed' : 'already_final';

@@ -150,10 +150,10 @@ describe('readJson', () => {
     const service = await paymentService(partner, store, () => now);
     for (const valueCents of [20, 1234, 100, 1_000_000, 1999]) {
       const r = record({ reference: `ref_${valueCents}`, valueCents, transactionId: `tx-${valueCents}` });
-      await store.insertPayment(r);
+      await store.payments.insert(r);
       for (const at of [r.createdAt + 1, r.expiresAt - 1, r.expiresAt, r.expiresAt + 1]) {
         now = at;
-        await store.updatePaymentStatus(r.reference, PARTNER_STATUS.pending, false, at, paymentOutcome);
+        await store.payments.updateStatus(r.reference, PARTNER_STATUS.pending, false, at, paymentOutcome);
         const json = await service.readJson(r.reference);
         assert.equal(json, JSON.stringify(await service.read(r.reference)));
         PaymentView.parse(JSON.parse(json));
@@ -170,10 +170,10 @@ describe('readJson', () => {
 
   test('without a synchronous store lookup, the same answer', async () => {
     const inner = openSqliteStore({ dataDir: ':memory:' });
-    const store = { ...inner, peekPayment: undefined };
+    const store = { ...inner, payments: { ...inner.payments, peek: undefined } };
     const now = Date.UTC(2030, 0, 1, 12, 0, 1);
     const service = await paymentService({} as PartnerClient, store, () => now);
-    await inner.insertPayment(record({ updatedAt: now }));
+    await inner.payments.insert(record({ updatedAt: now }));
     assert.equal(await service.readJson('ref_1'), JSON.stringify(await service.read('ref_1')));
     await inner.close();
   });

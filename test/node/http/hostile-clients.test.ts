@@ -243,7 +243,7 @@ describe('a damaged or unwritable database', () => {
     dirs.push(dir);
     const store = openSqliteStore({ dataDir: dir, cacheSize: 0 });
     for (let i = 0; i < 200; i++) {
-      await store.createCheckout({
+      await store.checkouts.create({
         id: `co_${i}`,
         orderId: `o${i}`,
         valueCents: 100,
@@ -280,8 +280,10 @@ describe('a damaged or unwritable database', () => {
     try {
       // The fault: the store fails as a damaged file does (the SQLite adapter turns SQLITE_CORRUPT into this).
       const damaged = () => Promise.reject(new StoreError('the database is damaged; restore it from a backup', 'SQLITE_CORRUPT'));
-      const store = stack.store as unknown as Record<keyof Store, unknown>;
-      for (const name of ['createCheckout', 'getCheckout', 'ping'] as const) store[name] = damaged;
+      const store = stack.store as unknown as { checkouts: Record<keyof Store['checkouts'], unknown>; ping: unknown };
+      store.checkouts.create = damaged;
+      store.checkouts.get = damaged;
+      store.ping = damaged;
       const res = await stack.app.request('/api/checkouts', {
         method: 'POST',
         headers: { ...json, authorization: `Bearer ${stack.apiKey}` },

@@ -327,7 +327,7 @@ describe('references the partner may give', () => {
     const reference = 'PIX/2026-11:abc.def 01';
     assert.equal(Reference.safeParse(reference).success, true);
     const now = Date.now();
-    await stack.store.insertPayment({
+    await stack.store.payments.insert({
       reference,
       checkoutId: null,
       valueCents: 1000,

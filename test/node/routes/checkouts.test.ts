@@ -424,7 +424,7 @@ describe('a new code only when every earlier code is confirmed unpaid', () => {
       assert.match(error.message, /no new code/);
       assert.equal(other.counts.createPayment, 0, 'no create call');
       assert.equal(stack.sandbox.state.payments.size, before);
-      assert.equal((await stack.store.getCheckout(checkout.checkout_id))?.paymentReference, first.reference);
+      assert.equal((await stack.store.checkouts.get(checkout.checkout_id))?.paymentReference, first.reference);
       // Read for sure (the real partner: pending), the same checkout gets its new code.
       assert.equal((await payFor(stack, checkout.checkout_id)).res.status, 201);
     });
@@ -449,7 +449,7 @@ describe('a new code only when every earlier code is confirmed unpaid', () => {
     const answer = PaymentView.parse(await res.json());
     assert.deepEqual([answer.reference, answer.status], [first.reference, 'paid']);
     assert.equal(other.counts.createPayment, 1, 'the new code was created upstream');
-    const stored = await stack.store.getCheckout(checkout.checkout_id);
+    const stored = await stack.store.checkouts.get(checkout.checkout_id);
     assert.deepEqual([stored?.paymentReference, stored?.renewalsUsed], [first.reference, 0], 'but never attached');
     const view = CheckoutView.parse((await merchant(stack, 'GET', `/checkouts/${checkout.checkout_id}`)).json);
     assert.deepEqual([view.status, view.payment?.reference, view.payment?.status], ['paid', first.reference, 'paid']);
@@ -475,7 +475,7 @@ describe('a new code only when every earlier code is confirmed unpaid', () => {
     const answer = PaymentView.parse(await res.json());
     assert.deepEqual([answer.reference, answer.status], [first.reference, 'paid']);
     assert.equal(other.counts.createPayment, 1, 'the new code was created upstream');
-    const stored = await stack.store.getCheckout(checkout.checkout_id);
+    const stored = await stack.store.checkouts.get(checkout.checkout_id);
     assert.deepEqual([stored?.paymentReference, stored?.renewalsUsed], [first.reference, 0], 'but never attached');
     const again = PaymentView.parse((await payFor(stack, checkout.checkout_id)).json);
     assert.deepEqual([again.reference, again.status], [first.reference, 'paid']);
@@ -509,7 +509,7 @@ describe('the amount the partner reports', () => {
     assert.deepEqual(view.amount_mismatch, { reference: first.reference, value: 49.9, reported_value: 4.99 });
     const page = PaymentView.parse((await browser(stack, 'GET', `/payments/${first.reference}`)).json);
     assert.notEqual(page.status, 'paid', 'the widget never shows it paid');
-    assert.equal((await stack.store.getPayment(first.reference))?.final, false);
+    assert.equal((await stack.store.payments.get(first.reference))?.final, false);
     // Nor is a new code issued beside it: the customer paid something.
     stack.sandbox.state.clock.advance(HOUR);
     expectError(await payFor(stack, checkout.checkout_id), 503, 'status_unverified');
@@ -624,7 +624,7 @@ describe('an overpayment refunded to its payer (PIX_REFUND_OVERPAYMENTS)', () =>
     // Both codes recorded paid, here with no event published (as another instance's webhooks would).
     for (const reference of [first.reference, second.reference]) {
       assert.equal(
-        (await stack.store.updatePaymentStatus(reference, PARTNER_STATUS.approved, true, stack.sandbox.state.clock.now(), paymentOutcome)).changed,
+        (await stack.store.payments.updateStatus(reference, PARTNER_STATUS.approved, true, stack.sandbox.state.clock.now(), paymentOutcome)).changed,
         true,
       );
     }
@@ -987,7 +987,7 @@ describe('a payment whose creation has an unknown outcome', () => {
     const mine = [...stack.sandbox.state.payments.values()].slice(-2);
     assert.equal(mine[1]!.externalReference, payment.reference);
     assert.notEqual(mine[0]!.transactionId, mine[1]!.transactionId);
-    assert.equal((await stack.store.getPayment(mine[0]!.externalReference)) ?? null, null, 'the unseen one is not attached');
+    assert.equal((await stack.store.payments.get(mine[0]!.externalReference)) ?? null, null, 'the unseen one is not attached');
     // The operator can find the lost one: its transaction_id and the answer as received, in one error line.
     const line = logLines.find((l) => l.includes('payment creation outcome unknown') && l.includes(mine[0]!.transactionId!));
     assert.ok(line, 'logged with its transaction_id');

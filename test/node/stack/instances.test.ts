@@ -9,6 +9,7 @@ import { startDevStack, startSandbox, type DevStack, type RunningSandbox } from 
 import { countReads } from '../../support/checks.ts';
 import { firstPayment } from '../../support/first-payment.ts';
 import { startPostgres, type RunningPostgres } from '../../support/postgres.ts';
+import { databaseDeadlines } from '../../../server/config/database.ts';
 
 let postgres: RunningPostgres;
 let sandbox: RunningSandbox;
@@ -77,7 +78,7 @@ describe('two instances over one Postgres', () => {
     const references = new Set(answers.map((answer) => answer.json.reference as string));
     assert.equal(references.size, 1, `one code for the customer, whichever instance answered: ${[...references].join(', ')}`);
     const [reference] = references;
-    assert.equal((await a.store.getCheckout(id))?.paymentReference, reference);
+    assert.equal((await a.store.checkouts.get(id))?.paymentReference, reference);
     for (const on of [a, b]) assert.equal((await merchant(on, 'GET', `/checkouts/${id}`)).json.payment.reference, reference);
   });
 
@@ -115,7 +116,7 @@ describe('two instances over one Postgres', () => {
     await reading;
     assert.deepEqual(statuses, ['pending', 'paid'], 'the stream ends on its final state');
     assert.ok(Date.now() - paidAt < 20_000, 'well before B would have polled (60 s)');
-    assert.equal((await b.store.getPayment(reference))?.final, true, "B's own reads say paid too");
+    assert.equal((await b.store.payments.get(reference))?.final, true, "B's own reads say paid too");
   });
 
   test('one instance asks the partner about a payment at a time: the other serves the store', async () => {
@@ -263,7 +264,7 @@ describe('two instances over one Postgres', () => {
       { url: postgres.url('no_such_database').replace('postgres@', 'postgres:s3cret-pw@'), says: /does not exist/ },
     ];
     for (const { url, says } of cases) {
-      const error = await openStore({ dataDir: '', databaseUrl: url }).then(
+      const error = await openStore({ dataDir: '', databaseUrl: url, deadlines: databaseDeadlines() }).then(
         () => null,
         (e: unknown) => e,
       );
