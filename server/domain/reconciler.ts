@@ -30,7 +30,7 @@ import { runPool } from './worker-pool.ts';
 /** The partner cancels an unpaid payment this long after it expires (spec 3). */
 export const CANCEL_AFTER_EXPIRY_MS = LIMITS.cancelAfterExpirationSeconds * 1000;
 
-/** The reconciler's timing (DEFAULTS.reconcile, resolved by the composition). */
+/** The reconciler's timing, resolved by the composition. */
 export interface ReconcileTiming {
   /** Time between passes (real time). */
   tickMs: number;
@@ -47,7 +47,7 @@ export interface ReconcileTiming {
 }
 
 export interface ReconcilerOptions extends ReconcileTiming {
-  /** A notification the partner has not confirmed in this long is marked `expired` (DEFAULTS.webhookIntake.pendingRetentionMs). */
+  /** A notification the partner has not confirmed in this long is marked `expired`. */
   pendingRetentionMs: number;
   store: Store;
   payments: PaymentService;

@@ -30,7 +30,7 @@ import { groupKey, newGroup, round, type Group } from './groups.ts';
 import { byExternalReference } from './references.ts';
 import { isReturnable } from '../returns.ts';
 
-/** The schedule of confirmations tried again (DEFAULTS.webhookIntake). */
+/** The schedule of confirmations tried again, resolved by the composition. */
 export interface RetrySettings {
   firstRetryMs: number;
   maxRetryMs: number;

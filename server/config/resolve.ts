@@ -1,0 +1,154 @@
+/**
+ * createApp's settings, resolved once: what its caller leaves out takes its default here, so nothing
+ * below server/config reads DEFAULTS. The resolved type is derived from the table (its `app` entries
+ * and the numbers beside them, as DEFAULTS holds them) plus the shapes the rules between variables
+ * give (proxy-config.ts); AppSettings, what createApp takes, is that type with every member optional.
+ */
+import { DEFAULT_STATUS_CODES, type AnyStatusCodes } from '../partner/status-codes.ts';
+import { DEFAULTS, type AppLanded, type Defaults } from './parse.ts';
+
+/** A per-client limit: sustained requests per minute, and how many may come at once. */
+export interface RateLimit {
+  perMinute: number;
+  burst: number;
+}
+
+/** A limit of `n` requests a minute, a third of which may come at once; 0 is no limit. */
+export function perMinute(n: number): RateLimit {
+  return { perMinute: n, burst: Math.max(1, Math.ceil(n / 3)) };
+}
+
+/** A default's type as a setting holds it: `'/api'` is a string, a schedule any list of numbers. */
+type Widen<T> = T extends string
+  ? string
+  : T extends number
+    ? number
+    : T extends boolean
+      ? boolean
+      : T extends readonly (infer E)[]
+        ? readonly Widen<E>[]
+        : T extends object
+          ? { -readonly [K in keyof T]: Widen<T[K]> }
+          : T;
+
+/** The table's settings createApp takes (its `app` entries, where they land) and where it serves. */
+type Tabled = Widen<Pick<Defaults, keyof AppLanded | 'basePath'>>;
+
+/** The numbers no variable sets that the services use, from DEFAULTS. */
+type Tuned = Widen<Pick<Defaults, 'partnerReads' | 'webhookIntake' | 'readinessDeadlineMs' | 'readinessStoreDeadlineMs'>>;
+
+/** The reconciler's timing. */
+export type ReconcileSettings = Tabled['reconcile'];
+
+/** The merchant webhook's delivery policy. */
+export type MerchantWebhookPolicy = Widen<Defaults['merchantWebhook']>;
+
+/** The merchant's backend, told of every outcome by a signed POST (domain/merchant-notify.ts). */
+interface MerchantEndpoint {
+  url: string;
+  secret: string | readonly string[];
+}
+
+/** The settings of a shape of their own: what the rules between variables make of them (proxyConfig()). */
+interface Shaped {
+  /** The merchant server's key for the server-to-server endpoints; without it they answer 401. */
+  apiKey: string | undefined;
+  /** Origins of the merchant pages allowed to call the browser API; `*` allows any (sandbox only). */
+  allowedOrigins: readonly string[];
+  /** The proxy's public URL (https://pay.shop.example): its origin may call the browser API. */
+  publicUrl: string | undefined;
+  /** Let the browser choose the amount, within these bounds (`POST /payments`); default off. */
+  openAmount: { min: number; max: number } | false;
+  /** Where the hosted checkout sends the payer after paying, when a checkout names none (https). */
+  defaultCallback: string | undefined;
+  /** Per-client limits on creating and on reading, and per source on the partner's notifications; `false` turns them off. */
+  rateLimits: { create: RateLimit; status: RateLimit; webhook: RateLimit } | false;
+  /** The partner's notifications (`POST {basePath}/webhooks/partner[/<secretPath>]`). */
+  webhooks: { secretPath: string | undefined; sourceIps: readonly string[] };
+  /** The merchant's backend and its delivery policy; none: no deliveries. */
+  merchantWebhook: (MerchantEndpoint & MerchantWebhookPolicy) | undefined;
+  /** What the partner's numeric status codes mean; checked at run time (domain/numbering/status-numbering.ts). Default: the sandbox's. */
+  statusCodes: AnyStatusCodes;
+  /** What the partner's numeric transfer status codes mean, verified apart (PIX_TRANSFER_STATUS_CODES); none: the stated or the sandbox's. */
+  transferStatusCodes: AnyStatusCodes | undefined;
+}
+
+/** Every setting createApp's services and routes use, each with its value. */
+export interface ResolvedSettings extends Tabled, Tuned, Shaped {
+  /** How often the outcome feed looks for what it has not sent yet (the deliveries' pace). */
+  feedPollMs: number;
+}
+
+type Loose<T> = { [K in keyof T]?: T[K] | undefined };
+type Optional<T> = { [K in keyof T]?: (T[K] extends readonly unknown[] ? T[K] : T[K] extends object ? Optional<T[K]> : T[K]) | undefined };
+
+/**
+ * How the proxy behaves: the options of createApp that are settings (its parts, the store and the
+ * partner client, come beside them), read from the environment by proxyConfig() under the same
+ * names. What is left out takes its default (resolveSettings).
+ */
+export type AppSettings = Optional<Tabled> &
+  Loose<Omit<Shaped, 'rateLimits' | 'webhooks' | 'merchantWebhook'>> & {
+    /** Per-client limits; a limit left out of an object takes its default; `false` turns them off. */
+    rateLimits?: { create: RateLimit; status: RateLimit; webhook?: RateLimit | undefined } | false | undefined;
+    webhooks?: Loose<Shaped['webhooks']> | undefined;
+    /** The merchant's backend; its delivery policy defaults to DEFAULTS.merchantWebhook's. */
+    merchantWebhook?: (MerchantEndpoint & Partial<MerchantWebhookPolicy>) | undefined;
+    /** While the partner's notifications arrive on time, how fresh a pending status must be instead (and how often a watched one is polled). */
+    webhookReadIntervalMs?: number | undefined;
+  };
+
+/** Fills what `given` leaves out from DEFAULTS: `given`'s groups member by member. */
+export function resolveSettings(given: AppSettings): ResolvedSettings {
+  const pick = <K extends keyof ResolvedSettings>(key: K, fallback: ResolvedSettings[K]): ResolvedSettings[K] =>
+    (given as Partial<ResolvedSettings>)[key] ?? fallback;
+  const limits = given.rateLimits;
+  return {
+    basePath: pick('basePath', DEFAULTS.basePath),
+    renewals: pick('renewals', DEFAULTS.renewals),
+    refundOverpayments: pick('refundOverpayments', DEFAULTS.refundOverpayments),
+    expirationSeconds: pick('expirationSeconds', DEFAULTS.expirationSeconds),
+    retentionDays: pick('retentionDays', DEFAULTS.retentionDays),
+    dataKey: given.dataKey,
+    databaseStatementTimeoutMs: pick('databaseStatementTimeoutMs', DEFAULTS.databaseStatementTimeoutMs),
+    trustedProxies: pick('trustedProxies', DEFAULTS.trustedProxies),
+    timeZone: pick('timeZone', DEFAULTS.timeZone),
+    reconcile: { ...DEFAULTS.reconcile, ...defined(given.reconcile) },
+    metricsToken: given.metricsToken,
+    streams: pick('streams', DEFAULTS.streams),
+    streamsPerClient: pick('streamsPerClient', DEFAULTS.streamsPerClient),
+    streamsPerPayment: pick('streamsPerPayment', DEFAULTS.streamsPerPayment),
+    readinessCacheMs: pick('readinessCacheMs', DEFAULTS.readinessCacheMs),
+    staleAfterMs: pick('staleAfterMs', DEFAULTS.staleAfterMs),
+    watchIntervalMs: pick('watchIntervalMs', DEFAULTS.watchIntervalMs),
+    partnerReads: { ...DEFAULTS.partnerReads, trustedMs: given.webhookReadIntervalMs ?? DEFAULTS.partnerReads.trustedMs },
+    webhookIntake: DEFAULTS.webhookIntake,
+    readinessDeadlineMs: DEFAULTS.readinessDeadlineMs,
+    readinessStoreDeadlineMs: DEFAULTS.readinessStoreDeadlineMs,
+    feedPollMs: DEFAULTS.merchantWebhook.pollMs,
+    apiKey: given.apiKey,
+    allowedOrigins: given.allowedOrigins ?? [],
+    publicUrl: given.publicUrl,
+    openAmount: given.openAmount ?? false,
+    defaultCallback: given.defaultCallback,
+    rateLimits:
+      limits === false
+        ? false
+        : {
+            create: limits?.create ?? perMinute(DEFAULTS.rateLimitCreatePerMinute),
+            status: limits?.status ?? perMinute(DEFAULTS.rateLimitStatusPerMinute),
+            webhook: limits?.webhook ?? perMinute(DEFAULTS.webhookIntake.perSourcePerMinute),
+          },
+    webhooks: { secretPath: given.webhooks?.secretPath, sourceIps: given.webhooks?.sourceIps ?? [] },
+    merchantWebhook: given.merchantWebhook
+      ? { ...DEFAULTS.merchantWebhook, ...defined(given.merchantWebhook), url: given.merchantWebhook.url, secret: given.merchantWebhook.secret }
+      : undefined,
+    statusCodes: given.statusCodes ?? DEFAULT_STATUS_CODES,
+    transferStatusCodes: given.transferStatusCodes,
+  };
+}
+
+/** The members of a group that are set: one given as undefined leaves the default standing. */
+function defined<T extends object>(group: T | undefined): Partial<T> {
+  return Object.fromEntries(Object.entries(group ?? {}).filter(([, value]) => value !== undefined)) as Partial<T>;
+}
