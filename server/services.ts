@@ -148,7 +148,7 @@ export function createServices(settings: ResolvedSettings, parts: ServiceParts):
     health,
     outage,
   });
-  paceChanged.subscribe(() => payments.rescheduleWatches());
+  paceChanged.subscribe(() => payments.watches.rescheduleWatches());
 
   const transfers = new TransferService({ store, partner, outcomes, now, numbering, log: logger.child({ component: 'transfers' }) });
   const disputes = new DisputeService({ store, now, outcomes, log: logger.child({ component: 'disputes' }) });
@@ -317,7 +317,7 @@ export function createServices(settings: ResolvedSettings, parts: ServiceParts):
     'abort',
     () => {
       void services.stop();
-      payments.close();
+      payments.watches.close();
       feed.close();
     },
     { once: true },

@@ -150,12 +150,12 @@ export class CheckoutService {
     let renewalsUsed = checkout.renewalsUsed;
     const renewable = (used: number) => used < renewals && payments.statusCodesTrusted();
     if (checkout.paymentReference) {
-      const current = payments.view(await this.currentRecord(checkout.paymentReference, renew));
+      const current = payments.views.view(await this.currentRecord(checkout.paymentReference, renew));
       if (current.status === 'paid') return { payment: current, created: false };
       // An earlier code recorded paid (its late payment, heard by a webhook here or on another
       // instance) is the answer: never a pending code beside a paid checkout.
       const earlier = checkout.renewalsUsed > 0 ? (await store.checkoutPayments(checkout.id)).find(isPaid) : undefined;
-      if (earlier) return { payment: payments.view(earlier), created: false };
+      if (earlier) return { payment: payments.views.view(earlier), created: false };
       if (current.status === 'pending' && !renew) return { payment: { ...current, renewable: renewable(renewalsUsed) }, created: false };
       // Before issuing another QR (the last one expired, or the customer asked for more time),
       // confirm with the partner that no code was paid, the current one included: a code can be paid
@@ -199,13 +199,13 @@ export class CheckoutService {
     };
     let record;
     try {
-      record = await payments.issue(input, checkout.id);
+      record = await payments.issuer.issue(input, checkout.id);
     } catch (error) {
       // A payment whose creation has an unknown outcome was never shown to the customer, so it cannot
       // be paid: issue another at once (the lost one logged with its transaction_id).
       if (!(error instanceof PartnerError && error.kind === 'outcome_unknown')) throw error;
       if (this.options.log) logFailedCreate(this.options.log, error, 'given another payment, issued at once', { checkout_id: checkout.id });
-      record = await payments.issue(input, checkout.id);
+      record = await payments.issuer.issue(input, checkout.id);
     }
     // Until its record is stored, the payment exists at the partner only: any failure before then
     // (the store locked, down, or slow past the request's budget) hands it to the keeper, which logs
@@ -250,7 +250,7 @@ export class CheckoutService {
       // and the issue are one decision, in the store's transaction. One code shown per checkout,
       // whichever instance the customer's requests reach, and none beside a paid one.
       if (await recording.attachPayment(checkout.id, record, renewalsUsed, checkout.paymentReference, PARTNER_STATUS.approved)) {
-        return { payment: { ...payments.view(record), renewable: renewable(renewalsUsed) }, created: true };
+        return { payment: { ...payments.views.view(record), renewable: renewable(renewalsUsed) }, created: true };
       }
       const paidMeanwhile = (await store.checkoutPayments(checkout.id)).find(isPaid);
       if (paidMeanwhile) {
@@ -258,11 +258,11 @@ export class CheckoutService {
           { checkout_id: checkout.id, reference: paidMeanwhile.reference, unused: record.reference },
           'a code of the checkout was paid while a new one was issued: the paid one is answered, the new one never shown',
         );
-        return { payment: payments.view(paidMeanwhile), created: false };
+        return { payment: payments.views.view(paidMeanwhile), created: false };
       }
       const winner = await this.find(id);
       if (!winner.paymentReference) throw new DomainError('not_found', 'No such checkout.');
-      const current = payments.view(await payments.record(winner.paymentReference));
+      const current = payments.views.view(await payments.reads.record(winner.paymentReference));
       return { payment: { ...current, renewable: renewable(winner.renewalsUsed) }, created: false };
     } catch (error) {
       if (!stored) payments.unrecorded.keep(record, error, { checkout_id: checkout.id });
@@ -277,7 +277,7 @@ export class CheckoutService {
    */
   private async currentRecord(reference: string, renew: boolean): Promise<PaymentRecord> {
     try {
-      return await this.options.payments.record(reference);
+      return await this.options.payments.reads.record(reference);
     } catch (error) {
       const stored = error instanceof PartnerError ? await this.options.store.getPayment(reference) : null;
       if (!stored || stored.final || (!renew && this.options.now() < stored.expiresAt)) throw error;
@@ -294,9 +294,9 @@ export class CheckoutService {
   private async confirmUnpaid(checkout: CheckoutRecord, canceledOnly = false): Promise<PaymentView | null> {
     const { payments, store } = this.options;
     const codes = await store.checkoutPayments(checkout.id);
-    const states = await Promise.all(codes.map((p) => payments.confirmNotPaid(p.reference)));
+    const states = await Promise.all(codes.map((p) => payments.reads.confirmNotPaid(p.reference)));
     const paid = codes.find((_, i) => states[i] === 'paid');
-    if (paid) return payments.view(await payments.record(paid.reference));
+    if (paid) return payments.views.view(await payments.reads.record(paid.reference));
     // `canceledOnly` (no code may follow): a pending code may still be paid, so it is not unpaid for sure.
     const unknown = codes.find((_, i) => states[i] === 'unknown' || (canceledOnly && states[i] === 'pending'));
     if (unknown) {
@@ -452,10 +452,10 @@ export class CheckoutService {
     // never shown pending beside a paid code.
     const codes = await store.checkoutPayments(checkout.id);
     const records = await Promise.all(
-      codes.map((p) => (p.final || p.reference === checkout.paymentReference ? Promise.resolve(p) : payments.record(p.reference))),
+      codes.map((p) => (p.final || p.reference === checkout.paymentReference ? Promise.resolve(p) : payments.reads.record(p.reference))),
     );
     const paid = records.filter(isPaid);
-    if (payment.status !== 'paid' && paid.length > 0) payment = payments.view(paid[0]!);
+    if (payment.status !== 'paid' && paid.length > 0) payment = payments.views.view(paid[0]!);
     // Counted with the earlier checkouts of the order it replaces: paid there and here is paid twice.
     const paidOfOrder = checkout.replaces ? await this.paidAcross(checkout, records) : paid;
     const extraCents = overpaidCents(checkout.valueCents, paidOfOrder);

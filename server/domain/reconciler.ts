@@ -194,7 +194,7 @@ export class Reconciler {
       // Read or not (the partner failed), it goes to the back of the line: the next read is a full interval away.
       ...duePayments.map((p) => async () => {
         try {
-          return (await payments.confirm(p.reference, null, true))?.final ?? false;
+          return (await payments.reads.confirm(p.reference, null, true))?.final ?? false;
         } finally {
           checked.push(p.reference);
         }
