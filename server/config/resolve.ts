@@ -6,6 +6,7 @@
  */
 import { DEFAULT_STATUS_CODES, type AnyStatusCodes } from '../partner/status-codes.ts';
 import { DEFAULTS, type AppLanded, type Defaults } from './parse.ts';
+import { SETTINGS, type Setting } from './settings.ts';
 
 /** A per-client limit: sustained requests per minute, and how many may come at once. */
 export interface RateLimit {
@@ -98,29 +99,22 @@ export type AppSettings = Optional<Tabled> &
     webhookReadIntervalMs?: number | undefined;
   };
 
+/** The top-level keys of Tabled: where the table's `app` entries land, and the base path. */
+const TABLED_KEYS = [
+  ...new Set(
+    Object.values(SETTINGS as Record<string, Setting>)
+      .filter((setting) => setting.app)
+      .map((setting) => setting.at!.split('.')[0]!),
+  ),
+  'basePath',
+] as (keyof Tabled)[];
+
 /** Fills what `given` leaves out from DEFAULTS: `given`'s groups member by member. */
 export function resolveSettings(given: AppSettings): ResolvedSettings {
-  const pick = <K extends keyof ResolvedSettings>(key: K, fallback: ResolvedSettings[K]): ResolvedSettings[K] =>
-    (given as Partial<ResolvedSettings>)[key] ?? fallback;
+  const tabled = Object.fromEntries(TABLED_KEYS.map((key) => [key, filled(DEFAULTS[key], given[key])])) as Tabled;
   const limits = given.rateLimits;
   return {
-    basePath: pick('basePath', DEFAULTS.basePath),
-    renewals: pick('renewals', DEFAULTS.renewals),
-    refundOverpayments: pick('refundOverpayments', DEFAULTS.refundOverpayments),
-    expirationSeconds: pick('expirationSeconds', DEFAULTS.expirationSeconds),
-    retentionDays: pick('retentionDays', DEFAULTS.retentionDays),
-    dataKey: given.dataKey,
-    databaseStatementTimeoutMs: pick('databaseStatementTimeoutMs', DEFAULTS.databaseStatementTimeoutMs),
-    trustedProxies: pick('trustedProxies', DEFAULTS.trustedProxies),
-    timeZone: pick('timeZone', DEFAULTS.timeZone),
-    reconcile: { ...DEFAULTS.reconcile, ...defined(given.reconcile) },
-    metricsToken: given.metricsToken,
-    streams: pick('streams', DEFAULTS.streams),
-    streamsPerClient: pick('streamsPerClient', DEFAULTS.streamsPerClient),
-    streamsPerPayment: pick('streamsPerPayment', DEFAULTS.streamsPerPayment),
-    readinessCacheMs: pick('readinessCacheMs', DEFAULTS.readinessCacheMs),
-    staleAfterMs: pick('staleAfterMs', DEFAULTS.staleAfterMs),
-    watchIntervalMs: pick('watchIntervalMs', DEFAULTS.watchIntervalMs),
+    ...tabled,
     partnerReads: { ...DEFAULTS.partnerReads, trustedMs: given.webhookReadIntervalMs ?? DEFAULTS.partnerReads.trustedMs },
     webhookIntake: DEFAULTS.webhookIntake,
     readinessDeadlineMs: DEFAULTS.readinessDeadlineMs,
@@ -141,14 +135,18 @@ export function resolveSettings(given: AppSettings): ResolvedSettings {
           },
     webhooks: { secretPath: given.webhooks?.secretPath, sourceIps: given.webhooks?.sourceIps ?? [] },
     merchantWebhook: given.merchantWebhook
-      ? { ...DEFAULTS.merchantWebhook, ...defined(given.merchantWebhook), url: given.merchantWebhook.url, secret: given.merchantWebhook.secret }
+      ? { ...filled(DEFAULTS.merchantWebhook, given.merchantWebhook), url: given.merchantWebhook.url, secret: given.merchantWebhook.secret }
       : undefined,
     statusCodes: given.statusCodes ?? DEFAULT_STATUS_CODES,
     transferStatusCodes: given.transferStatusCodes,
   };
 }
 
-/** The members of a group that are set: one given as undefined leaves the default standing. */
-function defined<T extends object>(group: T | undefined): Partial<T> {
-  return Object.fromEntries(Object.entries(group ?? {}).filter(([, value]) => value !== undefined)) as Partial<T>;
+const isGroup = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** The default with what is given over it: a group member by member (one given as undefined leaves its default), anything else whole. */
+function filled<T>(fallback: T, given: unknown): T {
+  if (!isGroup(fallback)) return (given ?? fallback) as T;
+  const members = isGroup(given) ? given : {};
+  return Object.fromEntries(Object.entries(fallback).map(([key, value]) => [key, filled(value, members[key])])) as T;
 }
