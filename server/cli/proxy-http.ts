@@ -4,7 +4,7 @@
  * is never printed, nor put in an error message.
  */
 import { isErrorBody } from '../../src/shared/wire.ts';
-import { SANDBOX_DEFAULTS, readSettings } from '../config/index.ts';
+import { SANDBOX_API_KEY, readSettings } from '../config/index.ts';
 import { UsageError, type CliIo } from './io.ts';
 
 export interface ProxyTarget {
@@ -29,7 +29,7 @@ export function proxyTarget(values: { proxy?: string | undefined; 'api-key'?: st
     throw new UsageError(`--proxy must be the proxy's API base URL, such as http://localhost:8787/api`);
   }
   const sandbox = env.PIX_BASE_URL === undefined && env.PIX_EMAIL === undefined && env.PIX_ACCESS_KEY === undefined && env.PIX_TOKEN === undefined;
-  const apiKey = values['api-key'] ?? env.PIX_API_KEY ?? (sandbox ? SANDBOX_DEFAULTS.apiKey : undefined);
+  const apiKey = values['api-key'] ?? env.PIX_API_KEY ?? (sandbox ? SANDBOX_API_KEY : undefined);
   if (!apiKey) throw new UsageError('the merchant API key is needed: --api-key or PIX_API_KEY');
   return { api, apiKey };
 }

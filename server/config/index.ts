@@ -4,7 +4,17 @@
  * (resolve.ts) and the table of docs/configuration.md (readme.ts).
  */
 export { DEFAULTS, landValues, readSettings, settingNames, type AppLanded, type Defaults, type Reading, type Settings, type Values } from './parse.ts';
-export { ConfigError, SANDBOX_DEFAULTS, loadEnv, parseDotenv, partnerConfig, proxyConfig, type PartnerConfig, type ProxyConfig } from './proxy-config.ts';
+export {
+  ConfigError,
+  SANDBOX_API_KEY,
+  SANDBOX_DEFAULTS,
+  loadEnv,
+  parseDotenv,
+  partnerConfig,
+  proxyConfig,
+  type PartnerConfig,
+  type ProxyConfig,
+} from './proxy-config.ts';
 export {
   perMinute,
   resolveSettings,

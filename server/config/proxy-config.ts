@@ -19,6 +19,9 @@ import { webhookSecretProblem, webhookSecrets } from '../domain/signature.ts';
  */
 export const SANDBOX_DEFAULTS = { ...SANDBOX_ACCOUNT, apiKey: TUNABLES.sandboxApiKey } as const;
 
+/** The merchant server's API key in sandbox mode: a published test value, printed where a developer needs it. */
+export const SANDBOX_API_KEY = SANDBOX_DEFAULTS.apiKey;
+
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';
   constructor(readonly problems: string[]) {
