@@ -72,16 +72,13 @@ async function payoutsOf(io: CliIo): Promise<{ store: Store; payouts: Services['
   const partner = await client(config, io.env);
   const store = await openCliStore(io.env);
   // The domain alone: the command needs no HTTP stack.
-  const services = createServices(
-    resolveSettings({ statusCodes: config.statusCodes, transferStatusCodes: config.transferStatusCodes }),
-    {
-      partner,
-      store,
-      partnerScope: tokenStoreKey(config.baseUrl, config.credentials?.email),
-      // Silent: the command prints its own result and warnings.
-      logger: createLogger({ level: 'silent' }),
-    },
-  );
+  const services = createServices(resolveSettings({ statusCodes: config.statusCodes, transferStatusCodes: config.transferStatusCodes }), {
+    partner,
+    store,
+    partnerScope: tokenStoreKey(config.baseUrl, config.credentials?.email),
+    // Silent: the command prints its own result and warnings.
+    logger: createLogger({ level: 'silent' }),
+  });
   return {
     store,
     payouts: services.payouts,
