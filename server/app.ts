@@ -60,8 +60,10 @@ const RUNTIME_KEYS = [
   'stop',
 ] as const satisfies readonly (keyof Services)[];
 
+type RuntimeServices = Pick<Services, (typeof RUNTIME_KEYS)[number]>;
+
 /** What runs beside the routes: the domain services, and the fast path of the status reads. */
-export interface PixRuntime extends Pick<Services, (typeof RUNTIME_KEYS)[number]> {
+export interface PixRuntime extends RuntimeServices {
   /**
    * The fresh status reads answered on node:http before the app (http/fast-read.ts): give it to
    * `nodeListener(app.fetch, app.pix.fastPath)`. Only an optimisation: the app answers the same.
@@ -160,6 +162,6 @@ export function createHttpApp(services: Services, settings: ResolvedSettings, dr
 
   app.notFound((c) => c.json(errorBody('not_found', `Nothing at ${c.req.method} ${c.req.path}.`), 404));
   app.onError((error, c) => respondError(c, error, logger.child({ req_id: c.get('reqId') }), services.outage));
-  const runtime = { ...(Object.fromEntries(RUNTIME_KEYS.map((key) => [key, services[key]])) as Pick<Services, (typeof RUNTIME_KEYS)[number]>), fastPath };
+  const runtime: PixRuntime = { ...(Object.fromEntries(RUNTIME_KEYS.map((key) => [key, services[key]])) as RuntimeServices), fastPath };
   return Object.assign(app, { pix: runtime });
 }
