@@ -44,7 +44,7 @@ export interface PayoutServiceOptions {
   /** A payout still `sending` this long after it was stored was cut off mid-call (a crash): its outcome is unknown. Default 5 minutes. */
   sendingTimeoutMs?: number;
   /** A checkout with an open dispute is not refunded until an operator resolves it. */
-  disputes?: DisputeService;
+  disputes: DisputeService;
 }
 
 /** `tr_` and 24 URL-safe characters (144 random bits). */
@@ -129,7 +129,7 @@ export class PayoutService {
       );
     });
     // What was paid is in dispute (an authenticated notification contradicts a final status): an operator decides first.
-    if (await this.options.disputes?.disputed(checkoutId)) {
+    if (await this.options.disputes.disputed(checkoutId)) {
       throw new DomainError(
         'disputed',
         "This checkout's payment is disputed: the partner's notification contradicts its final status. Refunds wait until an operator resolves it (pix-checkout disputes).",

@@ -76,11 +76,11 @@ export function readinessCheck(deps: {
   store: Store;
   partner: PartnerClient;
   upstream?: UpstreamTracker;
-  /** How long a ready answer is kept (DEFAULTS.readinessCacheMs); a failure is never kept, nor a ready answer past a store failure. */
+  /** How long a ready answer is kept (PIX_READY_CACHE_MS); a failure is never kept, nor a ready answer past a store failure. */
   cacheMs: number;
-  /** The check answers within this long (DEFAULTS.readinessDeadlineMs): what has not answered by then fails, named as the cause. */
+  /** The check answers within this long: what has not answered by then fails, named as the cause. */
   deadlineMs?: number;
-  /** The store's ping answers within this long (DEFAULTS.readinessStoreDeadlineMs), all its statements together; default deadlineMs. */
+  /** The store's ping answers within this long, all its statements together; default deadlineMs. */
   storeDeadlineMs?: number;
   now?: () => number;
   warnings?: readonly string[] | undefined;

@@ -30,7 +30,7 @@ import { runPool } from './worker-pool.ts';
 /** The partner cancels an unpaid payment this long after it expires (spec 3). */
 export const CANCEL_AFTER_EXPIRY_MS = LIMITS.cancelAfterExpirationSeconds * 1000;
 
-/** The reconciler's timing (DEFAULTS.reconcile, resolved by the composition). */
+/** The reconciler's timing, resolved by the composition. */
 export interface ReconcileTiming {
   /** Time between passes (real time). */
   tickMs: number;
@@ -47,7 +47,7 @@ export interface ReconcileTiming {
 }
 
 export interface ReconcilerOptions extends ReconcileTiming {
-  /** A notification the partner has not confirmed in this long is marked `expired` (DEFAULTS.webhookIntake.pendingRetentionMs). */
+  /** A notification the partner has not confirmed in this long is marked `expired`. */
   pendingRetentionMs: number;
   store: Store;
   payments: PaymentService;
@@ -194,7 +194,7 @@ export class Reconciler {
       // Read or not (the partner failed), it goes to the back of the line: the next read is a full interval away.
       ...duePayments.map((p) => async () => {
         try {
-          return (await payments.confirm(p.reference, null, true))?.final ?? false;
+          return (await payments.reads.confirm(p.reference, null, true))?.final ?? false;
         } finally {
           checked.push(p.reference);
         }

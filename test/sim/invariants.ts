@@ -127,7 +127,7 @@ export async function checkStep(sim: Sim, memory: FinalMemory): Promise<void> {
     for (const record of await observer.checkouts.payments(checkout.id)) {
       let view;
       try {
-        view = app.pix.payments.view(record);
+        view = app.pix.payments.views.view(record);
       } catch {
         continue;
       }

@@ -105,12 +105,12 @@ export async function verifyStatusCodes(stack: DevStack): Promise<void> {
   const paid = await payments.create({ value: 1 });
   const canceled = await payments.create({ value: 1 });
   await stackControl(stack, 'POST', `/payments/${encodeURIComponent(paid.reference)}/pay`);
-  await payments.confirm(paid.reference);
+  await payments.reads.confirm(paid.reference);
   await waitFor('the approved code verified', () => numbering.report().codes.approved === 'verified');
   const now = Date.parse((await stackControl(stack, 'GET', '/clock')).now);
   // Past the latest plausible cancellation: the longer of the expiration asked and the default (3600 s), the hour, the margin.
   const hourPast = Date.parse(canceled.expires_at) + 2 * 3600_000 + CANCELED_MARGIN_MS;
   await stackControl(stack, 'POST', '/clock/advance', { seconds: Math.ceil((hourPast - now) / 1000) + 1 });
-  await payments.confirm(canceled.reference);
+  await payments.reads.confirm(canceled.reference);
   await waitFor('every status code verified', () => numbering.report().state === 'verified');
 }

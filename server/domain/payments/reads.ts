@@ -149,14 +149,23 @@ export class PaymentReads {
    * stated by a code: the whole payment). True when one was recorded.
    */
   async confirmReturn(reference: string): Promise<boolean> {
-    const { store, numbering, now, log, outcomes } = this.options;
+    const { store, numbering, now } = this.options;
     const stored = await store.payments.get(reference);
     if (!stored || !isReturnable(stored) || numbering.codes.returned.length === 0) return false;
     const askedAt = now();
     const upstream = await this.partner.getPayment(reference);
     await numbering.observe(upstream.status, { reference, expiresAt: stored.expiresAt, createdAt: stored.createdAt, now: now(), askedAt, paid: true });
     if (numbering.meaning(upstream.status) !== 'returned') return false;
-    return recordReturn({ store, outcomes, log, now }, stored, null, 'status');
+    return this.recordReturn(stored, null, 'status');
+  }
+
+  /**
+   * Records a return of a paid payment (domain/returns.ts): `notifiedCents` the total stated, null
+   * when unstated. True when it was new.
+   */
+  recordReturn(payment: PaymentRecord, notifiedCents: number | null, source: 'notification' | 'status'): Promise<boolean> {
+    const { store, outcomes, log, now } = this.options;
+    return recordReturn({ store, outcomes, log, now }, payment, notifiedCents, source);
   }
 
   /**

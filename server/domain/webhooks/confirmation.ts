@@ -69,7 +69,7 @@ export class NotificationConfirmation {
       if (stored.final) {
         if (group.returned !== null) return this.applyReturn(group, stored);
         // A paid payment notified again may have been returned: its code says so when one is listed `returned`.
-        if (await this.deps.payments.confirmReturn(reference)) return 'applied';
+        if (await this.deps.payments.reads.confirmReturn(reference)) return 'applied';
         return this.finalPayment(group, ids);
       }
       // Another instance sharing the store may have reached a verdict on the numbering a moment ago
@@ -77,7 +77,7 @@ export class NotificationConfirmation {
       if (numbering && (numbering.report().state === 'unverified' || (this.deps.store.cluster && numbering.report().state !== 'mismatch')))
         await numbering.reload();
       // Confirmed with the partner; the body's status is never used alone.
-      const record = await this.deps.payments.confirm(reference, outcome);
+      const record = await this.deps.payments.reads.confirm(reference, outcome);
       if (record?.final && group.returned !== null) return this.applyReturn(group, record);
       if (record?.final) return outcome !== null && recordedOutcome(record) !== outcome ? this.finalPayment(group, ids, record) : 'applied';
       // Contradicted only when this payment's own words were (another payment's mismatch meanwhile
@@ -116,7 +116,7 @@ export class NotificationConfirmation {
       );
       return 'already_final';
     }
-    return (await this.deps.payments.recordReturn(payment, returned.cents, 'notification')) ? 'applied' : 'already_final';
+    return (await this.deps.payments.reads.recordReturn(payment, returned.cents, 'notification')) ? 'applied' : 'already_final';
   }
 
   /** A final payment: authenticated words that contradict it open a dispute; anything else changes nothing. */

@@ -25,7 +25,7 @@ import { byExternalReference } from './references.ts';
 
 export type { ProcessResult } from './confirmation.ts';
 
-/** The schedule of confirmations tried again (DEFAULTS.webhookIntake). */
+/** The schedule of confirmations tried again, resolved by the composition. */
 export interface RetrySettings {
   firstRetryMs: number;
   maxRetryMs: number;

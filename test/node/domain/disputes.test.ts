@@ -85,7 +85,7 @@ async function checkoutWith(then: 'pay' | 'cancel' | null): Promise<{ id: string
     if (then === 'pay') await stackControl(stack, 'POST', `/payments/${encodeURIComponent(reference)}/pay`);
     // The partner cancels a payment only an hour past its expiry (spec 3): its clock is moved there.
     else await stackControl(stack, 'POST', '/clock/advance', { seconds: 2 * 3600 + 60 });
-    await stack.pix.payments.confirm(reference);
+    await stack.pix.payments.reads.confirm(reference);
     await waitFor('the payment final here', async () => (await stack.store.payments.get(reference))?.final);
   }
   return { id, reference };

@@ -250,7 +250,7 @@ describe('the fast path on node:http', () => {
   ] as const) {
     test(`a fresh payment, ${name}: answered by the fast path, the same status, headers and body as the app's`, async () => {
       now = stack.sandbox.state.clock.now();
-      await app.pix.payments.record(reference, 0);
+      await app.pix.payments.reads.record(reference, 0);
       const { fast, general, fastAnswered, fastBody, generalBody } = await both(`/payments/${reference}${query}`, { headers });
       assert.equal(fastAnswered, true, 'the fast path answered');
       assert.equal(fast.status, 200, 'status');
@@ -266,7 +266,7 @@ describe('the fast path on node:http', () => {
 
   test("what it does not answer is the app's: unknown, encoded, stale, other methods and routes", async () => {
     now = stack.sandbox.state.clock.now();
-    await app.pix.payments.record(reference, 0);
+    await app.pix.payments.reads.record(reference, 0);
     const cases: [string, RequestInit][] = [
       ['/payments/doesnotexist', {}],
       [`/payments/${reference.slice(0, 4)}%${reference.slice(4)}`, {}],
@@ -299,7 +299,7 @@ describe('the fast path on node:http', () => {
 
   test('the same rate-limit buckets: a client over its limit gets the 429 from the app, and no token is taken twice', async () => {
     now = stack.sandbox.state.clock.now();
-    await app.pix.payments.record(reference, 0);
+    await app.pix.payments.reads.record(reference, 0);
     const from = { 'x-forwarded-for': '192.0.2.77' };
     const read = async () => {
       answered.length = 0;
@@ -329,7 +329,7 @@ describe('the fast path on node:http', () => {
 
   test('the request line is the same as the app’s, with its own id', async () => {
     now = stack.sandbox.state.clock.now();
-    await app.pix.payments.record(reference, 0);
+    await app.pix.payments.reads.record(reference, 0);
     lines.length = 0;
     await both(`/payments/${reference}?x=1`, { headers: { origin: SHOP } });
     const requests = lines.filter((line) => line.msg === 'request');

@@ -447,7 +447,7 @@ describe("the partner's clock", () => {
         outcomes: new Outcomes(silent),
         numbering,
       });
-      const record = await service.issue({ value: 1 }, null);
+      const record = await service.issuer.issue({ value: 1 }, null);
       assert.equal(record.createdAt, expected, label);
       assert.equal(record.expiresAt, expected + 600_000, label);
     }

@@ -440,7 +440,7 @@ describe('a new code only when every earlier code is confirmed unpaid', () => {
       createPayment: async (input) => {
         const created = await real.createPayment(input);
         assert.equal(stack.sandbox.state.pay(stack.sandbox.state.payments.get(first.reference)!).ok, true);
-        assert.equal((await stack.pix.payments.confirm(first.reference))?.final, true);
+        assert.equal((await stack.pix.payments.reads.confirm(first.reference))?.final, true);
         return created;
       },
     }));
@@ -490,7 +490,7 @@ describe('the amount the partner reports', () => {
     upstream.value = 4.99;
     assert.equal(stack.sandbox.state.pay(upstream).ok, true);
     // Confirmed with the partner (as its notification is): approved, but for R$ 4,99.
-    await stack.pix.payments.confirm(first.reference);
+    await stack.pix.payments.reads.confirm(first.reference);
     const events = (await stack.store.outbox.list()).filter((e) => e.reference === first.reference);
     assert.deepEqual(
       events.map((e) => e.type),
@@ -524,7 +524,7 @@ describe('a checkout paid twice', () => {
     const second = PaymentView.parse((await payFor(stack, checkout.checkout_id)).json);
     assert.equal(second.status, 'pending');
     assert.equal(stack.sandbox.state.pay(stack.sandbox.state.payments.get(first.reference)!).ok, true);
-    await stack.pix.payments.confirm(first.reference);
+    await stack.pix.payments.reads.confirm(first.reference);
     const again = PaymentView.parse((await payFor(stack, checkout.checkout_id)).json);
     assert.deepEqual([again.reference, again.status], [first.reference, 'paid']);
     const view = CheckoutView.parse((await merchant(stack, 'GET', `/checkouts/${checkout.checkout_id}`)).json);
@@ -548,7 +548,7 @@ describe('a checkout paid twice', () => {
         // The renewed code is paid, and the expired one too (its payer's bank, within the hour).
         for (const reference of [second.reference, first.reference]) {
           assert.equal(local.sandbox.state.pay(local.sandbox.state.payments.get(reference)!).ok, true);
-          await local.pix.payments.confirm(reference);
+          await local.pix.payments.reads.confirm(reference);
         }
         const told = await waitFor('the overpayment told', async () => {
           const rows = (await local.store.outbox.list()).filter((e) => e.type === 'checkout.overpaid');
@@ -592,7 +592,7 @@ describe('a new checkout for the same order (replaces)', () => {
       const second = PaymentView.parse((await payFor(local, later.checkout_id)).json);
       for (const reference of [second.reference, first.reference]) {
         assert.equal(local.sandbox.state.pay(local.sandbox.state.payments.get(reference)!).ok, true);
-        await local.pix.payments.confirm(reference);
+        await local.pix.payments.reads.confirm(reference);
       }
       const told = await waitFor('the overpayment told', async () => {
         const rows = (await local.store.outbox.list()).filter((e) => e.type === 'checkout.overpaid');

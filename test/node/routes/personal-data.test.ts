@@ -53,7 +53,13 @@ test('the customer is sealed at rest, opened for the partner, never in a view or
 
 test('an erased checkout answers in the same shape; a customer sealed under another key does not stop its payment', async () => {
   const created = CheckoutView.parse((await call('POST', '/checkouts', { value: 12, order_id: newOrder(), name: 'Ana', document: '111.444.777-35' })).json);
-  const personal = new PersonalData({ store: stack.store, cipher: new PersonalDataCipher(KEY), retentionDays: 180, now: Date.now });
+  const personal = new PersonalData({
+    store: stack.store,
+    cipher: new PersonalDataCipher(KEY),
+    retentionDays: 180,
+    now: Date.now,
+    log: createLogger({ level: 'silent' }),
+  });
   assert.deepEqual(await personal.erase('11144477735'), { checkouts: 1, payouts: 0, inFlight: 0 });
   const view = await call('GET', `/checkouts/${created.checkout_id}`);
   assert.equal(view.status, 200);

@@ -69,7 +69,7 @@ describe('a return of a paid payment', () => {
     const { checkoutId, reference } = await issuedCheckout(value);
     const payment = { reference };
     await stackControl(stack, 'POST', `/payments/${payment.reference}/pay`);
-    await stack.pix.payments.confirm(payment.reference);
+    await stack.pix.payments.reads.confirm(payment.reference);
     assert.equal((await stack.store.payments.get(payment.reference))?.final, true);
     return { checkoutId, reference };
   }

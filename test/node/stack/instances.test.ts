@@ -149,7 +149,7 @@ describe('two instances over one Postgres', () => {
       assert.equal(readsA.calls() - was, 1, `round ${round}: 50 concurrent reads, one partner call`);
     }
     // A forced ask (before a new code is issued, a webhook's confirmation) is never left to another instance.
-    await b.pix.payments.confirm(reference);
+    await b.pix.payments.reads.confirm(reference);
     assert.equal(readsB.calls() - before[1]!, 1, 'a confirmation asks the partner whoever polls');
     // Paid: B, which never asked, answers paid once A's read records it.
     assert.equal(sandbox.state.pay(sandbox.state.payments.get(reference)!).ok, true);

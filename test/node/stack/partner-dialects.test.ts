@@ -799,7 +799,7 @@ describe('a wrong status numbering (numbered’s 0/1/2 read with the default 1/2
     await neverPaid(p, reference);
     await p.control('POST', '/clock/advance', { seconds: STALE_MS / 1000 + 1 });
     await neverPaid(p, reference);
-    const confirmed = await p.stack.pix.payments.confirm(reference);
+    const confirmed = await p.stack.pix.payments.reads.confirm(reference);
     assert.notEqual(confirmed?.partnerStatus, PARTNER_STATUS.approved);
     await p.stack.pix.reconciler.runOnce();
     await neverPaid(p, reference);

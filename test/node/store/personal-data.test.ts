@@ -21,6 +21,7 @@ import type { Store } from '../../../server/store/store.ts';
 import { checkoutRecord, paymentRecord, payoutRecord, transferRecord } from '../../support/records.ts';
 import { startPostgres, type RunningPostgres } from '../../support/postgres.ts';
 import { databaseDeadlines } from '../../../server/config/database.ts';
+import { silentLog } from '../../support/silent-log.ts';
 
 const DAY = 86_400_000;
 /** The fake clock's now: day 400. Retention 180 days: the cutoff is day 220. */
@@ -114,7 +115,8 @@ const kinds: { name: string; open(): Promise<Opened> }[] = [
   },
 ];
 
-const service = (store: Store, key?: string) => new PersonalData({ store, cipher: new PersonalDataCipher(key), retentionDays: RETENTION_DAYS, now: () => NOW });
+const service = (store: Store, key?: string) =>
+  new PersonalData({ store, cipher: new PersonalDataCipher(key), retentionDays: RETENTION_DAYS, now: () => NOW, log: silentLog });
 
 /** A checkout of `document` created at `at`, with one payment (final at `finalAt` when given, else pending). */
 async function checkoutWithPayment(
@@ -227,7 +229,14 @@ for (const kind of kinds) {
         const id = await store.webhookEvents.add(`{"n":${n}}`, OLD);
         await store.webhookEvents.markProcessed(id, OLD, 'applied');
       }
-      const purged = await new PersonalData({ store, cipher: new PersonalDataCipher(), retentionDays: RETENTION_DAYS, now: () => NOW, batch: 2 }).purge();
+      const purged = await new PersonalData({
+        store,
+        cipher: new PersonalDataCipher(),
+        retentionDays: RETENTION_DAYS,
+        now: () => NOW,
+        log: silentLog,
+        batch: 2,
+      }).purge();
       assert.deepEqual([purged?.checkouts, purged?.notifications], [5, 3]);
       for (const id of ids) assert.equal((await store.checkouts.get(id))?.name, null);
     });
@@ -235,7 +244,7 @@ for (const kind of kinds) {
     test('a stop ends a purge under way after its current batch (a shutdown does not wait for a whole first purge); the next purge goes on', async () => {
       const { store } = await kind.open();
       for (let n = 0; n < 5; n++) await checkoutWithPayment(store, `stop${n}`, OLD + n, OLD + DAY);
-      const options = { store, cipher: new PersonalDataCipher(), retentionDays: RETENTION_DAYS, now: () => NOW, batch: 2 };
+      const options = { store, cipher: new PersonalDataCipher(), retentionDays: RETENTION_DAYS, now: () => NOW, log: silentLog, batch: 2 };
       const purge = store.personalData.purge.bind(store.personalData);
       const stopping = new PersonalData({
         ...options,
