@@ -29,6 +29,8 @@ export const ptBR: Translation = {
   renew: 'Gerar novo código',
   renewLimit: 'Nenhum valor foi cobrado. Volte à loja para tentar de novo.',
   renewalsExhausted: 'Não é possível gerar outro código para este pedido. Nenhum valor foi cobrado: volte à loja para tentar de novo.',
+  unverified: 'Confirmando o pagamento anterior…',
+  unverifiedHint: 'Estamos confirmando se o código anterior foi pago. Não pague de novo por enquanto: pediremos um novo código sozinhos em instantes.',
   canceled: 'Pagamento cancelado',
   canceledHint: 'Nenhum valor foi cobrado.',
   invalidCode: 'Não foi possível desenhar o QR code. Use a imagem ou a página de pagamento.',

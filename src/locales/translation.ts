@@ -46,6 +46,12 @@ export interface Translation {
   renewLimit: string;
   /** Checkout mode: the proxy will issue no new code for this checkout (409 renewals_exhausted). */
   renewalsExhausted: string;
+  /**
+   * A new code was refused while an earlier one may still be paid (503 status_unverified): the widget
+   * is confirming it, the customer must not pay again yet, and it asks again by itself.
+   */
+  unverified: string;
+  unverifiedHint: string;
   canceled: string;
   canceledHint: string;
   invalidCode: string;
