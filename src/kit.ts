@@ -6,12 +6,14 @@
  */
 import type { html, nothing } from 'lit';
 import type { PixErrorEvent, PixSaveEvent } from './events.ts';
+import type { splitSeconds } from './controllers/countdown.ts';
 import type { statusLine } from './views/status.ts';
 
 export interface Kit {
   html: typeof html;
   nothing: typeof nothing;
   statusLine: typeof statusLine;
+  splitSeconds: typeof splitSeconds;
   PixErrorEvent: typeof PixErrorEvent;
   PixSaveEvent: typeof PixSaveEvent;
 }

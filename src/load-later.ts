@@ -4,7 +4,10 @@
  * kept for synchronous use in render.
  */
 import { html, nothing } from 'lit';
+import { splitSeconds } from './controllers/countdown.ts';
 import { PixErrorEvent, PixSaveEvent } from './events.ts';
+import { ptBR } from './locales/pt-BR.ts';
+import { spoken } from './locales/translation.ts';
 import { statusLine } from './views/status.ts';
 
 export type Later = typeof import('./later.ts');
@@ -17,7 +20,9 @@ let loading: Promise<Later> | undefined;
 export const loadLater = (): Promise<Later> =>
   (loading ??= import('./later.ts').then(
     (module) => {
-      module.install({ html, nothing, statusLine, PixErrorEvent, PixSaveEvent });
+      module.install({ html, nothing, statusLine, splitSeconds, PixErrorEvent, PixSaveEvent });
+      // Every widget's texts inherit from ptBR (src/controllers/locale.ts): they have these at once.
+      Object.assign(ptBR, module.ptBRLater(spoken));
       return (later = module);
     },
     (error: unknown) => {

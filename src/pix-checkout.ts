@@ -1,6 +1,5 @@
 import { LitElement, html, isServer, type PropertyValues } from 'lit';
 import { ClipboardController } from './controllers/clipboard.ts';
-import { TimeAnnouncements } from './controllers/countdown.ts';
 import { defaultEnvironment, systemClock, type PixEnvironment } from './controllers/environment.ts';
 import { LocaleController } from './controllers/locale.ts';
 import { PhoneScreenController } from './controllers/phone-screen.ts';
@@ -11,6 +10,7 @@ import { TakeoverController } from './controllers/takeover.ts';
 import { paymentInPage } from './early.ts';
 import { PixCopyEvent } from './events.ts';
 import type { Translation } from './locales/index.ts';
+import { later, type Later } from './load-later.ts';
 import { markOnce } from './marks.ts';
 import { qrPath } from './qr.ts';
 import type { Screen } from './screens.ts';
@@ -138,7 +138,8 @@ export class PixCheckout extends LitElement {
   declare protected announcement: string;
   declare protected timeAnnouncement: string;
 
-  readonly #times = new TimeAnnouncements();
+  /** Once the later chunk is here (the first announcement is minutes away). */
+  #times: InstanceType<Later['TimeAnnouncements']> | undefined;
   readonly #phone = new PhoneScreenController(this);
   readonly #code = new CodeOnScreen();
   readonly #takeover: TakeoverController;
@@ -186,6 +187,11 @@ export class PixCheckout extends LitElement {
   set payment(payment: PaymentView | null | undefined) {
     this.#given = payment ?? null;
     this.requestUpdate('payment');
+  }
+
+  /** A phone's screen, as the merchant's server guessed it (pix-checkout-server/render); the browser asks its own. */
+  protected set phoneScreen(phone: boolean) {
+    this.#phone.matches = phone;
   }
 
   /** What the customer sees now. */
@@ -254,8 +260,9 @@ export class PixCheckout extends LitElement {
     this.#session.startIfNew();
     const session = this.#session;
     const seconds = this.screen === 'pending' ? session.countdown.seconds : null;
-    const said = this.#times.next(this.#i18n.t, seconds, session.payment?.reference ?? null, session.offersMoreTime(seconds ?? 0));
-    if (said !== null) this.timeAnnouncement = said;
+    this.#times ??= later && new later.TimeAnnouncements();
+    const said = this.#times?.say(this.#i18n.t, seconds, session.payment?.reference ?? null, session.offersMoreTime(seconds ?? 0));
+    if (said) this.timeAnnouncement = said;
   }
 
   protected override firstUpdated(): void {

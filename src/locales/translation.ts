@@ -64,6 +64,29 @@ export interface Translation {
   timeLeft: (hours: number, minutes: number, seconds: number) => string;
 }
 
+/**
+ * The texts only what follows the first QR says (the later chunk's buttons and screens): a Brazilian
+ * page's script carries none of them (src/locales/pt-BR-later.ts).
+ */
+export type LaterKey =
+  | 'share'
+  | 'save'
+  | 'moreTime'
+  | 'moreTimeFailed'
+  | 'paidAmount'
+  | 'receiptAmount'
+  | 'receiptTo'
+  | 'receiptWhen'
+  | 'receiptReference'
+  | 'print'
+  | 'expiredHint'
+  | 'renew'
+  | 'renewLimit'
+  | 'canceledHint'
+  | 'unverifiedHint'
+  | 'moreTimeOffer'
+  | 'timeLeft';
+
 /** `spoken`'s type: the languages loaded on demand are handed it, so their chunks import nothing. */
 export type Spoken = typeof spoken;
 
