@@ -1,6 +1,6 @@
 import { LitElement, html, isServer, type PropertyValues } from 'lit';
 import { ClipboardController } from './controllers/clipboard.ts';
-import { defaultEnvironment, systemClock, type PixEnvironment } from './controllers/environment.ts';
+import { environmentOf, type PixEnvironment } from './controllers/environment.ts';
 import { LocaleController } from './controllers/locale.ts';
 import { PhoneScreenController } from './controllers/phone-screen.ts';
 import { PaymentSessionController } from './controllers/payment-session.ts';
@@ -146,8 +146,7 @@ export class PixCheckout extends LitElement {
   /** A payment given to show (the `payment` property or attribute), until it is shown. */
   #given: PaymentView | null = null;
 
-  // The server renders with a clock alone: it has no network, clipboard, storage or screen.
-  readonly #env = (): PixEnvironment => ({ ...(isServer ? ({ clock: systemClock } as PixEnvironment) : defaultEnvironment()), ...this.environment });
+  readonly #env = environmentOf(() => this.environment);
   readonly #i18n = new LocaleController(this);
   readonly #clipboard = new ClipboardController(this, this.#env);
   readonly #session = new PaymentSessionController(this, {

@@ -10,7 +10,7 @@ import { CountdownController } from './countdown.ts';
 import type { PixEnvironment } from './environment.ts';
 import type { LocaleController } from './locale.ts';
 import { loadSaved, resumeKey, saveForReload } from './resume.ts';
-import { loadLater } from '../load-later.ts';
+import { afterPaint, loadLater } from '../load-later.ts';
 import type { Screen } from '../screens.ts';
 import type { Connection, StatusController, StatusControllerOptions } from './status.ts';
 
@@ -118,16 +118,18 @@ export class PaymentSessionController implements ReactiveController {
 
   // Following the status is in the chunk loaded once the first QR is on screen (src/later.ts).
   #loadStatus(): void {
-    this.#statusLoaded = loadLater().then(
-      ({ StatusController }) => {
-        // Added to the host, which calls its hostConnected at once when connected.
-        this.#status ??= new StatusController(this.#host, this.#statusOptions);
-        if (this.#following !== null) this.#status.follow(this.#following);
-        // What the chunk draws besides (buttons, the screens of a code's end) is here now.
-        this.#host.requestUpdate();
-      },
-      (error: unknown) => this.fail(error, false),
-    );
+    this.#statusLoaded = afterPaint()
+      .then(loadLater)
+      .then(
+        ({ StatusController }) => {
+          // Added to the host, which calls its hostConnected at once when connected.
+          this.#status ??= new StatusController(this.#host, this.#statusOptions);
+          if (this.#following !== null) this.#status.follow(this.#following);
+          // What the chunk draws besides (buttons, the screens of a code's end) is here now.
+          this.#host.requestUpdate();
+        },
+        (error: unknown) => this.fail(error, false),
+      );
   }
 
   /** What the customer sees now. */
