@@ -16,7 +16,8 @@ import type { Connection, StatusController, StatusControllerOptions } from './st
 
 /**
  * `exhausted`: checkout mode, the proxy will issue no new code (409 renewals_exhausted); shown as
- * expired. `unverified`: a new code refused while an earlier one may be paid (503 status_unverified).
+ * expired. `unverified`: the checkout's next code refused while an earlier one may be paid (503
+ * status_unverified), asked for again by itself.
  */
 export type Phase = 'idle' | 'loading' | 'ready' | 'error' | 'exhausted' | 'unverified';
 
@@ -67,8 +68,9 @@ export class PaymentSessionController implements ReactiveController {
   #renewalsUsed = 0;
   #startedKey: string | null = null;
   #creating: AbortController | null = null;
-  /** The next renewal asked by itself after a 503 status_unverified (its Retry-After). */
+  /** The request asked again by itself after a 503 status_unverified (its Retry-After), and whether it renews. */
   #askAgain: unknown;
+  #askRenew = false;
 
   readonly #host: SessionHost;
   readonly #options: SessionOptions;
@@ -148,6 +150,8 @@ export class PaymentSessionController implements ReactiveController {
   hostConnected(): void {
     // Removed while creating: start again now that it is back.
     if (this.phase === 'idle') this.#startedKey = null;
+    // Removed while waiting to ask again (its timer stopped): ask now.
+    if (this.phase === 'unverified') void this.start(this.#askRenew);
   }
 
   hostDisconnected(): void {
@@ -246,12 +250,15 @@ export class PaymentSessionController implements ReactiveController {
       const exhausted = error instanceof ProxyError && error.code === 'renewals_exhausted';
       // An earlier code may still be paid and the proxy cannot tell yet: no new code, and never
       // "expired for good"; asked again by itself after the proxy's Retry-After.
-      const unverified = renew && error instanceof ProxyError && error.code === 'status_unverified';
+      const unverified = error instanceof ProxyError && error.code === 'status_unverified';
       if (exhausted || unverified) {
         this.#set({ phase: unverified ? 'unverified' : 'exhausted' });
         this.#options.announce(unverified ? this.#options.i18n.t.unverified : this.#options.i18n.t.renewalsExhausted);
       }
-      if (unverified) this.#askAgain = this.#options.env().clock.setTimeout(() => void this.start(true), Math.max(error.retryAfterMs, 1000));
+      if (unverified) {
+        this.#askRenew = renew;
+        this.#askAgain = this.#options.env().clock.setTimeout(() => void this.start(renew), Math.max(error.retryAfterMs, 1000));
+      }
       this.fail(error, !exhausted && !unverified);
     } finally {
       if (this.#creating === creating) this.#creating = null;

@@ -146,9 +146,24 @@ describe('checkout mode: the merchant server decides the amount', () => {
     clock.advance(3600_000);
     expect((await again503).detail).to.deep.include({ code: 'status_unverified', fatal: false });
     await screenIs(el, 'unverified');
+    // Moved in the page (removed, its timer stopped, and put back): it asks again at once.
+    const moved = oneEvent(el, 'pix-error');
+    const parent = el.parentNode!;
+    el.remove();
+    parent.appendChild(el);
+    expect((await moved).detail).to.deep.include({ code: 'status_unverified', fatal: false });
+    await screenIs(el, 'unverified');
+    // A reload meanwhile (a new element for the checkout, which the proxy would renew) is told the same.
+    el.remove();
+    const reloaded = newElement({ apiUrl, checkout: checkout_id, env: { clock: new FakeClock(), fetch: requests.fetch } });
+    const told = oneEvent(reloaded, 'pix-error');
+    await fixture(html`${reloaded}`);
+    expect((await told).detail).to.deep.include({ code: 'status_unverified', fatal: false });
+    await screenIs(reloaded, 'unverified');
+    expect(text(reloaded, 'status')).to.equal('Confirmando o pagamento anterior…');
     // Every request for a payment went to the checkout, with no body: never an amount.
     const posts = requests.posts();
-    expect(posts.length).to.equal(4);
+    expect(posts.length).to.equal(6);
     for (const post of posts) expect(post).to.deep.equal({ method: 'POST', path: `/api/checkouts/${checkout_id}/payment`, body: null });
   });
 
