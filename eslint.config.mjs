@@ -16,10 +16,6 @@ export const MAX_LINES = 400;
  */
 export const LINE_LIMIT_EXCEPTIONS = {
   'server/config/settings.ts': 'data: the settings table, one entry per environment variable',
-  'server/store/postgres/postgres-store.ts': 'split on branch i39-store',
-  'server/domain/checkouts.ts': 'split on branch i39-compose',
-  'src/pix-checkout.ts': 'split on branch i41-widget',
-  'src/controllers/payment-session.ts': 'split on branch i41-widget',
 };
 
 /** Names an issue: `issue 27`, `Issue #30`, `(issue 41)`, `issues 26`, `(#12)`, or `issue` and its number on two lines of a JSDoc block. */

@@ -201,7 +201,9 @@ describe('cli: transfers and the webhook URL', () => {
     const store = openSqliteStore({ dataDir: env.PIX_DATA_DIR!, cacheSize: 0 });
     const at = Date.now();
     const id = 'co_CLIrefundCLIrefundCLIref';
-    await store.checkouts.create(checkoutRecord({ id, orderId: 'cli-refund-1', valueCents: 1500, description: null, name: null, document: null, createdAt: at }));
+    await store.checkouts.create(
+      checkoutRecord({ id, orderId: 'cli-refund-1', valueCents: 1500, description: null, name: null, document: null, createdAt: at }),
+    );
     const payment = paymentRecord('cli-refund-pay', at, { checkoutId: id, valueCents: 1500 });
     await store.checkouts.attachPayment(id, payment, 0, null);
     await store.payments.updateStatus(payment.reference, 2, true, at, paymentOutcome);
