@@ -43,10 +43,10 @@ module.exports = {
       name: 'store-builds-nothing',
       severity: 'error',
       comment:
-        'The store persists what it is given: no domain (the money rules it calls in its transactions live below both, in server/money/), HTTP or composition; of the partner room, only the token store type. Domain and store import each other one way only.',
+        "The store persists what it is given: no domain (the money rules it calls in its transactions live below both, in server/money/), HTTP, configuration (its numbers are the caller's options) or composition; of the partner room, only the token store type. Domain and store import each other one way only.",
       from: { path: '^server/store/' },
       to: {
-        path: [`^server/(domain|http|routes|cli|sandbox)/`, '^server/partner/(?!token-store\\.ts)', SERVER_ROOT_COMPOSITION],
+        path: [`^server/(domain|http|routes|cli|sandbox|config)/`, '^server/partner/(?!token-store\\.ts)', SERVER_ROOT_COMPOSITION],
       },
     },
     {
@@ -55,6 +55,14 @@ module.exports = {
       comment: 'The money rules both stores call (refunds, the payout-transfer link, final states) are pure: types of the store and src/shared, nothing else.',
       from: { path: MONEY_RULES },
       to: { path: '^(?!src/shared/|server/money/|server/store/(store|[a-z-]+/types)\\.ts$)' },
+    },
+    {
+      name: 'money-below-the-store-at-run-time',
+      severity: 'error',
+      comment:
+        "The money rules take the store's record types only (erased at run time): at run time server/money/ imports nothing of the store or the domain, both of which import it.",
+      from: { path: MONEY_RULES },
+      to: { path: '^server/(store|domain)/', dependencyTypesNot: ['type-only'] },
     },
     {
       name: 'partner-is-self-contained',

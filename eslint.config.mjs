@@ -6,6 +6,50 @@ import prettier from 'eslint-config-prettier';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
+/** A source file's most lines: past it a file does more than one job (split it by job, not by line count). */
+export const MAX_LINES = 400;
+
+/**
+ * Files allowed past MAX_LINES, each with its reason: data, read as a table, or a split finishing on
+ * another branch (those entries go when it merges). test/node/docs/source-limits.test.ts fails on an
+ * entry whose file is gone or back under the limit.
+ */
+export const LINE_LIMIT_EXCEPTIONS = {
+  'server/config/settings.ts': 'data: the settings table, one entry per environment variable',
+};
+
+/** Names an issue: `issue 27`, `Issue #30`, `(issue 41)`, `issues 26`, `(#12)`, or `issue` and its number on two lines of a JSDoc block. */
+export const ISSUE_NUMBER = /\bissues?[\s*]*#?\d+|\(#\d+\)/i;
+
+/** The house's own rules. */
+export const house = {
+  rules: {
+    'no-issue-numbers': {
+      meta: {
+        type: 'suggestion',
+        docs: { description: 'Comments say why in the present tense and name no issue: the history is in git, the CHANGELOG and docs.' },
+        schema: [],
+      },
+      create(context) {
+        return {
+          Program() {
+            for (const comment of context.sourceCode.getAllComments()) {
+              const found = ISSUE_NUMBER.exec(comment.value);
+              // Reported on the line that names it, in a comment of many lines.
+              const line = found ? comment.loc.start.line + comment.value.slice(0, found.index).split('\n').length - 1 : 0;
+              if (found)
+                context.report({
+                  loc: { line, column: 0 },
+                  message: `A comment names an issue ("${found[0]}"): say why, in the present tense (the history is in git).`,
+                });
+            }
+          },
+        };
+      },
+    },
+  },
+};
+
 export default tseslint.config(
   {
     ignores: ['dist/', 'lib/', 'node_modules/', '.browsers/', 'screenshots/', 'custom-elements.json', 'test/e2e/package-fixture/', '.dependency-cruiser.cjs'],
@@ -100,5 +144,17 @@ export default tseslint.config(
   { files: ['**/*.mjs', '**/*.js'], ...tseslint.configs.disableTypeChecked },
   { files: ['**/*.mjs', '**/*.js'], languageOptions: { globals: { ...globals.node } } },
   { files: ['demo/*.js'], languageOptions: { globals: { ...globals.browser } } },
+  {
+    // The code a change of behaviour goes through (the widget, the proxy, the command line, the build);
+    // a test, bench or demo file is a list of cases, read one case at a time.
+    files: ['{src,server,scripts,bin}/**/*.{ts,mts,js,mjs,cjs}'],
+    ignores: Object.keys(LINE_LIMIT_EXCEPTIONS),
+    rules: { 'max-lines': ['error', { max: MAX_LINES, skipBlankLines: false, skipComments: false }] },
+  },
+  {
+    files: ['{src,server,test,bench,scripts,demo}/**/*.{ts,mts,js,mjs,cjs}'],
+    plugins: { house },
+    rules: { 'house/no-issue-numbers': 'error' },
+  },
   prettier,
 );

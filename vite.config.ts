@@ -1,10 +1,19 @@
 import { readFileSync } from 'node:fs';
+import { relative } from 'node:path';
 import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
 import { defineConfig, minifySync, type Plugin } from 'vite';
 import { minifyCss } from './server/ssr/css.ts';
 
-/** The script-tag bundle's budget (issue "Performance": at most 18 KB gzip, everything included); the build fails over it. */
-export const BUNDLE_BUDGET_GZIP = 18 * 1024;
+/**
+ * The script-tag bundle's budget: the script a page's first QR needs, gzip -9, its size plus a small
+ * margin (the goal is 16 KB); the build fails over it, so a new feature goes in a chunk or pays.
+ */
+export const BUNDLE_BUDGET_GZIP = 18_350;
+/**
+ * Each chunk's budget, gzip -9 (dist/pix-checkout.*.js: the languages, the later chunk, the QR
+ * drawing): loaded beside the script or after the first QR, but a page still downloads them.
+ */
+export const CHUNK_BUDGET_GZIP = 3 * 1024;
 
 /** The figure that matters for a script tag: the file as served, gzip -9 and brotli, against the budget. */
 export function bundleSizes(file: string): { minified: number; gzip: number; brotli: number } {
@@ -18,16 +27,27 @@ export function bundleSizes(file: string): { minified: number; gzip: number; bro
 
 const kb = (n: number) => `${(n / 1024).toFixed(1)} KB`;
 
-/** Prints the bundle's size after every build, and fails the build over the budget. */
+/** Prints the bundle's and each chunk's size after every build, and fails the build over a budget. */
 function sizeBudget(file: string): Plugin {
+  let chunks: string[] = [];
   return {
     name: 'size-budget',
     apply: 'build',
+    writeBundle(options, bundle) {
+      const dir = relative(process.cwd(), options.dir ?? 'dist');
+      chunks = Object.keys(bundle)
+        .map((name) => `${dir}/${name}`)
+        .filter((path) => path.endsWith('.js') && path !== file);
+    },
     closeBundle() {
-      const size = bundleSizes(file);
-      const verdict = size.gzip <= BUNDLE_BUDGET_GZIP ? 'within' : `OVER by ${kb(size.gzip - BUNDLE_BUDGET_GZIP)}`;
-      console.log(`${file}: ${kb(size.minified)} minified, ${kb(size.gzip)} gzip -9 (budget ${kb(BUNDLE_BUDGET_GZIP)}: ${verdict}), ${kb(size.brotli)} brotli`);
-      if (size.gzip > BUNDLE_BUDGET_GZIP) this.error(`${file} is over its size budget`);
+      const over: string[] = [];
+      for (const [path, budget] of [[file, BUNDLE_BUDGET_GZIP] as const, ...chunks.map((chunk) => [chunk, CHUNK_BUDGET_GZIP] as const)]) {
+        const size = bundleSizes(path);
+        const verdict = size.gzip <= budget ? 'within' : `OVER by ${size.gzip - budget} B`;
+        console.log(`${path}: ${kb(size.minified)} minified, ${size.gzip} B gzip -9 (budget ${budget} B: ${verdict}), ${kb(size.brotli)} brotli`);
+        if (size.gzip > budget) over.push(path);
+      }
+      if (over.length) this.error(`over the size budget: ${over.join(', ')}`);
     },
   };
 }
@@ -70,17 +90,20 @@ export function minifyCssTemplates(): Plugin {
 const INTERNAL_PROPERTIES = new RegExp(
   `^(${[
     // LocaleController, PaymentSessionController, StatusController and their options, ProxyClient.
-    // Not the names the status chunk (src/controllers/status.ts) reads or calls across the chunk's edge:
-    // its options (client, env, onView, onError, onConnection, stream, isFinal), follow, checkNow,
-    // and the client's getPayment and eventsUrl.
-    'hasTranslation|localeReady|formatMoney|formatDate|phase|paidSeen|countdown|connection|busy|startIfNew|offersMoreTime|fail',
+    // Not the names the later chunk (src/later.ts) reads or calls across the chunk's edge: the status
+    // controller's options (client, env, onView, onError, onConnection, stream, isFinal), follow,
+    // checkNow, the client's getPayment and eventsUrl, the pending screen's fields its buttons read
+    // (t, payment, amount, moreTime, busy, sharer, share, save), the kit (src/kit.ts), and its exports.
+    'hasTranslation|localeReady|formatMoney|formatDate|phase|paidSeen|countdown|connection|startIfNew|offersMoreTime|fail',
     'i18n|announce|createPayment|checkoutPayment|created',
     // ClipboardController, CountdownController, CodeOnScreen, the pending screen's fields, the element's inner state.
-    'reset|seconds|fraction|copyFirst|copyState|sharer|qr|receiver|check|path|announcement|timeAnnouncement|phoneScreen|applyTexts|copyCode|urlOf',
+    'reset|seconds|fraction|copyFirst|copyState|qr|receiver|check|path|announcement|timeAnnouncement|phoneScreen|applyTexts|copyCode|urlOf',
     // checkBrCode's result (src/shared/brcode.ts), read only by CodeOnScreen in the bundle.
     'merchantName|pointOfInitiation|locationUrl|merchantCity|postalCode|txid|crc|warnings|dynamic',
     // Keys of src/shared/wire.ts's path and stream constants (the server has its own copy of them).
     'payments|paymentEvents|checkouts|retryMs|keepAliveMs',
+    // The session's, the takeover's and the screens' own (src/views/screens.ts), and ProxyError's wait.
+    'renewalsLeft|adopt|followed|serverMarkup|claim|extras|session|retryAfterMs',
   ].join('|')})$`,
 );
 
@@ -133,7 +156,7 @@ export default defineConfig({
       // demand (src/locales/index.ts) and the "Salvar QR Code" drawing (src/save.ts) are files beside
       // the script, under fixed names the proxy serves (server/routes/widget-script.ts):
       // pix-checkout.en.js, pix-checkout.es.js, pix-checkout.save.js; and what the first QR does not
-      // need, loaded once it is on screen: pix-checkout.status.js (following the status).
+      // need, loaded once it is on screen: pix-checkout.later.js (src/later.ts).
       output: { minify: true, comments: false, chunkFileNames: 'pix-checkout.[name].js' },
     },
   },

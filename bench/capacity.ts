@@ -43,10 +43,8 @@ import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import { SETTINGS } from '../server/config/settings.ts';
-import { createPartnerClient } from '../server/partner/client.ts';
 import { WEBHOOK_PATH } from '../server/routes/webhooks.ts';
-import { DEFAULT_ACCOUNT } from '../server/sandbox/state.ts';
-import { LIMITS_OFF, proxyEnv } from '../test/support/cluster-harness.ts';
+import { LIMITS_OFF, proxyEnv, setSandboxNotificationUrl } from '../test/support/cluster-harness.ts';
 import { freePort } from '../test/support/ports.ts';
 import { startPostgres, type RunningPostgres } from '../test/support/postgres.ts';
 import { childrenOf, cpuTicks, parentOf, pinTo, rssBytes, treeCpuSeconds } from './processes.ts';
@@ -383,13 +381,7 @@ async function main(): Promise<void> {
     await new Promise<void>((resolve) => spreader.listen(0, '127.0.0.1', resolve));
     const forwarderUrl = `http://127.0.0.1:${(spreader.address() as AddressInfo).port}`;
     const setNotificationUrl = async () => {
-      const partner = createPartnerClient({
-        baseUrl: sandbox.url,
-        ca: sandbox.ca,
-        userAgent: USER_AGENT,
-        credentials: { email: DEFAULT_ACCOUNT.email, accessKey: DEFAULT_ACCOUNT.accessKey },
-      });
-      await partner.setNotificationUrl({ notification_url: `${forwarderUrl}/api${WEBHOOK_PATH}` });
+      await setSandboxNotificationUrl(sandbox, USER_AGENT, `${forwarderUrl}/api${WEBHOOK_PATH}`);
     };
 
     /** One status stream as a raw socket (an HTTP parser per stream here would cost more than the server's side). */

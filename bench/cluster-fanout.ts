@@ -1,5 +1,5 @@
 /**
- * Stream fan-out across instances (issue 14): two proxy instances, A and B, child processes over one
+ * Stream fan-out across instances: two proxy instances, A and B, child processes over one
  * Postgres, and the partner's sandbox in this process. A payment is created on A, one status stream
  * is opened on B, the payment is paid in the sandbox, and the sandbox's webhook goes to A through a
  * small forwarder here that notes when it arrives. B polls the partner only every minute and trusts
@@ -15,7 +15,7 @@
  * `npm run bench:cluster` (BENCH_PAYMENTS, default 200; BENCH_STREAMS, default 1000). Needs
  * `ulimit -n` above twice the streams.
  */
-import { execSync, spawn, type ChildProcess } from 'node:child_process';
+import { execSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, createServer, request, type ClientRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -23,12 +23,11 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
-import { createPartnerClient } from '../server/partner/client.ts';
 import { WEBHOOK_PATH } from '../server/routes/webhooks.ts';
 import { startSandbox, type RunningSandbox } from '../server/sandbox/server.ts';
 import { CHANGES_CHANNEL } from '../server/store/postgres/postgres-store.ts';
-import { DEFAULT_ACCOUNT } from '../server/sandbox/state.ts';
-import { LIMITS_OFF, sandboxPartnerEnv } from '../test/support/cluster-harness.ts';
+import { LIMITS_OFF, sandboxPartnerEnv, setSandboxNotificationUrl } from '../test/support/cluster-harness.ts';
+import { spawnProxy, untilHealthy } from '../test/support/proxy-process.ts';
 import { startPostgres, type RunningPostgres } from '../test/support/postgres.ts';
 import { freePort } from '../test/support/ports.ts';
 
@@ -110,32 +109,10 @@ interface Instance {
 async function startInstance(name: string, env: Record<string, string | undefined>): Promise<Instance> {
   const port = await freePort();
   const origin = `http://127.0.0.1:${port}`;
-  const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
-    cwd: process.cwd(),
-    env: { ...env, PORT: String(port) },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawnProxy(port, env, (line) => process.stderr.write(`[${name}] ${line}\n`));
   children.push(child);
-  for (const output of [child.stdout, child.stderr]) {
-    let partial = '';
-    output.setEncoding('utf8');
-    output.on('data', (chunk: string) => {
-      const lines = (partial + chunk).split('\n');
-      partial = lines.pop()!;
-      for (const line of lines) process.stderr.write(`[${name}] ${line}\n`);
-    });
-  }
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    if (!alive(child)) throw new Error(`instance ${name} exited (${child.exitCode ?? child.signalCode}) while starting`);
-    try {
-      if ((await fetch(`${origin}/health`)).ok) return { name, port, origin };
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline) throw new Error(`instance ${name} did not answer /health within 30 s`);
-    await sleep(50);
-  }
+  await untilHealthy(name, origin, child);
+  return { name, port, origin };
 }
 
 /** One status stream, read as raw SSE; notes when each status first arrived. */
@@ -298,13 +275,7 @@ try {
     PIX_STALE_AFTER_MS: '60000',
     PIX_RECONCILE_EVERY_S: '3600',
   });
-  const partner = createPartnerClient({
-    baseUrl: running.url,
-    ca: running.ca,
-    userAgent: USER_AGENT,
-    credentials: { email: DEFAULT_ACCOUNT.email, accessKey: DEFAULT_ACCOUNT.accessKey },
-  });
-  await partner.setNotificationUrl({ notification_url: `${forwarderUrl}/api${WEBHOOK_PATH}` });
+  await setSandboxNotificationUrl(running, USER_AGENT, `${forwarderUrl}/api${WEBHOOK_PATH}`);
 
   const create = async () => {
     const res = await fetch(`${a.origin}/api/payments`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"value":1.5}' });

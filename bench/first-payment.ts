@@ -1,5 +1,5 @@
 /**
- * Issue 30: the first payment of a new database across two instances (test/support/first-payment.ts),
+ * The first payment of a new database across two instances (test/support/first-payment.ts),
  * BENCH_RUNS times (default 30), each on a fresh database: a checkout at A, its payment issued at B
  * (which verifies the status numbering), the customer pays at once, the partner's notification lands
  * at A. Prints each run's times to B's stream and to the merchant, and how many runs had both within

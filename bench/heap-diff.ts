@@ -12,6 +12,14 @@ interface Snapshot {
   strings: string[];
 }
 
+/** One more node of `key`, of `bytes` self size. */
+function tally(out: Map<string, { count: number; bytes: number }>, key: string, bytes: number): void {
+  const entry = out.get(key) ?? { count: 0, bytes: 0 };
+  entry.count++;
+  entry.bytes += bytes;
+  out.set(key, entry);
+}
+
 /** Count and self size of a snapshot's nodes, by `kind name` (objects and closures by name, the rest by kind). */
 export function heapByKind(file: string): Map<string, { count: number; bytes: number }> {
   const data = JSON.parse(readFileSync(file, 'utf8')) as Snapshot;
@@ -26,10 +34,7 @@ export function heapByKind(file: string): Map<string, { count: number; bytes: nu
     const type = types[data.nodes[i + typeAt]!]!;
     const name = type === 'object' || type === 'closure' || type === 'native' ? data.strings[data.nodes[i + nameAt]!]! : '';
     const key = `${type} ${name.length > 60 ? `${name.slice(0, 57)}...` : name}`.trim();
-    const entry = out.get(key) ?? { count: 0, bytes: 0 };
-    entry.count++;
-    entry.bytes += data.nodes[i + sizeAt]!;
-    out.set(key, entry);
+    tally(out, key, data.nodes[i + sizeAt]!);
   }
   return out;
 }
@@ -80,10 +85,7 @@ export function arraysByHolder(file: string): Map<string, { count: number; bytes
       const edgeType = edgeTypes[0][data.edges[edge + edgeTypeAt]!];
       const name = edgeType === 'element' || edgeType === 'hidden' ? `[${edgeType}]` : data.strings[data.edges[edge + edgeNameAt]!];
       const key = `${holder}.${name}`;
-      const entry = out.get(key) ?? { count: 0, bytes: 0 };
-      entry.count++;
-      entry.bytes += data.nodes[to + sizeAt]!;
-      out.set(key, entry);
+      tally(out, key, data.nodes[to + sizeAt]!);
     }
   }
   return out;

@@ -786,7 +786,7 @@ const kb = (xs: number[]) => {
 };
 
 /**
- * Issue 41's goals, each judged within this run against the page's own first paint (the floor) and
+ * The phone's goals (docs/performance.md), each judged within this run against the page's own first paint (the floor) and
  * against Adyen's: absolute times say little on a loaded machine. Figures are p50s over the runs.
  */
 const GOALS = {

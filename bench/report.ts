@@ -14,6 +14,7 @@ import { createApp } from '../server/app.ts';
 import { createLogger } from '../server/log.ts';
 import { PARTNER_STATUS } from '../server/partner/wire.ts';
 import { openSqliteStore } from '../server/store/sqlite/sqlite-store.ts';
+import { checkoutRecord } from '../test/support/records.ts';
 import type { PartnerClient } from '../server/partner/client.ts';
 
 const PAYMENTS = Number(process.env.BENCH_PAYMENTS ?? 100_000);
@@ -29,18 +30,9 @@ try {
     const at = MONTH_START + Math.floor((i / PAYMENTS) * MONTH_MS);
     const checkoutId = i % 10 === 0 ? `co_${String(i).padStart(24, '0')}` : null;
     if (checkoutId) {
-      await store.createCheckout({
-        id: checkoutId,
-        orderId: `order-${i}`,
-        valueCents: 1000 + (i % 5000),
-        description: null,
-        name: null,
-        document: null,
-        callback: null,
-        paymentReference: null,
-        renewalsUsed: 0,
-        createdAt: at,
-      });
+      await store.checkouts.create(
+        checkoutRecord({ id: checkoutId, orderId: `order-${i}`, valueCents: 1000 + (i % 5000), description: null, name: null, document: null, createdAt: at }),
+      );
     }
     const paid = i % 10 !== 9;
     const payment = {
@@ -58,8 +50,8 @@ try {
       updatedAt: at + 60_000,
       final: paid,
     };
-    if (checkoutId) await store.attachPayment(checkoutId, payment, 0, null);
-    else await store.insertPayment(payment);
+    if (checkoutId) await store.checkouts.attachPayment(checkoutId, payment, 0, null);
+    else await store.payments.insert(payment);
   }
   console.log(
     `store: ${PAYMENTS.toLocaleString('en')} payments, ${Math.ceil(PAYMENTS / 10).toLocaleString('en')} checkouts, filled in ${((performance.now() - filling) / 1000).toFixed(1)} s`,

@@ -12,17 +12,16 @@
  * the sandbox, recorded in the store, logged at error by reference (not recorded), and neither.
  * `npm run bench:stalls` (BENCH_LOCK_MS, default 25000).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
-import { createPartnerClient } from '../server/partner/client.ts';
 import { WEBHOOK_PATH } from '../server/routes/webhooks.ts';
 import { startSandbox, type RunningSandbox } from '../server/sandbox/server.ts';
-import { DEFAULT_ACCOUNT } from '../server/sandbox/state.ts';
-import { LIMITS_OFF, proxyEnv, startFront, type Front, type ProxyInstance } from '../test/support/cluster-harness.ts';
+import { LIMITS_OFF, proxyEnv, setSandboxNotificationUrl, startFront, type Front, type ProxyInstance } from '../test/support/cluster-harness.ts';
+import { spawnProxy, untilHealthy } from '../test/support/proxy-process.ts';
 import { startPostgres, type RunningPostgres } from '../test/support/postgres.ts';
 import { freePort } from '../test/support/ports.ts';
 
@@ -70,38 +69,16 @@ async function cleanUp(): Promise<void> {
 async function startInstance(name: string, env: Record<string, string | undefined>) {
   const port = await freePort();
   const lines: LogLine[] = [];
-  const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
-    cwd: process.cwd(),
-    env: { ...env, PORT: String(port) },
-    stdio: ['ignore', 'pipe', 'pipe'],
+  const child = spawnProxy(port, env, (line) => {
+    try {
+      lines.push(JSON.parse(line) as LogLine);
+    } catch {
+      process.stderr.write(`[${name}] ${line}\n`);
+    }
   });
   children.push(child);
-  for (const output of [child.stdout, child.stderr]) {
-    let partial = '';
-    output.setEncoding('utf8');
-    output.on('data', (chunk: string) => {
-      partial += chunk;
-      const complete = partial.split('\n');
-      partial = complete.pop()!;
-      for (const line of complete) {
-        try {
-          lines.push(JSON.parse(line) as LogLine);
-        } catch {
-          process.stderr.write(`[${name}] ${line}\n`);
-        }
-      }
-    });
-  }
   const origin = `http://127.0.0.1:${port}`;
-  for (const deadline = Date.now() + 30_000; ;) {
-    try {
-      if ((await fetch(`${origin}/health`)).ok) break;
-    } catch {
-      // not yet listening
-    }
-    if (Date.now() > deadline) throw new Error(`instance ${name} did not start`);
-    await sleep(100);
-  }
+  await untilHealthy(name, origin, child);
   return { name, port, origin, lines };
 }
 
@@ -162,13 +139,7 @@ async function main(): Promise<void> {
   const b = await startInstance('B', env);
   const instances = [a, b];
   front = await startFront([a, b] as unknown as ProxyInstance[]);
-  const partner = createPartnerClient({
-    baseUrl: sandbox.url,
-    ca: sandbox.ca,
-    userAgent: USER_AGENT,
-    credentials: { email: DEFAULT_ACCOUNT.email, accessKey: DEFAULT_ACCOUNT.accessKey },
-  });
-  await partner.setNotificationUrl({ notification_url: `${front.url}/api${WEBHOOK_PATH}` });
+  await setSandboxNotificationUrl(sandbox, USER_AGENT, `${front.url}/api${WEBHOOK_PATH}`);
 
   const probes = probeReady(instances);
   const results: RequestResult[] = [];

@@ -1,8 +1,8 @@
 /**
  * `npx tsx bench/widget-timing.ts`: the widget's timings against the dev stack on loopback, in
- * headless Chromium (issue 7's budgets; figures to read, never asserted):
- *   - element connected -> QR painted (Performance marks in the element), goal p50 <= 80 ms (issue
- *     18), in the two flows: a checkout whose payment the merchant's server issued at creation
+ * headless Chromium (docs/performance.md's budgets; figures to read, never asserted):
+ *   - element connected -> QR painted (Performance marks in the element), goal p50 <= 80 ms, in
+ *     the two flows: a checkout whose payment the merchant's server issued at creation
  *     (`issue_payment`, the page's first call is a store read) and an open-amount page, whose first
  *     call creates the payment at the partner;
  *   - sandbox marks the payment paid -> "paid" screen, with the stream (p50 under 200 ms) and with

@@ -50,8 +50,8 @@ const PAGE = new URL('index.html', import.meta.url);
  * ignore it), so a slow phone never paints the page's header alone while the QR is still arriving.
  * It names the element right AFTER the widget (the order's JSON), not the widget: Chromium lifts the
  * block as soon as the named element is inserted, at its start tag, before the declarative shadow
- * root inside it (the QR) is parsed; naming the widget itself let a paint in between (issue 41's (c)
- * misses; docs/performance.md).
+ * root inside it (the QR) is parsed; naming the widget itself lets a paint in between (the misses
+ * docs/performance.md measures).
  */
 const HEAD_HINTS: Record<OrderPageMode, (script: string) => string> = {
   ssr: () => '<link rel="expect" href="#shop-order" blocking="render" />\n    ',

@@ -61,7 +61,7 @@ export async function startDemo(options: DemoOptions = {}): Promise<RunningDemo>
   });
   stack = await startDevStack({
     // The sandbox notifies the proxy through a secret path: an authenticated intake, so a notification's
-    // words count (a return the test panel asks for is recorded: issue 37).
+    // words count (a return the test panel asks for is recorded).
     webhooks: { secretPath: randomBytes(16).toString('hex') },
     ...options.stack,
     port: options.port ?? 0,

@@ -8,7 +8,7 @@
 import { Hono } from 'hono';
 import { errorBody } from '../src/shared/errors.ts';
 import { API_PATHS } from '../src/shared/wire.ts';
-import { DEFAULTS, perMinute, type AppSettings } from './config/index.ts';
+import { resolveSettings, type AppSettings, type ResolvedSettings } from './config/index.ts';
 import { requireApiKey } from './http/api-key.ts';
 import { browserCors, corsHeaders, originCheck, sameOriginOrAllowed } from './http/cors.ts';
 import { drainGate, type Drain } from './http/drain.ts';
@@ -43,11 +43,27 @@ export interface AppDeps extends AppSettings, ServiceParts {
   drain?: Drain;
 }
 
+/** The services `app.pix` holds, by name: the runtime is built from this list. */
+const RUNTIME_KEYS = [
+  'events',
+  'payments',
+  'transfers',
+  'payouts',
+  'numbering',
+  'reads',
+  'disputes',
+  'processor',
+  'reconciler',
+  'notifier',
+  'metrics',
+  'start',
+  'stop',
+] as const satisfies readonly (keyof Services)[];
+
+type RuntimeServices = Pick<Services, (typeof RUNTIME_KEYS)[number]>;
+
 /** What runs beside the routes: the domain services, and the fast path of the status reads. */
-export interface PixRuntime extends Pick<
-  Services,
-  'events' | 'payments' | 'transfers' | 'payouts' | 'numbering' | 'reads' | 'disputes' | 'processor' | 'reconciler' | 'notifier' | 'metrics' | 'start' | 'stop'
-> {
+export interface PixRuntime extends RuntimeServices {
   /**
    * The fresh status reads answered on node:http before the app (http/fast-read.ts): give it to
    * `nodeListener(app.fetch, app.pix.fastPath)`. Only an optimisation: the app answers the same.
@@ -57,42 +73,39 @@ export interface PixRuntime extends Pick<
 
 export type PixApp = Hono & { pix: PixRuntime };
 
-/** The proxy over services it builds from its parts (createServices), started now when `background`. */
+/** The proxy over services it builds from its parts (createServices), its settings resolved once; started now when `background`. */
 export function createApp(deps: AppDeps): PixApp {
   // Its parts are the caller's objects: one not set is said by name, not as a property of undefined.
   requireSet(deps, 'createApp', 'deps', { what: '{ partner, store, ...settings }' });
   requireSet(deps.partner, 'createApp', 'partner', { what: 'the partner client, createPartnerClient(…)' });
   requireSet(deps.store, 'createApp', 'store', { what: 'the store, e.g. openSqliteStore({ dataDir })' });
-  const app = createHttpApp(createServices(deps, deps), deps, deps.drain);
+  const settings = resolveSettings(deps);
+  const app = createHttpApp(createServices(settings, deps), settings, deps.drain);
   if (deps.background) app.pix.start();
   return app;
 }
 
 /** The HTTP stack over the domain services: what every request passes through, then each room's routes. */
-export function createHttpApp(services: Services, settings: AppSettings, drain?: Drain): PixApp {
+export function createHttpApp(services: Services, settings: ResolvedSettings, drain?: Drain): PixApp {
   const { payments, now, logger } = services;
-  const basePath = settings.basePath ?? DEFAULTS.basePath;
+  const { basePath } = settings;
   const app = new Hono();
   const lines = requestLines(logger, maskWebhookSecret);
   // Each request's id (X-Request-Id), line, metrics and, with an OpenTelemetry SDK loaded, span.
   const telemetry = requestTelemetry(services.metrics, maskWebhookSecret);
   app.use('*', requestLog(lines, telemetry));
   // One store budget per request, all its statements and waits together (store/deadline.ts).
-  const storeBudgetMs = settings.databaseStatementTimeoutMs ?? DEFAULTS.databaseStatementTimeoutMs;
-  app.use('*', (_c, next) => withStoreBudget(storeBudgetMs, next));
+  app.use('*', (_c, next) => withStoreBudget(settings.databaseStatementTimeoutMs, next));
   // Strict headers on the proxy's own answers, gathered per request in one precomputed object.
   const strict = collectHeaders(SECURITY_HEADERS);
   for (const path of [`${basePath}/*`, HEALTH_PATHS.health, HEALTH_PATHS.ready]) app.use(path, strict);
 
-  const allowed = originCheck(settings.allowedOrigins ?? []);
+  const allowed = originCheck(settings.allowedOrigins);
   const cors = browserCors(allowed);
   if (drain) app.use('*', drainGate(drain, { basePath, readyPath: HEALTH_PATHS.ready, webhookPath: WEBHOOK_PATH, corsFor: corsHeaders(allowed) }));
   const sameOrigin = sameOriginOrAllowed(allowed, settings.publicUrl ? new URL(settings.publicUrl).origin : undefined);
-  const limits =
-    settings.rateLimits === undefined
-      ? { create: perMinute(DEFAULTS.rateLimitCreatePerMinute), status: perMinute(DEFAULTS.rateLimitStatusPerMinute) }
-      : settings.rateLimits;
-  const trustedProxies = settings.trustedProxies ?? DEFAULTS.trustedProxies;
+  const limits = settings.rateLimits;
+  const { trustedProxies } = settings;
   const clientOf = clientAddress(trustedProxies);
   const limitCreate = limiter(limits ? limits.create : undefined, clientOf, now);
   // The status reads' buckets, shared by the route's limiter and the fast path.
@@ -108,10 +121,7 @@ export function createHttpApp(services: Services, settings: AppSettings, drain?:
     lines,
     telemetry: { observe: telemetry, route: `${basePath}${API_PATHS.payment}` },
   });
-  const streamCaps = {
-    perClient: settings.streamsPerClient ?? DEFAULTS.streamsPerClient,
-    perPayment: settings.streamsPerPayment ?? DEFAULTS.streamsPerPayment,
-  };
+  const streamCaps = { perClient: settings.streamsPerClient, perPayment: settings.streamsPerPayment };
   const streamSlots = new StreamSlots(streamCaps);
   services.metrics.watch({ openStreams: () => streamSlots.open() });
 
@@ -121,11 +131,11 @@ export function createHttpApp(services: Services, settings: AppSettings, drain?:
     basePath,
     paymentRoutes({
       payments,
-      streams: settings.streams ?? DEFAULTS.streams,
+      streams: settings.streams,
       streamCaps,
       streamSlots,
       clientOf,
-      openAmount: settings.openAmount ?? false,
+      openAmount: settings.openAmount,
       limitCreate,
       limitStatus,
       cors,
@@ -143,7 +153,7 @@ export function createHttpApp(services: Services, settings: AppSettings, drain?:
       intake: services.intake,
       log: logger,
       clientOf,
-      limitPerSource: limiter(limits ? (limits.webhook ?? perMinute(DEFAULTS.webhookIntake.perSourcePerMinute)) : undefined, clientOf, now),
+      limitPerSource: limiter(limits ? limits.webhook : undefined, clientOf, now),
     }),
   );
 
@@ -152,21 +162,6 @@ export function createHttpApp(services: Services, settings: AppSettings, drain?:
 
   app.notFound((c) => c.json(errorBody('not_found', `Nothing at ${c.req.method} ${c.req.path}.`), 404));
   app.onError((error, c) => respondError(c, error, logger.child({ req_id: c.get('reqId') }), services.outage));
-  const runtime: PixRuntime = {
-    events: services.events,
-    payments,
-    transfers: services.transfers,
-    payouts: services.payouts,
-    numbering: services.numbering,
-    reads: services.reads,
-    disputes: services.disputes,
-    processor: services.processor,
-    reconciler: services.reconciler,
-    notifier: services.notifier,
-    metrics: services.metrics,
-    start: services.start,
-    stop: services.stop,
-    fastPath,
-  };
+  const runtime: PixRuntime = { ...(Object.fromEntries(RUNTIME_KEYS.map((key) => [key, services[key]])) as RuntimeServices), fastPath };
   return Object.assign(app, { pix: runtime });
 }

@@ -12,7 +12,7 @@ import type { AddressInfo } from 'node:net';
 import type { Hono } from 'hono';
 import { LIMITS } from '../src/shared/limits.ts';
 import type { PixApp, PixRuntime } from './app.ts';
-import { ConfigError, DEFAULTS, proxyConfig, readSettings, type AppSettings, type ProxyConfig } from './config/index.ts';
+import { ConfigError, proxyConfig, readSettings, type AppSettings, type ProxyConfig } from './config/index.ts';
 import type { OutcomeEvent } from './domain/outcomes.ts';
 import { closeServer } from './http/close-server.ts';
 import { createNodeServer, nodeListener } from './http/node-listener.ts';
@@ -153,7 +153,7 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
   server.on('request', nodeListener(proxy.app.fetch, proxy.app.pix.fastPath));
   running.setPublicUrl(`${url}/sandbox`);
 
-  const apiUrl = `${url}${config.basePath ?? DEFAULTS.basePath}`;
+  const apiUrl = `${url}${config.basePath}`;
   const webhookUrl = `${apiUrl}${WEBHOOK_PATH}${config.webhooks.secretPath ? `/${config.webhooks.secretPath}` : ''}`;
   if (registerWebhook !== false) {
     const notifyType = typeof registerWebhook === 'object' ? registerWebhook.notifyType : undefined;

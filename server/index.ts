@@ -1,7 +1,7 @@
 /**
  * `pix-checkout-server`: the proxy to mount in a merchant's server (`createProxy` from the
  * configuration, `createApp` from parts, or the domain alone with `createServices` and its HTTP stack
- * with `createHttpApp`), to run on its own (`startProxy`, `serve`), the
+ * with `createHttpApp`, both over `resolveSettings(...)`), to run on its own (`startProxy`, `serve`), the
  * merchant webhook's signature check (`verifyWebhookSignature`), and what the merchant's own server
  * uses: the typed client of the proxy's API (`createCheckoutClient`) and the webhook in one call
  * (`constructEvent`, `webhookHandler`, `webhookFetchHandler`).
@@ -18,10 +18,12 @@ export {
   partnerConfig,
   perMinute,
   proxyConfig,
+  resolveSettings,
   type AppSettings,
   type PartnerConfig,
   type ProxyConfig,
   type RateLimit,
+  type ResolvedSettings,
 } from './config/index.ts';
 export {
   DEFAULT_TOLERANCE_SECONDS,

@@ -9,7 +9,7 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
-import { ConfigError, DEFAULTS, loadEnv, proxyConfig, type ProxyConfig } from './config/index.ts';
+import { ConfigError, loadEnv, proxyConfig, type ProxyConfig } from './config/index.ts';
 import { closeServer } from './http/close-server.ts';
 import { countRequests } from './http/drain.ts';
 import { createNodeServer, nodeListener } from './http/node-listener.ts';
@@ -126,7 +126,7 @@ export async function serve(env: Record<string, string | undefined> = loadEnv(),
         process.exit(1);
       }
       stopping = true;
-      const { graceMs, drainMs } = config.shutdown;
+      const { graceMs, drainMs, hardCutMarginMs } = config.shutdown;
       logger.info(
         { signal, grace_ms: graceMs, drain_ms: drainMs },
         'shutting down: /ready and new work answer 503 shutting_down; requests, deliveries and a reconciler pass in flight finish',
@@ -136,7 +136,7 @@ export async function serve(env: Record<string, string | undefined> = loadEnv(),
       const cut = setTimeout(() => {
         logger.error({ grace_ms: graceMs, still_running: proxy.busy() }, 'shutdown grace period over: exiting with work still running (PIX_SHUTDOWN_GRACE_MS)');
         process.exit(1);
-      }, graceMs + DEFAULTS.shutdown.hardCutMarginMs);
+      }, graceMs + hardCutMarginMs);
       proxy.shutdown(drainMs).then(
         () => {
           clearTimeout(cut);

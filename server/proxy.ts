@@ -12,6 +12,7 @@ import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createApp, type PixApp } from './app.ts';
+import { databaseDeadlines } from './config/database.ts';
 import { loadEnv, proxyConfig, type ProxyConfig } from './config/index.ts';
 import type { OutcomeEvent } from './domain/outcomes.ts';
 import { trackUpstream } from './domain/readiness.ts';
@@ -93,7 +94,7 @@ export async function createProxy(
       databaseUrl: config.database?.url,
       poolSize: config.database?.poolSize,
       claimMs: config.database?.claimMs,
-      statementTimeoutMs: config.databaseStatementTimeoutMs,
+      deadlines: databaseDeadlines(config.databaseStatementTimeoutMs),
       onProblem: (message, error) => logger.error({ err: error instanceof Error ? { message: error.message } : undefined }, message),
       outage,
     });

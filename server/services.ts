@@ -6,7 +6,7 @@
  * (server/app.ts does).
  */
 import { STATUS_STREAM } from '../src/shared/wire.ts';
-import { DEFAULTS, type AppSettings } from './config/index.ts';
+import type { ResolvedSettings } from './config/index.ts';
 import { CheckoutService } from './domain/checkouts.ts';
 import { DisputeService } from './domain/disputes.ts';
 import { MerchantFeed } from './domain/merchant-feed.ts';
@@ -28,8 +28,8 @@ import { Metrics } from './observability/metrics.ts';
 import { countOutcomes } from './observability/outcome-metrics.ts';
 import { PARTNER_OPERATIONS, deliveryTelemetry, instrumentPartner } from './observability/tracing.ts';
 import type { PartnerClient } from './partner/client.ts';
-import { DEFAULT_STATUS_CODES, type StatusCodes } from './partner/status-codes.ts';
-import { storeErrorCount } from './store/guard.ts';
+import type { StatusCodes } from './partner/status-codes.ts';
+import { storeErrorCount } from './store/errors.ts';
 import { allowStoreAtLeast } from './store/deadline.ts';
 import { runtimeOf, type Runtime } from './runtime/runtime.ts';
 import { StoreOutage } from './store/outage.ts';
@@ -117,7 +117,8 @@ export interface Services {
   stop: () => Promise<void>;
 }
 
-export function createServices(settings: AppSettings, parts: ServiceParts): Services {
+/** The services over `parts`, told `settings` as resolved (resolveSettings: every default filled in server/config). */
+export function createServices(settings: ResolvedSettings, parts: ServiceParts): Services {
   const { store } = parts;
   const runtime = runtimeOf(parts.runtime);
   const now = parts.now ?? runtime.clock.now;
@@ -130,39 +131,37 @@ export function createServices(settings: AppSettings, parts: ServiceParts): Serv
   const outcomes = new Outcomes(logger);
   outcomes.events.on('outcome', countOutcomes(metrics, store));
   if (parts.onOutcome) outcomes.events.on('outcome', parts.onOutcome);
-  const numbering = new StatusNumbering(
-    settings.statusCodes ?? DEFAULT_STATUS_CODES,
-    logger.child({ component: 'status-codes' }),
-    store.tokens,
-    parts.partnerScope,
-    { transferCodes: settings.transferStatusCodes ?? parts.statedTransferCodes, now, monotonic: runtime.clock.monotonic },
-  );
+  const numbering = new StatusNumbering(settings.statusCodes, logger.child({ component: 'status-codes' }), store.tokens, parts.partnerScope, {
+    transferCodes: settings.transferStatusCodes ?? parts.statedTransferCodes,
+    now,
+    monotonic: runtime.clock.monotonic,
+  });
   if (parts.statedTransferCodes) numbering.stated('transfer', parts.statedTransferCodes, 'the in-process sandbox states its transfer numbering');
   void numbering.load();
 
   // Partner reads follow the webhooks' health: when its mode changes, the payments' watches take the new pace.
   const paceChanged = new Signal();
   const health = new WebhookHealth(
-    { ...DEFAULTS.partnerReads, trustedMs: settings.webhookReadIntervalMs ?? DEFAULTS.partnerReads.trustedMs },
-    settings.staleAfterMs ?? DEFAULTS.staleAfterMs,
+    settings.partnerReads,
+    settings.staleAfterMs,
     now,
     logger.child({ component: 'partner-reads' }),
     () => void paceChanged.emit(),
   );
   const payments = new PaymentService(partner, {
     store,
-    expirationSeconds: settings.expirationSeconds ?? DEFAULTS.expirationSeconds,
+    expirationSeconds: settings.expirationSeconds,
     now,
     runtime,
     log: logger,
-    staleAfterMs: settings.staleAfterMs ?? DEFAULTS.staleAfterMs,
-    watchIntervalMs: settings.watchIntervalMs ?? DEFAULTS.watchIntervalMs,
+    staleAfterMs: settings.staleAfterMs,
+    watchIntervalMs: settings.watchIntervalMs,
     outcomes,
     numbering,
     health,
     outage,
   });
-  paceChanged.subscribe(() => payments.rescheduleWatches());
+  paceChanged.subscribe(() => payments.watches.rescheduleWatches());
 
   const transfers = new TransferService({ store, partner, outcomes, now, numbering, log: logger.child({ component: 'transfers' }) });
   const disputes = new DisputeService({ store, now, outcomes, log: logger.child({ component: 'disputes' }) });
@@ -173,24 +172,19 @@ export function createServices(settings: AppSettings, parts: ServiceParts): Serv
     now,
     runtime,
     log: logger.child({ component: 'webhooks' }),
-    concurrency: DEFAULTS.webhookIntake.concurrency,
-    confirmIntervalMs: DEFAULTS.webhookIntake.confirmIntervalMs,
-    retry: DEFAULTS.webhookIntake,
-    intakeAuthenticated: isAuthenticatedIntake(settings.webhooks ?? {}),
+    concurrency: settings.webhookIntake.concurrency,
+    confirmIntervalMs: settings.webhookIntake.confirmIntervalMs,
+    retry: settings.webhookIntake,
+    intakeAuthenticated: isAuthenticatedIntake(settings.webhooks),
     numbering,
     disputes,
   });
   const intake = new WebhookIntake({
     store,
     now,
-    secretPath: settings.webhooks?.secretPath,
-    sourceIps: settings.webhooks?.sourceIps,
-    limits: {
-      unreadableWholePerHour: DEFAULTS.webhookIntake.unreadableWholePerHour,
-      auditBytes: DEFAULTS.webhookIntake.auditBytes,
-      keptBytes: DEFAULTS.webhookIntake.keptBytes,
-      pendingCap: DEFAULTS.webhookIntake.pendingCap,
-    },
+    secretPath: settings.webhooks.secretPath,
+    sourceIps: settings.webhooks.sourceIps,
+    limits: settings.webhookIntake,
     health,
     processor,
     tally: metrics.notification,
@@ -216,7 +210,7 @@ export function createServices(settings: AppSettings, parts: ServiceParts): Serv
   const personalData = new PersonalData({
     store,
     cipher,
-    retentionDays: settings.retentionDays ?? DEFAULTS.retentionDays,
+    retentionDays: settings.retentionDays,
     now,
     runtime,
     log: logger.child({ component: 'personal-data' }),
@@ -227,21 +221,20 @@ export function createServices(settings: AppSettings, parts: ServiceParts): Serv
     payments,
     payouts,
     disputes,
-    renewals: settings.renewals ?? DEFAULTS.renewals,
+    renewals: settings.renewals,
     defaultCallback: settings.defaultCallback,
     now,
     runtime,
     log: logger.child({ component: 'checkouts' }),
     outcomes,
-    refundOverpayments: settings.refundOverpayments ?? DEFAULTS.refundOverpayments,
+    refundOverpayments: settings.refundOverpayments,
     payerKeyOf: parts.payerKeyOf,
   });
   checkoutRefreshes.subscribe((id) => checkouts.get(id));
 
   const reconciler = new Reconciler({
-    ...DEFAULTS.reconcile,
     ...settings.reconcile,
-    pendingRetentionMs: DEFAULTS.webhookIntake.pendingRetentionMs,
+    pendingRetentionMs: settings.webhookIntake.pendingRetentionMs,
     store,
     payments,
     transfers,
@@ -259,7 +252,6 @@ export function createServices(settings: AppSettings, parts: ServiceParts): Serv
     ? new MerchantNotifier({
         now,
         runtime,
-        ...DEFAULTS.merchantWebhook,
         ...settings.merchantWebhook,
         store,
         log: logger.child({ component: 'merchant-webhook' }),
@@ -272,17 +264,17 @@ export function createServices(settings: AppSettings, parts: ServiceParts): Serv
     store,
     now,
     runtime,
-    timeZone: settings.timeZone ?? DEFAULTS.timeZone,
-    pollMs: DEFAULTS.merchantWebhook.pollMs,
+    timeZone: settings.timeZone,
+    pollMs: settings.feedPollMs,
     keepAliveMs: STATUS_STREAM.keepAliveMs,
   });
   outcomes.onRecorded(() => feed.recorded());
   const readiness = readinessCheck({
     store,
     partner,
-    cacheMs: settings.readinessCacheMs ?? DEFAULTS.readinessCacheMs,
-    deadlineMs: DEFAULTS.readinessDeadlineMs,
-    storeDeadlineMs: DEFAULTS.readinessStoreDeadlineMs,
+    cacheMs: settings.readinessCacheMs,
+    deadlineMs: settings.readinessDeadlineMs,
+    storeDeadlineMs: settings.readinessStoreDeadlineMs,
     upstream: parts.upstream,
     warnings: parts.warnings,
     numbering,
@@ -348,7 +340,7 @@ export function createServices(settings: AppSettings, parts: ServiceParts): Serv
     'abort',
     () => {
       void services.stop();
-      payments.close();
+      payments.watches.close();
       feed.close();
     },
     { once: true },

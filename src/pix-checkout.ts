@@ -1,35 +1,25 @@
 import { LitElement, html, isServer, type PropertyValues } from 'lit';
 import { ClipboardController } from './controllers/clipboard.ts';
-import { announcementSlot, splitSeconds } from './controllers/countdown.ts';
-import { defaultEnvironment, systemClock, type PixEnvironment } from './controllers/environment.ts';
+import { environmentOf, type PixEnvironment } from './controllers/environment.ts';
 import { LocaleController } from './controllers/locale.ts';
-import { PaymentSessionController, type Screen } from './controllers/payment-session.ts';
+import { PhoneScreenController } from './controllers/phone-screen.ts';
+import { PaymentSessionController } from './controllers/payment-session.ts';
 import type { PaymentView } from './shared/contract.ts';
 import { ScreenController } from './controllers/screen.ts';
+import { TakeoverController } from './controllers/takeover.ts';
 import { paymentInPage } from './early.ts';
-import { PixCopyEvent, PixErrorEvent, PixSaveEvent } from './events.ts';
+import { PixCopyEvent } from './events.ts';
 import type { Translation } from './locales/index.ts';
+import { later, type Later } from './load-later.ts';
 import { markOnce } from './marks.ts';
 import { qrPath } from './qr.ts';
+import type { Screen } from './screens.ts';
 import { styles } from './pix-checkout.styles.ts';
 import { CodeOnScreen } from './views/code.ts';
-import { renderPaid } from './views/paid.ts';
-import { renderPending } from './views/pending.ts';
-import { renderCanceled, renderError, renderExpired, renderLoading } from './views/status.ts';
+import { renderScreen } from './views/screens.ts';
 
-/** What the customer sees; also the element's custom state (`:state(paid)`). */
+/** What the customer sees; also the element's custom state (`:state(paid)`): src/screens.ts lists them. */
 export type PixScreen = Screen;
-
-/** Narrow or touch screens: the customer cannot scan their own screen, so copy comes first. */
-const PHONE_QUERY = '(max-width: 40rem), (pointer: coarse)';
-
-/**
- * "Salvar QR Code" draws and saves in a chunk of its own (src/save.ts, dist/pix-checkout.save.js),
- * loaded once for the page when the button first shows, so a tap finds it at hand.
- */
-let saver: typeof import('./save.ts') | undefined;
-/** A second import() of the module while it loads is the same request: the browser's module map keeps one. */
-const loadSaver = () => import('./save.ts').then((module) => (saver = module));
 
 /**
  * A Pix payment: the QR code drawn locally, the copy-and-paste code with a copy button, a countdown to
@@ -85,6 +75,7 @@ const loadSaver = () => import('./save.ts').then((module) => (saver = module));
  * @cssstate expired - The code expired unpaid.
  * @cssstate canceled - The payment was canceled.
  * @cssstate error - Creating or loading the payment failed.
+ * @cssstate unverified - A new code was refused while an earlier one may still be paid: confirming it, asking again by itself.
  * @cssstate reconnecting - Status checks are failing or the browser is offline.
  */
 export class PixCheckout extends LitElement {
@@ -106,7 +97,6 @@ export class PixCheckout extends LitElement {
     environment: { attribute: false },
     announcement: { state: true },
     timeAnnouncement: { state: true },
-    phoneScreen: { state: true },
   };
 
   /** Base URL of the proxy's browser API, e.g. `/api` or `https://shop.example/api`. */
@@ -147,20 +137,16 @@ export class PixCheckout extends LitElement {
 
   declare protected announcement: string;
   declare protected timeAnnouncement: string;
-  declare protected phoneScreen: boolean;
 
-  /** The reference whose "I need more time" offer was announced (once per code). */
-  #offered: string | null = null;
-  #lastSlot: string | null = null;
-  #media: MediaQueryList | null = null;
+  /** Once the later chunk is here (the first announcement is minutes away). */
+  #times: InstanceType<Later['TimeAnnouncements']> | undefined;
+  readonly #phone = new PhoneScreenController(this);
   readonly #code = new CodeOnScreen();
-  /** Rendered by the merchant's server (declarative shadow DOM), until the first render replaces its markup. */
-  #ssr = false;
+  readonly #takeover: TakeoverController;
   /** A payment given to show (the `payment` property or attribute), until it is shown. */
   #given: PaymentView | null = null;
 
-  // The server renders with a clock alone: it has no network, clipboard, storage or screen.
-  readonly #env = (): PixEnvironment => ({ ...(isServer ? ({ clock: systemClock } as PixEnvironment) : defaultEnvironment()), ...this.environment });
+  readonly #env = environmentOf(() => this.environment);
   readonly #i18n = new LocaleController(this);
   readonly #clipboard = new ClipboardController(this, this.#env);
   readonly #session = new PaymentSessionController(this, {
@@ -174,6 +160,7 @@ export class PixCheckout extends LitElement {
     super();
     // Custom states, performance marks and focus after each update: it works through the update callbacks alone.
     new ScreenController(this, this.#session);
+    this.#takeover = new TakeoverController(this);
     this.endpoint = '';
     this.locale = 'pt-BR';
     this.renewals = 2;
@@ -184,7 +171,6 @@ export class PixCheckout extends LitElement {
     this.environment = {};
     this.announcement = '';
     this.timeAnnouncement = '';
-    this.phoneScreen = false;
   }
 
   /**
@@ -200,6 +186,11 @@ export class PixCheckout extends LitElement {
   set payment(payment: PaymentView | null | undefined) {
     this.#given = payment ?? null;
     this.requestUpdate('payment');
+  }
+
+  /** A phone's screen, as the merchant's server guessed it (pix-checkout-server/render); the browser asks its own. */
+  protected set phoneScreen(phone: boolean) {
+    this.#phone.matches = phone;
   }
 
   /** What the customer sees now. */
@@ -221,20 +212,8 @@ export class PixCheckout extends LitElement {
     if (isServer) return;
     // Performance marks: bench/widget-timing.ts reads them (connected -> QR painted, paid shown).
     performance.mark('pix-checkout:connected');
-    if (!this.#given && !this.#session.payment && !this.#ssr) this.#given = paymentInPage(this, this.paymentFrom);
-    this.#media = matchMedia(PHONE_QUERY);
-    this.#media.addEventListener('change', this.#onMedia);
-    this.#onMedia();
+    if (!this.#given && !this.#session.payment && !this.#takeover.serverMarkup) this.#given = paymentInPage(this, this.paymentFrom);
   }
-
-  override disconnectedCallback(): void {
-    super.disconnectedCallback();
-    this.#media?.removeEventListener('change', this.#onMedia);
-  }
-
-  readonly #onMedia = () => {
-    this.phoneScreen = this.#media?.matches ?? false;
-  };
 
   #copy(): void {
     const code = this.#session.payment?.brcode;
@@ -247,41 +226,16 @@ export class PixCheckout extends LitElement {
     });
   }
 
-  /** Called in the tap itself (share() needs the user's activation). A dismissed sheet (AbortError) is no failure. */
-  #share(data: ShareData): void {
-    this.#env()
-      .share?.share(data)
-      .catch((error: unknown) => {
-        if ((error as Error | null)?.name !== 'AbortError') this.#shareFailed(error);
-      });
-  }
-
-  #shareFailed(error: unknown): void {
-    this.dispatchEvent(new PixErrorEvent({ code: 'share_failed', message: String(error), fatal: false }));
-  }
-
-  /**
-   * Called in the tap itself: with the chunk at hand (loaded when the button showed), the image is made
-   * and share() called synchronously, inside the tap's activation.
-   */
-  #save(lines: (string | null)[]): void {
-    const { brcode, reference } = this.#session.payment!;
-    const save = (module: typeof import('./save.ts')) => module.saveQr(this.#env(), this.#code.qr(brcode)!, lines, reference);
-    (saver ? save(saver) : loadSaver().then(save)).then(
-      (method) => method && this.dispatchEvent(new PixSaveEvent({ method })),
-      (error: unknown) => this.#shareFailed(error),
-    );
-  }
-
   /** Resolves once rendered and, with a payment on screen, once its status is followed (a chunk of its own). */
   protected override async getUpdateComplete(): Promise<boolean> {
     const complete = await super.getUpdateComplete();
     await this.#session.followed;
-    return complete;
+    // The later chunk's arrival renders once more (the buttons and screens it brings).
+    return (this.isUpdatePending ? await super.getUpdateComplete() : true) && complete;
   }
 
   protected override createRenderRoot() {
-    this.#ssr = !!this.shadowRoot;
+    this.#takeover.claim();
     return super.createRenderRoot();
   }
 
@@ -291,29 +245,7 @@ export class PixCheckout extends LitElement {
    */
   protected override shouldUpdate(changed: PropertyValues<this>): boolean {
     if (changed.has('locale') || changed.has('texts')) this.#i18n.applyTexts();
-    return !(this.#ssr || this.#given) || this.#i18n.hasTranslation;
-  }
-
-  /**
-   * The first render of a server-rendered widget replaces the server's markup in the same task (no
-   * paint between: no flash), keeping the focus and a selection in the code field where they were.
-   */
-  protected override update(changed: PropertyValues<this>): void {
-    const root = this.#ssr ? this.shadowRoot : null;
-    this.#ssr = false;
-    const focused = root?.activeElement as HTMLTextAreaElement | null | undefined;
-    const part = focused?.getAttribute('part');
-    if (root) {
-      root.replaceChildren();
-      // LitElement would render before the root's first child: the server's, gone now.
-      this.renderOptions.renderBefore = null;
-    }
-    super.update(changed);
-    if (part) {
-      const again = root!.querySelector<HTMLTextAreaElement>(`[part="${part}"]`);
-      again?.focus({ preventScroll: true });
-      again?.setSelectionRange?.(focused!.selectionStart, focused!.selectionEnd);
-    }
+    return !(this.#takeover.serverMarkup || this.#given) || this.#i18n.hasTranslation;
   }
 
   protected override willUpdate(changed: PropertyValues<this>): void {
@@ -325,20 +257,11 @@ export class PixCheckout extends LitElement {
     this.#given = null;
     // A new endpoint, checkout, amount or description (the last two in open-amount mode) is a new checkout.
     this.#session.startIfNew();
-    const t = this.#i18n.t;
-    const seconds = this.screen === 'pending' ? this.#session.countdown.seconds : null;
-    if (seconds === null) this.#lastSlot = null;
-    else {
-      const slot = announcementSlot(seconds);
-      if (this.#lastSlot !== null && slot !== this.#lastSlot && seconds > 0) this.timeAnnouncement = t.timeLeft(...splitSeconds(seconds));
-      this.#lastSlot = slot;
-    }
-    // Announced once per code, with the time left, when the offer appears (or is already due on arrival).
-    const reference = this.#session.payment?.reference ?? null;
-    if (this.#session.offersMoreTime(seconds ?? 0) && this.#offered !== reference) {
-      this.#offered = reference;
-      this.timeAnnouncement = `${t.timeLeft(...splitSeconds(seconds!))} ${t.moreTimeOffer}`;
-    }
+    const session = this.#session;
+    const seconds = this.screen === 'pending' ? session.countdown.seconds : null;
+    this.#times ??= later && new later.TimeAnnouncements();
+    const said = this.#times?.say(this.#i18n.t, seconds, session.payment?.reference ?? null, session.offersMoreTime(seconds ?? 0));
+    if (said) this.timeAnnouncement = said;
   }
 
   protected override firstUpdated(): void {
@@ -354,58 +277,23 @@ export class PixCheckout extends LitElement {
     qrPath('pix-checkout');
   }
 
-  protected override updated(): void {
-    // "Salvar QR Code" is on screen: its chunk loads now, not on the tap.
-    if (!saver && this.renderRoot.querySelector('[part=save-button]')) loadSaver().catch(() => {});
-  }
-
   override render() {
     const screen = this.screen;
     return html`<div part="base" class=${screen} aria-busy=${screen === 'loading'}>
       <slot name="header"></slot>
-      ${this.#renderScreen(screen)}
+      ${renderScreen(screen, {
+        host: this,
+        copyFirst: this.layout === 'phone' || (this.layout !== 'desktop' && this.#phone.matches),
+        i18n: this.#i18n,
+        session: this.#session,
+        code: this.#code,
+        clipboard: this.#clipboard,
+        env: this.#env(),
+        copy: () => this.#copy(),
+      })}
       <p class="sr-only" role="status">${this.announcement}</p>
       <p class="sr-only" aria-live="polite">${this.timeAnnouncement}</p>
       <slot name="footer"></slot>
     </div>`;
-  }
-
-  #renderScreen(screen: PixScreen) {
-    const i18n = this.#i18n;
-    const session = this.#session;
-    const t = i18n.t;
-    if (screen === 'loading') return renderLoading(t, i18n.hasTranslation);
-    if (screen === 'error') return renderError(t, () => void session.start());
-    if (screen === 'canceled') return renderCanceled(t);
-    if (screen === 'expired') return renderExpired(t, session.renewalsLeft() > 0 ? () => void session.start(true) : null, session.phase === 'exhausted');
-    const payment = session.payment!;
-    const amount = i18n.formatMoney(payment.value);
-    const receiver = this.#code.receiver(payment);
-    if (screen === 'paid') {
-      // The proxy's time of payment, else when this widget saw it paid; shown in the customer's time zone.
-      const when = new Date(Date.parse(payment.paid_at ?? '') || session.paidSeen);
-      return renderPaid(t, payment, amount, receiver, when, i18n.formatDate(when));
-    }
-    const seconds = session.countdown.seconds ?? 0;
-    const copyFirst = this.layout === 'phone' || (this.layout !== 'desktop' && this.phoneScreen);
-    return renderPending({
-      t,
-      payment,
-      amount,
-      receiver,
-      seconds,
-      fraction: session.countdown.fraction,
-      connection: session.connection,
-      moreTime: session.offersMoreTime(seconds) ? () => void session.moreTime() : null,
-      busy: session.busy,
-      mode: this.mode,
-      copyFirst,
-      qr: () => this.#code.qr(payment.brcode),
-      copyState: this.#clipboard.copyState,
-      copy: () => this.#copy(),
-      sharer: this.#env().share,
-      share: (data) => this.#share(data),
-      save: copyFirst ? () => this.#save([amount, receiver && t.paying(receiver)]) : null,
-    });
   }
 }

@@ -1,5 +1,6 @@
 /** `pix-checkout disputes [list] | resolve <reference> --note "..."`: disputed payments, from the proxy's store. */
 import { DisputeService } from '../domain/disputes.ts';
+import { Outcomes } from '../domain/outcomes.ts';
 import { createLogger } from '../log.ts';
 import { PARTNER_STATUS } from '../partner/wire.ts';
 import { ExitCode, UsageError, count, openCliStore, parse, referenceArg, type CliIo } from './io.ts';
@@ -29,7 +30,9 @@ export async function disputesCommand(rest: string[], io: CliIo): Promise<void> 
   }
   const store = await openCliStore(io.env);
   try {
-    const disputes = new DisputeService({ store, now: Date.now, log: createLogger({ level: 'silent' }) });
+    const log = createLogger({ level: 'silent' });
+    // Resolving opens nothing: the outcomes told here have no listener.
+    const disputes = new DisputeService({ store, now: Date.now, log, outcomes: new Outcomes(log) });
     if (sub === 'list') {
       const data = (await disputes.open(limit)).map((d) => ({
         reference: d.reference,

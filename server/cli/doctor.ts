@@ -6,7 +6,7 @@
  * service answered, values redacted; then the configuration to set. Exit 4 when something would break.
  */
 import { checkBrCode, describeBrCodeProblem } from '../../src/shared/brcode.ts';
-import { ConfigError, TUNABLES, partnerConfig, readSettings } from '../config/index.ts';
+import { ConfigError, partnerConfig, readSettings, resolveSettings } from '../config/index.ts';
 import { WEBHOOK_PATH, maskWebhookSecret } from '../routes/webhooks.ts';
 import type { ObservedAnswer, PartnerClient } from '../partner/client.ts';
 import { PartnerError } from '../partner/errors.ts';
@@ -337,4 +337,4 @@ export function checkWebhookUrl(url: string, env: Record<string, string | undefi
 }
 
 /** Where the proxy takes the partner's notifications (routes/webhooks.ts, under the API's base path). */
-const WEBHOOK_URL_SHAPE = `https://<your host>${TUNABLES.basePath}${WEBHOOK_PATH}/<PIX_WEBHOOK_SECRET_PATH>`;
+const WEBHOOK_URL_SHAPE = `https://<your host>${resolveSettings({}).basePath}${WEBHOOK_PATH}/<PIX_WEBHOOK_SECRET_PATH>`;

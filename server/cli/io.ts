@@ -8,6 +8,7 @@ import { z } from 'zod/mini';
 import { Reference } from '../../src/shared/contract.ts';
 import { normalizeDocument } from '../../src/shared/document.ts';
 import { parseInput } from '../../src/shared/errors.ts';
+import { databaseDeadlines } from '../config/database.ts';
 import { readSettings, type PartnerConfig } from '../config/index.ts';
 import { createPartnerClient, type ObservedAnswer, type PartnerClient } from '../partner/client.ts';
 import { fileTokenStore, type TokenStore } from '../partner/token-store.ts';
@@ -163,7 +164,7 @@ export async function openCliStore(env: CliIo['env']): Promise<Store> {
   // Read as the proxy reads them; a bad PIX_DATABASE_URL is named, never repeated: it may hold a password.
   const { values, problems } = readSettings(env, ['PIX_DATABASE_URL', 'PIX_DATA_DIR']);
   if (problems.length > 0) throw new UsageError(problems.join('; '));
-  return openStore({ dataDir: values.PIX_DATA_DIR, databaseUrl: values.PIX_DATABASE_URL, cacheSize: 0 });
+  return openStore({ dataDir: values.PIX_DATA_DIR, databaseUrl: values.PIX_DATABASE_URL, deadlines: databaseDeadlines(), cacheSize: 0 });
 }
 
 /**

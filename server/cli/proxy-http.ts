@@ -4,7 +4,7 @@
  * is never printed, nor put in an error message.
  */
 import { isErrorBody } from '../../src/shared/wire.ts';
-import { DEFAULTS } from '../config/index.ts';
+import { SANDBOX_API_KEY, readSettings } from '../config/index.ts';
 import { UsageError, type CliIo } from './io.ts';
 
 export interface ProxyTarget {
@@ -21,7 +21,7 @@ export const PROXY_HELP = `  --proxy <url>     the proxy's API base (PIX_PROXY_U
 
 /** Where the proxy is and the key, from the options, then the environment, then the sandbox's defaults. */
 export function proxyTarget(values: { proxy?: string | undefined; 'api-key'?: string | undefined }, env: CliIo['env']): ProxyTarget {
-  const api = (values.proxy ?? env.PIX_PROXY_URL ?? `http://localhost:${env.PORT ?? DEFAULTS.port}/api`).replace(/\/+$/, '');
+  const api = (values.proxy ?? env.PIX_PROXY_URL ?? `http://localhost:${localPort(env)}/api`).replace(/\/+$/, '');
   try {
     const url = new URL(api);
     if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('scheme');
@@ -29,9 +29,16 @@ export function proxyTarget(values: { proxy?: string | undefined; 'api-key'?: st
     throw new UsageError(`--proxy must be the proxy's API base URL, such as http://localhost:8787/api`);
   }
   const sandbox = env.PIX_BASE_URL === undefined && env.PIX_EMAIL === undefined && env.PIX_ACCESS_KEY === undefined && env.PIX_TOKEN === undefined;
-  const apiKey = values['api-key'] ?? env.PIX_API_KEY ?? (sandbox ? DEFAULTS.sandboxApiKey : undefined);
+  const apiKey = values['api-key'] ?? env.PIX_API_KEY ?? (sandbox ? SANDBOX_API_KEY : undefined);
   if (!apiKey) throw new UsageError('the merchant API key is needed: --api-key or PIX_API_KEY');
   return { api, apiKey };
+}
+
+/** PORT as the proxy reads it (its default when unset); one it would refuse is a usage error here too. */
+function localPort(env: CliIo['env']): number {
+  const { values, problems } = readSettings(env, ['PORT']);
+  if (problems.length > 0) throw new UsageError(problems.join('; '));
+  return values.PORT;
 }
 
 /** The proxy's refusal as one sentence (its error body's code and message), for an answer that is not 2xx. */

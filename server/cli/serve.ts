@@ -1,7 +1,7 @@
 /** `pix-checkout serve`: the proxy on its own HTTP server (main.ts); in sandbox mode, the dev stack. */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { DEFAULTS, partnerConfig, proxyConfig } from '../config/index.ts';
+import { SANDBOX_API_KEY, partnerConfig, proxyConfig } from '../config/index.ts';
 import type { Logger } from '../log.ts';
 import { ExitCode, UsageError, parse, type CliIo } from './io.ts';
 
@@ -52,7 +52,7 @@ async function serveSandbox(env: Record<string, string | undefined>, io: CliIo):
   logger.info({ url: stack.url, api: stack.apiUrl, sandbox: true, open_amount: config.openAmount !== false }, 'pix-checkout proxy listening');
 
   // A key of one's own stays unprinted even here; the published test key is printed: it is the point.
-  const published = config.apiKey === DEFAULTS.sandboxApiKey;
+  const published = config.apiKey === SANDBOX_API_KEY;
   // On stderr: stdout carries the JSON log lines.
   io.err(`pix-checkout proxy in sandbox mode on ${stack.url} (no partner credentials: an in-process sandbox)
   api:         ${stack.apiUrl} (the widget's endpoint)

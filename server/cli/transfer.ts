@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { CreateRefundRequest, CreateTransferRequest } from '../../src/shared/contract.ts';
 import { LIMITS, formatReais } from '../../src/shared/limits.ts';
 import { IdempotencyKey, TRANSFER_STATUSES, type TransferStatus, type TransferView } from '../../src/shared/payouts.ts';
-import { partnerConfig } from '../config/index.ts';
+import { partnerConfig, resolveSettings } from '../config/index.ts';
 import { createServices, type Services } from '../services.ts';
 import { createLogger } from '../log.ts';
 import type { TransferDetails } from '../partner/client.ts';
@@ -72,16 +72,13 @@ async function payoutsOf(io: CliIo): Promise<{ store: Store; payouts: Services['
   const partner = await client(config, io.env);
   const store = await openCliStore(io.env);
   // The domain alone: the command needs no HTTP stack.
-  const services = createServices(
-    { statusCodes: config.statusCodes, transferStatusCodes: config.transferStatusCodes },
-    {
-      partner,
-      store,
-      partnerScope: tokenStoreKey(config.baseUrl, config.credentials?.email),
-      // Silent: the command prints its own result and warnings.
-      logger: createLogger({ level: 'silent' }),
-    },
-  );
+  const services = createServices(resolveSettings({ statusCodes: config.statusCodes, transferStatusCodes: config.transferStatusCodes }), {
+    partner,
+    store,
+    partnerScope: tokenStoreKey(config.baseUrl, config.credentials?.email),
+    // Silent: the command prints its own result and warnings.
+    logger: createLogger({ level: 'silent' }),
+  });
   return {
     store,
     payouts: services.payouts,

@@ -31,8 +31,8 @@ export async function unrecordedCommand(rest: string[], io: CliIo): Promise<void
     const recorded: string[] = [];
     if (values.record) {
       for (const intent of intents) {
-        if (!intent.answer || (await store.getPayment(intent.answer.reference))) continue;
-        await store.insertPayment(intent.answer);
+        if (!intent.answer || (await store.payments.get(intent.answer.reference))) continue;
+        await store.payments.insert(intent.answer);
         recorded.push(intent.answer.reference);
       }
     }

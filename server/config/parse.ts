@@ -16,9 +16,9 @@ export type Values = { [N in SettingName]: Table[N] extends { default: unknown }
 type Nest<P extends string, V> = P extends `${infer H}.${infer T}` ? { [K in H]: Nest<T, V> } : { [K in P]: V };
 type Intersect<U> = (U extends unknown ? (u: U) => void : never) extends (i: infer I) => void ? I : never;
 type Expand<T> = T extends object ? { [K in keyof T]: Expand<T[K]> } : T;
-/** The entries matching `Filter` that land somewhere, nested at their paths. */
+/** The entries matching `Filter` that land somewhere, nested at their paths (undefined possible where there is no default). */
 type Landed<Filter> = Expand<
-  Intersect<{ [N in SettingName]: Table[N] extends { at: infer P extends string } & Filter ? Nest<P, ValueOf<Table[N]>> : never }[SettingName]>
+  Intersect<{ [N in SettingName]: Table[N] extends { at: infer P extends string } & Filter ? Nest<P, Values[N]> : never }[SettingName]>
 >;
 
 /** The proxy's settings the table lands (`at`), as proxyConfig() reads them. */

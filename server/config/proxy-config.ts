@@ -2,12 +2,13 @@
  * Configuration from the environment (and an optional `.env` file), read through the table
  * (settings.ts) once, with every problem listed at once. Here only the rules between variables: sandbox
  * mode (no partner credentials at all: everything points at the local sandbox, so a new user needs
- * no configuration), what goes together, and the shapes createApp takes.
+ * no configuration), what goes together, and the shapes createApp takes (resolve.ts).
  */
 import { readFileSync } from 'node:fs';
 import { SANDBOX_ACCOUNT } from '../partner/sandbox-account.ts';
-import type { AnyStatusCodes, StatusCodes } from '../partner/status-codes.ts';
-import { DEFAULTS, landValues, readSettings, type AppLanded, type Settings } from './parse.ts';
+import type { StatusCodes } from '../partner/status-codes.ts';
+import { landValues, readSettings, type Settings } from './parse.ts';
+import { perMinute, type AppSettings } from './resolve.ts';
 import { MIN_API_KEY_LENGTH } from './settings.ts';
 import { TUNABLES } from './tunables.ts';
 import { webhookSecretProblem, webhookSecrets } from '../domain/signature.ts';
@@ -17,6 +18,9 @@ import { webhookSecretProblem, webhookSecrets } from '../domain/signature.ts';
  * Kept under this name for the package's users; the account itself lives in partner/.
  */
 export const SANDBOX_DEFAULTS = { ...SANDBOX_ACCOUNT, apiKey: TUNABLES.sandboxApiKey } as const;
+
+/** The merchant server's API key in sandbox mode: a published test value, printed where a developer needs it. */
+export const SANDBOX_API_KEY = SANDBOX_DEFAULTS.apiKey;
 
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';
@@ -96,62 +100,6 @@ export function partnerConfig(env: Record<string, string | undefined> = loadEnv(
     statusCodes: v.PIX_STATUS_CODES,
     transferStatusCodes: v.PIX_TRANSFER_STATUS_CODES,
   };
-}
-
-/** A per-client limit: sustained requests per minute, and how many may come at once. */
-export interface RateLimit {
-  perMinute: number;
-  burst: number;
-}
-
-/** A limit of `n` requests a minute, a third of which may come at once; 0 is no limit. */
-export function perMinute(n: number): RateLimit {
-  return { perMinute: n, burst: Math.max(1, Math.ceil(n / 3)) };
-}
-
-/** The reconciler's timing. */
-export type ReconcileSettings = { -readonly [K in keyof typeof DEFAULTS.reconcile]: number };
-
-/** The merchant webhook's delivery policy. */
-export type MerchantWebhookPolicy = {
-  -readonly [K in keyof typeof DEFAULTS.merchantWebhook]: (typeof DEFAULTS.merchantWebhook)[K] extends readonly number[] ? readonly number[] : number;
-};
-
-type Optional<T> = { [K in keyof T]?: (T[K] extends object ? Optional<T[K]> : T[K]) | undefined };
-
-/**
- * How the proxy behaves: the options of createApp that are settings (its parts, the store and the
- * partner client, come beside them), read from the environment by proxyConfig() under the same
- * names. What is left out comes from DEFAULTS. Those the table marks `app` are its entries' (streams,
- * streamsPerClient, staleAfterMs, renewals...: see settings.ts); the rest take a shape of their own.
- */
-export interface AppSettings extends Optional<AppLanded> {
-  /** The merchant server's key for the server-to-server endpoints; without it they answer 401. */
-  apiKey?: string | undefined;
-  /** Origins of the merchant pages allowed to call the browser API; `*` allows any (sandbox only). */
-  allowedOrigins?: readonly string[] | undefined;
-  /** Where the API is served (default `/api`): the widget's `endpoint`. */
-  basePath?: string | undefined;
-  /** The proxy's public URL (https://pay.shop.example): its origin may call the browser API. */
-  publicUrl?: string | undefined;
-  /** While the partner's notifications arrive on time, how fresh a pending status must be instead (and how often a watched one is polled). */
-  webhookReadIntervalMs?: number | undefined;
-  /** Let the browser choose the amount, within these bounds (`POST /payments`); default off. */
-  openAmount?: { min: number; max: number } | false | undefined;
-  /** Where the hosted checkout sends the payer after paying, when a checkout names none (https). */
-  defaultCallback?: string | undefined;
-  /** Per-client limits on creating and on reading, and per source on the partner's notifications; `false` turns them off. */
-  rateLimits?: { create: RateLimit; status: RateLimit; webhook?: RateLimit } | false | undefined;
-  /** The partner's notifications (`POST {basePath}/webhooks/partner[/<secretPath>]`). */
-  webhooks?: { secretPath?: string | undefined; sourceIps?: readonly string[] | undefined } | undefined;
-  /** The merchant's backend, told of every outcome by a signed POST (domain/merchant-notify.ts). */
-  merchantWebhook?: ({ url: string; secret: string | readonly string[] } & Partial<MerchantWebhookPolicy>) | undefined;
-  /** The reconciler's timing (domain/reconciler.ts). */
-  reconcile?: Partial<ReconcileSettings> | undefined;
-  /** What the partner's numeric status codes mean; checked at run time (domain/numbering/status-numbering.ts). Default: the sandbox's. */
-  statusCodes?: AnyStatusCodes | undefined;
-  /** What the partner's numeric transfer status codes mean, verified apart (PIX_TRANSFER_STATUS_CODES). Default: the sandbox's. */
-  transferStatusCodes?: AnyStatusCodes | undefined;
 }
 
 const LOCAL_HOSTS = ['localhost', '127.0.0.1', '[::1]'];
@@ -253,7 +201,9 @@ export function proxyConfig(env: Record<string, string | undefined> = loadEnv())
     drainUnset && settings.trustedProxies > 0 ? Math.min(TUNABLES.shutdown.balancerDrainMs, settings.shutdown.graceMs) : settings.shutdown.drainMs;
   const config = {
     ...settings,
-    shutdown: { ...settings.shutdown, drainMs },
+    basePath: TUNABLES.basePath,
+    /** The process exits 1 this long after the grace period even if the store has not closed. */
+    shutdown: { ...settings.shutdown, drainMs, hardCutMarginMs: TUNABLES.shutdown.hardCutMarginMs },
     apiKey,
     allowedOrigins,
     openAmount: v.PIX_OPEN_AMOUNT ? { min, max } : (false as const),

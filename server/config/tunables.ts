@@ -82,7 +82,7 @@ export const TUNABLES = {
     /** Deliveries in flight at most. */
     concurrency: 8,
   },
-  /** Postgres's own deadlines beside PIX_DATABASE_STATEMENT_TIMEOUT_MS (store/postgres/postgres-store.ts). */
+  /** Postgres's own deadlines beside PIX_DATABASE_STATEMENT_TIMEOUT_MS (store/postgres/deadlines.ts, given by config/database.ts). */
   database: {
     /** The longest a statement waits for a lock (`lock_timeout`; never above the statement timeout). */
     lockTimeoutMs: 3000,

@@ -9,50 +9,25 @@ import { PartnerError, logFailedCreate } from '../partner/errors.ts';
 import { PARTNER_STATUS } from '../partner/wire.ts';
 import type { DisputeService } from './disputes.ts';
 import { DomainError } from './errors.ts';
-import { overpaidCents, overpaidOutcome, type OverpaymentRefund, type Outcomes } from './outcomes.ts';
+import { overpaidCents } from './outcomes.ts';
 import type { PaymentService } from './payments.ts';
-import type { PayoutService } from './payouts.ts';
 import { DataKeyError, sealedCustomer, type PersonalDataCipher } from './personal-data.ts';
-import type { CheckoutRecord, PaymentRecord, Store } from '../store/store.ts';
-import type { Logger } from '../log.ts';
+import type { CheckoutRecord, PaymentRecord } from '../store/store.ts';
+import { Overpayments, isPaid, type OverpaymentOptions } from './checkouts/overpayments.ts';
 import { CRYPTO_RANDOM, type RandomSource, type Runtime } from '../runtime/runtime.ts';
 
-export interface CheckoutServiceOptions {
-  store: Store;
+export interface CheckoutServiceOptions extends OverpaymentOptions {
   payments: PaymentService;
-  /** Lists a checkout's refunds in its view. */
-  payouts?: PayoutService;
-  /** Seals the customer's name and document at rest (PIX_DATA_KEY); without it they are kept as given. */
-  cipher?: PersonalDataCipher;
+  /** Seals the customer's name and document at rest (PIX_DATA_KEY); without a key they are kept as given. */
+  cipher: PersonalDataCipher;
   /** Says `disputed: true` in its view while one of its payments is disputed. */
-  disputes?: DisputeService;
+  disputes: DisputeService;
   /** Payments that may be issued after a checkout's first one expires. */
   renewals: number;
   /** Where the hosted checkout sends the payer when the checkout names no callback. */
   defaultCallback?: string | undefined;
-  now: () => number;
-  /** Where checkout ids' randomness comes from (default the real one). */
-  runtime?: Pick<Runtime, 'random'>;
-  log?: Logger;
-  /** Told of each payment recorded paid, wherever (a webhook, a read): a checkout paid twice is told at once. */
-  outcomes?: Outcomes;
-  /**
-   * PIX_REFUND_OVERPAYMENTS: return a checkout's extra payment to its payer, as a refund labelled
-   * `overpayment`, when the payer's key is known. Default false: the merchant is told and refunds.
-   */
-  refundOverpayments?: boolean;
-  /**
-   * The payer's Pix key of a paid payment, when known. The partner's records name no payer (spec
-   * 2.1), so by default none is ever known, and an overpayment is reported (`payer_key_unknown`).
-   */
-  payerKeyOf?: (payment: PaymentRecord) => string | null;
+  runtime?: Pick<Runtime, 'random'>; // where checkout ids' randomness comes from (default the real one)
 }
-
-/** How many links of an order's chain of checkouts (`replaces`) are followed at most. */
-const CHAIN_LINKS = 10;
-
-/** Paid: final and approved. */
-const isPaid = (p: PaymentRecord) => p.final && p.partnerStatus === PARTNER_STATUS.approved;
 
 /** 18 random bytes: 144 bits, 24 URL-safe characters. */
 export function newCheckoutId(random: RandomSource = CRYPTO_RANDOM): string {
@@ -66,33 +41,26 @@ export class CheckoutService {
    */
   private readonly issuing = new Map<string, Promise<{ payment: PaymentView; created: boolean }>>();
 
-  /** Checkouts whose overpayment is being reported now (its event, its refund: a refund reads the checkout again, which must not report it twice). */
-  private readonly reportingOverpaid = new Set<string>();
+  /** Checkouts paid more than once: found, told once, refunded when the payer is known (checkouts/overpayments.ts). */
+  private readonly overpayments: Overpayments;
 
   constructor(private readonly options: CheckoutServiceOptions) {
-    // A code paid while another of the checkout was already paid (the late payment of an expired
-    // code after a renewal): told as soon as it is recorded, not at the merchant's next read.
-    options.outcomes?.events.on('outcome', (event) => {
-      const checkoutId = event.type === 'payment.paid' ? event.data.checkout_id : null;
-      if (checkoutId) void this.checkOverpaid(checkoutId);
-    });
+    this.overpayments = new Overpayments(options);
   }
 
   /** Creates the order's checkout, or answers the one it has; the same order with another value is a conflict. */
   async create(input: CreateCheckoutRequest): Promise<{ checkout: CheckoutView; created: boolean }> {
     const valueCents = Math.round(input.value * 100);
     // The earlier checkout of the order it replaces must be one of ours (its payments are then counted with this one's).
-    if (input.replaces !== undefined && !(await this.options.store.getCheckout(input.replaces))) {
+    if (input.replaces !== undefined && !(await this.options.store.checkouts.get(input.replaces))) {
       throw new DomainError('invalid', `replaces: no checkout ${input.replaces} here.`, { replaces: 'must be an existing checkout' });
     }
-    const { checkout, created } = await this.options.store.createCheckout({
+    const { checkout, created } = await this.options.store.checkouts.create({
       id: newCheckoutId(this.options.runtime?.random),
       orderId: input.order_id,
       valueCents,
       description: input.description ?? null,
-      ...(this.options.cipher
-        ? sealedCustomer(this.options.cipher, input.name ?? null, input.document ?? null)
-        : { name: input.name ?? null, document: input.document ?? null }),
+      ...sealedCustomer(this.options.cipher, input.name ?? null, input.document ?? null),
       callback: input.callback ?? null,
       paymentReference: null,
       renewalsUsed: 0,
@@ -116,14 +84,14 @@ export class CheckoutService {
         await this.payment(checkout.id);
       } catch (error) {
         const customer = "the checkout was answered without a payment (its first payment could not be issued at creation): the page's first call will issue it";
-        if (!(this.options.log && logFailedCreate(this.options.log, error, customer, { checkout_id: checkout.id }))) {
-          this.options.log?.warn(
+        if (!logFailedCreate(this.options.log, error, customer, { checkout_id: checkout.id })) {
+          this.options.log.warn(
             { checkout_id: checkout.id, error: error instanceof DomainError || error instanceof PartnerError ? error.kind : 'internal' },
             "a checkout's first payment could not be issued at creation: the page's first call will issue it",
           );
         }
       }
-      return { checkout: await this.view((await this.options.store.getCheckout(checkout.id)) ?? checkout), created };
+      return { checkout: await this.view((await this.options.store.checkouts.get(checkout.id)) ?? checkout), created };
     }
     return { checkout: await this.view(checkout), created };
   }
@@ -146,80 +114,109 @@ export class CheckoutService {
     return issuing;
   }
 
+  /** The checkout's live payment: the current code when it is the answer, else a new code issued and made current. */
   private async livePayment(id: string, renew: boolean): Promise<{ payment: PaymentView; created: boolean }> {
-    const { payments, store, renewals } = this.options;
     const checkout = await this.find(id);
-    let renewalsUsed = checkout.renewalsUsed;
-    const renewable = (used: number) => used < renewals && payments.statusCodesTrusted();
-    if (checkout.paymentReference) {
-      const current = payments.view(await this.currentRecord(checkout.paymentReference, renew));
-      if (current.status === 'paid') return { payment: current, created: false };
-      // An earlier code recorded paid (its late payment, heard by a webhook here or on another
-      // instance) is the answer: never a pending code beside a paid checkout.
-      const earlier = checkout.renewalsUsed > 0 ? (await store.checkoutPayments(checkout.id)).find(isPaid) : undefined;
-      if (earlier) return { payment: payments.view(earlier), created: false };
-      if (current.status === 'pending' && !renew) return { payment: { ...current, renewable: renewable(renewalsUsed) }, created: false };
-      // Before issuing another QR (the last one expired, or the customer asked for more time),
-      // confirm with the partner that no code was paid, the current one included: a code can be paid
-      // up to the last second, and an expired one until the partner cancels it an hour later.
-      const exhausted = renewalsUsed >= renewals && payments.statusCodesTrusted();
-      // The current code still payable and none may follow (renew asked early): told so, the code stays on screen.
-      if (exhausted && renew && current.status === 'pending') {
-        throw new DomainError('renewals_exhausted', 'No new code may be issued for this checkout; its current one can still be paid.');
-      }
-      let paid: PaymentView | null;
-      try {
-        paid = await this.confirmUnpaid(checkout, exhausted);
-      } catch (error) {
-        if (!(error instanceof DomainError && error.kind === 'status_unverified') || !exhausted) throw error;
-        // No new code may be issued, and an earlier one may still be paid (the partner says pending until it
-        // cancels it, an hour after expiry, or cannot say): never "expired" while it may be. The page
-        // is asked to come back when the partner will have decided.
-        throw new DomainError(
-          'status_unverified',
-          "This checkout's last code expired but may still be paid until the payment service cancels it; no new code may be issued. Ask again later.",
-          undefined,
-          this.untilDecided(await store.checkoutPayments(checkout.id)),
-        );
-      }
-      if (paid) return { payment: paid, created: false };
-      // Under a status numbering not verified, a paid code may read as nothing: the last code may have
-      // been paid, so no second one is offered until the setting is right (PIX_STATUS_CODES).
-      if (!payments.statusCodesTrusted()) {
-        throw new DomainError('status_unverified', "This checkout's payment cannot be confirmed right now, so no new code is issued; try again later.");
-      }
-      if (renewalsUsed >= renewals) {
-        throw new DomainError('renewals_exhausted', "This checkout's payment expired and no new one may be issued; the merchant must create a new checkout.");
-      }
-      renewalsUsed++;
+    const decided = checkout.paymentReference ? await this.answerOrRenew(checkout, checkout.paymentReference, renew) : { renewalsUsed: checkout.renewalsUsed };
+    if ('answer' in decided) return { payment: decided.answer, created: false };
+    const record = await this.issueCode(checkout);
+    return this.makeCurrent(checkout, record, decided.renewalsUsed);
+  }
+
+  /** Whether one more code may follow after `used` renewals: renewals left, and a pending code's meaning verified. */
+  private renewable(used: number): boolean {
+    return used < this.options.renewals && this.options.payments.statusCodesTrusted();
+  }
+
+  /**
+   * The first job: the current code (or an earlier one paid) when it is the answer; else, every code
+   * confirmed unpaid, the renewal count a new code takes. Throws when no new code may be issued.
+   */
+  private async answerOrRenew(checkout: CheckoutRecord, reference: string, renew: boolean): Promise<{ answer: PaymentView } | { renewalsUsed: number }> {
+    const { payments, store, renewals } = this.options;
+    const { renewalsUsed } = checkout;
+    const current = payments.views.view(await this.currentRecord(reference, renew));
+    if (current.status === 'paid') return { answer: current };
+    // An earlier code recorded paid (its late payment, heard by a webhook here or on another
+    // instance) is the answer: never a pending code beside a paid checkout.
+    const earlier = renewalsUsed > 0 ? (await store.checkouts.payments(checkout.id)).find(isPaid) : undefined;
+    if (earlier) return { answer: payments.views.view(earlier) };
+    if (current.status === 'pending' && !renew) return { answer: { ...current, renewable: this.renewable(renewalsUsed) } };
+    // Before issuing another QR (the last one expired, or the customer asked for more time),
+    // confirm with the partner that no code was paid, the current one included: a code can be paid
+    // up to the last second, and an expired one until the partner cancels it an hour later.
+    const exhausted = renewalsUsed >= renewals && payments.statusCodesTrusted();
+    // The current code still payable and none may follow (renew asked early): told so, the code stays on screen.
+    if (exhausted && renew && current.status === 'pending') {
+      throw new DomainError('renewals_exhausted', 'No new code may be issued for this checkout; its current one can still be paid.');
     }
+    let paid: PaymentView | null;
+    try {
+      paid = await this.confirmUnpaid(checkout, exhausted);
+    } catch (error) {
+      if (!(error instanceof DomainError && error.kind === 'status_unverified') || !exhausted) throw error;
+      // No new code may be issued, and an earlier one may still be paid (the partner says pending until it
+      // cancels it, an hour after expiry, or cannot say): never "expired" while it may be. The page
+      // is asked to come back when the partner will have decided.
+      throw new DomainError(
+        'status_unverified',
+        "This checkout's last code expired but may still be paid until the payment service cancels it; no new code may be issued. Ask again later.",
+        undefined,
+        this.untilDecided(await store.checkouts.payments(checkout.id)),
+      );
+    }
+    if (paid) return { answer: paid };
+    // Under a status numbering not verified, a paid code may read as nothing: the last code may have
+    // been paid, so no second one is offered until the setting is right (PIX_STATUS_CODES).
+    if (!payments.statusCodesTrusted()) {
+      throw new DomainError('status_unverified', "This checkout's payment cannot be confirmed right now, so no new code is issued; try again later.");
+    }
+    if (renewalsUsed >= renewals) {
+      throw new DomainError('renewals_exhausted', "This checkout's payment expired and no new one may be issued; the merchant must create a new checkout.");
+    }
+    return { renewalsUsed: renewalsUsed + 1 };
+  }
+
+  /**
+   * The second job: a new code for the checkout from the partner, not yet stored. A creation whose
+   * outcome is unknown was never shown to the customer, so it cannot be paid: another is issued at
+   * once (the lost one logged with its transaction_id).
+   */
+  private async issueCode(checkout: CheckoutRecord): Promise<PaymentRecord> {
+    const { payments, log } = this.options;
     const input = {
       value: checkout.valueCents / 100,
       description: checkout.description ?? undefined,
       ...this.customerOf(checkout),
       callback: checkout.callback ?? this.options.defaultCallback,
     };
-    let record;
     try {
-      record = await payments.issue(input, checkout.id);
+      return await payments.issuer.issue(input, checkout.id);
     } catch (error) {
-      // A payment whose creation has an unknown outcome was never shown to the customer, so it cannot
-      // be paid: issue another at once (the lost one logged with its transaction_id).
       if (!(error instanceof PartnerError && error.kind === 'outcome_unknown')) throw error;
-      if (this.options.log) logFailedCreate(this.options.log, error, 'given another payment, issued at once', { checkout_id: checkout.id });
-      record = await payments.issue(input, checkout.id);
+      logFailedCreate(log, error, 'given another payment, issued at once', { checkout_id: checkout.id });
+      return payments.issuer.issue(input, checkout.id);
     }
-    // Until its record is stored, the payment exists at the partner only: any failure before then
-    // (the store locked, down, or slow past the request's budget) hands it to the keeper, which logs
-    // it by reference and transaction_id and records it when the store is back (payments/unrecorded.ts).
+  }
+
+  /**
+   * The third job: the new code stored and made the checkout's current one, unless an earlier code
+   * was paid meanwhile (that one is answered, the new one kept unshown) or another issuer made one
+   * current first (that one is answered). Until its record is stored, the payment exists at the
+   * partner only: any failure before then (the store locked, down, or slow past the request's
+   * budget) hands it to the keeper, which logs it by reference and transaction_id and records it
+   * when the store is back (payments/unrecorded.ts).
+   */
+  private async makeCurrent(checkout: CheckoutRecord, record: PaymentRecord, renewalsUsed: number): Promise<{ payment: PaymentView; created: boolean }> {
+    const { payments, store, log } = this.options;
     let stored = false;
     const recording = {
       insertPayment: async (payment: PaymentRecord) => {
-        await store.insertPayment(payment);
+        await store.payments.insert(payment);
         stored = true;
       },
-      attachPayment: async (...args: Parameters<typeof store.attachPayment>) => {
-        const attached = await store.attachPayment(...args);
+      attachPayment: async (...args: Parameters<typeof store.checkouts.attachPayment>) => {
+        const attached = await store.checkouts.attachPayment(...args);
         stored = true;
         return attached;
       },
@@ -240,7 +237,7 @@ export class CheckoutService {
         if (paidBefore) {
           // Kept, never shown: the partner has it, and the reconciler follows it to its cancellation.
           await recording.insertPayment(record);
-          this.options.log?.info(
+          log.info(
             { checkout_id: checkout.id, reference: paidBefore.reference, unused: record.reference },
             'an earlier code of the checkout was paid while a new one was issued: the paid one is answered, the new one never shown',
           );
@@ -252,20 +249,20 @@ export class CheckoutService {
       // and the issue are one decision, in the store's transaction. One code shown per checkout,
       // whichever instance the customer's requests reach, and none beside a paid one.
       if (await recording.attachPayment(checkout.id, record, renewalsUsed, checkout.paymentReference, PARTNER_STATUS.approved)) {
-        return { payment: { ...payments.view(record), renewable: renewable(renewalsUsed) }, created: true };
+        return { payment: { ...payments.views.view(record), renewable: this.renewable(renewalsUsed) }, created: true };
       }
-      const paidMeanwhile = (await store.checkoutPayments(checkout.id)).find(isPaid);
+      const paidMeanwhile = (await store.checkouts.payments(checkout.id)).find(isPaid);
       if (paidMeanwhile) {
-        this.options.log?.info(
+        log.info(
           { checkout_id: checkout.id, reference: paidMeanwhile.reference, unused: record.reference },
           'a code of the checkout was paid while a new one was issued: the paid one is answered, the new one never shown',
         );
-        return { payment: payments.view(paidMeanwhile), created: false };
+        return { payment: payments.views.view(paidMeanwhile), created: false };
       }
-      const winner = await this.find(id);
+      const winner = await this.find(checkout.id);
       if (!winner.paymentReference) throw new DomainError('not_found', 'No such checkout.');
-      const current = payments.view(await payments.record(winner.paymentReference));
-      return { payment: { ...current, renewable: renewable(winner.renewalsUsed) }, created: false };
+      const current = payments.views.view(await payments.reads.record(winner.paymentReference));
+      return { payment: { ...current, renewable: this.renewable(winner.renewalsUsed) }, created: false };
     } catch (error) {
       if (!stored) payments.unrecorded.keep(record, error, { checkout_id: checkout.id });
       throw error;
@@ -279,9 +276,9 @@ export class CheckoutService {
    */
   private async currentRecord(reference: string, renew: boolean): Promise<PaymentRecord> {
     try {
-      return await this.options.payments.record(reference);
+      return await this.options.payments.reads.record(reference);
     } catch (error) {
-      const stored = error instanceof PartnerError ? await this.options.store.getPayment(reference) : null;
+      const stored = error instanceof PartnerError ? await this.options.store.payments.get(reference) : null;
       if (!stored || stored.final || (!renew && this.options.now() < stored.expiresAt)) throw error;
       return stored;
     }
@@ -295,14 +292,14 @@ export class CheckoutService {
    */
   private async confirmUnpaid(checkout: CheckoutRecord, canceledOnly = false): Promise<PaymentView | null> {
     const { payments, store } = this.options;
-    const codes = await store.checkoutPayments(checkout.id);
-    const states = await Promise.all(codes.map((p) => payments.confirmNotPaid(p.reference)));
+    const codes = await store.checkouts.payments(checkout.id);
+    const states = await Promise.all(codes.map((p) => payments.reads.confirmNotPaid(p.reference)));
     const paid = codes.find((_, i) => states[i] === 'paid');
-    if (paid) return payments.view(await payments.record(paid.reference));
+    if (paid) return payments.views.view(await payments.reads.record(paid.reference));
     // `canceledOnly` (no code may follow): a pending code may still be paid, so it is not unpaid for sure.
     const unknown = codes.find((_, i) => states[i] === 'unknown' || (canceledOnly && states[i] === 'pending'));
     if (unknown) {
-      this.options.log?.warn(
+      this.options.log.warn(
         { checkout_id: checkout.id, reference: unknown.reference },
         'no new code issued: an earlier code of the checkout could not be confirmed unpaid with the partner',
       );
@@ -322,92 +319,6 @@ export class CheckoutService {
     return Math.min(3600, Math.max(30, seconds));
   }
 
-  /** A checkout's paid payments from the store, oldest first, and the overpayment told when there is one. */
-  private async checkOverpaid(checkoutId: string): Promise<void> {
-    try {
-      const checkout = await this.options.store.getCheckout(checkoutId);
-      if (checkout) {
-        // Told on the newest checkout of its order: the one the order's later payments count on.
-        const newest = await this.newestOf(checkout);
-        await this.reportOverpaid(newest, await this.paidAcross(newest));
-      }
-    } catch (error) {
-      // The merchant's next read of the checkout tells it (view).
-      this.options.log?.warn(
-        { checkout_id: checkoutId, err: { message: error instanceof Error ? error.message : String(error) } },
-        'could not check a checkout for an overpayment',
-      );
-    }
-  }
-
-  /**
-   * The newest checkout of an order's chain (`replaces` links a checkout to the one before it): the
-   * checkouts replacing this one, followed forward (a few links at most: a bound, not a rule).
-   */
-  private async newestOf(checkout: CheckoutRecord): Promise<CheckoutRecord> {
-    let newest = checkout;
-    for (let link = 0; link < CHAIN_LINKS; link++) {
-      const next = (await this.options.store.checkoutsReplacing(newest.id)).at(-1);
-      if (!next) break;
-      newest = next;
-    }
-    return newest;
-  }
-
-  /**
-   * The paid payments of a checkout and of the earlier checkouts of its order it replaces (oldest
-   * first): an order paid on an earlier checkout and again on this one is paid twice.
-   */
-  private async paidAcross(checkout: CheckoutRecord, own?: readonly PaymentRecord[]): Promise<PaymentRecord[]> {
-    const { store } = this.options;
-    const paid = [...(own ?? (await store.checkoutPayments(checkout.id))).filter(isPaid)];
-    let earlier = checkout.replaces ?? null;
-    for (let link = 0; earlier !== null && link < CHAIN_LINKS; link++) {
-      const before = await store.getCheckout(earlier);
-      if (!before) break;
-      paid.unshift(...(await store.checkoutPayments(before.id)).filter(isPaid));
-      earlier = before.replaces ?? null;
-    }
-    return paid;
-  }
-
-  /**
-   * A checkout paid more than once is never silently kept: the merchant is told once (a
-   * `checkout.overpaid` event per checkout and paid payments, in the outbox), and with
-   * PIX_REFUND_OVERPAYMENTS the extra is refunded to the payer when the payer's key is known; the
-   * partner names none, so then it is reported (`payer_key_unknown`) for the merchant to refund.
-   */
-  private async reportOverpaid(checkout: CheckoutRecord, paid: PaymentRecord[]): Promise<void> {
-    const extraCents = overpaidCents(checkout.valueCents, paid);
-    if (extraCents <= 0 || this.reportingOverpaid.has(checkout.id)) return;
-    this.reportingOverpaid.add(checkout.id);
-    try {
-      const { refundOverpayments = false, payerKeyOf, payouts, store, now, log, outcomes } = this.options;
-      const payerKey = refundOverpayments && payouts ? (payerKeyOf?.(paid[paid.length - 1]!) ?? null) : null;
-      const refund: OverpaymentRefund = !refundOverpayments ? 'off' : payerKey ? 'sent' : 'payer_key_unknown';
-      let transferId: string | null = null;
-      if (payerKey && payouts) {
-        // Refunded first, under a key of its own: told after, so a crash between them refunds once and tells once.
-        const key = `overpaid:${overpaidOutcome(checkout, paid, refund, 0).id}`;
-        transferId = (await payouts.refund(checkout.id, { value: extraCents / 100, pix_key: payerKey }, key, 'overpayment')).transfer.transfer_id;
-      }
-      const at = now();
-      const event = overpaidOutcome(checkout, paid, refund, at, transferId);
-      if (!(await store.addCheckoutEvent(event, event.data.reference, at))) return;
-      log?.warn(
-        { checkout_id: checkout.id, references: event.data.references, extra: extraCents / 100, refund },
-        refund === 'payer_key_unknown'
-          ? 'a checkout was paid more than once; PIX_REFUND_OVERPAYMENTS is on, but the partner names no payer key: the merchant must refund the extra'
-          : refund === 'sent'
-            ? 'a checkout was paid more than once: the extra is being refunded to the payer'
-            : 'a checkout was paid more than once: the merchant was told, and refunds the extra',
-      );
-      outcomes?.published(event);
-    } finally {
-      this.reportingOverpaid.delete(checkout.id);
-    }
-  }
-
   /**
    * The customer's name and document to send with a new code, opened. Erased (retention, a data
    * subject's request) or unopenable (PIX_DATA_KEY changed or lost): none, as the spec allows; the
@@ -416,12 +327,12 @@ export class CheckoutService {
   private customerOf(checkout: CheckoutRecord): { name?: string; document?: string } {
     const { cipher } = this.options;
     try {
-      const name = cipher ? cipher.open(checkout.name) : checkout.name;
-      const document = cipher ? cipher.open(checkout.document) : checkout.document;
+      const name = cipher.open(checkout.name);
+      const document = cipher.open(checkout.document);
       return name !== null && document !== null ? { name, document } : {};
     } catch (error) {
       if (!(error instanceof DataKeyError)) throw error;
-      this.options.log?.error(
+      this.options.log.error(
         { checkout_id: checkout.id, problem: error.message },
         "a checkout's customer data could not be opened: its code is issued without it",
       );
@@ -430,7 +341,7 @@ export class CheckoutService {
   }
 
   private async find(id: string): Promise<CheckoutRecord> {
-    const checkout = await this.options.store.getCheckout(id);
+    const checkout = await this.options.store.checkouts.get(id);
     if (!checkout) throw new DomainError('not_found', 'No such checkout.');
     return checkout;
   }
@@ -442,29 +353,29 @@ export class CheckoutService {
       value: checkout.valueCents / 100,
       renewals_left: Math.max(0, this.options.renewals - checkout.renewalsUsed),
       ...(checkout.replaces ? { replaces: checkout.replaces } : {}),
-      ...((await this.options.disputes?.disputed(checkout.id)) ? { disputed: true } : {}),
+      ...((await this.options.disputes.disputed(checkout.id)) ? { disputed: true } : {}),
     };
     // Listed last: an overpayment's refund, started below, is among them.
-    const refunds = async () => (this.options.payouts ? { refunds: await this.options.payouts.refundsOf(checkout.id) } : {});
+    const refunds = async () => ({ refunds: await this.options.payouts.refundsOf(checkout.id) });
     if (!checkout.paymentReference) return { ...base, ...(await refunds()), status: 'open' };
     const { payments, store } = this.options;
     let payment = await payments.read(checkout.paymentReference);
     // Every code of the checkout (read after the current one's refresh), each as fresh as a read
     // makes it: a checkout is paid if any of its codes was (a late payment of an expired one), and
     // never shown pending beside a paid code.
-    const codes = await store.checkoutPayments(checkout.id);
+    const codes = await store.checkouts.payments(checkout.id);
     const records = await Promise.all(
-      codes.map((p) => (p.final || p.reference === checkout.paymentReference ? Promise.resolve(p) : payments.record(p.reference))),
+      codes.map((p) => (p.final || p.reference === checkout.paymentReference ? Promise.resolve(p) : payments.reads.record(p.reference))),
     );
     const paid = records.filter(isPaid);
-    if (payment.status !== 'paid' && paid.length > 0) payment = payments.view(paid[0]!);
+    if (payment.status !== 'paid' && paid.length > 0) payment = payments.views.view(paid[0]!);
     // Counted with the earlier checkouts of the order it replaces: paid there and here is paid twice.
-    const paidOfOrder = checkout.replaces ? await this.paidAcross(checkout, records) : paid;
+    const paidOfOrder = checkout.replaces ? await this.overpayments.paidAcross(checkout, records) : paid;
     const extraCents = overpaidCents(checkout.valueCents, paidOfOrder);
     if (extraCents > 0) {
-      await this.reportOverpaid(checkout, paidOfOrder).catch((error: unknown) => {
+      await this.overpayments.report(checkout, paidOfOrder).catch((error: unknown) => {
         // Told at the next read: the view still says overpaid.
-        this.options.log?.warn(
+        this.options.log.warn(
           { checkout_id: checkout.id, err: { message: error instanceof Error ? error.message : String(error) } },
           "a checkout's overpayment could not be told now",
         );

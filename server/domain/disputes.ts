@@ -16,7 +16,7 @@ export interface DisputeServiceOptions {
   now: () => number;
   log: Logger;
   /** Told of each dispute opened (the merchant's deliveries, in-process listeners). */
-  outcomes?: Outcomes;
+  outcomes: Outcomes;
 }
 
 /** What a final record says, in a notification's words. */
@@ -45,7 +45,7 @@ export class DisputeService {
         { reference: payment.reference, checkout_id: payment.checkoutId, recorded: recorded, notified, webhook_event: webhookEventId },
         `payment disputed: recorded ${recorded}, but an authenticated notification says ${notified}; the recorded status stands, refunds of its checkout are refused until an operator resolves it (pix-checkout disputes)`,
       );
-      outcomes?.published(opened.outcome);
+      outcomes.published(opened.outcome);
     }
     return true;
   }

@@ -3,7 +3,7 @@
  * row of the store's outbox, written in the same transaction as the status change, unique per event
  * id. This worker POSTs due rows signed as Standard Webhooks says (`webhook-id` = the event id,
  * `webhook-timestamp`, `webhook-signature`: signature.ts), with the deprecated Pix-Checkout-Signature
- * beside; a 2xx is delivered, anything else is retried on the schedule of DEFAULTS.merchantWebhook
+ * beside; a 2xx is delivered, anything else is retried on its policy (server/config/tunables.ts)
  * (30 s, 2 min, 10 min, 1 h, then every 6 h, ±10%; a receiver's later Retry-After wins) until
  * `giveUpAfterMs` (3 days) after the outcome, when a last attempt is made; then it is marked failed
  * (`pix-checkout deliveries replay` sends it again). Every attempt is recorded.
@@ -35,7 +35,7 @@ import { CRYPTO_RANDOM, REAL_CLOCK, REAL_RUNTIME, type Clock, type Runtime, type
 /** Rows claimed at a time per worker in flight: a claim covers what can be sent soon, and each row's is renewed before it is sent. */
 const CLAIMED_PER_WORKER = 4;
 
-/** The delivery and retry policy (DEFAULTS.merchantWebhook). */
+/** The delivery and retry policy, as the composition resolves it. */
 export interface DeliveryPolicy {
   /** Deadline of one attempt. */
   timeoutMs: number;

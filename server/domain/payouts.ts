@@ -47,7 +47,7 @@ export interface PayoutServiceOptions {
   /** A payout still `sending` this long after it was stored was cut off mid-call (a crash): its outcome is unknown. Default 5 minutes. */
   sendingTimeoutMs?: number;
   /** A checkout with an open dispute is not refunded until an operator resolves it. */
-  disputes?: DisputeService;
+  disputes: DisputeService;
 }
 
 /** `tr_` and 24 URL-safe characters (144 random bits). */
@@ -123,7 +123,7 @@ export class PayoutService {
    * all. `label` is its reference (the proxy's own refunds: `overpayment`).
    */
   async refund(checkoutId: string, input: CreateRefundRequest, idempotencyKey: string, label?: string): Promise<{ transfer: TransferView; created: boolean }> {
-    const checkout = await this.options.store.getCheckout(checkoutId);
+    const checkout = await this.options.store.checkouts.get(checkoutId);
     if (!checkout) throw new DomainError('not_found', 'No such checkout.');
     // A payment the partner has been paid but the proxy has not heard of yet counts: ask before
     // weighing. A partner that cannot answer now leaves what the store knows.
@@ -134,7 +134,7 @@ export class PayoutService {
       );
     });
     // What was paid is in dispute (an authenticated notification contradicts a final status): an operator decides first.
-    if (await this.options.disputes?.disputed(checkoutId)) {
+    if (await this.options.disputes.disputed(checkoutId)) {
       throw new DomainError(
         'disputed',
         "This checkout's payment is disputed: the partner's notification contradicts its final status. Refunds wait until an operator resolves it (pix-checkout disputes).",

@@ -194,7 +194,7 @@ export interface PersonalDataOptions {
   now: () => number;
   /** Time and timers (default the real ones). */
   runtime?: Pick<Runtime, 'clock'> | undefined;
-  log?: Logger;
+  log: Logger;
   /** Time between purges when started (the proxy's periodic one). */
   everyMs?: number;
   /** Rows of each kind per purge statement (default 500). */
@@ -243,7 +243,7 @@ export class PersonalData {
       }
       const sealed = cipher.keyed && !this.stopping ? await this.sealClearDocuments() : 0;
       if (counts.checkouts + counts.payouts + counts.notifications + counts.deliveries + sealed > 0) {
-        log?.info({ ...counts, sealed, cutoff: new Date(cutoff).toISOString() }, 'personal data past retention erased');
+        log.info({ ...counts, sealed, cutoff: new Date(cutoff).toISOString() }, 'personal data past retention erased');
       }
       return { ...counts, sealed, cutoff };
     } finally {
@@ -279,7 +279,7 @@ export class PersonalData {
     const tick = () => {
       this.running ??= this.purge()
         .catch((error: unknown) =>
-          this.options.log?.warn(
+          this.options.log.warn(
             { err: { message: error instanceof Error ? error.message : String(error) } },
             'the personal data purge failed; tried again later',
           ),

@@ -12,7 +12,7 @@
 import type { PartnerClient, PartnerLogEntry } from '../partner/client.ts';
 import { PartnerError } from '../partner/errors.ts';
 import { withStoreBudget } from '../store/deadline.ts';
-import { storeErrorCount } from '../store/guard.ts';
+import { storeErrorCount } from '../store/errors.ts';
 import type { Store } from '../store/store.ts';
 import { RETURNS_WARNING_WINDOW_MS } from './returns.ts';
 import type { DisputeService } from './disputes.ts';
@@ -77,11 +77,11 @@ export function readinessCheck(deps: {
   store: Store;
   partner: PartnerClient;
   upstream?: UpstreamTracker;
-  /** How long a ready answer is kept (DEFAULTS.readinessCacheMs); a failure is never kept, nor a ready answer past a store failure. */
+  /** How long a ready answer is kept (PIX_READY_CACHE_MS); a failure is never kept, nor a ready answer past a store failure. */
   cacheMs: number;
-  /** The check answers within this long (DEFAULTS.readinessDeadlineMs): what has not answered by then fails, named as the cause. */
+  /** The check answers within this long: what has not answered by then fails, named as the cause. */
   deadlineMs?: number;
-  /** The store's ping answers within this long (DEFAULTS.readinessStoreDeadlineMs), all its statements together; default deadlineMs. */
+  /** The store's ping answers within this long, all its statements together; default deadlineMs. */
   storeDeadlineMs?: number;
   now?: () => number;
   /** Time and timers (default the real ones). */
@@ -159,7 +159,7 @@ export function readinessCheck(deps: {
     }
     if (store === 'ok') {
       // Returns of the last day (domain/returns.ts): not a fault, but money that went back to payers.
-      const recent = await deadline(deps.store.returnsSince(now() - RETURNS_WARNING_WINDOW_MS, 6), 'the store').catch(() => []);
+      const recent = await deadline(deps.store.payments.returnsSince(now() - RETURNS_WARNING_WINDOW_MS, 6), 'the store').catch(() => []);
       if (recent.length > 0) {
         const named = [...new Set(recent.map((r) => r.reference))].slice(0, 5);
         list.push(

@@ -31,7 +31,7 @@ import { REAL_CLOCK, type Clock, type Runtime, type Timer } from '../runtime/run
 /** The partner cancels an unpaid payment this long after it expires (spec 3). */
 export const CANCEL_AFTER_EXPIRY_MS = LIMITS.cancelAfterExpirationSeconds * 1000;
 
-/** The reconciler's timing (DEFAULTS.reconcile, resolved by the composition). */
+/** The reconciler's timing, resolved by the composition. */
 export interface ReconcileTiming {
   /** Time between passes (real time). */
   tickMs: number;
@@ -48,7 +48,7 @@ export interface ReconcileTiming {
 }
 
 export interface ReconcilerOptions extends ReconcileTiming {
-  /** A notification the partner has not confirmed in this long is marked `expired` (DEFAULTS.webhookIntake.pendingRetentionMs). */
+  /** A notification the partner has not confirmed in this long is marked `expired`. */
   pendingRetentionMs: number;
   store: Store;
   payments: PaymentService;
@@ -113,7 +113,7 @@ export class Reconciler {
 
   /**
    * When a payment is next asked about, from its last read (`updatedAt` unless a later check is
-   * known). The stores' duePayments query is this rule in SQL.
+   * known). The stores' `payments.due` query is this rule in SQL.
    */
   dueAt(p: Pick<PaymentRecord, 'updatedAt' | 'expiresAt'>, now: number, lastReadAt = p.updatedAt): number {
     const s = this.schedule;
@@ -192,7 +192,7 @@ export class Reconciler {
 
     const at = now();
     await this.countParked(at);
-    const duePayments = await store.duePayments(at, batch, this.schedule);
+    const duePayments = await store.payments.due(at, batch, this.schedule);
     const dueTransfers = await store.transfers.due(at, batch, this.everyMs);
     const checked: string[] = [];
     const checkedTransfers: string[] = [];
@@ -201,7 +201,7 @@ export class Reconciler {
       // Read or not (the partner failed), it goes to the back of the line: the next read is a full interval away.
       ...duePayments.map((p) => async () => {
         try {
-          return (await payments.confirm(p.reference, null, true))?.final ?? false;
+          return (await payments.reads.confirm(p.reference, null, true))?.final ?? false;
         } finally {
           checked.push(p.reference);
         }
@@ -224,7 +224,7 @@ export class Reconciler {
       }
     };
     await runPool(tasks, this.concurrency, run, () => this.stoppedDuringPass());
-    await store.markPaymentsChecked(checked, now());
+    await store.payments.markChecked(checked, now());
     await store.transfers.markChecked(checkedTransfers, now());
     if (report.checked > 0) log.info(report, 'reconciler pass');
     this.lastPassEnded = this.clock.monotonic();
@@ -234,7 +234,7 @@ export class Reconciler {
   /** Counts the parked payments; logs them when their number changes, and hourly while there are some. */
   private async countParked(at: number): Promise<void> {
     const { store, log } = this.options;
-    const count = await store.countOpenPaymentsExpiredBefore(at - this.schedule.parkAfterMs);
+    const count = await store.payments.countOpenExpiredBefore(at - this.schedule.parkAfterMs);
     this.parked = count;
     const logged = this.parkedLogged;
     if (count === 0) {

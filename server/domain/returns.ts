@@ -50,7 +50,7 @@ export async function recordReturn(
   if (!isReturnable(payment)) return false;
   const total = returnedTotal(payment, notifiedCents);
   const at = deps.now();
-  const change = await deps.store.recordReturn(payment.reference, total, source, at, (p, orderId) => returnOutcome(p, orderId, at));
+  const change = await deps.store.payments.recordReturn(payment.reference, total, source, at, (p, orderId) => returnOutcome(p, orderId, at));
   if (!change.changed) return false;
   deps.log.warn(
     {

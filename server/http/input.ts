@@ -7,7 +7,7 @@ import { LIMITS } from '../../src/shared/limits.ts';
 import { HttpError } from './errors.ts';
 import { readJson } from './body.ts';
 
-/** The body as JSON, at most `maxBytes` (the shared limit, DEFAULTS.maxJsonBodyBytes). */
+/** The body as JSON, at most `maxBytes` (the shared limit by default). */
 export async function readJsonBody(c: Context, maxBytes: number = LIMITS.maxJsonBodyBytes): Promise<unknown> {
   const read = await readJson(c, maxBytes);
   if (read.ok) return read.body;

@@ -26,7 +26,7 @@ export interface MetricSources {
   reconciler?: () => { lastPassEnded: number | null; parked: number | null };
   /** The status numbering (domain/numbering/status-numbering.ts): its state and each meaning's verdict. */
   numbering?: () => { state: string; codes: Record<string, string> };
-  /** Store operations that failed (store/guard.ts). */
+  /** Store operations that failed (store/errors.ts). */
   storeErrors?: () => number | undefined;
   /** Payments the partner created that the store could not take yet, kept in memory (domain/payments/unrecorded.ts). */
   unrecordedPayments?: () => number;

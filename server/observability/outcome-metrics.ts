@@ -17,9 +17,9 @@ export function countOutcomes(metrics: Metrics, store: Store): (event: OutcomeEv
     if (status !== 'paid') return metrics.paymentFinalized(status);
     const reference = event.data.reference;
     const paidAt = Date.parse(event.created_at);
-    const cached = store.peekPayment?.(reference);
+    const cached = store.payments.peek?.(reference);
     if (cached) return metrics.paymentFinalized('paid', paidAt - cached.createdAt);
-    void store.getPayment(reference).then(
+    void store.payments.get(reference).then(
       (record) => metrics.paymentFinalized('paid', record ? paidAt - record.createdAt : undefined),
       () => metrics.paymentFinalized('paid'),
     );

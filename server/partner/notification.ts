@@ -21,9 +21,12 @@
  *
  * A form-encoded body is read as its fields (a field holding JSON as that JSON).
  */
-import { LIMITS } from '../../src/shared/limits.ts';
 import { isObject, readNumber, type PartnerStatus } from './read-fields.ts';
+import { agreed, found, objectsOf, textOf, WALK, type Json, type Place } from './notification-walk.ts';
+import { eventOutcome, kindOf, outcomeOf, RETURN_WORDS, words, type NotificationKind, type NotificationOutcome } from './notification-words.ts';
 import { plainWord, wordMeaning } from './status-codes.ts';
+
+export { WALK } from './notification-walk.ts';
 
 export interface PartnerNotification {
   /** The reference as the notification names it: an `external_reference`, or (`referenceField`) another field we stored. */
@@ -34,9 +37,9 @@ export interface PartnerNotification {
    * (domain/webhooks/references.ts finds the transaction it names).
    */
   referenceField: 'external_reference' | 'transaction_id';
-  kind: 'payment' | 'transfer' | null;
+  kind: NotificationKind;
   /** Only from words: a numeric status is not an outcome until its meaning is known. */
-  outcome: 'approved' | 'canceled' | null;
+  outcome: NotificationOutcome;
   status: PartnerStatus | null;
   eventId: string | null;
   /**
@@ -48,14 +51,6 @@ export interface PartnerNotification {
   returned: { cents: number | null } | null;
 }
 
-type Json = unknown;
-
-/**
- * How far into a body the fields are looked for: nesting depth, and objects and arrays visited; and
- * the most payments one notification may list (`{"pix": [{...}, {...}]}`): each becomes a stored
- * notification of its own, so a larger list is kept for the operator, not split.
- */
-export const WALK = { maxDepth: 6, maxNodes: 2_000, maxBatchItems: 100 } as const;
 /** The reference's names, by confidence: the first of these groups found decides. */
 const REFERENCE_NAMES = [['external_reference', 'externalReference'], ['reference'], ['ext_reference']] as const;
 /**
@@ -64,8 +59,6 @@ const REFERENCE_NAMES = [['external_reference', 'externalReference'], ['referenc
  * `{"pix": [{"txid", "valor", "devolucoes"...}]}`).
  */
 const TRANSACTION_ID_NAMES = ['transaction_id', 'transactionId', 'txid'] as const;
-/** Words of a return beside those `WORDS` gives the meaning returned (`returned`, `estornado`...): the nouns (`devolucao`, `MED`). */
-const RETURN_WORDS = new Set(['return', 'returned', 'devolucao', 'devolvido', 'devolvida', 'devolucoes', 'med']);
 /** Fields holding a returned amount, in reais, beside the reference. */
 const RETURNED_VALUE_NAMES = ['returned_value', 'returnedValue', 'return_value', 'returned_amount', 'valor_devolvido'];
 /** Lists of returns (the central bank's `devolucoes`), each `{valor, status}`. */
@@ -75,27 +68,6 @@ const RETURN_NOT_DONE = new Set(['em_processamento', 'nao_realizado', 'pending',
 const EVENT_NAMES = ['event', 'event_type', 'eventType', 'event_name', 'topic', 'action'];
 const KIND_NAMES = ['type', 'kind', 'transaction_type', 'transactionType', 'resource', 'object'];
 const EVENT_ID_NAMES = ['event_id', 'eventId', 'notification_id'];
-// `pix` alone names neither (a Pix transfer is a Pix too): only with `in`/`out` or another word.
-const PAYMENT_WORDS = new Set([
-  'payment',
-  'deposit',
-  'pix_deposit',
-  'charge',
-  'cobranca',
-  'pix_in',
-  'pixin',
-  'receivement',
-  'receipt',
-  'qrcode',
-  'deposito',
-  'recebimento',
-]);
-/**
- * Words an event name may have before its outcome: kinds, the parts of two-word kinds, and words
- * naming no kind (`pagamento` is a payment received or one sent: a payout).
- */
-const KIND_PARTS = new Set(['pix', 'in', 'out', 'cash', 'qr', 'code', 'transaction', 'transacao', 'pagamento']);
-const TRANSFER_WORDS = new Set(['transfer', 'withdrawal', 'withdraw', 'payout', 'pix_out', 'pixout', 'cashout', 'cash_out', 'transferencia', 'saque']);
 
 /** The body as JSON: a JSON text, or form fields. Null when it is neither. */
 export function notificationBody(raw: string, contentType: string | undefined): Json {
@@ -132,138 +104,6 @@ export function notificationBody(raw: string, contentType: string | undefined): 
   }
   return null;
 }
-
-/** `payment.approved`, `PAYMENT_PAID`, `deposit.cancelled`, `pix-in:confirmed` -> its words, lower case, without accents. */
-const words = (text: string): string[] =>
-  plainWord(text)
-    .split(/[._:/\s-]+/)
-    .filter(Boolean);
-
-/** Words that make an event something else than the outcome its last word names (`PAYMENT_NOT_PAID`, `refund_completed`). */
-const NOT_AN_OUTCOME = new Set([
-  'not',
-  'no',
-  'non',
-  'un',
-  'never',
-  'refund',
-  'refunded',
-  'chargeback',
-  'reversal',
-  'reversed',
-  'dispute',
-  'expired',
-  'partial',
-  'partially',
-  'pre',
-  'attempt',
-  'attempted',
-  // The same in Portuguese (accents dropped): `pagamento.nao_aprovado`, `pix.estornado`, `devolucao.concluida`.
-  'nao',
-  'estorno',
-  'estornado',
-  'estornada',
-  'devolucao',
-  'devolvido',
-  'devolvida',
-  'reembolso',
-  'reembolsado',
-  'contestacao',
-  'expirado',
-  'expirada',
-  'parcial',
-  'parcialmente',
-  'tentativa',
-]);
-
-/** The outcome an event's name states: only its last word, and only with nothing that turns it into something else. */
-function eventOutcome(eventWords: string[]): PartnerNotification['outcome'] {
-  if (eventWords.length === 0 || eventWords.some((w) => NOT_AN_OUTCOME.has(w))) return null;
-  // Only `<kind words>.<outcome>`: `payment.settlement.failed` is about a settlement, not the payment.
-  const before = eventWords.slice(0, -1);
-  if (!before.every((w) => KIND_PARTS.has(w) || kindOf(w) !== null)) return null;
-  return outcomeOf(eventWords.at(-1)!);
-}
-
-function kindOf(word: string | null): PartnerNotification['kind'] {
-  if (word === null) return null;
-  const w = plainWord(word).replace(/-/g, '_');
-  if (PAYMENT_WORDS.has(w)) return 'payment';
-  if (TRANSFER_WORDS.has(w)) return 'transfer';
-  return null;
-}
-
-function outcomeOf(word: string | null): PartnerNotification['outcome'] {
-  const meaning = word === null ? null : wordMeaning(word);
-  return meaning === 'approved' || meaning === 'canceled' ? meaning : null;
-}
-
-/** An object found in a body, with the one it was found in (an array between them is skipped). */
-interface Place {
-  node: Record<string, Json>;
-  parent: Place | null;
-  /** Where it is in the body: keys and array indexes from the root. */
-  path: (string | number)[];
-}
-
-/** Every object of a body, breadth first (the shallowest first), within `WALK`'s bounds. */
-function objectsOf(root: Json): Place[] {
-  const places: Place[] = [];
-  let level: { value: Json; parent: Place | null; path: (string | number)[] }[] = [{ value: root, parent: null, path: [] }];
-  let visited = 0;
-  for (let depth = 0; depth <= WALK.maxDepth && level.length > 0; depth++) {
-    const next: typeof level = [];
-    for (const { value, parent, path } of level) {
-      if (visited >= WALK.maxNodes) return places;
-      // Children past the node count are never visited: not queued either.
-      const room = () => visited + next.length < WALK.maxNodes;
-      if (Array.isArray(value)) {
-        visited++;
-        for (const [index, item] of value.entries()) {
-          if (!room()) break;
-          if (typeof item === 'object' && item !== null) next.push({ value: item, parent, path: [...path, index] });
-        }
-      } else if (isObject(value)) {
-        visited++;
-        const place = { node: value, parent, path };
-        places.push(place);
-        for (const key in value) {
-          if (!room()) break;
-          const child = value[key];
-          if (typeof child === 'object' && child !== null) next.push({ value: child, parent: place, path: [...path, key] });
-        }
-      }
-    }
-    level = next;
-  }
-  return places;
-}
-
-/** A field's text, trimmed; null when it is no text a reference or a word could be. */
-function textOf(value: Json): string | null {
-  if (typeof value !== 'string') return null;
-  const text = value.trim();
-  return text !== '' && text.length <= LIMITS.referenceMaxLength ? text : null;
-}
-
-/** Each place holding one of `names` as text, in order of the names, then of the walk. */
-function found(places: Place[], names: readonly string[]): { text: string; place: Place }[] {
-  const hits: { text: string; place: Place }[] = [];
-  for (const name of names) {
-    for (const place of places) {
-      const text = Object.hasOwn(place.node, name) ? textOf(place.node[name]) : null;
-      if (text !== null) hits.push({ text, place });
-    }
-  }
-  return hits;
-}
-
-/** The one value all of `values` agree on; null when there is none, or they disagree. */
-function agreed<T>(values: readonly (T | null)[]): T | null {
-  const distinct = new Set(values.filter((v) => v !== null));
-  return distinct.size === 1 ? [...distinct][0]! : null;
-}
-
 /**
  * What reading a notification made of it: what it says; a list of payments (`batch`), each item with
  * the body it is read from (the notification with the list cut to that item: its envelope kept); or

@@ -96,7 +96,7 @@ export function paymentRoutes({
     const gone = c.req.raw.signal;
     let stop: () => void;
     try {
-      stop = await payments.watch(reference, (view) => {
+      stop = await payments.watches.watch(reference, (view) => {
         queue.push(view);
         wake?.();
       });
@@ -105,7 +105,7 @@ export function paymentRoutes({
       throw error;
     }
     // Shutdown ends the stream; EventSource reconnects to the next instance after `retry`.
-    const forget = payments.onClose(() => {
+    const forget = payments.watches.onClose(() => {
       open = false;
       wake?.();
     });

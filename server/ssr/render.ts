@@ -14,6 +14,7 @@ import { render } from '@lit-labs/ssr';
 import { collectResult } from '@lit-labs/ssr/lib/render-result.js';
 import { html, nothing, type CSSResult } from 'lit';
 import { COPIED_FOR_MS } from '../../src/controllers/clipboard.ts';
+import { loadLater } from '../../src/load-later.ts';
 import { loadLocale } from '../../src/locales/index.ts';
 import { PixCheckout } from '../../src/pix-checkout.ts';
 import { PaymentView, type CheckoutView } from '../../src/shared/contract.ts';
@@ -83,6 +84,8 @@ export async function renderPixCheckout(checkout: RenderableCheckout, options: R
   const locale = options.locale ?? 'pt-BR';
   // English and Spanish texts are modules of their own: loaded once, then at hand for every render.
   const t = await loadLocale(locale);
+  // The screens of a code's end (paid, expired, canceled) and the buttons no first QR needs are the later chunk's.
+  await loadLater();
   const parsed = checkout.payment ? PaymentView.safeParse(checkout.payment) : null;
   if (parsed && !parsed.success) throw new TypeError(`renderPixCheckout: checkout.payment is not a payment view (${parsed.error.issues[0]?.message})`);
   // Only the fields the browser contract has (PaymentView strips the rest); a checkout's payment

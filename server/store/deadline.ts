@@ -3,8 +3,9 @@
  * pooled connection end by PIX_DATABASE_STATEMENT_TIMEOUT_MS (5 s) after it began, all together, not
  * each on its own; several 3 s lock waits in a row made one request wait 13 s.
  *
- * The HTTP stack opens a budget per request (`withStoreBudget`); the guarded store (guard.ts) refuses an
- * operation once it is spent; each store derives its deadlines from what is left (`storeTimeLeft`):
+ * The HTTP stack opens a budget per request (`withStoreBudget`); each dialect's context refuses a
+ * statement or transaction once it is spent (`enterStore`; sqlite/context.ts, postgres/context.ts) and
+ * derives its deadlines from what is left (`storeTimeLeft`):
  * Postgres sends `statement_timeout` and `lock_timeout` per statement and stops waiting for an answer (a
  * frozen server) at the same time, SQLite waits for a lock (`busy_timeout`) no longer. After each
  * partner answer the store gets at least a second (`allowStoreAtLeast`, services.ts): a slow partner

@@ -4,12 +4,16 @@
  * `cluster`: leases, and the changes other instances make. Times are epoch milliseconds on the
  * proxy's clock (leases: the database's); values are cents, never floats.
  *
- * One folder per aggregate (payments/, intents/, checkouts/, payouts/ with transfers, notifications/, outbox/,
- * disputes/, leases/; personal-data/ the retention purge and a data subject's records across them): its records and its part of the interface (types.ts) and its SQLite and
- * Postgres statements side by side (sqlite.ts, postgres.ts). The rules that decide money (what is
- * left to refund, linking a payout to its transfer, what a final state allows) are pure functions in
- * domain/ that both stores call inside their transactions; sqlite/sqlite-store.ts and
- * postgres/postgres-store.ts open a database and compose the aggregates.
+ * One folder per aggregate (payments/, intents/, checkouts/, payouts/ with transfers, notifications/,
+ * outbox/, disputes/, leases/; personal-data/ the retention purge and a data subject's records across
+ * them): its records and its part of the interface (types.ts), nested on the Store under its name
+ * (`store.payments.get`, `store.checkouts.create`), and its SQLite and Postgres statements side by
+ * side (sqlite.ts, postgres.ts). The rules that decide money (what is left to refund, linking a
+ * payout to its transfer, what a final state allows) are pure functions in money/ that both stores
+ * call inside their transactions; sqlite/sqlite-store.ts and postgres/postgres-store.ts open a
+ * database and compose the aggregates over its context (sqlite/context.ts, postgres/context.ts): the
+ * one way to the database, which enters the request's deadline, turns driver errors into StoreErrors
+ * (counted per store, errors.ts) and, on SQLite, counts each statement that writes.
  */
 import type { TokenStore } from '../partner/token-store.ts';
 import type { CheckoutStore } from './checkouts/types.ts';
@@ -43,9 +47,13 @@ export type {
 export type { PersonalDataStore, PersonalRecords, PurgeCounts } from './personal-data/types.ts';
 export type { ReportCursor, ReportStore } from './reports/types.ts';
 
-export interface Store extends PaymentStore, CheckoutStore {
+export interface Store {
   /** Which database this is (readiness and the logs name it). */
   readonly kind: 'sqlite' | 'postgres';
+  /** The payments issued, and what the proxy last learned of them (payments/types.ts). */
+  readonly payments: PaymentStore;
+  /** The merchant's orders and the payment each currently offers (checkouts/types.ts). */
+  readonly checkouts: CheckoutStore;
   /** Present when several instances share this store. */
   readonly cluster?: Cluster;
   /** The partner's access token, kept across restarts. */

@@ -14,6 +14,8 @@ export class ProxyError extends Error {
     /** HTTP status, 0 when the request did not complete. */
     readonly status: number,
     readonly fields?: Record<string, string>,
+    /** When to ask again (the answer's Retry-After, in ms; 30 s when it names none or a date). */
+    readonly retryAfterMs = 30_000,
   ) {
     super(message);
   }
@@ -35,6 +37,12 @@ export const STATUS_EVENTS = {
 
 /** Each request gives up after this long (Adyen's figure): a hung request must not stop polling. */
 export const REQUEST_TIMEOUT_MS = 10_000;
+
+/** The answer's Retry-After in ms (seconds only: a date, or none, is `otherwise`). */
+const retryAfterMs = <T extends number | undefined>(res: Response, otherwise: T): number | T => {
+  const seconds = res.headers.get('retry-after');
+  return seconds !== null && /^\d+$/.test(seconds.trim()) ? +seconds * 1000 : otherwise;
+};
 
 export class ProxyClient {
   readonly #endpoint: string;
@@ -106,11 +114,11 @@ export class ProxyClient {
       // An instance that is stopping refused before doing anything, and closed the connection: the load
       // balancer's next instance answers. Once, after the Retry-After it asks for (at most 5 s).
       if (!retried && isErrorBody(json) && json.error.code === 'shutting_down') {
-        await new Promise((resolve) => setTimeout(resolve, Math.min(+(res.headers.get('retry-after') ?? 1) || 0, 5) * 1000));
+        await new Promise((resolve) => setTimeout(resolve, Math.min(retryAfterMs(res, 1000), 5000)));
         init.signal?.throwIfAborted();
         return this.#request(path, init, true);
       }
-      if (isErrorBody(json)) throw new ProxyError(json.error.code, json.error.message, res.status, json.error.fields);
+      if (isErrorBody(json)) throw new ProxyError(json.error.code, json.error.message, res.status, json.error.fields, retryAfterMs(res, undefined));
       throw new ProxyError('bad_response', `The payment server answered HTTP ${res.status}.`, res.status);
     }
     if (!isPaymentView(json)) throw new ProxyError('bad_response', 'The payment server sent an answer this page cannot read.', res.status);

@@ -98,13 +98,3 @@ export function formatTimeLeft(seconds: number): string {
   const two = (n: number) => String(n).padStart(2, '0');
   return `${h > 0 ? `${h}:` : ''}${two(m)}:${two(s)}`;
 }
-
-/**
- * When screen readers hear the time left (Adyen's cadence): every 3 minutes, every minute in the last
- * 5, every 30 s in the last minute. Returns a key that changes exactly at those moments.
- */
-export function announcementSlot(seconds: number): string {
-  if (seconds > 300) return `a${Math.ceil(seconds / 180)}`;
-  if (seconds > 60) return `b${Math.ceil(seconds / 60)}`;
-  return `c${Math.ceil(seconds / 30)}`;
-}

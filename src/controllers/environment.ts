@@ -1,3 +1,5 @@
+import { isServer } from 'lit';
+
 /**
  * Everything the widget's controllers take from the outside world: time, the network, the clipboard,
  * storage and the page's visibility. The element passes these in, so tests replace time and inject
@@ -62,5 +64,19 @@ export function defaultEnvironment(): PixEnvironment {
     hidden: () => document.visibilityState === 'hidden',
     online: () => navigator.onLine,
     random: Math.random,
+  };
+}
+
+/**
+ * One element's environment: the defaults under its own parts (`environment`), made again only when
+ * those are replaced, not at every read (every render reads it; the defaults touch sessionStorage).
+ * The server renders with a clock alone: it has no network, clipboard, storage or screen.
+ */
+export function environmentOf(own: () => Partial<PixEnvironment>): () => PixEnvironment {
+  let made: [Partial<PixEnvironment>, PixEnvironment] | null = null;
+  return () => {
+    const parts = own();
+    if (made?.[0] !== parts) made = [parts, { ...(isServer ? ({ clock: systemClock } as PixEnvironment) : defaultEnvironment()), ...parts }];
+    return made[1];
   };
 }

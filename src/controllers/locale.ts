@@ -38,14 +38,16 @@ export class LocaleController {
     const base = localeFor(tag);
     this.hasTranslation = base !== undefined;
     if (base) {
-      this.t = { ...base, ...host.texts };
+      // The locale under the page's texts, by inheritance: pt-BR's later texts, added to it when their
+      // chunk arrives (src/load-later.ts), are this widget's at once.
+      this.t = Object.assign(Object.create(base) as Translation, host.texts);
       this.localeReady = Promise.resolve();
       return;
     }
     this.localeReady = loadLocale(tag).then((translation) => {
       // The locale changed meanwhile: its own load decides.
       if (host.locale !== tag) return;
-      this.t = { ...translation, ...host.texts };
+      this.t = Object.assign(Object.create(translation) as Translation, host.texts);
       this.hasTranslation = true;
       host.requestUpdate();
     });

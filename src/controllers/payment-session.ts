@@ -9,31 +9,17 @@ import type { ClipboardController } from './clipboard.ts';
 import { CountdownController } from './countdown.ts';
 import type { PixEnvironment } from './environment.ts';
 import type { LocaleController } from './locale.ts';
+import { loadSaved, resumeKey, saveForReload } from './resume.ts';
+import { afterPaint, loadLater } from '../load-later.ts';
+import type { Screen } from '../screens.ts';
 import type { Connection, StatusController, StatusControllerOptions } from './status.ts';
 
 /**
- * Following a payment's status (the stream, and polling with its backoff when streams fail:
- * src/controllers/status.ts) is a chunk of its own (dist/pix-checkout.status.js): the first QR does
- * not need it, so it loads once that QR is on screen. One request for the page, whatever the widgets.
+ * `exhausted`: checkout mode, the proxy will issue no new code (409 renewals_exhausted); shown as
+ * expired. `unverified`: the checkout's next code refused while an earlier one may be paid (503
+ * status_unverified), asked for again by itself.
  */
-let statusChunk: Promise<typeof import('./status.ts')> | undefined;
-const loadStatus = () =>
-  (statusChunk ??= import('./status.ts').catch((error: unknown) => {
-    // A failed load is tried again at the next occasion (checkNow: the customer came back, time ran out).
-    statusChunk = undefined;
-    throw error;
-  }));
-
-/** `exhausted`: checkout mode, the proxy will issue no new code (409 renewals_exhausted); shown as expired. */
-export type Phase = 'idle' | 'loading' | 'ready' | 'error' | 'exhausted';
-/** What the customer sees (the element's `PixScreen`). */
-export type Screen = 'loading' | 'pending' | 'paid' | 'expired' | 'canceled' | 'error';
-
-/** What survives a reload in sessionStorage (open-amount mode): the payment on screen and the renewals used. */
-interface Saved {
-  reference: string;
-  renewals: number;
-}
+export type Phase = 'idle' | 'loading' | 'ready' | 'error' | 'exhausted' | 'unverified';
 
 /**
  * Seconds left on a pending code when "I need more time" is offered (WCAG 2.2.1 Timing Adjustable asks
@@ -82,6 +68,9 @@ export class PaymentSessionController implements ReactiveController {
   #renewalsUsed = 0;
   #startedKey: string | null = null;
   #creating: AbortController | null = null;
+  /** The request asked again by itself after a 503 status_unverified (its Retry-After), and whether it renews. */
+  #askAgain: unknown;
+  #askRenew = false;
 
   readonly #host: SessionHost;
   readonly #options: SessionOptions;
@@ -129,21 +118,27 @@ export class PaymentSessionController implements ReactiveController {
     else if (this.#following !== null) this.#loadStatus();
   }
 
+  // Following the status is in the chunk loaded once the first QR is on screen (src/later.ts).
   #loadStatus(): void {
-    this.#statusLoaded = loadStatus().then(
-      ({ StatusController }) => {
-        // Added to the host, which calls its hostConnected at once when connected.
-        this.#status ??= new StatusController(this.#host, this.#statusOptions);
-        if (this.#following !== null) this.#status.follow(this.#following);
-      },
-      (error: unknown) => this.fail(error, false),
-    );
+    this.#statusLoaded = afterPaint()
+      .then(loadLater)
+      .then(
+        ({ StatusController }) => {
+          // Added to the host, which calls its hostConnected at once when connected.
+          this.#status ??= new StatusController(this.#host, this.#statusOptions);
+          if (this.#following !== null) this.#status.follow(this.#following);
+          // What the chunk draws besides (buttons, the screens of a code's end) is here now.
+          this.#host.requestUpdate();
+        },
+        (error: unknown) => this.fail(error, false),
+      );
   }
 
   /** What the customer sees now. */
   get screen(): Screen {
     if (this.phase === 'error') return 'error';
     if (this.phase === 'exhausted') return 'expired';
+    if (this.phase === 'unverified') return 'unverified';
     return this.phase === 'ready' && this.payment ? this.payment.status : 'loading';
   }
 
@@ -155,9 +150,12 @@ export class PaymentSessionController implements ReactiveController {
   hostConnected(): void {
     // Removed while creating: start again now that it is back.
     if (this.phase === 'idle') this.#startedKey = null;
+    // Removed while waiting to ask again (its timer stopped): ask now.
+    if (this.phase === 'unverified') void this.start(this.#askRenew);
   }
 
   hostDisconnected(): void {
+    this.#stopAskingAgain();
     this.#creating?.abort();
     this.#creating = null;
     if (this.phase === 'loading') this.#set({ phase: 'idle' });
@@ -171,7 +169,7 @@ export class PaymentSessionController implements ReactiveController {
   startIfNew(): void {
     // The server renders what it is given: it asks for nothing.
     if (isServer) return;
-    const key = this.#resumeKey();
+    const key = resumeKey(this.#host);
     if (key && key !== this.#startedKey && this.#host.isConnected) void this.start();
   }
 
@@ -187,7 +185,7 @@ export class PaymentSessionController implements ReactiveController {
       this.countdown.set(payment.created_at, payment.expires_at, payment.server_time);
       return;
     }
-    this.#startedKey = this.#resumeKey();
+    this.#startedKey = resumeKey(this.#host);
     this.#creating?.abort();
     this.#creating = null;
     // Its server_time was true when the page was made, before the script loaded: the countdown shows
@@ -200,19 +198,20 @@ export class PaymentSessionController implements ReactiveController {
    * `renew`, always a new one (the customer asked for a new code after the last expired).
    */
   async start(renew = false): Promise<void> {
-    const key = this.#resumeKey();
+    const key = resumeKey(this.#host);
     if (!key) return;
     this.#startedKey = key;
     this.#creating?.abort();
     const creating = new AbortController();
     this.#creating = creating;
+    this.#stopAskingAgain();
     this.#stopFollowing();
     this.countdown.stop();
     this.#options.clipboard.reset();
     this.#set({ phase: 'loading', payment: null, connection: 'live' });
     const client = this.#client();
     const id = this.#host.checkout;
-    const saved = renew || id != null ? null : this.#loadSaved(key);
+    const saved = renew || id != null ? null : loadSaved(this.#options.env().storage, key);
     let renewals = renew ? this.#renewalsUsed + 1 : (saved?.renewals ?? 0);
     markOnce('pix-checkout:request');
     try {
@@ -249,11 +248,18 @@ export class PaymentSessionController implements ReactiveController {
       // Checkout mode: the last code expired and the proxy will issue no other. Not an error screen:
       // the expired one, without the button.
       const exhausted = error instanceof ProxyError && error.code === 'renewals_exhausted';
-      if (exhausted) {
-        this.#set({ phase: 'exhausted' });
-        this.#options.announce(this.#options.i18n.t.renewalsExhausted);
+      // An earlier code may still be paid and the proxy cannot tell yet: no new code, and never
+      // "expired for good"; asked again by itself after the proxy's Retry-After.
+      const unverified = error instanceof ProxyError && error.code === 'status_unverified';
+      if (exhausted || unverified) {
+        this.#set({ phase: unverified ? 'unverified' : 'exhausted' });
+        this.#options.announce(unverified ? this.#options.i18n.t.unverified : this.#options.i18n.t.renewalsExhausted);
       }
-      this.fail(error, !exhausted);
+      if (unverified) {
+        this.#askRenew = renew;
+        this.#askAgain = this.#options.env().clock.setTimeout(() => void this.start(renew), Math.max(error.retryAfterMs, 1000));
+      }
+      this.fail(error, !exhausted && !unverified);
     } finally {
       if (this.#creating === creating) this.#creating = null;
     }
@@ -297,6 +303,11 @@ export class PaymentSessionController implements ReactiveController {
       if (this.#creating === creating) this.#creating = null;
       this.#host.requestUpdate();
     }
+  }
+
+  #stopAskingAgain(): void {
+    this.#options.env().clock.clearTimeout(this.#askAgain);
+    this.#askAgain = undefined;
   }
 
   /** "I need more time" is offered in a pending code's last two minutes, when a new code can be had. */
@@ -344,11 +355,16 @@ export class PaymentSessionController implements ReactiveController {
   /** Puts a payment on screen and follows it while pending; `renewals`: codes generated after the first. */
   #show(payment: PaymentView, resumed: boolean, renewals: number): void {
     this.#renewalsUsed = renewals;
-    if (this.#host.checkout == null && this.#startedKey) this.#save(this.#startedKey, { reference: payment.reference, renewals });
+    if (this.#host.checkout == null && this.#startedKey)
+      saveForReload(this.#options.env().storage, this.#startedKey, { reference: payment.reference, renewals });
     this.#set({ phase: 'ready', payment });
     this.countdown.set(payment.created_at, payment.expires_at, payment.server_time);
     if (payment.status === 'pending') this.#follow(payment.reference);
-    else this.#stopFollowing();
+    else {
+      this.#stopFollowing();
+      // Its screen (paid, expired, canceled) is in the later chunk.
+      this.#loadStatus();
+    }
     this.#host.dispatchEvent(new PixCreatedEvent({ payment, resumed, renewal: renewals }));
     // Already final (paid before a reload, or a late-paid earlier code): the page hears the outcome
     // the same way as when it happens on screen.
@@ -372,32 +388,5 @@ export class PaymentSessionController implements ReactiveController {
     if (view.status === 'paid') host.dispatchEvent(new PixPaidEvent({ payment: view }));
     else if (view.status === 'expired') host.dispatchEvent(new PixExpiredEvent({ payment: view, renewalsLeft: this.renewalsLeft() }));
     else if (view.status === 'canceled') host.dispatchEvent(new PixCanceledEvent({ payment: view }));
-  }
-
-  /**
-   * One checkout on one page: a change of key shows another payment; in open-amount mode, the key
-   * under which a reload finds its payment again (checkout mode needs none: the proxy answers the same).
-   */
-  #resumeKey(): string | null {
-    const { endpoint, checkout: id, amount, description } = this.#host;
-    if (!endpoint || (id == null && amount == null)) return null;
-    return `pix-checkout:${new URL(endpoint, location.href).href}|${id != null ? `checkout:${id}` : `${amount}|${description ?? ''}`}`;
-  }
-
-  #loadSaved(key: string): Saved | null {
-    try {
-      const saved = JSON.parse(this.#options.env().storage?.getItem(key) ?? 'null') as Saved | null;
-      return saved && typeof saved.reference === 'string' && Number.isInteger(saved.renewals) ? saved : null;
-    } catch {
-      return null;
-    }
-  }
-
-  #save(key: string, saved: Saved): void {
-    try {
-      this.#options.env().storage?.setItem(key, JSON.stringify(saved));
-    } catch {
-      // Storage full or blocked: the payment still works, it just will not resume after a reload.
-    }
   }
 }

@@ -1,8 +1,6 @@
 import type { ReactiveController, ReactiveControllerHost } from 'lit';
-import type { PaymentSessionController, Screen } from './payment-session.ts';
-
-/** The element's custom states: its screens, and `reconnecting` beside `pending`. */
-const STATES = ['loading', 'pending', 'paid', 'expired', 'canceled', 'error', 'reconnecting'] as const;
+import { STATES, type Screen } from '../screens.ts';
+import type { PaymentSessionController } from './payment-session.ts';
 
 /**
  * What follows the screen the customer sees: the element's custom states (`:state(paid)`), the

@@ -31,6 +31,8 @@ export const en = (spoken: Spoken): Translation => ({
   renew: 'Generate a new code',
   renewLimit: 'Nothing was charged. Go back to the store to try again.',
   renewalsExhausted: 'No more codes can be generated for this order. Nothing was charged: go back to the store to try again.',
+  unverified: 'Checking your earlier payment…',
+  unverifiedHint: 'We are confirming whether your earlier code was paid. Do not pay again yet: we will ask for a new code by ourselves in a moment.',
   canceled: 'Payment canceled',
   canceledHint: 'Nothing was charged.',
   invalidCode: 'The QR code could not be drawn. Use the image or the payment page.',

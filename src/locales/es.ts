@@ -31,6 +31,9 @@ export const es = (spoken: Spoken): Translation => ({
   renew: 'Generar un código nuevo',
   renewLimit: 'No se cobró nada. Vuelve a la tienda para intentarlo de nuevo.',
   renewalsExhausted: 'No se pueden generar más códigos para este pedido. No se cobró nada: vuelve a la tienda para intentarlo de nuevo.',
+  unverified: 'Confirmando el pago anterior…',
+  unverifiedHint:
+    'Estamos confirmando si el código anterior fue pagado. No pague de nuevo todavía: pediremos un nuevo código automáticamente en unos instantes.',
   canceled: 'Pago cancelado',
   canceledHint: 'No se cobró nada.',
   invalidCode: 'No se pudo dibujar el código QR. Usa la imagen o la página de pago.',

@@ -1,6 +1,11 @@
-import { spoken, type Translation } from './translation.ts';
+import type { LaterKey, Translation } from './translation.ts';
 
-export const ptBR: Translation = {
+/**
+ * The texts a Brazilian page's first QR needs, in the script; the rest (LaterKey) come with the
+ * chunk loaded after that QR (src/locales/pt-BR-later.ts, added here by src/load-later.ts), before
+ * anything that says them is drawn.
+ */
+export const ptBR = {
   tag: 'pt-BR',
   loading: 'Gerando o código Pix…',
   scanHint: 'Escaneie o QR code no app do seu banco',
@@ -9,41 +14,18 @@ export const ptBR: Translation = {
   copied: 'Código copiado',
   copyFailed: 'Não foi possível copiar. O código está selecionado: copie manualmente.',
   qrAlt: (amount) => `QR code Pix para pagar ${amount}. No celular, use o botão Copiar código e cole no app do banco.`,
-  share: 'Compartilhar código',
-  save: 'Salvar QR Code',
   paying: (name) => `Pagando para ${name}`,
-  moreTime: 'Preciso de mais tempo',
-  moreTimeOffer: 'Precisa de mais tempo? Peça um novo código.',
-  moreTimeFailed: 'Não foi possível gerar um novo código; este ainda vale.',
   openCheckout: 'Pagar na página de pagamento',
   pending: 'Aguardando pagamento',
   paid: 'Pagamento confirmado',
-  paidAmount: (amount) => `Você pagou ${amount}.`,
-  receiptAmount: 'Valor',
-  receiptTo: 'Recebedor',
-  receiptWhen: 'Data e hora',
-  receiptReference: 'Referência',
-  print: 'Imprimir ou salvar comprovante',
   expired: 'Este código Pix expirou',
-  expiredHint: 'Nenhum valor foi cobrado. Gere um novo código para pagar.',
-  renew: 'Gerar novo código',
-  renewLimit: 'Nenhum valor foi cobrado. Volte à loja para tentar de novo.',
   renewalsExhausted: 'Não é possível gerar outro código para este pedido. Nenhum valor foi cobrado: volte à loja para tentar de novo.',
+  unverified: 'Confirmando o pagamento anterior…',
   canceled: 'Pagamento cancelado',
-  canceledHint: 'Nenhum valor foi cobrado.',
   invalidCode: 'Não foi possível desenhar o QR code. Use a imagem ou a página de pagamento.',
   error: 'Não foi possível carregar o pagamento.',
   retry: 'Tentar novamente',
   reconnecting: 'Reconectando…',
   offline: 'Sem conexão. Reconectando…',
   expiresIn: 'Expira em',
-  timeLeft: (h, m, s) =>
-    `Faltam ${spoken(
-      [
-        [h, 'hora', 'horas'],
-        [m, 'minuto', 'minutos'],
-        [s, 'segundo', 'segundos'],
-      ],
-      'e',
-    )} para pagar.`,
-};
+} satisfies Omit<Translation, LaterKey> as Translation;

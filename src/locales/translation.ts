@@ -46,6 +46,12 @@ export interface Translation {
   renewLimit: string;
   /** Checkout mode: the proxy will issue no new code for this checkout (409 renewals_exhausted). */
   renewalsExhausted: string;
+  /**
+   * A new code was refused while an earlier one may still be paid (503 status_unverified): the widget
+   * is confirming it, the customer must not pay again yet, and it asks again by itself.
+   */
+  unverified: string;
+  unverifiedHint: string;
   canceled: string;
   canceledHint: string;
   invalidCode: string;
@@ -57,6 +63,29 @@ export interface Translation {
   /** Spoken time left, announced every few minutes (then more often near the end). */
   timeLeft: (hours: number, minutes: number, seconds: number) => string;
 }
+
+/**
+ * The texts only what follows the first QR says (the later chunk's buttons and screens): a Brazilian
+ * page's script carries none of them (src/locales/pt-BR-later.ts).
+ */
+export type LaterKey =
+  | 'share'
+  | 'save'
+  | 'moreTime'
+  | 'moreTimeFailed'
+  | 'paidAmount'
+  | 'receiptAmount'
+  | 'receiptTo'
+  | 'receiptWhen'
+  | 'receiptReference'
+  | 'print'
+  | 'expiredHint'
+  | 'renew'
+  | 'renewLimit'
+  | 'canceledHint'
+  | 'unverifiedHint'
+  | 'moreTimeOffer'
+  | 'timeLeft';
 
 /** `spoken`'s type: the languages loaded on demand are handed it, so their chunks import nothing. */
 export type Spoken = typeof spoken;

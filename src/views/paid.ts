@@ -1,7 +1,6 @@
-import { html, nothing } from 'lit';
+import { kit } from '../kit.ts';
 import type { Translation } from '../locales/index.ts';
 import type { PaymentView } from '../shared/contract.ts';
-import { statusLine } from './status.ts';
 
 /**
  * The paid screen: a receipt the customer can print or save (printed black on white, without
@@ -9,6 +8,7 @@ import { statusLine } from './status.ts';
  * says it in the customer's time zone.
  */
 export function renderPaid(t: Translation, payment: PaymentView, amount: string, receiver: string | null, when: Date, whenText: string) {
+  const { html, nothing, statusLine } = kit;
   const row = (label: string, value: unknown) =>
     html`<dt>${label}</dt>
       <dd>${value}</dd>`;

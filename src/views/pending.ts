@@ -33,6 +33,17 @@ export interface PendingScreen {
   share: (data: ShareData) => void;
   /** "Salvar QR Code" (phones, with the QR drawn): saves the QR as an image; null: no button. */
   save: (() => void) | null;
+  /**
+   * The buttons no first QR needs (more time, share, save: src/views/pending-extras.ts), drawn once
+   * the chunk loaded after that QR is here (src/later.ts); null until then.
+   */
+  extras: PendingExtras | null;
+}
+
+export interface PendingExtras {
+  moreTimeButton(s: PendingScreen): unknown;
+  shareButton(s: PendingScreen): unknown;
+  saveButton(s: PendingScreen): unknown;
 }
 
 export function renderPending(s: PendingScreen) {
@@ -42,7 +53,7 @@ export function renderPending(s: PendingScreen) {
     ${statusLine(s.connection === 'offline' ? t.offline : s.connection === 'reconnecting' ? t.reconnecting : t.pending)}
     <p part="countdown" role="timer">${t.expiresIn} <time datetime="PT${seconds}S">${formatTimeLeft(seconds)}</time></p>
     <progress part="progress" aria-hidden="true" max="1000" .value=${Math.round(s.fraction * 1000)}></progress>
-    ${s.moreTime ? html`<button part="more-time-button" class="secondary" ?disabled=${s.busy} @click=${s.moreTime}>${t.moreTime}</button>` : nothing}`;
+    ${s.extras?.moreTimeButton(s) ?? nothing}`;
   // A partner that gives no hosted page (or image) gets no empty link (or broken image).
   const link = payment.checkout_url
     ? html`<a part="checkout-link" class=${s.mode === 'link' ? 'button' : ''} href=${payment.checkout_url} target="_blank" rel="noopener">${t.openCheckout}</a>`
@@ -66,22 +77,8 @@ export function renderPending(s: PendingScreen) {
     <label part="code-label" for="code">${t.codeLabel}</label>
     <textarea id="code" part="code" readonly rows="3" spellcheck="false" aria-describedby=${failed ? 'copy-hint' : nothing} .value=${payment.brcode}></textarea>
     <button part="copy-button" class=${s.copyState} @click=${s.copy}>${s.copyState === 'copied' ? t.copied : t.copy}</button>
-    ${failed ? html`<p part="copy-hint" id="copy-hint">${t.copyFailed}</p>` : nothing} ${renderShare(s)}
-    ${s.save && path ? html`<button part="save-button" class="secondary" @click=${s.save}>${t.save}</button>` : nothing}
+    ${failed ? html`<p part="copy-hint" id="copy-hint">${t.copyFailed}</p>` : nothing} ${s.extras?.shareButton(s) ?? nothing}
+    ${path ? (s.extras?.saveButton(s) ?? nothing) : nothing}
   </div>`;
   return html`${head}${s.copyFirst ? html`${copy}${qr}` : html`${qr}${copy}`}${link}`;
-}
-
-/**
- * Pay from another device, or ask someone to pay: the code (with a line saying what to do with it)
- * and the hosted page's link, through the system's share sheet. Not rendered where the browser has no
- * Web Share API (most desktops) or refuses this data.
- */
-function renderShare({ t, payment, amount, sharer, share }: PendingScreen) {
-  // The field's label says what to do with the code: "Pix Copia e Cola" is where a bank app takes it.
-  const data: ShareData = { text: `${amount}, ${t.codeLabel}:\n${payment.brcode}` };
-  if (payment.checkout_url) data.url = payment.checkout_url;
-  return sharer && sharer.canShare?.(data) !== false
-    ? html`<button part="share-button" class="secondary" @click=${() => share(data)}>${t.share}</button>`
-    : nothing;
 }

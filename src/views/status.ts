@@ -1,6 +1,7 @@
 /**
- * The screens that are a status line (and maybe a button): loading, error, expired, canceled; and
- * the status line itself, which every screen has (focused when the screen changes under the focus).
+ * The screens the first script draws without its later chunk: loading and error (a chunk that cannot
+ * load must still say so); and the status line itself, which every screen has (focused when the
+ * screen changes under the focus). The others are in src/views/outcome.ts.
  */
 import { html, nothing } from 'lit';
 import type { Translation } from '../locales/index.ts';
@@ -18,15 +19,4 @@ export function renderLoading(t: Translation, hasTranslation: boolean) {
 export function renderError(t: Translation, retry: () => void) {
   return html`<p part="status" tabindex="-1" role="alert">${t.error}</p>
     <button part="retry-button" @click=${retry}>${t.retry}</button>`;
-}
-
-export function renderCanceled(t: Translation) {
-  return statusLine(t.canceled, t.canceledHint);
-}
-
-/** With `renew` a "generate a new code" button; without, why none is offered (`exhausted`: the proxy refused). */
-export function renderExpired(t: Translation, renew: (() => void) | null, exhausted: boolean) {
-  return renew
-    ? html`${statusLine(t.expired, t.expiredHint)} <button part="renew-button" @click=${renew}>${t.renew}</button>`
-    : statusLine(t.expired, exhausted ? t.renewalsExhausted : t.renewLimit);
 }

@@ -6,6 +6,7 @@ import { expect, fixture, html, oneEvent } from '@open-wc/testing';
 import { FakeClock } from './support/fake-clock.ts';
 import {
   advanceSandbox,
+  announced,
   createCheckout,
   createElement,
   forgetSavedPayments,
@@ -124,16 +125,45 @@ describe('checkout mode: the merchant server decides the amount', () => {
     await screenIs(el, 'expired');
     // No renewal left while the expired code may still be paid (the partner cancels it an hour after
     // its expiry, and on this fresh stack no canceled code has proved itself): the proxy says so
-    // (503 status_unverified) and the widget offers to ask again, never "expired for good".
+    // (503 status_unverified). The widget says what is happening and that the customer must not pay
+    // again yet, never "expired for good" nor a generic error, and asks again by itself.
     const unverified = oneEvent(el, 'pix-error');
     part(el, 'renew-button')!.click();
-    expect((await unverified).detail).to.deep.include({ code: 'status_unverified' });
-    await screenIs(el, 'error');
+    expect((await unverified).detail).to.deep.include({ code: 'status_unverified', fatal: false });
+    await screenIs(el, 'unverified');
+    await el.updateComplete;
+    expect(el.matches(':state(unverified)'), 'its own custom state').to.equal(true);
+    expect(text(el, 'status')).to.equal('Confirmando o pagamento anterior…');
+    expect(text(el, 'hint')).to.equal(
+      'Estamos confirmando se o código anterior foi pago. Não pague de novo por enquanto: pediremos um novo código sozinhos em instantes.',
+    );
+    expect(announced(el)).to.equal('Confirmando o pagamento anterior…');
     expect(part(el, 'renew-button'), 'no new code offered').to.equal(null);
-    expect(part(el, 'retry-button'), 'asking again is').to.exist;
+    expect(part(el, 'retry-button'), 'no generic error').to.equal(null);
+    expect(requests.posts().length).to.equal(3);
+    // After the proxy's Retry-After (at most an hour), the widget asks again by itself: still unverified here.
+    const again503 = oneEvent(el, 'pix-error');
+    clock.advance(3600_000);
+    expect((await again503).detail).to.deep.include({ code: 'status_unverified', fatal: false });
+    await screenIs(el, 'unverified');
+    // Moved in the page (removed, its timer stopped, and put back): it asks again at once.
+    const moved = oneEvent(el, 'pix-error');
+    const parent = el.parentNode!;
+    el.remove();
+    parent.appendChild(el);
+    expect((await moved).detail).to.deep.include({ code: 'status_unverified', fatal: false });
+    await screenIs(el, 'unverified');
+    // A reload meanwhile (a new element for the checkout, which the proxy would renew) is told the same.
+    el.remove();
+    const reloaded = newElement({ apiUrl, checkout: checkout_id, env: { clock: new FakeClock(), fetch: requests.fetch } });
+    const told = oneEvent(reloaded, 'pix-error');
+    await fixture(html`${reloaded}`);
+    expect((await told).detail).to.deep.include({ code: 'status_unverified', fatal: false });
+    await screenIs(reloaded, 'unverified');
+    expect(text(reloaded, 'status')).to.equal('Confirmando o pagamento anterior…');
     // Every request for a payment went to the checkout, with no body: never an amount.
     const posts = requests.posts();
-    expect(posts.length).to.equal(3);
+    expect(posts.length).to.equal(6);
     for (const post of posts) expect(post).to.deep.equal({ method: 'POST', path: `/api/checkouts/${checkout_id}/payment`, body: null });
   });
 

@@ -1,5 +1,6 @@
 import { expect, oneEvent } from '@open-wc/testing';
-import { announcementSlot, formatTimeLeft } from '../../src/controllers/countdown.ts';
+import { formatTimeLeft } from '../../src/controllers/countdown.ts';
+import { announcementSlot } from '../../src/controllers/time-announcements.ts';
 import { FakeClock } from './support/fake-clock.ts';
 import { advanceSandbox, forgetSavedPayments, mount, pay, part, text } from './support/helpers.ts';
 

@@ -2,7 +2,17 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
-import { ConfigError, DEFAULTS, SANDBOX_DEFAULTS, SETTINGS, parseDotenv, proxyConfig, type Setting } from '../../server/config/index.ts';
+import {
+  ConfigError,
+  DEFAULTS,
+  SANDBOX_DEFAULTS,
+  SETTINGS,
+  parseDotenv,
+  perMinute,
+  proxyConfig,
+  resolveSettings,
+  type Setting,
+} from '../../server/config/index.ts';
 import { renderSettingsTable, withSettingsTable } from '../../server/config/readme.ts';
 
 const PRODUCTION = {
@@ -225,5 +235,47 @@ describe('the table of settings', () => {
       const found = problems({ [name]: String(Number(range[2]) + 1) });
       assert.deepEqual(found, [`${name} must be a whole number from ${range[1]} to ${range[2]}`], name);
     }
+  });
+});
+
+describe("createApp's settings, resolved once", () => {
+  const at = (root: unknown, path: string) => path.split('.').reduce<unknown>((node, key) => (node as Record<string, unknown>)[key], root);
+
+  test("nothing given: each of the table's app entries is its default, where the table lands it, and the limits are the variables' defaults", () => {
+    const resolved = resolveSettings({});
+    for (const [name, setting] of Object.entries(SETTINGS) as [string, Setting & { app?: true }][]) {
+      if (setting.app) assert.deepEqual(at(resolved, setting.at!), setting.default, name);
+    }
+    assert.deepEqual(resolved.reconcile, DEFAULTS.reconcile);
+    assert.deepEqual(resolved.rateLimits, {
+      create: perMinute(DEFAULTS.rateLimitCreatePerMinute),
+      status: perMinute(DEFAULTS.rateLimitStatusPerMinute),
+      webhook: perMinute(DEFAULTS.webhookIntake.perSourcePerMinute),
+    });
+    assert.deepEqual([resolved.basePath, resolved.partnerReads, resolved.openAmount, resolved.allowedOrigins], ['/api', DEFAULTS.partnerReads, false, []]);
+    assert.equal(resolved.merchantWebhook, undefined);
+  });
+
+  test('a group given in part keeps the defaults of the rest; a member given as undefined leaves its default', () => {
+    const resolved = resolveSettings({
+      reconcile: { tickMs: 100, everyMs: undefined },
+      merchantWebhook: { url: 'https://shop.example/hook', secret: 's'.repeat(32), timeoutMs: 50 },
+      rateLimits: { create: perMinute(3), status: perMinute(6) },
+      webhookReadIntervalMs: 0,
+      streams: false,
+    });
+    assert.deepEqual(resolved.reconcile, { ...DEFAULTS.reconcile, tickMs: 100 });
+    assert.deepEqual(resolved.merchantWebhook, { ...DEFAULTS.merchantWebhook, url: 'https://shop.example/hook', secret: 's'.repeat(32), timeoutMs: 50 });
+    assert.deepEqual(resolved.rateLimits && resolved.rateLimits.webhook, perMinute(DEFAULTS.webhookIntake.perSourcePerMinute));
+    assert.equal(resolved.partnerReads.trustedMs, 0);
+    assert.equal(resolved.streams, false);
+    assert.equal(resolveSettings({ rateLimits: false }).rateLimits, false);
+  });
+
+  test("proxyConfig's reading resolves to what it read", () => {
+    const config = proxyConfig({ ...PRODUCTION, PIX_RENEWALS: '1', PIX_RATE_LIMIT_CREATE: '0', PIX_WEBHOOK_READ_INTERVAL_MS: '500' });
+    const resolved = resolveSettings(config);
+    assert.deepEqual([resolved.renewals, resolved.apiKey, resolved.partnerReads.trustedMs], [1, PRODUCTION.PIX_API_KEY, 500]);
+    assert.deepEqual(resolved.rateLimits && resolved.rateLimits.create, perMinute(Number.MAX_SAFE_INTEGER));
   });
 });

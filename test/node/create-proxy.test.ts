@@ -18,6 +18,7 @@ import { closeServer } from '../../server/http/close-server.ts';
 import { createLogger } from '../../server/log.ts';
 import { createProxy, type MountedProxy } from '../../server/proxy.ts';
 import { startSandbox, type RunningSandbox } from '../../server/sandbox/server.ts';
+import { sandboxPartnerEnv } from '../support/cluster-harness.ts';
 
 const silent = createLogger({ level: 'silent' });
 
@@ -63,11 +64,7 @@ describe('createProxy mounted in node:http', () => {
     writeFileSync(caFile, sandbox.ca);
     const proxy = await createProxy(
       proxyConfig({
-        PIX_BASE_URL: sandbox.url,
-        PIX_CA_FILE: caFile,
-        PIX_EMAIL: SANDBOX_DEFAULTS.email,
-        PIX_ACCESS_KEY: SANDBOX_DEFAULTS.accessKey,
-        PIX_USER_AGENT: SANDBOX_DEFAULTS.userAgent,
+        ...sandboxPartnerEnv(sandbox.url, caFile, SANDBOX_DEFAULTS.userAgent),
         PIX_API_KEY: 'k'.repeat(40),
         PIX_ALLOWED_ORIGINS: 'https://shop.example',
         PIX_OPEN_AMOUNT: 'true',
@@ -110,11 +107,7 @@ describe('createProxy mounted in node:http', () => {
     const caFile = join(dir, 'no-origins-ca.pem');
     writeFileSync(caFile, sandbox.ca);
     const production = {
-      PIX_BASE_URL: sandbox.url,
-      PIX_CA_FILE: caFile,
-      PIX_EMAIL: SANDBOX_DEFAULTS.email,
-      PIX_ACCESS_KEY: SANDBOX_DEFAULTS.accessKey,
-      PIX_USER_AGENT: SANDBOX_DEFAULTS.userAgent,
+      ...sandboxPartnerEnv(sandbox.url, caFile, SANDBOX_DEFAULTS.userAgent),
       PIX_API_KEY: 'k'.repeat(40),
       PIX_OPEN_AMOUNT: 'true',
       PIX_WEBHOOK_SECRET_PATH: 's'.repeat(32),

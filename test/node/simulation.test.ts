@@ -66,7 +66,7 @@ const PROFILES: Profile[] = [
 /**
  * Profiles that fail on main until another branch lands, marked `todo` with the defect they find:
  * they run and report without failing `npm test`. Remove an entry when its fix is merged. Empty
- * now: the defects of issue 26 this simulation found (docs/simulation.md) are fixed on main.
+ * while every defect this simulation found (docs/simulation.md) is fixed on main.
  */
 const KNOWN_DEFECTS: Record<string, string> = {};
 

@@ -124,10 +124,10 @@ export async function checkStep(sim: Sim, memory: FinalMemory): Promise<void> {
   // 1 and 5: what a read would show now, from what is stored (the view is a function of the record and the clock).
   const app = sim.instance(0).app;
   for (const checkout of sim.checkouts) {
-    for (const record of await observer.checkoutPayments(checkout.id)) {
+    for (const record of await observer.checkouts.payments(checkout.id)) {
       let view;
       try {
-        view = app.pix.payments.view(record);
+        view = app.pix.payments.views.view(record);
       } catch {
         continue;
       }
@@ -264,7 +264,7 @@ export async function checkEnd(sim: Sim, memory: FinalMemory, options: CheckOpti
   const events = new Map(outbox.map((e) => [`${e.type}|${e.reference}`, e]));
   if (knowable) {
     for (const checkout of sim.checkouts) {
-      for (const record of await observer.checkoutPayments(checkout.id)) {
+      for (const record of await observer.checkouts.payments(checkout.id)) {
         const truth = world.payments.get(record.reference);
         // A payment given back after approval is the returns' business (a return decides nothing here).
         if (!truth || truth.status === 'pending' || truth.returnedAt !== null) continue;
@@ -292,7 +292,7 @@ export async function checkEnd(sim: Sim, memory: FinalMemory, options: CheckOpti
 
   // 3, transfers: with the transfers' own setting right, a payout the partner settled is settled in
   // the proxy once it can know (statuses in words, or an authenticated notification naming the
-  // outcome in words, which verifies the transfer code; issue 37: a fresh install settles its payouts).
+  // outcome in words, which verifies the transfer code: a fresh install settles its payouts).
   const wordsHeard = behaviour.intake === 'secret' && behaviour.notifyFormat !== 'old';
   const ts = behaviour.transferSetting;
   const tc = behaviour.transferCodes;

@@ -20,7 +20,7 @@ export type Shown = Meaning | 'expired' | 'failed' | 'returned';
 
 /**
  * The partner's real numbering: the spec's three codes always, and an expired, a returned and a
- * failed code when this partner has them (issue 37: drawn from a wider space than the proxy assumes).
+ * failed code when this partner has them (drawn from a wider space than the proxy assumes).
  */
 export interface PartnerCodes {
   pending: number;

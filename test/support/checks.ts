@@ -10,6 +10,17 @@ import { ErrorBody } from '../../src/shared/errors.ts';
 import type { DevStack } from '../../server/dev-stack.ts';
 import { PartnerError } from '../../server/partner/errors.ts';
 
+/** Counts the dev stack's reads of payments at the partner from now on. */
+export function countReads(stack: DevStack): { calls: () => number } {
+  let calls = 0;
+  const read = stack.partner.getPayment.bind(stack.partner);
+  stack.partner.getPayment = (reference) => {
+    calls++;
+    return read(reference);
+  };
+  return { calls: () => calls };
+}
+
 /** Resolves with the first truthy value `check` gives; fails only if none comes within the guard. */
 export async function waitFor<T>(what: string, check: () => T | undefined | false | Promise<T | undefined | false>, guardMs = 20_000): Promise<T> {
   const deadline = Date.now() + guardMs;
@@ -21,16 +32,19 @@ export async function waitFor<T>(what: string, check: () => T | undefined | fals
   }
 }
 
-/** The PartnerError `promise` rejects with; fails when it resolves or rejects with anything else. */
-export async function rejection(promise: Promise<unknown>): Promise<PartnerError> {
+/** The error of class `kind` that `promise` rejects with; fails when it resolves or rejects with anything else. */
+export async function rejectsWith<E extends Error>(promise: Promise<unknown>, kind: abstract new (...args: never[]) => E): Promise<E> {
   try {
     await promise;
   } catch (error) {
-    assert.ok(error instanceof PartnerError, `a PartnerError, got ${String(error)}`);
+    assert.ok(error instanceof kind, `a ${kind.name}, got ${String(error)}`);
     return error;
   }
-  assert.fail('expected a rejection');
+  assert.fail(`expected a ${kind.name}`);
 }
+
+/** The PartnerError `promise` rejects with; fails when it resolves or rejects with anything else. */
+export const rejection = (promise: Promise<unknown>): Promise<PartnerError> => rejectsWith(promise, PartnerError);
 
 /** The error of an answer read as `{res, json}`: the status and code expected, the shared body, a message in words. */
 export function expectError(result: { res: Response; json: unknown }, status: number, code: string): ErrorBody['error'] {
@@ -91,12 +105,12 @@ export async function verifyStatusCodes(stack: DevStack): Promise<void> {
   const paid = await payments.create({ value: 1 });
   const canceled = await payments.create({ value: 1 });
   await stackControl(stack, 'POST', `/payments/${encodeURIComponent(paid.reference)}/pay`);
-  await payments.confirm(paid.reference);
+  await payments.reads.confirm(paid.reference);
   await waitFor('the approved code verified', () => numbering.report().codes.approved === 'verified');
   const now = Date.parse((await stackControl(stack, 'GET', '/clock')).now);
   // Past the latest plausible cancellation: the longer of the expiration asked and the default (3600 s), the hour, the margin.
   const hourPast = Date.parse(canceled.expires_at) + 2 * 3600_000 + CANCELED_MARGIN_MS;
   await stackControl(stack, 'POST', '/clock/advance', { seconds: Math.ceil((hourPast - now) / 1000) + 1 });
-  await payments.confirm(canceled.reference);
+  await payments.reads.confirm(canceled.reference);
   await waitFor('every status code verified', () => numbering.report().state === 'verified');
 }

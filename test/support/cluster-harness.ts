@@ -6,13 +6,15 @@
  * id; and a status stream read as a browser's EventSource would (it reconnects after `retry`,
  * through the front).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { Agent, createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { verifyWebhookSignature } from '../../server/domain/signature.ts';
+import { createPartnerClient } from '../../server/partner/client.ts';
 import { DEFAULT_ACCOUNT } from '../../server/sandbox/state.ts';
+import { alive, spawnProxy, untilHealthy } from './proxy-process.ts';
 
 /** The partner settings of the sandbox's published test account: its URL, the account, and the CA file its certificate is in. */
 export function sandboxPartnerEnv(sandboxUrl: string, caFile: string, userAgent = 'Loja Teste (dev@loja.example)') {
@@ -23,6 +25,17 @@ export function sandboxPartnerEnv(sandboxUrl: string, caFile: string, userAgent 
     PIX_USER_AGENT: userAgent,
     PIX_CA_FILE: caFile,
   };
+}
+
+/** Registers `notificationUrl` with the sandbox (at `sandbox.url`, its certificate `sandbox.ca`) for its published test account. */
+export async function setSandboxNotificationUrl(sandbox: { url: string; ca: string }, userAgent: string, notificationUrl: string): Promise<void> {
+  const partner = createPartnerClient({
+    baseUrl: sandbox.url,
+    ca: sandbox.ca,
+    userAgent,
+    credentials: { email: DEFAULT_ACCOUNT.email, accessKey: DEFAULT_ACCOUNT.accessKey },
+  });
+  await partner.setNotificationUrl({ notification_url: notificationUrl });
 }
 
 /** For a load generator whose every simulated customer comes from loopback: no per-address limits nor stream caps. */
@@ -112,7 +125,6 @@ export function proxyInstance(name: string, port: number, env: Record<string, st
   let child: ChildProcess | null = null;
   let starts = 0;
   const lines: string[] = [];
-  const alive = (c: ChildProcess | null): boolean => c !== null && c.exitCode === null && c.signalCode === null;
 
   return {
     name,
@@ -125,37 +137,14 @@ export function proxyInstance(name: string, port: number, env: Record<string, st
     async start() {
       if (alive(child)) throw new Error(`instance ${name} is already running`);
       starts++;
-      const started = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
-        cwd: process.cwd(),
-        env: { ...env, PORT: String(port) },
-        stdio: ['ignore', 'ignore', 'pipe'],
+      const started = spawnProxy(port, env, (line, from) => {
+        if (from === 'stdout') return;
+        lines.push(line);
+        if (lines.length > 200) lines.shift();
+        process.stderr.write(`[instance ${name}#${starts}] ${line}\n`);
       });
       child = started;
-      let partial = '';
-      started.stderr.setEncoding('utf8');
-      started.stderr.on('data', (chunk: string) => {
-        partial += chunk;
-        const complete = partial.split('\n');
-        partial = complete.pop()!;
-        for (const line of complete) {
-          lines.push(line);
-          if (lines.length > 200) lines.shift();
-          process.stderr.write(`[instance ${name}#${starts}] ${line}\n`);
-        }
-      });
-      const deadline = Date.now() + 30_000;
-      for (;;) {
-        if (!alive(started)) {
-          throw new Error(`instance ${name} exited (${started.exitCode ?? started.signalCode}) while starting:\n${lines.slice(-30).join('\n')}`);
-        }
-        try {
-          if ((await fetch(`${origin}/health`)).ok) return;
-        } catch {
-          // not listening yet
-        }
-        if (Date.now() > deadline) throw new Error(`instance ${name} did not answer /health within 30 s:\n${lines.slice(-30).join('\n')}`);
-        await sleep(50);
-      }
+      await untilHealthy(name, origin, started, () => `:\n${lines.slice(-30).join('\n')}`);
     },
     async kill() {
       const running = child;

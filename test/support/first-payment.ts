@@ -1,5 +1,5 @@
 /**
- * Issue 30's scenario, for stack/instances.test.ts and bench/first-payment.ts: the first payment of a new
+ * The first-payment scenario, for stack/instances.test.ts and bench/first-payment.ts: the first payment of a new
  * database, two instances over it, as an operator going live would. A checkout is created at A, its
  * payment issued at B (B's new payment verifies the status numbering and keeps the verdict in the
  * store), a status stream is held at B, the customer pays at once, and the partner's notification

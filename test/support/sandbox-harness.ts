@@ -14,6 +14,22 @@ import { createClock } from '../../server/sandbox/clock.ts';
 import { startSandbox, type RunningSandbox, type SandboxOptions } from '../../server/sandbox/server.ts';
 import { DEFAULT_ACCOUNT } from '../../server/sandbox/state.ts';
 
+/** Calls `done` with the whole body of a request or an answer, as text. */
+function readWhole(stream: NodeJS.ReadableStream, done: (text: string) => void): void {
+  const chunks: Buffer[] = [];
+  stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+  stream.on('end', () => done(Buffer.concat(chunks).toString('utf8')));
+}
+
+/** A body read as JSON; undefined when it is empty or not JSON. */
+function jsonOf(text: string): unknown {
+  try {
+    return text ? JSON.parse(text) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 export const UA = 'Loja Teste (dev@loja.example)';
 /** 2030-01-01T00:00:00Z: where the frozen clock starts. */
 export const T0 = Date.UTC(2030, 0, 1);
@@ -61,18 +77,7 @@ export function sandboxSender(sandbox: RunningSandbox): {
   const send = (method: string, path: string, headers: Record<string, string>, body?: string | Buffer) =>
     new Promise<Reply>((resolve, reject) => {
       const req = request(new URL(path, sandbox.url), { method, headers, agent }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          let json: unknown;
-          try {
-            json = text ? JSON.parse(text) : undefined;
-          } catch {
-            json = undefined;
-          }
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json });
-        });
+        readWhole(res, (text) => resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json: jsonOf(text) }));
         res.on('error', reject);
       });
       req.on('error', reject);
@@ -171,17 +176,8 @@ export interface Receiver {
 export async function startReceiver(answer: Receiver['answer'] = () => 200): Promise<Receiver> {
   const receiver: Receiver = { url: '', received: [], answer, close: async () => {} };
   const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      const text = Buffer.concat(chunks).toString('utf8');
-      let body: unknown;
-      try {
-        body = JSON.parse(text);
-      } catch {
-        body = undefined;
-      }
-      receiver.received.push({ headers: req.headers, body, text });
+    readWhole(req, (text) => {
+      receiver.received.push({ headers: req.headers, body: jsonOf(text), text });
       const reply = receiver.answer(receiver.received.length);
       if (reply === 'hang') return;
       res.writeHead(reply, { 'content-type': 'text/plain' }).end('ok');

@@ -1,98 +1,32 @@
 /**
- * Whether the configured meaning of the partner's status codes (PIX_STATUS_CODES for payments,
- * PIX_TRANSFER_STATUS_CODES for transfers) can be trusted, code by code. A guess never decides money,
- * so a code decides nothing until it has proved itself from an observation no other plausible code
- * explains (docs/partner-status-codes.md has the rules for the operator):
- *
- * - pending: a payment (or transfer) just created is pending by definition. The code of a create's
- *   answer verifies a code listed pending; any other code there (listed otherwise, or not at all: the
- *   setting misses the partner's pending code) is a mismatch of that code; so is the code of a read
- *   made before the code is shown to anyone. A read after it is shown is no such proof, not even of
- *   pending (the customer may have paid meanwhile: a race of our own is never a mismatch): it is
- *   judged as any read is.
- * - approved: once a listed pending code is verified, a code other than it seen on a payment strictly before the
- *   earliest moment the partner can have expired it (our send time plus the shorter of the expiration
- *   we asked for and the spec's default, 3600 s, since a partner may ignore what we asked; less a
- *   margin) can only be approved, or a failed attempt, or a return after approval. So a code listed
- *   approved verifies; one listed canceled or expired there is a mismatch of that code; one listed
- *   failed or returned, or one not listed at all, proves nothing (an unlisted one is noted `unknown`).
- * - canceled: once approved is verified, a code that is neither a pending nor an approved one, read on
- *   a payment by a request sent well past its cancellation hour (our send time plus the longer of the
- *   expiration asked and the default, plus the spec's hour, plus a margin; counted from our own send
- *   time, since the partner counts a duration) verifies a code listed canceled. Anything else there
- *   (an expired code the partner is slow to cancel, a return, a failed attempt) proves nothing.
- * - expired: a code listed expired, read on a payment past its expiration, verifies once that same
- *   payment is read later with a verified canceled code.
- * - returned: a code listed returned, read on a payment recorded paid, verifies (the spec: a paid
- *   payment is never canceled); a code listed pending, canceled or expired there is a mismatch.
- * - failed: never final, decides nothing, and needs no proof.
- * - A code not listed decides nothing, ever, and is not by itself a mismatch: it is noted (`unknown`,
- *   with what was seen) for `/ready` and `pix-checkout numbering show`.
- * - A mismatch stops only the codes involved: each decides nothing until `pix-checkout numbering
- *   reset` (after the setting is fixed) or a changed setting; the other codes keep deciding. It is
- *   logged at error, shown by /ready, and kept in the store (one from words lasts this run).
- * - Authenticated words (a notification through a secret path or from the partner's source address)
- *   are checked against the code the partner reports now. Words agreeing with the code listed for
- *   their meaning verify it (canceled once approved is known); words contradicting a code's listed
- *   meaning make it a mismatch (this run). Where no code can decide (not listed, not verified, or a
- *   mismatch) the words are applied when the partner no longer reports a pending code ("canceled"
- *   only for a code known to be no approved one).
- * - Transfers keep their own book, verified the same way by their own creates and authenticated
- *   words: the payments' codes never settle a transfer. A fresh install settles its first payout from
- *   the partner's authenticated notification that names the outcome in words (the new format).
- * - Verdicts are kept per partner service and account and per setting, shared by the instances
- *   sharing the store (each reads them again every few seconds).
- * - A status given as a word (`paid`) means what it says and needs no numbering; failure words mean
- *   `failed` (never final).
+ * Whether each configured status code (PIX_STATUS_CODES, PIX_TRANSFER_STATUS_CODES) may decide: none does until it proves itself from
+ * an observation no other plausible code explains, and a contradiction stops only the codes involved. The rulebook is
+ * server/partner/ASSUMPTIONS.md ("When a status code decides"); the operator's guide, docs/partner-status-codes.md.
  */
-import { LIMITS } from '../../../src/shared/limits.ts';
 import type { Logger } from '../../log.ts';
 import type { PartnerStatus } from '../../partner/read-fields.ts';
 import {
   DEFAULT_TRANSFER_STATUS_CODES,
   asStatusCodes,
   type AnyStatusCodes,
-  REQUIRED_MEANINGS,
   STATUS_MEANINGS,
-  codeMeaning,
   formatStatusCodes,
-  listedCodes,
   wordMeaning,
   type StatusCodes,
   type StatusMeaning,
 } from '../../partner/status-codes.ts';
 import type { TokenStore } from '../../partner/token-store.ts';
-import { EVIDENCE_KEPT, KeptVerdicts, type CodeState, type KeptBook, type KeptCode, type NumberingKind } from './verdicts.ts';
+import { CodeBook, type BookReport } from './code-book.ts';
+import { iso, proofWindows, type PaymentTimes } from './proof-windows.ts';
+import { KeptVerdicts, type NumberingKind } from './verdicts.ts';
 import { REAL_CLOCK } from '../../runtime/runtime.ts';
 
 export type { CodeState, NumberingKind } from './verdicts.ts';
-export type NumberingState = 'unverified' | 'verified' | 'mismatch';
-export type CodeVerdict = 'unverified' | 'verified' | 'mismatch';
-
-/** One code as `/ready` and `pix-checkout numbering show` print it. */
-export interface CodeReport {
-  code: number;
-  /** What the setting says it means; null for a code it does not list. */
-  listed: StatusMeaning | null;
-  state: CodeState;
-  evidence: string[];
-}
-
-export interface BookReport {
-  /** `verified` once pending, approved and canceled each have a verified code; `mismatch` while any code is one. */
-  state: NumberingState;
-  /** The configured numbering, as the setting spells it. */
-  configured: string;
-  /** Per meaning the setting lists: verified once one of its codes is; mismatch when one of its codes is and none is verified. */
-  codes: Partial<Record<StatusMeaning, CodeVerdict>>;
-  /** Every listed code, and every unlisted one seen. */
-  code_states: CodeReport[];
-  /** One line per code that is a mismatch or unknown: for /ready's warnings. */
-  problems: string[];
-}
+export type { BookReport, CodeReport, CodeVerdict, NumberingState } from './code-book.ts';
+export { APPROVED_MARGIN_MS, CANCELED_MARGIN_MS, PARTNER_DEFAULT_EXPIRATION_MS, proofWindows } from './proof-windows.ts';
 
 export interface NumberingReport extends BookReport {
-  /** The first mismatch of the payments' codes, for the older readers of /ready. */
+  /** The first mismatch of the payments' codes, as one line: for a reader of /ready that takes one problem, not the list. */
   problem?: string;
   /** The transfers' own book. */
   transfers: BookReport;
@@ -101,12 +35,8 @@ export interface NumberingReport extends BookReport {
 }
 
 /** What is known of the payment whose status is observed: the spec's cancellation rule needs its times. */
-export interface Observation {
+export interface Observation extends PaymentTimes {
   reference: string;
-  /** Epoch ms: when the code stops being payable, as we count it (our send time + the expiration we asked). */
-  expiresAt: number;
-  /** Epoch ms: our send time of the create (the record's created_at). Absent: expiresAt less the default expiration. */
-  createdAt?: number;
   /** Epoch ms, the proxy's clock when the answer arrived. */
   now: number;
   /** Epoch ms, when the read was sent (the partner's state is at least this late). Absent: `now`. */
@@ -115,234 +45,8 @@ export interface Observation {
   paid?: boolean;
 }
 
-/** The spec: a payment not paid is canceled one hour after its expiration, never sooner. */
-const CANCEL_AFTER_EXPIRY_MS = LIMITS.cancelAfterExpirationSeconds * 1000;
-/** The spec's default expiration (4.3): what a partner that ignores the one asked for uses. */
-export const PARTNER_DEFAULT_EXPIRATION_MS = 3600 * 1000;
-/** The approved side's margin: at most this, and at most a fifth of the shortest plausible expiration. */
-export const APPROVED_MARGIN_MS = 5 * 60_000;
-/** The canceled side's margin past the latest plausible cancellation hour (a partner slow to cancel, clocks counting apart). */
-export const CANCELED_MARGIN_MS = 15 * 60_000;
-
 /** How often the kept verdicts are read again: another instance sharing the store may have reached one. */
 const RELOAD_MS = 2000;
-
-/** The two windows of a payment's life in which a code proves something, on our clock. */
-export function proofWindows(at: Pick<Observation, 'expiresAt' | 'createdAt'>): { approvedBefore: number; canceledFrom: number } {
-  const sentAt = at.createdAt ?? at.expiresAt - PARTNER_DEFAULT_EXPIRATION_MS;
-  const asked = Math.max(0, at.expiresAt - sentAt);
-  const earliest = Math.min(asked, PARTNER_DEFAULT_EXPIRATION_MS);
-  const latest = Math.max(asked, PARTNER_DEFAULT_EXPIRATION_MS);
-  return {
-    approvedBefore: sentAt + earliest - Math.min(APPROVED_MARGIN_MS, earliest / 5),
-    canceledFrom: sentAt + latest + CANCEL_AFTER_EXPIRY_MS + CANCELED_MARGIN_MS,
-  };
-}
-
-/** Each code of one kind (payments or transfers): its listed meaning, its state and its evidence. */
-class CodeBook {
-  private states = new Map<number, KeptCode>();
-  /** Codes seen on new payments (or transfers), from create answers: pending in fact. */
-  private readonly fresh = new Set<number>();
-  private resetAt = 0;
-  /** Per payment: an unverified expired-listed code read past its expiry (verified by a canceled read after it). */
-  private readonly expiredSeen = new Map<string, number>();
-  readonly configured: string;
-
-  constructor(
-    readonly kind: NumberingKind,
-    readonly codes: StatusCodes,
-    private readonly log: Logger,
-    readonly verdicts: KeptVerdicts,
-    private readonly now: () => number,
-  ) {
-    this.configured = formatStatusCodes(codes);
-  }
-
-  private get setting(): string {
-    return this.kind === 'payment' ? 'PIX_STATUS_CODES' : 'PIX_TRANSFER_STATUS_CODES';
-  }
-
-  listed(code: number): StatusMeaning | null {
-    return codeMeaning(this.codes, code);
-  }
-
-  state(code: number): CodeState {
-    return this.states.get(code)?.state ?? (this.listed(code) === null ? 'unknown' : 'unverified');
-  }
-
-  /** The meaning a code decides with: its listed one, once verified and not contradicted. */
-  decidingMeaning(code: number): StatusMeaning | null {
-    return this.state(code) === 'verified' ? this.listed(code) : null;
-  }
-
-  hasVerified(meaning: StatusMeaning): boolean {
-    return this.codes[meaning].some((code) => this.state(code) === 'verified');
-  }
-
-  /** A code known to be pending: a verified pending one, or one a create's answer carried. */
-  knownPending(code: number): boolean {
-    return this.fresh.has(code) || (this.listed(code) === 'pending' && this.state(code) === 'verified');
-  }
-
-  /** The outcome authenticated words settled each code with, where no code could decide (this run). */
-  readonly wordsSaid = new Map<number, 'approved' | 'canceled'>();
-
-  /** Whether the partner contradicted the setting anywhere (a code in mismatch, a new payment's code not listed pending): then its unverified meanings are all in doubt. */
-  doubtful(): boolean {
-    return [...this.fresh].some((code) => this.listed(code) !== 'pending') || this.isMismatch();
-  }
-
-  /** Whether any pending code is known: "no longer pending" can be told. */
-  pendingKnown(): boolean {
-    return this.fresh.size > 0 || this.hasVerified('pending');
-  }
-
-  isMismatch(): boolean {
-    return [...this.states.values()].some((s) => s.state === 'mismatch');
-  }
-
-  /** Merges what the store kept (another instance's verdicts, a reset). */
-  absorb(book: KeptBook | null, legacyVerified: readonly StatusMeaning[], legacyProblem: string | null): void {
-    if (book && (book.reset_at ?? 0) > this.resetAt) {
-      const knew = this.resetAt > 0 || this.states.size > 0 || this.fresh.size > 0;
-      this.resetAt = book.reset_at!;
-      for (const [code, kept] of this.states) if (kept.at <= this.resetAt) this.states.delete(code);
-      this.fresh.clear();
-      this.expiredSeen.clear();
-      // The audit line of each running instance (the command keeps its own in the store).
-      if (knew)
-        this.log.warn(
-          { status_codes: this.configured, kind: this.kind, reset_at: iso(this.resetAt) },
-          `${this.setting}: status code verdicts reset (pix-checkout numbering reset); every code proves itself again`,
-        );
-    }
-    for (const meaning of legacyVerified)
-      for (const code of this.codes[meaning])
-        if (!this.states.has(code)) this.states.set(code, { state: 'verified', evidence: ['verified by an earlier release'], at: 0 });
-    if (legacyProblem !== null)
-      for (const code of listedCodes(this.codes))
-        if (this.states.get(code)?.state !== 'mismatch')
-          this.states.set(code, {
-            state: 'mismatch',
-            evidence: [`kept by an earlier release, which stopped every code: ${legacyProblem} (fix the setting, then pix-checkout numbering reset)`],
-            at: 0,
-            kept: true,
-          });
-    if (!book) return;
-    for (const code of book.fresh) this.fresh.add(code);
-    for (const [text, kept] of Object.entries(book.codes)) {
-      const code = Number(text);
-      if (!Number.isInteger(code) || kept.at <= this.resetAt) continue;
-      const mine = this.states.get(code);
-      if (!mine || RANK[kept.state] > RANK[mine.state]) {
-        if (kept.state === 'mismatch' && mine?.state !== 'mismatch')
-          this.log.error(
-            { status_codes: this.configured, kind: this.kind, code },
-            `status code ${code} is a mismatch (found by another instance): ${kept.evidence.at(-1) ?? ''}`,
-          );
-        this.states.set(code, kept);
-      }
-    }
-  }
-
-  book(): KeptBook {
-    const codes: Record<string, KeptCode> = {};
-    for (const [code, kept] of this.states) if (kept.state !== 'mismatch' || kept.kept !== false) codes[String(code)] = kept;
-    return { configured: this.configured, codes, fresh: [...this.fresh], ...(this.resetAt > 0 ? { reset_at: this.resetAt } : {}) };
-  }
-
-  private note(code: number, state: CodeState, line: string, kept = true): boolean {
-    const before = this.states.get(code);
-    if (before?.state === 'mismatch' && state !== 'mismatch') return false;
-    if (before?.state === 'verified' && state === 'unknown') return false;
-    const evidence = [...(before?.evidence ?? []), line].filter((l, i, all) => all.indexOf(l) === i).slice(-EVIDENCE_KEPT);
-    const changed = before?.state !== state;
-    this.states.set(code, { state, evidence, at: this.now(), ...(state === 'mismatch' ? { kept: kept || before?.kept === true } : {}) });
-    return changed || before?.evidence.at(-1) !== line;
-  }
-
-  /** Verifies a listed code; false when it is a mismatch already (or verified). */
-  verify(code: number, why: string): boolean {
-    if (this.state(code) === 'mismatch' || this.state(code) === 'verified') return false;
-    const meaning = this.listed(code);
-    if (meaning === null) return false;
-    this.note(code, 'verified', why);
-    this.log.info({ status_codes: this.configured, kind: this.kind, code }, `${this.kind} status code ${code} verified as ${meaning}: ${why}`);
-    return true;
-  }
-
-  /** A contradiction of one code: it decides nothing from now on. True when it is news. */
-  contradict(code: number, why: string, keep: boolean, reference: string): boolean {
-    const first = this.state(code) !== 'mismatch';
-    this.note(code, 'mismatch', why, keep);
-    if (first)
-      this.log.error(
-        { reference, status_codes: this.configured, kind: this.kind, code },
-        `${this.kind} status code ${code} does not match ${this.setting}: ${why}; code ${code} decides nothing until the setting is fixed and pix-checkout numbering reset is run`,
-      );
-    return first;
-  }
-
-  /** An unlisted code seen: it decides nothing; noted once per kind of observation. */
-  unknown(code: number, why: string, reference: string): boolean {
-    const first = !this.states.has(code);
-    const changed = this.note(code, 'unknown', why);
-    if (first)
-      this.log.warn(
-        { reference, status_codes: this.configured, kind: this.kind, code },
-        `${this.kind} status code ${code} is not in ${this.setting}: it decides nothing (${why}); name it in the setting if the partner documents it`,
-      );
-    return changed;
-  }
-
-  freshCode(code: number): boolean {
-    if (this.fresh.has(code)) return false;
-    this.fresh.add(code);
-    return true;
-  }
-
-  rememberExpired(reference: string, code: number): void {
-    if (this.expiredSeen.size > 10_000) this.expiredSeen.clear();
-    this.expiredSeen.set(reference, code);
-  }
-
-  takeExpired(reference: string): number | undefined {
-    const code = this.expiredSeen.get(reference);
-    this.expiredSeen.delete(reference);
-    return code;
-  }
-
-  report(): BookReport {
-    const codes: Partial<Record<StatusMeaning, CodeVerdict>> = {};
-    for (const meaning of STATUS_MEANINGS) {
-      const listed = this.codes[meaning];
-      if (listed.length === 0) continue;
-      const states = listed.map((c) => this.state(c));
-      codes[meaning] = states.includes('verified') ? 'verified' : states.includes('mismatch') ? 'mismatch' : 'unverified';
-    }
-    const seen = new Set([...listedCodes(this.codes), ...this.states.keys(), ...this.fresh]);
-    const codeStates: CodeReport[] = [...seen]
-      .sort((a, b) => a - b)
-      .map((code) => {
-        const listed = this.listed(code);
-        const evidence = [...(this.states.get(code)?.evidence ?? [])];
-        if (this.fresh.has(code) && !evidence.some((l) => l.includes('new '))) evidence.unshift(`seen on a new ${this.kind} (pending by definition)`);
-        return { code, listed, state: this.state(code), evidence };
-      });
-    const problems = codeStates
-      .filter((c) => c.state === 'mismatch' || (c.state === 'unknown' && c.evidence.length > 0))
-      .map((c) =>
-        c.state === 'mismatch'
-          ? `${this.setting}: ${this.kind} status code ${c.code} (listed ${c.listed ?? 'nowhere'}) is a mismatch and decides nothing: ${c.evidence.at(-1) ?? 'see the log'} (fix the setting, then pix-checkout numbering reset)`
-          : `${this.setting}: ${this.kind} status code ${c.code} is not listed and decides nothing: ${c.evidence.at(-1)} (name it in the setting if the partner documents it)`,
-      );
-    const state: NumberingState = this.isMismatch() ? 'mismatch' : REQUIRED_MEANINGS.every((m) => this.hasVerified(m)) ? 'verified' : 'unverified';
-    return { state, configured: this.configured, codes, code_states: codeStates, problems };
-  }
-}
-
-const RANK: Record<CodeState, number> = { unverified: 0, unknown: 1, verified: 2, mismatch: 3 };
 
 /** The meanings an outcome may follow: a code read with one of them while words say the outcome is a read that has not caught up (not a contradiction). */
 const WAITS_FOR: Record<'approved' | 'canceled', readonly StatusMeaning[]> = {
@@ -502,7 +206,7 @@ export class StatusNumbering {
   /**
    * A payment's status as read from the partner (a read of our own, or a notification's
    * confirmation), before it is decided on: its time in the payment's life may verify a code or
-   * prove one wrong (see the rules at the top).
+   * prove one wrong (the rulebook: ASSUMPTIONS.md).
    */
   async observe(status: PartnerStatus | null, at: Observation): Promise<void> {
     await this.load();
@@ -580,17 +284,11 @@ export class StatusNumbering {
 
   /**
    * An explicit outcome, in words, from an authenticated notification, checked against the status
-   * the partner reports now. True when it may be applied (see the rules at the top). `kind` (or the
-   * older boolean `learn`: true for payments, false for transfers) picks the book.
+   * the partner reports now. True when it may be applied (the rulebook: ASSUMPTIONS.md). `kind` picks
+   * the book.
    */
-  confirmExplicit(
-    outcome: 'approved' | 'canceled',
-    status: PartnerStatus | null,
-    reference: string,
-    kindOrLearn: NumberingKind | boolean = 'payment',
-  ): boolean {
+  confirmExplicit(outcome: 'approved' | 'canceled', status: PartnerStatus | null, reference: string, kind: NumberingKind = 'payment'): boolean {
     if (!status) return false;
-    const kind: NumberingKind = kindOrLearn === true ? 'payment' : kindOrLearn === false ? 'transfer' : kindOrLearn;
     const book = this.book(kind);
     if (status.word !== null) {
       const said = wordMeaning(status.word);
@@ -664,5 +362,3 @@ export class StatusNumbering {
     await book.verdicts.save(book.book());
   }
 }
-
-const iso = (ms: number) => (Number.isFinite(ms) ? new Date(ms).toISOString() : String(ms));

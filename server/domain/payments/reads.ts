@@ -56,7 +56,7 @@ export class PaymentReads {
    * Only payments this proxy issued are served: others are not found.
    */
   async record(reference: string, maxAgeMs?: number, forced = false): Promise<PaymentRecord> {
-    const stored = await this.options.store.getPayment(reference);
+    const stored = await this.options.store.payments.get(reference);
     if (!stored) throw new DomainError('not_found', 'No such payment.');
     const now = this.options.now();
     if (stored.final || now - stored.updatedAt < (maxAgeMs ?? this.freshFor(stored.expiresAt, now))) return stored;
@@ -65,7 +65,7 @@ export class PaymentReads {
 
   /** The record the store holds in memory, when it is final or fresh enough to serve without I/O. */
   peekFresh(reference: string): PaymentRecord | undefined {
-    const stored = this.options.store.peekPayment?.(reference);
+    const stored = this.options.store.payments.peek?.(reference);
     if (!stored) return undefined;
     const now = this.options.now();
     return stored.final || now - stored.updatedAt < this.freshFor(stored.expiresAt, now) ? stored : undefined;
@@ -106,7 +106,7 @@ export class PaymentReads {
       deciding = cluster
         .lease(pollLease(reference), 2 * this.intervalFor(stored.expiresAt, this.options.now()))
         .then(async (held) =>
-          held ? (this.refreshing.get(reference) ?? this.ask(stored, source)) : ((await this.options.store.getPayment(reference)) ?? stored),
+          held ? (this.refreshing.get(reference) ?? this.ask(stored, source)) : ((await this.options.store.payments.get(reference)) ?? stored),
         )
         .finally(() => this.deciding.delete(reference));
       this.deciding.set(reference, deciding);
@@ -134,7 +134,7 @@ export class PaymentReads {
    * flight, and records what it says. Null when the proxy does not know the payment.
    */
   async confirm(reference: string, explicit: 'approved' | 'canceled' | null = null, shared = false): Promise<PaymentRecord | null> {
-    const stored = await this.options.store.getPayment(reference);
+    const stored = await this.options.store.payments.get(reference);
     if (!stored) return null;
     if (stored.final) return stored;
     // The reconciler's (shared) ask is a read of our own; the others confirm a notification.
@@ -153,14 +153,23 @@ export class PaymentReads {
    * stated by a code: the whole payment). True when one was recorded.
    */
   async confirmReturn(reference: string): Promise<boolean> {
-    const { store, numbering, now, log, outcomes } = this.options;
-    const stored = await store.getPayment(reference);
+    const { store, numbering, now } = this.options;
+    const stored = await store.payments.get(reference);
     if (!stored || !isReturnable(stored) || numbering.codes.returned.length === 0) return false;
     const askedAt = now();
     const upstream = await this.partner.getPayment(reference);
     await numbering.observe(upstream.status, { reference, expiresAt: stored.expiresAt, createdAt: stored.createdAt, now: now(), askedAt, paid: true });
     if (numbering.meaning(upstream.status) !== 'returned') return false;
-    return recordReturn({ store, outcomes, log, now }, stored, null, 'status');
+    return this.recordReturn(stored, null, 'status');
+  }
+
+  /**
+   * Records a return of a paid payment (domain/returns.ts): `notifiedCents` the total stated, null
+   * when unstated. True when it was new.
+   */
+  recordReturn(payment: PaymentRecord, notifiedCents: number | null, source: 'notification' | 'status'): Promise<boolean> {
+    const { store, outcomes, log, now } = this.options;
+    return recordReturn({ store, outcomes, log, now }, payment, notifiedCents, source);
   }
 
   /**
@@ -172,7 +181,7 @@ export class PaymentReads {
    */
   async confirmNotPaid(reference: string): Promise<'pending' | 'canceled' | 'paid' | 'unknown'> {
     const { store, numbering, log } = this.options;
-    const stored = await store.getPayment(reference);
+    const stored = await store.payments.get(reference);
     if (!stored) return 'unknown';
     if (stored.final) return finalState(stored);
     let upstream: PaymentDetails;
@@ -212,7 +221,9 @@ export class PaymentReads {
     if (!amountDiffers(stored, upstream)) return this.applyRead(stored, upstream.status, explicit, source, askedAt);
     const reportedCents = Math.round(upstream.value! * 100);
     const at = this.options.now();
-    const change = await this.options.store.flagAmountMismatch(stored.reference, reportedCents, at, (p, orderId) => amountMismatchOutcome(p, orderId, at));
+    const change = await this.options.store.payments.flagAmountMismatch(stored.reference, reportedCents, at, (p, orderId) =>
+      amountMismatchOutcome(p, orderId, at),
+    );
     if (change.changed) {
       this.options.log.error(
         { reference: stored.reference, checkout_id: stored.checkoutId, value: stored.valueCents / 100, reported_value: reportedCents / 100 },
@@ -224,7 +235,7 @@ export class PaymentReads {
     if (explicit !== 'approved' && this.options.numbering.meaning(upstream.status) === 'canceled') {
       return this.applyRead(stored, upstream.status, explicit, source, askedAt);
     }
-    return this.options.store.getPayment(stored.reference);
+    return this.options.store.payments.get(stored.reference);
   }
 
   /**
@@ -255,10 +266,10 @@ export class PaymentReads {
         { reference: stored.reference, status: status?.code ?? status?.word ?? null, status_codes: numbering.report().state },
         'a payment status was not applied: its meaning is not known for sure',
       );
-      return this.options.store.getPayment(stored.reference);
+      return this.options.store.payments.get(stored.reference);
     }
     // Expired and failed are never final (the code may still be paid); a return is recorded by whoever handles returns.
-    if (meaning !== 'pending' && meaning !== 'approved' && meaning !== 'canceled') return this.options.store.getPayment(stored.reference);
+    if (meaning !== 'pending' && meaning !== 'approved' && meaning !== 'canceled') return this.options.store.payments.get(stored.reference);
     // Re-read inside: a final status stored meanwhile (a webhook) wins over what this call saw.
     return this.applyStatus(stored.reference, PARTNER_STATUS[meaning], source);
   }
@@ -270,8 +281,8 @@ export class PaymentReads {
    */
   async applyStatus(reference: string, partnerStatus: number, source?: Source): Promise<PaymentRecord | null> {
     const final = isFinalPartnerStatus(partnerStatus);
-    const change = await this.options.store.updatePaymentStatus(reference, partnerStatus, final, this.options.now(), paymentOutcome);
-    const record = await this.options.store.getPayment(reference);
+    const change = await this.options.store.payments.updateStatus(reference, partnerStatus, final, this.options.now(), paymentOutcome);
+    const record = await this.options.store.payments.get(reference);
     if (change.changed && record?.final) {
       // Our own read found the outcome: its notification is now expected (or late, or missing).
       if (source === 'read') this.options.health?.foundByRead(reference);
@@ -285,9 +296,9 @@ export class PaymentReads {
 /** Who is being paid, once read: kept on the record (the read may finish before the issuer stored it, so it waits a little). */
 export async function rememberFavoured(store: Store, reference: string, favoured: string, clock: Clock): Promise<void> {
   for (let attempt = 0; attempt < 20; attempt++) {
-    const stored = await store.getPayment(reference);
+    const stored = await store.payments.get(reference);
     if (stored) {
-      if (stored.favoured == null) await store.setPaymentFavoured(reference, favoured);
+      if (stored.favoured == null) await store.payments.setFavoured(reference, favoured);
       return;
     }
     await clock.sleep(50);

@@ -104,7 +104,7 @@ export class UnrecordedPayments {
     for (const [reference, entry] of [...this.kept]) {
       try {
         // An insert whose commit was under way when it failed may have landed.
-        if (!(await this.options.store.getPayment(reference))) await this.options.store.insertPayment(entry.record);
+        if (!(await this.options.store.payments.get(reference))) await this.options.store.payments.insert(entry.record);
         this.kept.delete(reference);
         this.options.log.warn(
           { reference, transaction_id: entry.record.transactionId, checkout_id: entry.record.checkoutId },

@@ -140,7 +140,7 @@ export class PaymentWatches {
       const watch = this.watches.get(reference);
       if (!watch) continue;
       try {
-        const record = await this.options.store.getPayment(reference);
+        const record = await this.options.store.payments.get(reference);
         if (record && this.watches.get(reference) === watch) this.publish(reference, watch, this.options.views.view(record));
       } catch (error) {
         // The watch's own poll tries again.

@@ -233,7 +233,7 @@ export class WebhookIntake {
   /** What the store knows the reference as: a payment this proxy issued, a transfer it follows, or nothing. */
   private async issued(reference: string): Promise<'payment' | 'transfer' | null> {
     const { store } = this.options;
-    if ((store.peekPayment?.(reference) ?? (await store.getPayment(reference))) !== null) return 'payment';
+    if ((store.payments.peek?.(reference) ?? (await store.payments.get(reference))) !== null) return 'payment';
     return (await store.transfers.get(reference)) !== null ? 'transfer' : null;
   }
 }

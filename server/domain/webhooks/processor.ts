@@ -17,20 +17,15 @@
  * costs the partner one call every couple of seconds, not one call each; on an open intake, a flood
  * of references the store does not know costs it nothing, and takes no place in the queue.
  */
-import type { Logger } from '../../log.ts';
 import { notificationBody, readNotification, type PartnerNotification } from '../../partner/notification.ts';
-import { LIMITS } from '../../../src/shared/limits.ts';
-import type { PaymentRecord, Store } from '../../store/store.ts';
-import { recordedOutcome, type DisputeService } from '../disputes.ts';
-import type { PaymentService } from '../payments.ts';
-import type { StatusNumbering } from '../numbering/status-numbering.ts';
-import type { TransferService } from '../transfers.ts';
+import { NotificationConfirmation, type Attempt, type ConfirmationDeps, type ProcessResult } from './confirmation.ts';
 import { groupKey, newGroup, round, type Group } from './groups.ts';
 import { byExternalReference } from './references.ts';
-import { isReturnable } from '../returns.ts';
 import { REAL_CLOCK, type Clock, type Runtime } from '../../runtime/runtime.ts';
 
-/** The schedule of confirmations tried again (DEFAULTS.webhookIntake). */
+export type { ProcessResult } from './confirmation.ts';
+
+/** The schedule of confirmations tried again, resolved by the composition. */
 export interface RetrySettings {
   firstRetryMs: number;
   maxRetryMs: number;
@@ -42,14 +37,10 @@ export interface RetrySettings {
   pendingRetentionMs: number;
 }
 
-export interface ProcessorDeps {
-  store: Store;
-  payments: PaymentService;
-  transfers: TransferService;
+export interface ProcessorDeps extends ConfirmationDeps {
   now: () => number;
   /** Time and timers (default the real ones). */
   runtime?: Pick<Runtime, 'clock'> | undefined;
-  log: Logger;
   /** Partner calls in flight at most. */
   concurrency: number;
   /** One reference is confirmed at most this often (real time). */
@@ -60,23 +51,8 @@ export interface ProcessorDeps {
    * confirmed, and the others are settled `unknown_reference` without asking the partner.
    */
   intakeAuthenticated: boolean;
-  /** Read again at once when it cannot decide yet: another instance may have verified it. */
-  numbering?: StatusNumbering;
-  /** Where authenticated words that contradict a final payment go. */
-  disputes?: DisputeService;
   retry: RetrySettings;
 }
-
-/**
- * What processing made of an event (stored as `webhook_events.result`): `not_confirmed` once its
- * tries again are over; `contradicted`, authenticated words the partner's verified code contradicts;
- * `disputed`, authenticated words that contradict a final payment; `cut`, a body stored cut
- * (webhook-intake.ts) taken up again after a restart, never read.
- */
-export type ProcessResult = 'applied' | 'already_final' | 'not_confirmed' | 'unknown_reference' | 'invalid' | 'contradicted' | 'disputed' | 'cut';
-
-/** A confirmation that could not be applied yet: tried again later. */
-type Attempt = ProcessResult | 'retry';
 
 export class WebhookProcessor {
   private readonly groups = new Map<string, Group>();
@@ -84,6 +60,7 @@ export class WebhookProcessor {
   private running = 0;
   private closed = false;
   private readonly retry: RetrySettings;
+  private readonly confirmation: NotificationConfirmation;
 
   private get clock(): Clock {
     return this.deps.runtime?.clock ?? REAL_CLOCK;
@@ -91,6 +68,7 @@ export class WebhookProcessor {
 
   constructor(private readonly deps: ProcessorDeps) {
     this.retry = deps.retry;
+    this.confirmation = new NotificationConfirmation(deps);
   }
 
   /**
@@ -105,30 +83,13 @@ export class WebhookProcessor {
     const authenticated = received?.authenticated ?? false;
     if (!read) return this.settle([id], 'invalid');
     // Named by our transaction id (`txid`): followed as the transaction it belongs to.
-    let event: PartnerNotification | null;
-    try {
-      event = await byExternalReference(this.deps.store, read);
-    } catch (error) {
-      this.deps.log.warn(
-        { webhook_event: id, err: { message: error instanceof Error ? error.message : String(error) } },
-        'webhook not processed yet; will retry',
-      );
-      return;
-    }
+    const event = await this.askStore(id, () => byExternalReference(this.deps.store, read));
+    if (event === undefined) return;
     if (!event) return this.settle([id], 'unknown_reference');
     // Decided before it takes a group or a slot: a flood of made-up references never delays real ones.
     if (!this.deps.intakeAuthenticated) {
-      let known: boolean;
-      try {
-        known = await this.known(event.reference);
-      } catch (error) {
-        // The store could not say: left unprocessed, taken up again by the next pass.
-        this.deps.log.warn(
-          { webhook_event: id, err: { message: error instanceof Error ? error.message : String(error) } },
-          'webhook not processed yet; will retry',
-        );
-        return;
-      }
+      const known = await this.askStore(id, () => this.confirmation.known(event.reference));
+      if (known === undefined) return;
       if (!known) return this.settle([id], 'unknown_reference');
       if (this.closed) return;
     }
@@ -164,6 +125,19 @@ export class WebhookProcessor {
     const waitFor = (group.next ??= round()).done;
     this.run(key, group);
     return waitFor;
+  }
+
+  /** What the store says before an event is processed; undefined when it cannot say: the event is left unprocessed, taken up again by the next pass. */
+  private async askStore<T>(id: number, ask: () => Promise<T>): Promise<T | undefined> {
+    try {
+      return await ask();
+    } catch (error) {
+      this.deps.log.warn(
+        { webhook_event: id, err: { message: error instanceof Error ? error.message : String(error) } },
+        'webhook not processed yet; will retry',
+      );
+      return undefined;
+    }
   }
 
   private run(key: string, group: Group): void {
@@ -228,7 +202,7 @@ export class WebhookProcessor {
       try {
         let attempt: Attempt;
         try {
-          attempt = await this.slot(() => this.apply(group, ids));
+          attempt = await this.slot(() => this.confirmation.apply(group, ids));
         } catch (error) {
           // The partner could not confirm it now: kept, and tried again.
           this.deps.log.warn(
@@ -327,92 +301,6 @@ export class WebhookProcessor {
       this.running--;
       this.waiting.shift()?.();
     }
-  }
-
-  /** Whether the store knows the reference, as a payment this proxy issued or a transfer it follows. */
-  private async known(reference: string): Promise<boolean> {
-    const { store } = this.deps;
-    return (store.peekPayment?.(reference) ?? (await store.getPayment(reference))) !== null || (await store.transfers.get(reference)) !== null;
-  }
-
-  /**
-   * Confirms a notification with the partner. Its kind, when it does not say, is found by looking the
-   * reference up: a payment this proxy issued, else a transfer the service may know. Its explicit
-   * outcome (words), from an authenticated source, is applied where the status code cannot decide,
-   * once the partner no longer reports the transaction pending. `retry`: not applied yet.
-   */
-  private async apply(group: Group, ids: readonly number[]): Promise<Attempt> {
-    const { event, explicit: outcome } = group;
-    const { reference } = event;
-    const { numbering } = this.deps;
-    // A payment this proxy issued is a payment, whatever kind the notification seems to name.
-    const stored = await this.deps.store.getPayment(reference);
-    if (stored) {
-      // Words are tried again only while a final code can only be the payment's own outcome: before
-      // its automatic cancellation (less a margin for clock skew), never against that cancellation.
-      group.openUntil = stored.expiresAt + LIMITS.cancelAfterExpirationSeconds * 1000 - this.retry.retryMarginMs;
-      if (stored.final) {
-        if (group.returned !== null) return this.applyReturn(group, stored);
-        // A paid payment notified again may have been returned: its code says so when one is listed `returned`.
-        if (await this.deps.payments.confirmReturn(reference)) return 'applied';
-        return this.finalPayment(group, ids);
-      }
-      // Another instance sharing the store may have reached a verdict on the numbering a moment ago
-      // (verified it, or proven it wrong): heard now, before deciding, not at the next reload.
-      if (numbering && (numbering.report().state === 'unverified' || (this.deps.store.cluster && numbering.report().state !== 'mismatch')))
-        await numbering.reload();
-      // Confirmed with the partner; the body's status is never used alone.
-      const record = await this.deps.payments.confirm(reference, outcome);
-      if (record?.final && group.returned !== null) return this.applyReturn(group, record);
-      if (record?.final) return outcome !== null && recordedOutcome(record) !== outcome ? this.finalPayment(group, ids, record) : 'applied';
-      // Contradicted only when this payment's own words were (another payment's mismatch meanwhile
-      // leaves these words waiting: under a mismatch they are the only way it can be settled).
-      if (outcome !== null && numbering?.wasContradicted(reference)) {
-        this.deps.log.error(
-          { reference, webhook_events: ids, outcome },
-          "an authenticated notification's outcome is contradicted by the partner's status code: not applied (see /ready)",
-        );
-        return 'contradicted';
-      }
-      return 'retry';
-    }
-    // Only payments this proxy issued are followed.
-    if (event.kind === 'payment') return 'unknown_reference';
-
-    const known = await this.deps.store.transfers.get(reference);
-    if (known?.final) return 'already_final';
-    // Confirmed with the service, which knows whose it is: one it does not know is not ours. Unless
-    // its authenticated words name an outcome: the partner's own notification may come before its
-    // check knows the transfer (or before our create's answer), so it is asked again on the retry
-    // schedule rather than its words dropped (a payout then settles from them).
-    const final = await this.deps.transfers.confirm(reference, outcome);
-    if (final === null) return outcome !== null ? 'retry' : 'unknown_reference';
-    return final ? 'applied' : 'retry';
-  }
-
-  /**
-   * A return an authenticated notification stated, of a final payment: recorded when it is paid
-   * (domain/returns.ts); of a canceled one, nothing was paid to give back.
-   */
-  private async applyReturn(group: Group, payment: PaymentRecord): Promise<ProcessResult> {
-    const returned = group.returned!;
-    group.returned = null;
-    if (!isReturnable(payment)) {
-      this.deps.log.warn(
-        { reference: payment.reference },
-        'a notification states a return of a payment not recorded paid: nothing to give back, nothing recorded',
-      );
-      return 'already_final';
-    }
-    return (await this.deps.payments.recordReturn(payment, returned.cents, 'notification')) ? 'applied' : 'already_final';
-  }
-
-  /** A final payment: authenticated words that contradict it open a dispute; anything else changes nothing. */
-  private async finalPayment(group: Group, ids: readonly number[], record?: PaymentRecord): Promise<ProcessResult> {
-    const payment = record ?? (await this.deps.store.getPayment(group.event.reference));
-    if (!payment || group.explicit === null || !this.deps.disputes) return 'already_final';
-    const eventId = ids.find((id) => group.trusted.has(id)) ?? null;
-    return (await this.deps.disputes.contradicts(payment, group.explicit, eventId)) ? 'disputed' : 'already_final';
   }
 }
 

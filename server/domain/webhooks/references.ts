@@ -14,6 +14,6 @@ import type { Store } from '../../store/store.ts';
  */
 export async function byExternalReference(store: Store, event: PartnerNotification): Promise<PartnerNotification | null> {
   if (event.referenceField === 'external_reference') return event;
-  const found = await store.findByTransactionId(event.reference);
+  const found = await store.payments.findByTransactionId(event.reference);
   return found ? { ...event, reference: found.reference, referenceField: 'external_reference', kind: found.kind } : null;
 }

@@ -7,7 +7,7 @@ import type { CheckoutStore } from './types.ts';
 
 export function postgresCheckouts({ query, tx, cache }: PostgresContext): CheckoutStore {
   return {
-    async createCheckout(checkout) {
+    async create(checkout) {
       const inserted = (
         await query<CheckoutRow>(
           `INSERT INTO checkouts (id, order_id, value_cents, description, customer_name, customer_document, callback, payment_reference, renewals_used, created_at, customer_document_hash, replaces)
@@ -30,14 +30,14 @@ export function postgresCheckouts({ query, tx, cache }: PostgresContext): Checko
       const row = (await query<CheckoutRow>('SELECT * FROM checkouts WHERE order_id = $1', [checkout.orderId])).rows[0]!;
       return { checkout: toCheckout(row), created: false };
     },
-    async getCheckout(id) {
+    async get(id) {
       const row = (await query<CheckoutRow>('SELECT * FROM checkouts WHERE id = $1', [id])).rows[0];
       return row ? toCheckout(row) : null;
     },
-    async checkoutsReplacing(id) {
+    async replacing(id) {
       return (await query<CheckoutRow>('SELECT * FROM checkouts WHERE replaces = $1 ORDER BY created_at, id', [id])).rows.map(toCheckout);
     },
-    async checkoutPayments(checkoutId) {
+    async payments(checkoutId) {
       return (await query<PaymentRow>('SELECT * FROM payments WHERE checkout_id = $1 ORDER BY created_at, seq', [checkoutId])).rows.map(toPayment);
     },
     async attachPayment(checkoutId, payment, renewalsUsed, expected, paidStatus) {
@@ -56,7 +56,7 @@ export function postgresCheckouts({ query, tx, cache }: PostgresContext): Checko
       cache.remember({ ...payment });
       return attached;
     },
-    async addCheckoutEvent(event, reference, at) {
+    async addEvent(event, reference, at) {
       return addNewOutcome(query, event, reference, at);
     },
   };

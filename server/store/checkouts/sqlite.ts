@@ -30,7 +30,7 @@ export function sqliteCheckouts({ db, cache }: SqliteContext, outbox: SqliteOutb
     return sql.setPayment.run(payment.reference, renewalsUsed, checkoutId, expected, paidStatus).changes === 1;
   });
   return {
-    async createCheckout(checkout) {
+    async create(checkout) {
       const { changes } = sql.insert.run({
         id: checkout.id,
         order_id: checkout.orderId,
@@ -46,14 +46,14 @@ export function sqliteCheckouts({ db, cache }: SqliteContext, outbox: SqliteOutb
       const row = sql.byOrder.get(checkout.orderId) as CheckoutRow;
       return { checkout: toCheckout(row), created: changes === 1 };
     },
-    async getCheckout(id) {
+    async get(id) {
       const row = sql.get.get(id) as CheckoutRow | undefined;
       return row ? toCheckout(row) : null;
     },
-    async checkoutsReplacing(id) {
+    async replacing(id) {
       return (sql.replacing.all(id) as CheckoutRow[]).map(toCheckout);
     },
-    async checkoutPayments(checkoutId) {
+    async payments(checkoutId) {
       return (sql.payments.all(checkoutId) as PaymentRow[]).map(toPayment);
     },
     async attachPayment(checkoutId, payment, renewalsUsed, expected, paidStatus) {
@@ -61,7 +61,7 @@ export function sqliteCheckouts({ db, cache }: SqliteContext, outbox: SqliteOutb
       cache.remember({ ...payment });
       return attached;
     },
-    async addCheckoutEvent(event, reference, at) {
+    async addEvent(event, reference, at) {
       return outbox.addNew(event, reference, at);
     },
   };

@@ -29,12 +29,12 @@ export interface CheckoutRecord {
 /** The checkouts part of the Store. */
 export interface CheckoutStore {
   /** Inserts the checkout unless its order id exists; answers the stored one either way. */
-  createCheckout(checkout: CheckoutRecord): Promise<{ checkout: CheckoutRecord; created: boolean }>;
-  getCheckout(id: string): Promise<CheckoutRecord | null>;
+  create(checkout: CheckoutRecord): Promise<{ checkout: CheckoutRecord; created: boolean }>;
+  get(id: string): Promise<CheckoutRecord | null>;
   /** The checkouts that replace this one (`replaces`), oldest first. */
-  checkoutsReplacing(id: string): Promise<CheckoutRecord[]>;
+  replacing(id: string): Promise<CheckoutRecord[]>;
   /** Every payment a checkout issued, oldest first. */
-  checkoutPayments(checkoutId: string): Promise<PaymentRecord[]>;
+  payments(checkoutId: string): Promise<PaymentRecord[]>;
   /**
    * Stores a newly issued payment and, in the same transaction, makes it the checkout's current one
    * if the current one is still `expected` (what the issuer read; null: none yet) and no payment of
@@ -48,5 +48,5 @@ export interface CheckoutStore {
    * Puts a checkout's event (`checkout.overpaid`) in the outbox unless one with its id is there: true
    * when it was added now (the event is new), false when it was told already.
    */
-  addCheckoutEvent(event: OutcomeEvent, reference: string, at: number): Promise<boolean>;
+  addEvent(event: OutcomeEvent, reference: string, at: number): Promise<boolean>;
 }

@@ -6,7 +6,7 @@
 import pg from 'pg';
 import type { StoreOutage } from '../outage.ts';
 import { postgresConnection } from '../postgres/tls.ts';
-import type { PostgresContext } from '../postgres/context.ts';
+import type { PostgresContext, Query } from '../postgres/context.ts';
 import type { RecordCache } from '../record-cache.ts';
 import type { Cluster, StoreChange } from './types.ts';
 
@@ -23,6 +23,8 @@ export interface ClusterOptions {
   /** Where the database is, for messages (never the password). */
   where: string;
   cache: RecordCache;
+  /** The sweep of run-out leases and the goodbye at close: their failures are nobody's (PostgresStatements.housekeeping). */
+  housekeeping: Query;
   onProblem?: ((message: string, error?: unknown) => void) | undefined;
   /** Told when the listening connection is lost or cannot be reopened, and when it is back (instead of onProblem). */
   outage?: StoreOutage | undefined;
@@ -36,7 +38,7 @@ export const announcer =
 
 export function postgresCluster(
   { query, instanceId }: Pick<PostgresContext, 'query' | 'instanceId'>,
-  { url, types, where, cache, onProblem, outage }: ClusterOptions,
+  { url, types, where, cache, housekeeping, onProblem, outage }: ClusterOptions,
 ): { cluster: Cluster; listen: () => Promise<void>; stop: () => Promise<void> } {
   // Listening: one connection of its own, reopened when lost.
   const listeners = new Set<(change: StoreChange) => void>();
@@ -102,7 +104,7 @@ export function postgresCluster(
 
   // Run-out leases are swept now and then: one row per payment polled would otherwise stay.
   const sweeper = setInterval(() => {
-    query(`DELETE FROM leases WHERE expires_at < ${DB_NOW} - 60000`).catch(() => undefined);
+    housekeeping(`DELETE FROM leases WHERE expires_at < ${DB_NOW} - 60000`).catch(() => undefined);
   }, 60_000);
   sweeper.unref?.();
 
@@ -133,7 +135,7 @@ export function postgresCluster(
     closing = true;
     clearTimeout(retry);
     clearInterval(sweeper);
-    await query('DELETE FROM leases WHERE holder = $1', [instanceId]).catch(() => undefined);
+    await housekeeping('DELETE FROM leases WHERE holder = $1', [instanceId]).catch(() => undefined);
     const client = listener;
     listener = null;
     listening = false;

@@ -1,9 +1,8 @@
 /** The outbox on SQLite: outcome events written in their status change's transaction, and their deliveries claimed and recorded. */
 import { randomBytes } from 'node:crypto';
-import type Database from 'libsql';
 import type { OutcomeEvent } from '../../../src/shared/contract.ts';
 import { toAttempt, toOutbox, type DeliveryAttemptRow, type OutboxRow } from '../rows.ts';
-import type { SqliteContext } from '../sqlite/context.ts';
+import type { SqliteContext, SqliteDatabase } from '../sqlite/context.ts';
 import { newOutboxRow } from './row.ts';
 import type { DeliveryAttempt, DeliveryNext, OutboxStore } from './types.ts';
 
@@ -19,7 +18,7 @@ export interface SqliteOutboxWriter {
   addNew(event: OutcomeEvent, reference: string, at: number): boolean;
 }
 
-export function sqliteOutboxWriter(db: Database.Database): SqliteOutboxWriter {
+export function sqliteOutboxWriter(db: SqliteDatabase): SqliteOutboxWriter {
   const insert = db.prepare(
     `INSERT INTO outbox (event_id, type, reference, body, created_at, next_attempt_at)
      VALUES (@eventId, @type, @reference, @body, @createdAt, @nextAttemptAt) ON CONFLICT(event_id) DO NOTHING`,

@@ -34,11 +34,11 @@ const orderIdOf = async (q: Query, checkoutId: string | null): Promise<string | 
 
 export function postgresPayments({ query, tx, cache, announce }: PostgresContext): PaymentStore {
   return {
-    async insertPayment(payment) {
+    async insert(payment) {
       await insertPaymentRow(query, payment);
       cache.remember({ ...payment });
     },
-    peekPayment(reference) {
+    peek(reference) {
       return cache.get(reference);
     },
     async findByTransactionId(transactionId) {
@@ -48,14 +48,14 @@ export function postgresPayments({ query, tx, cache, announce }: PostgresContext
         .rows[0];
       return payout ? { kind: 'transfer', reference: payout.reference } : null;
     },
-    async getPayment(reference) {
+    async get(reference) {
       const cached = cache.get(reference);
       if (cached) return cached;
       const mark = cache.mark();
       const row = (await query<PaymentRow>('SELECT * FROM payments WHERE reference = $1', [reference])).rows[0];
       return row ? cache.rememberRead(mark, toPayment(row)) : null;
     },
-    async updatePaymentStatus(reference, partnerStatus, final, updatedAt, outcomeOf) {
+    async updateStatus(reference, partnerStatus, final, updatedAt, outcomeOf) {
       const result = await tx(async (q) => {
         // Compare-and-set: a final status is never changed.
         const row = (
@@ -80,7 +80,7 @@ export function postgresPayments({ query, tx, cache, announce }: PostgresContext
       cache.remember(toPayment(result.row));
       return { changed: true, outcome: result.outcome };
     },
-    async setPaymentFavoured(reference, favoured) {
+    async setFavoured(reference, favoured) {
       const row = await tx(async (q) => {
         const updated = (await q<PaymentRow>('UPDATE payments SET favoured = $2 WHERE reference = $1 RETURNING *', [reference, favoured])).rows[0];
         if (updated) await announce(q, reference);
@@ -88,10 +88,10 @@ export function postgresPayments({ query, tx, cache, announce }: PostgresContext
       });
       if (row) cache.remember(toPayment(row));
     },
-    async nonFinalPayments(limit) {
+    async nonFinal(limit) {
       return (await query<PaymentRow>('SELECT * FROM payments WHERE NOT final ORDER BY created_at LIMIT $1', [limit])).rows.map(toPayment);
     },
-    async duePayments(now, limit, schedule) {
+    async due(now, limit, schedule) {
       // Reconciler.dueAt in SQL: the last read, plus the interval the payment's place in time asks for.
       const { rows } = await query<PaymentRow>(
         `SELECT * FROM (
@@ -105,11 +105,11 @@ export function postgresPayments({ query, tx, cache, announce }: PostgresContext
       );
       return rows.map(toPayment);
     },
-    async markPaymentsChecked(references, at) {
+    async markChecked(references, at) {
       if (references.length === 0) return;
       await query('UPDATE payments SET checked_at = $1 WHERE reference = ANY($2) AND NOT final', [at, [...references]]);
     },
-    async countOpenPaymentsExpiredBefore(expiredBefore) {
+    async countOpenExpiredBefore(expiredBefore) {
       const { rows } = await query<{ n: number }>('SELECT count(*) AS n FROM payments WHERE NOT final AND expires_at < $1', [expiredBefore]);
       return rows[0]!.n;
     },

@@ -1,13 +1,12 @@
 /** Payments on SQLite: the hot status read from the record cache, status changes and their outcome events in one transaction. */
-import type Database from 'libsql';
 import { statusWrite } from '../../money/final-state.ts';
 import type { SqliteOutboxWriter } from '../outbox/sqlite.ts';
 import { toPayment, toReturn, type PaymentRow, type ReturnRow, type WithOrder } from '../rows.ts';
-import { flag, type SqliteContext } from '../sqlite/context.ts';
+import { flag, type SqliteContext, type SqliteDatabase } from '../sqlite/context.ts';
 import type { PaymentOutcomeOf, PaymentRecord, PaymentStore, StatusChange } from './types.ts';
 
 /** Inserts a payment (also inside a checkout's attach transaction). */
-export function sqlitePaymentInsert(db: Database.Database): (payment: PaymentRecord) => void {
+export function sqlitePaymentInsert(db: SqliteDatabase): (payment: PaymentRecord) => void {
   const insert = db.prepare(
     `INSERT INTO payments (reference, checkout_id, value_cents, description, partner_status, brcode, qr_code_url, checkout_url, created_at, expires_at, transaction_id, updated_at, final, favoured)
      VALUES (@reference, @checkout_id, @value_cents, @description, @partner_status, @brcode, @qr_code_url, @checkout_url, @created_at, @expires_at, @transaction_id, @updated_at, @final, @favoured)`,
@@ -32,7 +31,7 @@ export function sqlitePaymentInsert(db: Database.Database): (payment: PaymentRec
 }
 
 /** A payment with its checkout's order id (what its outcome event names). */
-export function sqlitePaymentWithOrder(db: Database.Database): (reference: string) => WithOrder<PaymentRow> | undefined {
+export function sqlitePaymentWithOrder(db: SqliteDatabase): (reference: string) => WithOrder<PaymentRow> | undefined {
   const read = db.prepare('SELECT p.*, c.order_id AS order_id FROM payments p LEFT JOIN checkouts c ON c.id = p.checkout_id WHERE p.reference = ?');
   return (reference) => read.get(reference) as WithOrder<PaymentRow> | undefined;
 }
@@ -96,22 +95,22 @@ export function sqlitePayments({ db, cache, noticeOtherWriters }: SqliteContext,
   });
 
   return {
-    async insertPayment(payment) {
+    async insert(payment) {
       insertPayment(payment);
       cache.remember({ ...payment });
     },
-    peekPayment(reference) {
+    peek(reference) {
       noticeOtherWriters();
       return cache.get(reference);
     },
-    async getPayment(reference) {
+    async get(reference) {
       noticeOtherWriters();
       const cached = cache.get(reference);
       if (cached) return cached;
       const row = sql.get.get(reference) as PaymentRow | undefined;
       return row ? cache.remember(toPayment(row)) : null;
     },
-    async updatePaymentStatus(reference, partnerStatus, final, updatedAt, outcomeOf) {
+    async updateStatus(reference, partnerStatus, final, updatedAt, outcomeOf) {
       noticeOtherWriters();
       const change = updateStatus(reference, partnerStatus, final, updatedAt, outcomeOf);
       const cached = cache.get(reference);
@@ -125,23 +124,23 @@ export function sqlitePayments({ db, cache, noticeOtherWriters }: SqliteContext,
       const payout = sql.payoutByTransactionId.get(transactionId) as { reference: string } | undefined;
       return payout ? { kind: 'transfer', reference: payout.reference } : null;
     },
-    async setPaymentFavoured(reference, favoured) {
+    async setFavoured(reference, favoured) {
       noticeOtherWriters();
       sql.setFavoured.run(favoured, reference);
       const cached = cache.get(reference);
       if (cached) cache.remember({ ...cached, favoured });
     },
-    async nonFinalPayments(limit) {
+    async nonFinal(limit) {
       noticeOtherWriters();
       return (sql.nonFinal.all(limit) as PaymentRow[]).map((row) => cache.get(row.reference) ?? toPayment(row)).filter((p) => !p.final);
     },
-    async duePayments(now, limit, schedule) {
+    async due(now, limit, schedule) {
       return (sql.due.all({ ...schedule, now, limit }) as PaymentRow[]).map(toPayment);
     },
-    async markPaymentsChecked(references, at) {
+    async markChecked(references, at) {
       markChecked(references, at);
     },
-    async countOpenPaymentsExpiredBefore(expiredBefore) {
+    async countOpenExpiredBefore(expiredBefore) {
       return (sql.countExpiredOpen.get(expiredBefore) as { n: number }).n;
     },
     async recordReturn(reference, returnedCents, source, at, outcomeOf) {

@@ -74,39 +74,39 @@ export interface StatusChange {
 
 /** The payments part of the Store. */
 export interface PaymentStore {
-  insertPayment(payment: PaymentRecord): Promise<void>;
-  getPayment(reference: string): Promise<PaymentRecord | null>;
+  insert(payment: PaymentRecord): Promise<void>;
+  get(reference: string): Promise<PaymentRecord | null>;
   /**
-   * Optional: the record as `getPayment` would answer it, synchronously, when the store has it at
-   * hand (in memory); undefined otherwise, and then the caller uses `getPayment`. Records are
+   * Optional: the record as `get` would answer it, synchronously, when the store has it at
+   * hand (in memory); undefined otherwise, and then the caller uses `get`. Records are
    * replaced, never mutated, when they change. Saves the hot status read an await.
    */
-  peekPayment?(reference: string): PaymentRecord | undefined;
+  peek?(reference: string): PaymentRecord | undefined;
   /**
    * Records a status the partner confirmed. A final record is never changed (no downgrade). When
    * this makes the payment final, `outcomeOf(the updated record, its checkout's order id)` is put in
    * the outbox in the same transaction.
    */
-  updatePaymentStatus(reference: string, partnerStatus: number, final: boolean, updatedAt: number, outcomeOf: PaymentOutcomeOf): Promise<StatusChange>;
+  updateStatus(reference: string, partnerStatus: number, final: boolean, updatedAt: number, outcomeOf: PaymentOutcomeOf): Promise<StatusChange>;
   /**
    * What our `transaction_id` (sent with a create; partners may name it `txid`) belongs to: a payment
    * this proxy issued, else a payout's transfer once the partner gave it a reference. Null when none.
    */
   findByTransactionId(transactionId: string): Promise<{ kind: 'payment' | 'transfer'; reference: string } | null>;
   /** Records who is being paid, read after the create when its answer did not say. */
-  setPaymentFavoured(reference: string, favoured: string): Promise<void>;
+  setFavoured(reference: string, favoured: string): Promise<void>;
   /** Payments not final yet, oldest first. */
-  nonFinalPayments(limit: number): Promise<PaymentRecord[]>;
+  nonFinal(limit: number): Promise<PaymentRecord[]>;
   /**
    * The reconciler's work list: payments not final whose next read is due at `now` under `schedule`
    * (domain/reconciler.ts, Reconciler.dueAt: the same rule), the longest overdue first. A payment's
-   * last read is its last confirmed status or its last check (markPaymentsChecked), the later one.
+   * last read is its last confirmed status or its last check (markChecked), the later one.
    */
-  duePayments(now: number, limit: number, schedule: ReadSchedule): Promise<PaymentRecord[]>;
+  due(now: number, limit: number, schedule: ReadSchedule): Promise<PaymentRecord[]>;
   /** Records that these payments were read at `at`, whatever the read meant (an undecided status included). */
-  markPaymentsChecked(references: readonly string[], at: number): Promise<void>;
+  markChecked(references: readonly string[], at: number): Promise<void>;
   /** How many payments are not final though they expired before `expiredBefore` (the parked ones). */
-  countOpenPaymentsExpiredBefore(expiredBefore: number): Promise<number>;
+  countOpenExpiredBefore(expiredBefore: number): Promise<number>;
   /**
    * Records that the partner reported another value for a payment not yet final (`reportedCents`) and,
    * in the same transaction, `outcomeOf(the updated record, its checkout's order id)` in the outbox

@@ -77,7 +77,7 @@ export interface TransferStore {
   /** Adds it unless known; answers the stored one. */
   track(transfer: TransferRecord): Promise<TransferRecord>;
   get(reference: string): Promise<TransferRecord | null>;
-  /** As updatePaymentStatus: never downgrades; a final status writes `outcomeOf(record)` to the outbox in the same transaction. */
+  /** As PaymentStore.updateStatus: never downgrades; a final status writes `outcomeOf(record)` to the outbox in the same transaction. */
   updateStatus(reference: string, partnerStatus: number, final: boolean, updatedAt: number, outcomeOf: TransferOutcomeOf): Promise<StatusChange>;
   nonFinal(limit: number): Promise<TransferRecord[]>;
   /** The reconciler's work list: transfers not final last read (updated or checked) `everyMs` or more before `now`, the longest overdue first. */

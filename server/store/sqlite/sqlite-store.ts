@@ -10,8 +10,8 @@ import Database from 'libsql';
 import { migrate } from './migrations.ts';
 import type { TokenStore } from '../../partner/token-store.ts';
 import { sqliteCheckouts } from '../checkouts/sqlite.ts';
+import { countingErrors, storeErrors } from '../errors.ts';
 import { sqliteDisputes } from '../disputes/sqlite.ts';
-import { guarded } from '../guard.ts';
 import { sqliteIntents } from '../intents/sqlite.ts';
 import { sqliteWebhookEvents } from '../notifications/sqlite.ts';
 import { sqliteOutbox, sqliteOutboxWriter } from '../outbox/sqlite.ts';
@@ -22,7 +22,7 @@ import { storeTimeLeft } from '../deadline.ts';
 import { RecordCache } from '../record-cache.ts';
 import type { Store } from '../store.ts';
 import { StoreError } from '../store.ts';
-import type { SqliteContext } from './context.ts';
+import { sqliteDatabase, type SqliteContext, type SqliteGuard } from './context.ts';
 import { sqliteReports } from '../reports/sqlite.ts';
 
 /** The database file inside PIX_DATA_DIR. */
@@ -76,16 +76,18 @@ export function openSqliteStore({ dataDir, cacheSize = 10_000, claimMs = 30_000 
     throw storeError(error, file);
   }
   const writes = file === ':memory:' ? { count: 0 } : sharedWrites(resolve(file));
-  return guarded(countingWrites(openedStore(db, cacheSize, claimMs, writes), writes, busyWithinBudget(db)), (error) => storeError(error, file));
+  const errors = storeErrors((error) => storeError(error, file));
+  return countingErrors(openedStore(db, cacheSize, claimMs, { errors, writes, before: busyWithinBudget(db) }), errors);
 }
 
 /** How long SQLite waits for another connection's lock outside a request (busy_timeout). */
 export const BUSY_TIMEOUT_MS = 5000;
 
 /**
- * Before each call: SQLite waits for a lock (busy_timeout) no longer than what is left of the
- * request's store budget (store/deadline.ts), and BUSY_TIMEOUT_MS outside a request. The wait blocks
- * the process (the driver is synchronous), so this bounds the whole process's stall as well.
+ * Before each statement or transaction (sqlite/context.ts): SQLite waits for a lock (busy_timeout)
+ * no longer than what is left of the request's store budget (store/deadline.ts), and BUSY_TIMEOUT_MS
+ * outside a request. The wait blocks the process (the driver is synchronous), so this bounds the
+ * whole process's stall as well.
  */
 function busyWithinBudget(db: Database.Database): () => void {
   let set = BUSY_TIMEOUT_MS;
@@ -100,8 +102,9 @@ function busyWithinBudget(db: Database.Database): () => void {
 }
 
 /**
- * Writes made through the store objects of this process, per database file: another store object on
- * the same file then checks for them at its next read, at once. Writes by other processes are looked
+ * Writes made through the store objects of this process, per database file (each statement that
+ * writes counts itself, sqlite/context.ts): another store object on the same file then checks for
+ * them at its next read, at once. Writes by other processes are looked
  * for at most every OTHER_PROCESS_CHECK_MS.
  */
 const processWrites = new Map<string, { count: number }>();
@@ -114,68 +117,9 @@ function sharedWrites(file: string): { count: number } {
 /** How stale a cached record may be after another process (a command line) changed it: a millisecond. */
 const OTHER_PROCESS_CHECK_MS = 1;
 
-/** The store's methods answered from memory: they never wait for a lock. */
-const IN_MEMORY = new Set(['peekPayment']);
-
-/** The store's methods that only read: every other call counts as a write for the other store objects on the file. */
-const READS = new Set([
-  'getPayment',
-  'peekPayment',
-  'findByTransactionId',
-  'returnsOf',
-  'returnsSince',
-  'checkoutsReplacing',
-  'nonFinalPayments',
-  'duePayments',
-  'countOpenPaymentsExpiredBefore',
-  'getCheckout',
-  'checkoutPayments',
-  'unprocessed',
-  'countUnprocessed',
-  'listByResult',
-  'get',
-  'nonFinal',
-  'due',
-  'list',
-  'ofCheckout',
-  'attempts',
-  'load',
-  'ping',
-  'unsealed',
-  'find',
-  'unrecorded',
-]);
-
-/**
- * The store, counting each call that may write in `writes` (the calls run synchronously: the write is
- * done when it returns), with `before` run before each call.
- */
-function countingWrites<T extends object>(target: T, writes: { count: number }, before: () => void): T {
-  const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(target)) {
-    if (typeof value === 'function') {
-      const method = value as (...args: unknown[]) => unknown;
-      out[key] = IN_MEMORY.has(key)
-        ? method.bind(target)
-        : READS.has(key)
-          ? (...args: unknown[]) => {
-              before();
-              return method.apply(target, args);
-            }
-          : (...args: unknown[]) => {
-              before();
-              try {
-                return method.apply(target, args);
-              } finally {
-                writes.count++;
-              }
-            };
-    } else out[key] = value !== null && typeof value === 'object' && !Array.isArray(value) ? countingWrites(value, writes, before) : value;
-  }
-  return out as T;
-}
-
-function openedStore(db: Database.Database, cacheSize: number, claimMs: number, writes: { count: number }): Store {
+function openedStore(raw: Database.Database, cacheSize: number, claimMs: number, guard: SqliteGuard): Store {
+  const { errors, writes } = guard;
+  const db = sqliteDatabase(raw, guard);
   const cache = new RecordCache(cacheSize);
   // Another connection to this file (a command line run beside the proxy, another store object)
   // may change a cached record: SQLite's data_version moves when one commits, never for this
@@ -183,8 +127,16 @@ function openedStore(db: Database.Database, cacheSize: number, claimMs: number, 
   // one announces. The pragma costs a few microseconds, as much as the hot status read itself: it is
   // asked after a write through any store object of this process on the file, and otherwise at most
   // every OTHER_PROCESS_CHECK_MS.
-  const dataVersion = cacheSize > 0 ? db.prepare('PRAGMA data_version').raw(true) : null;
-  let seenVersion = dataVersion ? (dataVersion.get() as [number])[0] : 0;
+  const dataVersion = cacheSize > 0 ? raw.prepare('PRAGMA data_version').raw(true) : null;
+  // Asked before reads from memory too, which never wait (no deadline entered): its errors are the store's all the same.
+  const readVersion = (): number => {
+    try {
+      return (dataVersion!.get() as [number])[0];
+    } catch (error) {
+      throw errors.convert(error);
+    }
+  };
+  let seenVersion = dataVersion ? readVersion() : 0;
   let seenWrites = writes.count;
   let checkedAt = performance.now();
   const noticeOtherWriters = (): void => {
@@ -193,7 +145,7 @@ function openedStore(db: Database.Database, cacheSize: number, claimMs: number, 
     if (writes.count === seenWrites && now - checkedAt < OTHER_PROCESS_CHECK_MS) return;
     seenWrites = writes.count;
     checkedAt = now;
-    const version = (dataVersion.get() as [number])[0];
+    const version = readVersion();
     if (version !== seenVersion) {
       seenVersion = version;
       cache.clear();
@@ -221,8 +173,8 @@ function openedStore(db: Database.Database, cacheSize: number, claimMs: number, 
 
   return {
     kind: 'sqlite',
-    ...sqlitePayments(context, outbox),
-    ...sqliteCheckouts(context, outbox),
+    payments: sqlitePayments(context, outbox),
+    checkouts: sqliteCheckouts(context, outbox),
     tokens,
     webhookEvents: sqliteWebhookEvents(context),
     disputes: sqliteDisputes(context, outbox),
@@ -232,13 +184,15 @@ function openedStore(db: Database.Database, cacheSize: number, claimMs: number, 
     personalData: sqlitePersonalData(context),
     reports: sqliteReports(context),
     async ping() {
-      if (!db.open) throw new StoreError('the store is closed');
-      sql.pingPayments.all();
-      sql.pingCheckouts.all();
-      sql.pingOutbox.all();
+      db.operation(() => {
+        if (!raw.open) throw new StoreError('the store is closed');
+        sql.pingPayments.all();
+        sql.pingCheckouts.all();
+        sql.pingOutbox.all();
+      });
     },
     async close() {
-      if (db.open) db.close();
+      if (raw.open) raw.close();
     },
   };
 }

@@ -25,7 +25,7 @@ import { startSandbox, type RunningSandbox } from '../../../server/sandbox/serve
 import { DEFAULT_ACCOUNT } from '../../../server/sandbox/state.ts';
 import { sandboxPartnerEnv } from '../../support/cluster-harness.ts';
 import { waitFor } from '../../support/checks.ts';
-import { paymentRecord } from '../../support/records.ts';
+import { checkoutRecord, paymentRecord } from '../../support/records.ts';
 
 const BIN = fileURLToPath(new URL('../../../bin/pix-checkout.mjs', import.meta.url));
 
@@ -201,21 +201,12 @@ describe('cli: transfers and the webhook URL', () => {
     const store = openSqliteStore({ dataDir: env.PIX_DATA_DIR!, cacheSize: 0 });
     const at = Date.now();
     const id = 'co_CLIrefundCLIrefundCLIref';
-    await store.createCheckout({
-      id,
-      orderId: 'cli-refund-1',
-      valueCents: 1500,
-      description: null,
-      name: null,
-      document: null,
-      callback: null,
-      paymentReference: null,
-      renewalsUsed: 0,
-      createdAt: at,
-    });
+    await store.checkouts.create(
+      checkoutRecord({ id, orderId: 'cli-refund-1', valueCents: 1500, description: null, name: null, document: null, createdAt: at }),
+    );
     const payment = paymentRecord('cli-refund-pay', at, { checkoutId: id, valueCents: 1500 });
-    await store.attachPayment(id, payment, 0, null);
-    await store.updatePaymentStatus(payment.reference, 2, true, at, paymentOutcome);
+    await store.checkouts.attachPayment(id, payment, 0, null);
+    await store.payments.updateStatus(payment.reference, 2, true, at, paymentOutcome);
     await store.close();
     const part = await cli(['refund', id, '--value', '5', '--key', 'ana@cliente.example', '--json']);
     assert.equal(part.code, 0, part.err);
@@ -286,8 +277,8 @@ describe('cli: disputes', () => {
     const dataDir = join(dir, 'disputes');
     const store = openSqliteStore({ dataDir, cacheSize: 0 });
     const at = Date.UTC(2030, 0, 1);
-    await store.insertPayment(paymentRecord('disputed-ref', at));
-    await store.updatePaymentStatus('disputed-ref', 2, true, at, paymentOutcome);
+    await store.payments.insert(paymentRecord('disputed-ref', at));
+    await store.payments.updateStatus('disputed-ref', 2, true, at, paymentOutcome);
     await store.disputes.open({ reference: 'disputed-ref', notified: 'canceled', webhookEventId: 3, at: at + 1000 }, disputeOutcome);
     await store.close();
     const env = { PIX_DATA_DIR: dataDir };
@@ -317,7 +308,7 @@ describe('cli: disputes', () => {
     const check = openSqliteStore({ dataDir, cacheSize: 0 });
     try {
       assert.deepEqual(await check.disputes.listOpen(10), []);
-      assert.equal((await check.getPayment('disputed-ref'))?.partnerStatus, 2, 'the final status stands');
+      assert.equal((await check.payments.get('disputed-ref'))?.partnerStatus, 2, 'the final status stands');
     } finally {
       await check.close();
     }
@@ -431,8 +422,8 @@ describe('cli: one casing in every --json output', () => {
     const store = openSqliteStore({ dataDir, cacheSize: 0 });
     await store.webhookEvents.addRejected('{"type": "payment", ', Date.UTC(2030, 0, 1), 'unreadable');
     const at = Date.UTC(2030, 0, 1);
-    await store.insertPayment(paymentRecord('json-ref', at));
-    await store.updatePaymentStatus('json-ref', 2, true, at, paymentOutcome);
+    await store.payments.insert(paymentRecord('json-ref', at));
+    await store.payments.updateStatus('json-ref', 2, true, at, paymentOutcome);
     const [delivery] = await store.outbox.list();
     await store.disputes.open({ reference: 'json-ref', notified: 'canceled', webhookEventId: null, at }, disputeOutcome);
     await store.close();

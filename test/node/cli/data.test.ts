@@ -16,6 +16,7 @@ import { PARTNER_STATUS } from '../../../server/partner/wire.ts';
 import { openStore } from '../../../server/store/open.ts';
 import { checkoutRecord, paymentRecord, payoutRecord } from '../../support/records.ts';
 import { startPostgres, type RunningPostgres } from '../../support/postgres.ts';
+import { databaseDeadlines } from '../../../server/config/database.ts';
 
 const KEY = Buffer.alloc(32, 3).toString('hex');
 const ANA = '52998224725';
@@ -59,15 +60,15 @@ const kinds: { name: string; env(): Promise<Record<string, string>> }[] = [
 
 /** Ana's paid checkout (sealed under KEY, created long ago) and Bruno's open one, written as the proxy writes them. */
 async function seed(env: Record<string, string>): Promise<void> {
-  const store = await openStore({ dataDir: env.PIX_DATA_DIR!, databaseUrl: env.PIX_DATABASE_URL, cacheSize: 0 });
+  const store = await openStore({ dataDir: env.PIX_DATA_DIR!, databaseUrl: env.PIX_DATABASE_URL, deadlines: databaseDeadlines(), cacheSize: 0 });
   try {
     const cipher = new PersonalDataCipher(KEY);
     const ana = 'co_ANAAAAAAAAAAAAAAAAAAAAAA';
-    await store.createCheckout(checkoutRecord({ id: ana, orderId: 'order-ana', createdAt: 1_000, ...sealedCustomer(cipher, 'Ana Lima', ANA_PRINTED) }));
-    await store.attachPayment(ana, paymentRecord('pay-ana', 1_000, { checkoutId: ana, valueCents: 4990 }), 0, null);
-    await store.updatePaymentStatus('pay-ana', PARTNER_STATUS.approved, true, 2_000, paymentOutcome);
+    await store.checkouts.create(checkoutRecord({ id: ana, orderId: 'order-ana', createdAt: 1_000, ...sealedCustomer(cipher, 'Ana Lima', ANA_PRINTED) }));
+    await store.checkouts.attachPayment(ana, paymentRecord('pay-ana', 1_000, { checkoutId: ana, valueCents: 4990 }), 0, null);
+    await store.payments.updateStatus('pay-ana', PARTNER_STATUS.approved, true, 2_000, paymentOutcome);
     const bruno = 'co_BRUNOAAAAAAAAAAAAAAAAAA';
-    await store.createCheckout(checkoutRecord({ id: bruno, orderId: 'order-bruno', createdAt: Date.now(), ...sealedCustomer(cipher, 'Bruno', BRUNO) }));
+    await store.checkouts.create(checkoutRecord({ id: bruno, orderId: 'order-bruno', createdAt: Date.now(), ...sealedCustomer(cipher, 'Bruno', BRUNO) }));
   } finally {
     await store.close();
   }
@@ -75,9 +76,9 @@ async function seed(env: Record<string, string>): Promise<void> {
 
 /** Beside seed(): Bruno's payment in a status of no known meaning, and two payouts to Ana's CPF key (one refused up front, one being sent now). */
 async function seedPayouts(env: Record<string, string>): Promise<void> {
-  const store = await openStore({ dataDir: env.PIX_DATA_DIR!, databaseUrl: env.PIX_DATABASE_URL, cacheSize: 0 });
+  const store = await openStore({ dataDir: env.PIX_DATA_DIR!, databaseUrl: env.PIX_DATABASE_URL, deadlines: databaseDeadlines(), cacheSize: 0 });
   try {
-    await store.attachPayment(
+    await store.checkouts.attachPayment(
       'co_BRUNOAAAAAAAAAAAAAAAAAA',
       paymentRecord('pay-bruno', Date.now(), { checkoutId: 'co_BRUNOAAAAAAAAAAAAAAAAAA', partnerStatus: 9 }),
       0,
@@ -232,7 +233,7 @@ test('a stored document under another key: export exits 1 with a sentence naming
   // A checkout found by its clear twin's hash but sealed under another key: a key changed between writes.
   const other = new PersonalDataCipher(Buffer.alloc(32, 8).toString('hex'));
   const hash = new PersonalDataCipher(KEY).documentHash(ANA);
-  await store.createCheckout(
+  await store.checkouts.create(
     checkoutRecord({ id: 'co_OTHERKEYAAAAAAAAAAAAAAA', orderId: 'order-other', name: other.seal('Ana'), document: other.seal(ANA), documentHash: hash }),
   );
   await store.close();

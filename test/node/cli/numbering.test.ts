@@ -1,4 +1,4 @@
-/** `pix-checkout numbering show | reset` against a real SQLite store (issue 37: a mismatch an operator can end). */
+/** `pix-checkout numbering show | reset` against a real SQLite store (a mismatch an operator can end). */
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

@@ -17,6 +17,7 @@ import { DEFAULT_ACCOUNT } from '../../../server/sandbox/state.ts';
 import { openStore } from '../../../server/store/open.ts';
 import { sandboxPartnerEnv } from '../../support/cluster-harness.ts';
 import { startPostgres, type RunningPostgres } from '../../support/postgres.ts';
+import { databaseDeadlines } from '../../../server/config/database.ts';
 
 describe('the command line keeps its partner token', () => {
   let dir: string;
@@ -51,7 +52,7 @@ describe('the command line keeps its partner token', () => {
     sandbox.state.tokens.clear();
     await login(overrides);
     assert.equal(existsSync(tokenFile), false, 'no token file written');
-    const store = await openStore({ dataDir: join(dir, 'unused'), databaseUrl, cacheSize: 0 });
+    const store = await openStore({ dataDir: join(dir, 'unused'), databaseUrl, deadlines: databaseDeadlines(), cacheSize: 0 });
     let saved: string | null;
     try {
       saved = await store.tokens.load(key());

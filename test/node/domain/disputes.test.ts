@@ -1,5 +1,5 @@
 /**
- * Issue 26, section 1: disputes, and explicit outcomes never consumed and lost. Against the real
+ * Disputes, and explicit outcomes never consumed and lost. Against the real
  * sandbox over HTTPS, a real SQLite file, a real merchant receiver; the intake is authenticated by a
  * secret path, so a notification's words count there (and only there).
  */
@@ -85,8 +85,8 @@ async function checkoutWith(then: 'pay' | 'cancel' | null): Promise<{ id: string
     if (then === 'pay') await stackControl(stack, 'POST', `/payments/${encodeURIComponent(reference)}/pay`);
     // The partner cancels a payment only an hour past its expiry (spec 3): its clock is moved there.
     else await stackControl(stack, 'POST', '/clock/advance', { seconds: 2 * 3600 + 60 });
-    await stack.pix.payments.confirm(reference);
-    await waitFor('the payment final here', async () => (await stack.store.getPayment(reference))?.final);
+    await stack.pix.payments.reads.confirm(reference);
+    await waitFor('the payment final here', async () => (await stack.store.payments.get(reference))?.final);
   }
   return { id, reference };
 }
@@ -100,7 +100,7 @@ describe('disputes: a final payment an authenticated notification contradicts', 
     assert.equal((await notify(reference, 'payment.canceled')).status, 202);
     await waitFor('the copy processed', async () => (await results(reference)).filter((r) => r === 'disputed').length === 2);
 
-    const stored = await stack.store.getPayment(reference);
+    const stored = await stack.store.payments.get(reference);
     assert.deepEqual([stored?.partnerStatus, stored?.final], [PARTNER_STATUS.approved, true], 'a final status never changes');
     assert.ok(
       logLines.some((l) => l.level >= 50 && l.reference === reference && /payment disputed/.test(l.msg)),
@@ -137,7 +137,7 @@ describe('disputes: a final payment an authenticated notification contradicts', 
     const { id, reference } = await checkoutWith('cancel');
     assert.equal((await notify(reference, 'payment.approved')).status, 202);
     await waitFor('the dispute', async () => (await results(reference)).includes('disputed'));
-    assert.equal((await stack.store.getPayment(reference))?.partnerStatus, PARTNER_STATUS.canceled);
+    assert.equal((await stack.store.payments.get(reference))?.partnerStatus, PARTNER_STATUS.canceled);
     const [open] = (await stack.pix.disputes.open()).filter((d) => d.reference === reference);
     assert.deepEqual([open?.recordedStatus, open?.notified, open?.checkoutId], [PARTNER_STATUS.canceled, 'approved', id]);
   });
@@ -169,7 +169,7 @@ describe('explicit outcomes are never consumed and lost', () => {
     try {
       assert.equal((await notify(reference, 'payment.approved')).status, 202);
       await waitFor('kept', async () => (await results(reference)).includes('waiting'));
-      assert.equal((await stack.store.getPayment(reference))?.final, false);
+      assert.equal((await stack.store.payments.get(reference))?.final, false);
       assert.ok(
         (await stack.store.webhookEvents.unprocessed(1000)).some((e) => e.rawBody.includes(reference)),
         'unprocessed',
@@ -177,7 +177,7 @@ describe('explicit outcomes are never consumed and lost', () => {
       await stackControl(stack, 'POST', `/payments/${encodeURIComponent(reference)}/pay`);
       // Not the reconciler (not running here): the kept notification's next try.
       await waitFor('applied', async () => (await results(reference)).includes('applied'), 15_000);
-      assert.equal((await stack.store.getPayment(reference))?.partnerStatus, PARTNER_STATUS.approved);
+      assert.equal((await stack.store.payments.get(reference))?.partnerStatus, PARTNER_STATUS.approved);
     } finally {
       await stackControl(stack, 'DELETE', `/faults/${fault.fault.id}`);
     }
@@ -197,10 +197,10 @@ describe('explicit outcomes are never consumed and lost', () => {
     try {
       assert.equal((await notify(reference, 'payment.approved')).status, 202);
       await waitFor('kept', async () => (await results(reference)).includes('waiting'));
-      assert.equal((await stack.store.getPayment(reference))?.final, false);
+      assert.equal((await stack.store.payments.get(reference))?.final, false);
       await stackControl(stack, 'DELETE', `/faults/${down.fault.id}`);
       await waitFor('applied', async () => (await results(reference)).includes('applied'), 15_000);
-      assert.equal((await stack.store.getPayment(reference))?.partnerStatus, PARTNER_STATUS.approved);
+      assert.equal((await stack.store.payments.get(reference))?.partnerStatus, PARTNER_STATUS.approved);
     } finally {
       await stackControl(stack, 'DELETE', '/faults');
     }
@@ -219,7 +219,7 @@ describe('explicit outcomes are never consumed and lost', () => {
       assert.equal(kept?.authenticated, true, 'its words still count');
       await stack.pix.processor.drain();
       await waitFor('applied', async () => (await results(reference)).includes('applied'), 15_000);
-      assert.equal((await stack.store.getPayment(reference))?.partnerStatus, PARTNER_STATUS.approved);
+      assert.equal((await stack.store.payments.get(reference))?.partnerStatus, PARTNER_STATUS.approved);
     } finally {
       await stackControl(stack, 'DELETE', `/faults/${fault.fault.id}`);
     }
@@ -258,7 +258,7 @@ describe('explicit outcomes the partner contradicts', () => {
     // The partner has it paid (no notification of its own reaches this stack): the next try finds the contradiction.
     assert.equal(sandbox.state.pay(sandbox.state.payments.get(reference)!).ok, true);
     await waitFor('contradicted', async () => (await rows()).includes('contradicted'), 15_000);
-    assert.equal((await own.store.getPayment(reference))?.final, false, 'neither the words nor the code decided');
+    assert.equal((await own.store.payments.get(reference))?.final, false, 'neither the words nor the code decided');
     assert.ok(
       lines.some((l) => l.level >= 50 && l.reference === reference && /contradicted/.test(l.msg)),
       'an error line names it',

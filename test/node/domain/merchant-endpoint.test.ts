@@ -75,8 +75,8 @@ describe('an endpoint failing for days', () => {
   let reference = 0;
   const outcome = async () => {
     const ref = `ep-${++reference}`;
-    await store.insertPayment(paymentRecord(ref, clock));
-    await store.updatePaymentStatus(ref, 2, true, clock, paymentOutcome);
+    await store.payments.insert(paymentRecord(ref, clock));
+    await store.payments.updateStatus(ref, 2, true, clock, paymentOutcome);
     return (await store.outbox.list()).find((e) => e.reference === ref)!;
   };
 

@@ -77,12 +77,12 @@ describe('delivering outcomes to the merchant', () => {
   const payment = (reference: string) => paymentRecord(reference, clock);
 
   test('a final status writes one outbox event, in the same transaction, never twice', async () => {
-    await store.insertPayment(payment('ref-a'));
-    const first = await store.updatePaymentStatus('ref-a', 2, true, clock, paymentOutcome);
+    await store.payments.insert(payment('ref-a'));
+    const first = await store.payments.updateStatus('ref-a', 2, true, clock, paymentOutcome);
     assert.equal(first.changed, true);
     assert.equal(first.outcome?.type, 'payment.paid');
-    assert.equal((await store.updatePaymentStatus('ref-a', 2, true, clock + 1, paymentOutcome)).changed, false);
-    assert.equal((await store.updatePaymentStatus('ref-a', 3, true, clock + 2, paymentOutcome)).changed, false, 'never downgraded');
+    assert.equal((await store.payments.updateStatus('ref-a', 2, true, clock + 1, paymentOutcome)).changed, false);
+    assert.equal((await store.payments.updateStatus('ref-a', 3, true, clock + 2, paymentOutcome)).changed, false, 'never downgraded');
     const rows = await store.outbox.list();
     assert.equal(rows.length, 1);
     assert.equal(rows[0]!.type, 'payment.paid');
@@ -191,8 +191,8 @@ describe('delivering outcomes from two instances on one store', () => {
     const second = openSqliteStore({ dataDir: dir, claimMs: 1_000 });
     try {
       for (const reference of ['two-1', 'two-2']) {
-        await first.insertPayment(paymentRecord(reference, clock));
-        assert.ok((await first.updatePaymentStatus(reference, 2, true, clock, paymentOutcome)).outcome, `an outcome for ${reference}`);
+        await first.payments.insert(paymentRecord(reference, clock));
+        assert.ok((await first.payments.updateStatus(reference, 2, true, clock, paymentOutcome)).outcome, `an outcome for ${reference}`);
       }
       const [one, two] = await first.outbox.list();
       assert.ok(one && two, 'two deliveries');

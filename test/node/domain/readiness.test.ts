@@ -9,14 +9,15 @@ import { describe, test } from 'node:test';
 import { readinessCheck } from '../../../server/domain/readiness.ts';
 import type { StatusNumbering } from '../../../server/domain/numbering/status-numbering.ts';
 import type { PartnerClient } from '../../../server/partner/client.ts';
-import { guarded } from '../../../server/store/guard.ts';
+import { countingErrors, storeErrors } from '../../../server/store/errors.ts';
 import { StoreError, type Store } from '../../../server/store/store.ts';
 
-/** A store with a ping and two reads, failing while `down` (through guarded(), as a real store is: its failures are counted). */
+/** A store with a ping and two reads, failing while `down` (its failures counted, as a real store's are: store/errors.ts). */
 function faultyStore() {
   const state = { down: false, pings: 0 };
+  const errors = storeErrors((error) => error as Error);
   const fail = () => {
-    if (state.down) throw new StoreError('the database at test cannot be reached (ECONNREFUSED)', 'ECONNREFUSED');
+    if (state.down) throw errors.convert(new StoreError('the database at test cannot be reached (ECONNREFUSED)', 'ECONNREFUSED'));
   };
   const raw = {
     kind: 'postgres' as const,
@@ -24,17 +25,19 @@ function faultyStore() {
       state.pings++;
       fail();
     },
-    async getPayment() {
-      fail();
-      return null;
-    },
-    // The returns of the last day, which /ready names: none here.
-    async returnsSince() {
-      fail();
-      return [];
+    payments: {
+      async get() {
+        fail();
+        return null;
+      },
+      // The returns of the last day, which /ready names: none here.
+      async returnsSince() {
+        fail();
+        return [];
+      },
     },
   };
-  return { state, store: guarded(raw, (error) => error as Error) as unknown as Store };
+  return { state, store: countingErrors(raw, errors) as unknown as Store };
 }
 
 const partner = { getTenant: async () => ({}), getPayment: async () => ({}) } as unknown as PartnerClient;
@@ -51,7 +54,7 @@ describe('/ready over time (a fake clock)', () => {
     assert.equal(state.pings, 1, 'kept within cacheMs');
     // The store fails a request's read: the kept answer is not served again.
     state.down = true;
-    await assert.rejects(store.getPayment('x'));
+    await assert.rejects(store.payments.get('x'));
     const report = await ready();
     assert.equal(report.ready, false);
     assert.equal(report.checks.store, 'failed');

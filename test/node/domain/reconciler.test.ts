@@ -68,7 +68,7 @@ test('200 payments under partner faults all end in their true state', async () =
   await control('POST', '/clock/advance', { seconds: 2 * 3600 + CANCELED_MARGIN_MS / 1000 + 120 });
   let passes = 0;
   for (;;) {
-    const open = await stack.store.nonFinalPayments(1000);
+    const open = await stack.store.payments.nonFinal(1000);
     if (open.length === 0) break;
     assert.ok(++passes <= 50, `still open after 50 passes: ${open.length}`);
     // A pass's bound, or an hour: past the cancellation a payment whose reads failed is parked and read
@@ -79,7 +79,7 @@ test('200 payments under partner faults all end in their true state', async () =
   await control('DELETE', '/faults');
   for (const ref of refs) {
     const truth = sandbox.state.payments.get(ref)!.status;
-    const record = (await stack.store.getPayment(ref))!;
+    const record = (await stack.store.payments.get(ref))!;
     assert.equal(record.partnerStatus, truth, `${ref} in its true state`);
     assert.equal(record.final, true);
   }
@@ -128,7 +128,7 @@ describe('reconciler starvation: thousands of undecidable payments', () => {
       for (let n = 0; n < 5_001; n++) {
         const reference = `undecidable-${String(n).padStart(5, '0')}`;
         undecidable.add(reference);
-        await store.insertPayment(paymentRecord(reference, T0 - 30 * 60_000 + n));
+        await store.payments.insert(paymentRecord(reference, T0 - 30 * 60_000 + n));
       }
       // A newer payment, paid, whose webhook never comes.
       const newer = await app.pix.payments.create({ value: 3 });
@@ -137,12 +137,12 @@ describe('reconciler starvation: thousands of undecidable payments', () => {
 
       clock += EVERY + 1_000;
       let passes = 0;
-      while (!(await store.getPayment(newer.reference))?.final) {
+      while (!(await store.payments.get(newer.reference))?.final) {
         assert.ok(++passes <= 2, `the newer payment still open after ${passes - 1} passes`);
         await app.pix.reconciler.runOnce();
         clock += 5_000;
       }
-      assert.equal((await store.getPayment(newer.reference))?.partnerStatus, 2, 'found paid');
+      assert.equal((await store.payments.get(newer.reference))?.partnerStatus, 2, 'found paid');
       // Every undecidable one was read, each once, and goes to the back of the line.
       const report = await app.pix.reconciler.runOnce();
       assert.equal(report.checked, 0, 'nothing due 10 s after every payment was read');

@@ -125,7 +125,7 @@ describe('the webhooks’ health (the proxy over the sandbox)', () => {
     // A payment paid: its notification arrives and is processed.
     const first = await create();
     stack.sandbox.state.pay(stack.sandbox.state.payments.get(first)!);
-    for (let i = 0; i < 200 && !(await stack.store.getPayment(first))?.final; i++) await new Promise((resolve) => setTimeout(resolve, 25));
+    for (let i = 0; i < 200 && !(await stack.store.payments.get(first))?.final; i++) await new Promise((resolve) => setTimeout(resolve, 25));
     assert.equal(readsMode().mode, 'webhooks');
 
     const pending = await create();

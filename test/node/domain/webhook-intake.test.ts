@@ -64,7 +64,7 @@ describe('the webhook intake', () => {
       secretPath: 's3cret',
       limits: { unreadableWholePerHour: 2, auditBytes: 64, keptBytes: 128, pendingCap: 3 },
     });
-    await store.insertPayment(paymentRecord('ours', 1_000_000));
+    await store.payments.insert(paymentRecord('ours', 1_000_000));
     assert.deepEqual(await intake.receive('{"external_reference":"ours","status":"approved"}', 'application/json', silent), { kind: 'stored' });
     assert.deepEqual(await intake.receive('{"external_reference":"theirs"}', 'application/json', silent), { kind: 'stored' });
     await settle();
@@ -105,7 +105,7 @@ describe('the webhook intake', () => {
       secretPath: 's3cret',
       limits: { unreadableWholePerHour: 2, auditBytes: 40, keptBytes: 100, pendingCap: 10 },
     });
-    await store.insertPayment(paymentRecord('ours', 1_000_000));
+    await store.payments.insert(paymentRecord('ours', 1_000_000));
     const small = '{"external_reference":"ours","status":"approved"}';
     const large = JSON.stringify({ external_reference: 'ours', status: 'approved', note: 'x'.repeat(200) });
     const unknown = JSON.stringify({ external_reference: 'theirs', status: 'approved', note: 'y'.repeat(50) });
@@ -161,7 +161,7 @@ describe('the webhook intake across a crash', () => {
       limits: { unreadableWholePerHour: 2, auditBytes: 40, keptBytes: 100, pendingCap: 10 },
       processor: { process: async () => {} } as unknown as WebhookProcessor,
     });
-    await store.insertPayment(paymentRecord('ours', 1_000_000));
+    await store.payments.insert(paymentRecord('ours', 1_000_000));
     const whole = '{"external_reference":"ours","status":"approved"}';
     const cut = JSON.stringify({ external_reference: 'ours', status: 'approved', note: 'x'.repeat(200) });
     for (const body of [whole, cut]) assert.deepEqual(await intake.receive(body, 'application/json', silent), { kind: 'stored' });
@@ -189,7 +189,7 @@ describe('the webhook intake across a crash', () => {
 describe('the webhook intake and a list of transactions', () => {
   it('stores each item about one of ours on its own; through an open intake, the items about nothing of ours once, as the list start', async () => {
     const { store, intake, processed } = intakeOver({ limits: { unreadableWholePerHour: 2, auditBytes: 64, keptBytes: 4096, pendingCap: 100 } });
-    await store.insertPayment(paymentRecord('ours', 1_000_000));
+    await store.payments.insert(paymentRecord('ours', 1_000_000));
     const list = {
       pix: [{ external_reference: 'ours', status: 2 }, ...Array.from({ length: 50 }, (_, i) => ({ external_reference: `made-up-${i}`, status: 2 }))],
     };

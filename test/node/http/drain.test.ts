@@ -109,7 +109,7 @@ describe('draining', () => {
   test('after endStreams(): a stream whose first read was still in flight is told to end at once, not left open', async () => {
     proxy.endStreams();
     let told = false;
-    proxy.app.pix.payments.onClose(() => (told = true));
+    proxy.app.pix.payments.watches.onClose(() => (told = true));
     assert.equal(told, true);
   });
 });

@@ -150,10 +150,10 @@ describe('readJson', () => {
     const service = await paymentService(partner, store, () => now);
     for (const valueCents of [20, 1234, 100, 1_000_000, 1999]) {
       const r = record({ reference: `ref_${valueCents}`, valueCents, transactionId: `tx-${valueCents}` });
-      await store.insertPayment(r);
+      await store.payments.insert(r);
       for (const at of [r.createdAt + 1, r.expiresAt - 1, r.expiresAt, r.expiresAt + 1]) {
         now = at;
-        await store.updatePaymentStatus(r.reference, PARTNER_STATUS.pending, false, at, paymentOutcome);
+        await store.payments.updateStatus(r.reference, PARTNER_STATUS.pending, false, at, paymentOutcome);
         const json = await service.readJson(r.reference);
         assert.equal(json, JSON.stringify(await service.read(r.reference)));
         PaymentView.parse(JSON.parse(json));
@@ -170,10 +170,10 @@ describe('readJson', () => {
 
   test('without a synchronous store lookup, the same answer', async () => {
     const inner = openSqliteStore({ dataDir: ':memory:' });
-    const store = { ...inner, peekPayment: undefined };
+    const store = { ...inner, payments: { ...inner.payments, peek: undefined } };
     const now = Date.UTC(2030, 0, 1, 12, 0, 1);
     const service = await paymentService({} as PartnerClient, store, () => now);
-    await inner.insertPayment(record({ updatedAt: now }));
+    await inner.payments.insert(record({ updatedAt: now }));
     assert.equal(await service.readJson('ref_1'), JSON.stringify(await service.read('ref_1')));
     await inner.close();
   });
@@ -250,7 +250,7 @@ describe('the fast path on node:http', () => {
   ] as const) {
     test(`a fresh payment, ${name}: answered by the fast path, the same status, headers and body as the app's`, async () => {
       now = stack.sandbox.state.clock.now();
-      await app.pix.payments.record(reference, 0);
+      await app.pix.payments.reads.record(reference, 0);
       const { fast, general, fastAnswered, fastBody, generalBody } = await both(`/payments/${reference}${query}`, { headers });
       assert.equal(fastAnswered, true, 'the fast path answered');
       assert.equal(fast.status, 200, 'status');
@@ -266,7 +266,7 @@ describe('the fast path on node:http', () => {
 
   test("what it does not answer is the app's: unknown, encoded, stale, other methods and routes", async () => {
     now = stack.sandbox.state.clock.now();
-    await app.pix.payments.record(reference, 0);
+    await app.pix.payments.reads.record(reference, 0);
     const cases: [string, RequestInit][] = [
       ['/payments/doesnotexist', {}],
       [`/payments/${reference.slice(0, 4)}%${reference.slice(4)}`, {}],
@@ -299,7 +299,7 @@ describe('the fast path on node:http', () => {
 
   test('the same rate-limit buckets: a client over its limit gets the 429 from the app, and no token is taken twice', async () => {
     now = stack.sandbox.state.clock.now();
-    await app.pix.payments.record(reference, 0);
+    await app.pix.payments.reads.record(reference, 0);
     const from = { 'x-forwarded-for': '192.0.2.77' };
     const read = async () => {
       answered.length = 0;
@@ -329,7 +329,7 @@ describe('the fast path on node:http', () => {
 
   test('the request line is the same as the app’s, with its own id', async () => {
     now = stack.sandbox.state.clock.now();
-    await app.pix.payments.record(reference, 0);
+    await app.pix.payments.reads.record(reference, 0);
     lines.length = 0;
     await both(`/payments/${reference}?x=1`, { headers: { origin: SHOP } });
     const requests = lines.filter((line) => line.msg === 'request');

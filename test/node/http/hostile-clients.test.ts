@@ -21,20 +21,10 @@ import { createLogger } from '../../../server/log.ts';
 import { PARTNER_PATHS } from '../../../server/partner/wire.ts';
 import { DB_FILE_NAME, openSqliteStore } from '../../../server/store/sqlite/sqlite-store.ts';
 import { StoreError, type Store } from '../../../server/store/store.ts';
+import { countReads } from '../../support/checks.ts';
 
 const silent = createLogger({ level: 'silent' });
 const json = { 'content-type': 'application/json' };
-
-/** Counts the proxy's calls to the partner's payment read from now on. */
-function countReads(stack: DevStack): { calls: () => number } {
-  let calls = 0;
-  const read = stack.partner.getPayment.bind(stack.partner);
-  stack.partner.getPayment = (reference) => {
-    calls++;
-    return read(reference);
-  };
-  return { calls: () => calls };
-}
 
 async function addFault(stack: DevStack, fault: Record<string, unknown>): Promise<number> {
   const res = await stack.sandbox.publicApp.request('/_sandbox/faults', { method: 'POST', headers: json, body: JSON.stringify(fault) });
@@ -253,7 +243,7 @@ describe('a damaged or unwritable database', () => {
     dirs.push(dir);
     const store = openSqliteStore({ dataDir: dir, cacheSize: 0 });
     for (let i = 0; i < 200; i++) {
-      await store.createCheckout({
+      await store.checkouts.create({
         id: `co_${i}`,
         orderId: `o${i}`,
         valueCents: 100,
@@ -290,8 +280,10 @@ describe('a damaged or unwritable database', () => {
     try {
       // The fault: the store fails as a damaged file does (the SQLite adapter turns SQLITE_CORRUPT into this).
       const damaged = () => Promise.reject(new StoreError('the database is damaged; restore it from a backup', 'SQLITE_CORRUPT'));
-      const store = stack.store as unknown as Record<keyof Store, unknown>;
-      for (const name of ['createCheckout', 'getCheckout', 'ping'] as const) store[name] = damaged;
+      const store = stack.store as unknown as { checkouts: Record<keyof Store['checkouts'], unknown>; ping: unknown };
+      store.checkouts.create = damaged;
+      store.checkouts.get = damaged;
+      store.ping = damaged;
       const res = await stack.app.request('/api/checkouts', {
         method: 'POST',
         headers: { ...json, authorization: `Bearer ${stack.apiKey}` },

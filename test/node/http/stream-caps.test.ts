@@ -1,5 +1,5 @@
 /**
- * Caps on open status streams (issue 26, unauthenticated floods): per client address and per
+ * Caps on open status streams (unauthenticated floods): per client address and per
  * payment, past either 429 `too_many_streams` (the widget then polls: EventSource gives up on any
  * answer but a 200 event stream, test/browser/status.test.ts "falls back to polling when the proxy
  * refuses the stream"). Over real sockets against the sandbox; clients told apart by X-Forwarded-For

@@ -14,7 +14,7 @@ import { CheckoutId } from '../../../src/shared/contract.ts';
 import { startDevStack, type DevStack } from '../../../server/dev-stack.ts';
 import { createLogger } from '../../../server/log.ts';
 import { CheckoutApiError, createCheckoutClient, type CheckoutClient } from '../../../server/merchant/checkout-client.ts';
-import { paidCheckout } from '../../support/checks.ts';
+import { paidCheckout, rejectsWith } from '../../support/checks.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 /** Ana Aprovada (server/sandbox/customers.ts): her bank approves. */
@@ -34,15 +34,7 @@ after(async () => {
 });
 
 /** The CheckoutApiError `promise` rejects with; fails when it resolves or rejects with anything else. */
-async function apiError(promise: Promise<unknown>): Promise<CheckoutApiError> {
-  try {
-    await promise;
-  } catch (error) {
-    assert.ok(error instanceof CheckoutApiError, `a CheckoutApiError, got ${String(error)}`);
-    return error;
-  }
-  assert.fail('expected a CheckoutApiError');
-}
+const apiError = (promise: Promise<unknown>): Promise<CheckoutApiError> => rejectsWith(promise, CheckoutApiError);
 
 type Plan = 'forward' | 'drop-before' | 'drop-after' | 'hang' | { status: number; body: string };
 interface Seen {

@@ -242,7 +242,7 @@ describe('status and outcome words: one list, any case, with or without accents'
     ['liquidado', 'approved'],
     ['cancelado', 'canceled'],
     ['cancelada', 'canceled'],
-    // Failure words: an attempt that failed, never final (issue 37's open model: status-codes.ts).
+    // Failure words: an attempt that failed, never final (the open status model: status-codes.ts).
     ['recusado', 'failed'],
     ['rejeitado', 'failed'],
     ['pendente', 'pending'],

@@ -327,7 +327,7 @@ describe('references the partner may give', () => {
     const reference = 'PIX/2026-11:abc.def 01';
     assert.equal(Reference.safeParse(reference).success, true);
     const now = Date.now();
-    await stack.store.insertPayment({
+    await stack.store.payments.insert({
       reference,
       checkoutId: null,
       valueCents: 1000,
@@ -447,7 +447,7 @@ describe("the partner's clock", () => {
         outcomes: new Outcomes(silent),
         numbering,
       });
-      const record = await service.issue({ value: 1 }, null);
+      const record = await service.issuer.issue({ value: 1 }, null);
       assert.equal(record.createdAt, expected, label);
       assert.equal(record.expiresAt, expected + 600_000, label);
     }

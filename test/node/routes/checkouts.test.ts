@@ -11,7 +11,7 @@ import { after, before, describe, test } from 'node:test';
 import { CheckoutId, CheckoutView, PaymentView } from '../../../src/shared/contract.ts';
 import { ErrorBody } from '../../../src/shared/errors.ts';
 import { createApp, type AppDeps } from '../../../server/app.ts';
-import { startDevStack, type DevStack } from '../../../server/dev-stack.ts';
+import { startDevStack, type DevStack, type DevStackOptions } from '../../../server/dev-stack.ts';
 import { createLogger } from '../../../server/log.ts';
 import { DEFAULTS, proxyConfig } from '../../../server/config/index.ts';
 import { tokenStoreKey, type PartnerClient } from '../../../server/partner/client.ts';
@@ -424,7 +424,7 @@ describe('a new code only when every earlier code is confirmed unpaid', () => {
       assert.match(error.message, /no new code/);
       assert.equal(other.counts.createPayment, 0, 'no create call');
       assert.equal(stack.sandbox.state.payments.size, before);
-      assert.equal((await stack.store.getCheckout(checkout.checkout_id))?.paymentReference, first.reference);
+      assert.equal((await stack.store.checkouts.get(checkout.checkout_id))?.paymentReference, first.reference);
       // Read for sure (the real partner: pending), the same checkout gets its new code.
       assert.equal((await payFor(stack, checkout.checkout_id)).res.status, 201);
     });
@@ -440,7 +440,7 @@ describe('a new code only when every earlier code is confirmed unpaid', () => {
       createPayment: async (input) => {
         const created = await real.createPayment(input);
         assert.equal(stack.sandbox.state.pay(stack.sandbox.state.payments.get(first.reference)!).ok, true);
-        assert.equal((await stack.pix.payments.confirm(first.reference))?.final, true);
+        assert.equal((await stack.pix.payments.reads.confirm(first.reference))?.final, true);
         return created;
       },
     }));
@@ -449,7 +449,7 @@ describe('a new code only when every earlier code is confirmed unpaid', () => {
     const answer = PaymentView.parse(await res.json());
     assert.deepEqual([answer.reference, answer.status], [first.reference, 'paid']);
     assert.equal(other.counts.createPayment, 1, 'the new code was created upstream');
-    const stored = await stack.store.getCheckout(checkout.checkout_id);
+    const stored = await stack.store.checkouts.get(checkout.checkout_id);
     assert.deepEqual([stored?.paymentReference, stored?.renewalsUsed], [first.reference, 0], 'but never attached');
     const view = CheckoutView.parse((await merchant(stack, 'GET', `/checkouts/${checkout.checkout_id}`)).json);
     assert.deepEqual([view.status, view.payment?.reference, view.payment?.status], ['paid', first.reference, 'paid']);
@@ -475,7 +475,7 @@ describe('a new code only when every earlier code is confirmed unpaid', () => {
     const answer = PaymentView.parse(await res.json());
     assert.deepEqual([answer.reference, answer.status], [first.reference, 'paid']);
     assert.equal(other.counts.createPayment, 1, 'the new code was created upstream');
-    const stored = await stack.store.getCheckout(checkout.checkout_id);
+    const stored = await stack.store.checkouts.get(checkout.checkout_id);
     assert.deepEqual([stored?.paymentReference, stored?.renewalsUsed], [first.reference, 0], 'but never attached');
     const again = PaymentView.parse((await payFor(stack, checkout.checkout_id)).json);
     assert.deepEqual([again.reference, again.status], [first.reference, 'paid']);
@@ -490,7 +490,7 @@ describe('the amount the partner reports', () => {
     upstream.value = 4.99;
     assert.equal(stack.sandbox.state.pay(upstream).ok, true);
     // Confirmed with the partner (as its notification is): approved, but for R$ 4,99.
-    await stack.pix.payments.confirm(first.reference);
+    await stack.pix.payments.reads.confirm(first.reference);
     const events = (await stack.store.outbox.list()).filter((e) => e.reference === first.reference);
     assert.deepEqual(
       events.map((e) => e.type),
@@ -509,7 +509,7 @@ describe('the amount the partner reports', () => {
     assert.deepEqual(view.amount_mismatch, { reference: first.reference, value: 49.9, reported_value: 4.99 });
     const page = PaymentView.parse((await browser(stack, 'GET', `/payments/${first.reference}`)).json);
     assert.notEqual(page.status, 'paid', 'the widget never shows it paid');
-    assert.equal((await stack.store.getPayment(first.reference))?.final, false);
+    assert.equal((await stack.store.payments.get(first.reference))?.final, false);
     // Nor is a new code issued beside it: the customer paid something.
     stack.sandbox.state.clock.advance(HOUR);
     expectError(await payFor(stack, checkout.checkout_id), 503, 'status_unverified');
@@ -524,7 +524,7 @@ describe('a checkout paid twice', () => {
     const second = PaymentView.parse((await payFor(stack, checkout.checkout_id)).json);
     assert.equal(second.status, 'pending');
     assert.equal(stack.sandbox.state.pay(stack.sandbox.state.payments.get(first.reference)!).ok, true);
-    await stack.pix.payments.confirm(first.reference);
+    await stack.pix.payments.reads.confirm(first.reference);
     const again = PaymentView.parse((await payFor(stack, checkout.checkout_id)).json);
     assert.deepEqual([again.reference, again.status], [first.reference, 'paid']);
     const view = CheckoutView.parse((await merchant(stack, 'GET', `/checkouts/${checkout.checkout_id}`)).json);
@@ -548,7 +548,7 @@ describe('a checkout paid twice', () => {
         // The renewed code is paid, and the expired one too (its payer's bank, within the hour).
         for (const reference of [second.reference, first.reference]) {
           assert.equal(local.sandbox.state.pay(local.sandbox.state.payments.get(reference)!).ok, true);
-          await local.pix.payments.confirm(reference);
+          await local.pix.payments.reads.confirm(reference);
         }
         const told = await waitFor('the overpayment told', async () => {
           const rows = (await local.store.outbox.list()).filter((e) => e.type === 'checkout.overpaid');
@@ -592,7 +592,7 @@ describe('a new checkout for the same order (replaces)', () => {
       const second = PaymentView.parse((await payFor(local, later.checkout_id)).json);
       for (const reference of [second.reference, first.reference]) {
         assert.equal(local.sandbox.state.pay(local.sandbox.state.payments.get(reference)!).ok, true);
-        await local.pix.payments.confirm(reference);
+        await local.pix.payments.reads.confirm(reference);
       }
       const told = await waitFor('the overpayment told', async () => {
         const rows = (await local.store.outbox.list()).filter((e) => e.type === 'checkout.overpaid');
@@ -624,7 +624,7 @@ describe('an overpayment refunded to its payer (PIX_REFUND_OVERPAYMENTS)', () =>
     // Both codes recorded paid, here with no event published (as another instance's webhooks would).
     for (const reference of [first.reference, second.reference]) {
       assert.equal(
-        (await stack.store.updatePaymentStatus(reference, PARTNER_STATUS.approved, true, stack.sandbox.state.clock.now(), paymentOutcome)).changed,
+        (await stack.store.payments.updateStatus(reference, PARTNER_STATUS.approved, true, stack.sandbox.state.clock.now(), paymentOutcome)).changed,
         true,
       );
     }
@@ -800,34 +800,42 @@ describe('CORS and origins', () => {
   });
 });
 
-describe('rate limits', () => {
-  test('creating: the burst, then 429 with Retry-After and the error body; refilled with time; per client', async () => {
-    const limited = await startDevStack({
-      allowedOrigins: ['https://shop.example'],
-      rateLimits: { create: { perMinute: 6, burst: 2 }, status: { perMinute: 600, burst: 100 } },
-      trustedProxies: 1,
-    });
-    try {
-      const checkout = await newCheckout(limited);
-      const from = (ip: string) =>
-        browser(limited, 'POST', `/checkouts/${checkout.checkout_id}/payment`, { headers: { 'x-forwarded-for': ip, origin: 'https://shop.example' } });
-      assert.equal((await from('203.0.113.1')).res.status, 201);
-      assert.equal((await from('203.0.113.1')).res.status, 200);
-      const refused = await from('203.0.113.1');
-      expectError(refused, 429, 'rate_limited');
-      assert.equal(refused.res.headers.get('retry-after'), '10', 'one request every 10 s at 6 a minute');
-      assert.equal(refused.res.headers.get('access-control-allow-origin'), 'https://shop.example', 'the widget can read the 429');
-      assert.equal((await from('198.51.100.7')).res.status, 200, 'another client has its own bucket');
-      limited.sandbox.state.clock.advance(10_000);
-      assert.equal((await from('203.0.113.1')).res.status, 200, 'refilled after Retry-After');
-    } finally {
-      await limited.close();
-    }
-  });
+/** A dev stack of its own with `options`, closed after `run` whatever happens. */
+async function withOwnStack(options: DevStackOptions, run: (own: DevStack) => Promise<void>): Promise<void> {
+  const own = await startDevStack(options);
+  try {
+    await run(own);
+  } finally {
+    await own.close();
+  }
+}
 
-  test('reading: limited separately from creating', async () => {
-    const limited = await startDevStack({ rateLimits: { create: { perMinute: 60, burst: 5 }, status: { perMinute: 60, burst: 3 } } });
-    try {
+describe('rate limits', () => {
+  test('creating: the burst, then 429 with Retry-After and the error body; refilled with time; per client', () =>
+    withOwnStack(
+      {
+        allowedOrigins: ['https://shop.example'],
+        rateLimits: { create: { perMinute: 6, burst: 2 }, status: { perMinute: 600, burst: 100 } },
+        trustedProxies: 1,
+      },
+      async (limited) => {
+        const checkout = await newCheckout(limited);
+        const from = (ip: string) =>
+          browser(limited, 'POST', `/checkouts/${checkout.checkout_id}/payment`, { headers: { 'x-forwarded-for': ip, origin: 'https://shop.example' } });
+        assert.equal((await from('203.0.113.1')).res.status, 201);
+        assert.equal((await from('203.0.113.1')).res.status, 200);
+        const refused = await from('203.0.113.1');
+        expectError(refused, 429, 'rate_limited');
+        assert.equal(refused.res.headers.get('retry-after'), '10', 'one request every 10 s at 6 a minute');
+        assert.equal(refused.res.headers.get('access-control-allow-origin'), 'https://shop.example', 'the widget can read the 429');
+        assert.equal((await from('198.51.100.7')).res.status, 200, 'another client has its own bucket');
+        limited.sandbox.state.clock.advance(10_000);
+        assert.equal((await from('203.0.113.1')).res.status, 200, 'refilled after Retry-After');
+      },
+    ));
+
+  test('reading: limited separately from creating', () =>
+    withOwnStack({ rateLimits: { create: { perMinute: 60, burst: 5 }, status: { perMinute: 60, burst: 3 } } }, async (limited) => {
       const checkout = await newCheckout(limited);
       const payment = PaymentView.parse((await payFor(limited, checkout.checkout_id)).json);
       const statuses: number[] = [];
@@ -835,24 +843,17 @@ describe('rate limits', () => {
       assert.deepEqual(statuses, [200, 200, 200, 429]);
       expectError(await browser(limited, 'GET', `/payments/${payment.reference}/events`), 429, 'rate_limited');
       assert.equal((await payFor(limited, checkout.checkout_id)).res.status, 200, 'creating still has tokens');
-    } finally {
-      await limited.close();
-    }
-  });
+    }));
 
-  test('X-Forwarded-For is ignored unless a proxy is trusted', async () => {
-    const limited = await startDevStack({ rateLimits: { create: { perMinute: 6, burst: 1 }, status: { perMinute: 600, burst: 100 } } });
-    try {
+  test('X-Forwarded-For is ignored unless a proxy is trusted', () =>
+    withOwnStack({ rateLimits: { create: { perMinute: 6, burst: 1 }, status: { perMinute: 600, burst: 100 } } }, async (limited) => {
       const checkout = await newCheckout(limited);
       const from = (ip: string) =>
         payFor(limited, checkout.checkout_id).then(() =>
           browser(limited, 'POST', `/checkouts/${checkout.checkout_id}/payment`, { headers: { 'x-forwarded-for': ip } }),
         );
       assert.equal((await from('192.0.2.1')).res.status, 429, 'a forged address does not buy a new bucket');
-    } finally {
-      await limited.close();
-    }
-  });
+    }));
 });
 
 describe('restart with data kept', () => {
@@ -986,7 +987,7 @@ describe('a payment whose creation has an unknown outcome', () => {
     const mine = [...stack.sandbox.state.payments.values()].slice(-2);
     assert.equal(mine[1]!.externalReference, payment.reference);
     assert.notEqual(mine[0]!.transactionId, mine[1]!.transactionId);
-    assert.equal((await stack.store.getPayment(mine[0]!.externalReference)) ?? null, null, 'the unseen one is not attached');
+    assert.equal((await stack.store.payments.get(mine[0]!.externalReference)) ?? null, null, 'the unseen one is not attached');
     // The operator can find the lost one: its transaction_id and the answer as received, in one error line.
     const line = logLines.find((l) => l.includes('payment creation outcome unknown') && l.includes(mine[0]!.transactionId!));
     assert.ok(line, 'logged with its transaction_id');

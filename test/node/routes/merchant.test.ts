@@ -30,8 +30,8 @@ describe('GET /api/events and GET /api/reports', () => {
     store = openSqliteStore({ dataDir: dir });
     app = createApp({ partner: memoryPartner(), store, apiKey: KEY, signal: shutdown.signal, logger: createLogger({ level: 'silent' }) });
     for (const reference of ['ev-1', 'ev-2']) {
-      await store.insertPayment(paymentRecord(reference, 1_000));
-      await store.updatePaymentStatus(reference, 2, true, 2_000, paymentOutcome);
+      await store.payments.insert(paymentRecord(reference, 1_000));
+      await store.payments.updateStatus(reference, 2, true, 2_000, paymentOutcome);
     }
   });
   after(async () => {

@@ -1,5 +1,5 @@
 /**
- * Issue 37: a fresh install's first payout settles. Transfers have their own numbering
+ * A fresh install's first payout settles. Transfers have their own numbering
  * (PIX_TRANSFER_STATUS_CODES), verified apart from the payments' (which never settle a transfer):
  * against the project's own sandbox, with the secret path and the new notification format, and no
  * payment ever paid or canceled, a payout the bank approves is approved within seconds, and one it

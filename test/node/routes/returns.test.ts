@@ -69,8 +69,8 @@ describe('a return of a paid payment', () => {
     const { checkoutId, reference } = await issuedCheckout(value);
     const payment = { reference };
     await stackControl(stack, 'POST', `/payments/${payment.reference}/pay`);
-    await stack.pix.payments.confirm(payment.reference);
-    assert.equal((await stack.store.getPayment(payment.reference))?.final, true);
+    await stack.pix.payments.reads.confirm(payment.reference);
+    assert.equal((await stack.store.payments.get(payment.reference))?.final, true);
     return { checkoutId, reference };
   }
   const refund = (checkoutId: string, value: number | undefined, key: string) =>
@@ -92,11 +92,11 @@ describe('a return of a paid payment', () => {
       ],
     };
     assert.equal(await post(body), 202);
-    await waitFor('the return recorded', async () => (await stack.store.getPayment(reference))?.returnedCents === 400);
-    const payment = (await stack.store.getPayment(reference))!;
+    await waitFor('the return recorded', async () => (await stack.store.payments.get(reference))?.returnedCents === 400);
+    const payment = (await stack.store.payments.get(reference))!;
     assert.deepEqual([payment.final, payment.partnerStatus], [true, 2], 'still paid: the final state is not rewritten');
     assert.deepEqual(
-      (await stack.store.returnsOf(reference)).map((r) => [r.returnedCents, r.source]),
+      (await stack.store.payments.returnsOf(reference)).map((r) => [r.returnedCents, r.source]),
       [[400, 'notification']],
     );
     const told = events.filter((e) => e.type === 'payment.returned');
@@ -124,7 +124,7 @@ describe('a return of a paid payment', () => {
 
     // Returned whole later (MED): the rest is returned too, and nothing is left to refund.
     assert.equal(await post({ event: 'payment.returned', data: { external_reference: reference, returned_value: 10 } }), 202);
-    await waitFor('the second return recorded', async () => (await stack.store.getPayment(reference))?.returnedCents === 1000);
+    await waitFor('the second return recorded', async () => (await stack.store.payments.get(reference))?.returnedCents === 1000);
     assert.deepEqual(
       events.filter((e) => e.type === 'payment.returned').map((e) => e.data.returned_value),
       [4, 10],
@@ -147,11 +147,11 @@ describe('a return of a paid payment', () => {
     const unpaid = (await issuedCheckout(5)).reference;
     assert.equal(await post({ event: 'pix.devolvido', data: { external_reference: unpaid } }), 202);
     await stack.pix.processor.idle();
-    assert.equal((await stack.store.getPayment(unpaid))?.returnedCents, undefined);
+    assert.equal((await stack.store.payments.get(unpaid))?.returnedCents, undefined);
     // A wrong secret path never reaches the intake at all.
     assert.equal(await post({ event: 'pix.devolvido', data: { external_reference: reference } }, 'not-the-secret-path-000'), 404);
     await stack.pix.processor.idle();
-    assert.equal((await stack.store.getPayment(reference))?.returnedCents, undefined);
+    assert.equal((await stack.store.payments.get(reference))?.returnedCents, undefined);
   });
 });
 
@@ -171,11 +171,11 @@ describe("the sandbox's own notifications: batched, and a return after payment",
     await stackControl(stack, 'POST', '/webhooks/batching/flush');
     await waitFor(
       'both paid',
-      async () => (await stack.store.getPayment(a.reference))?.final === true && (await stack.store.getPayment(b.reference))?.final === true,
+      async () => (await stack.store.payments.get(a.reference))?.final === true && (await stack.store.payments.get(b.reference))?.final === true,
     );
     await stackControl(stack, 'PUT', '/webhooks/batching', { window_ms: 0 });
     await stackControl(stack, 'POST', `/payments/${a.reference}/return`, { value: 1.25 });
-    await waitFor('the return recorded', async () => (await stack.store.getPayment(a.reference))?.returnedCents === 125);
+    await waitFor('the return recorded', async () => (await stack.store.payments.get(a.reference))?.returnedCents === 125);
   });
 });
 
@@ -196,11 +196,11 @@ describe('a return told by a code listed returned (the expiring dialect, PIX_STA
   test('a paid payment notified again reads the returned code: the return is recorded (its amount unstated by a code: the whole payment)', async () => {
     const payment = await stack.pix.payments.create({ value: 8 });
     await stackControl(stack, 'POST', `/payments/${payment.reference}/pay`);
-    await waitFor('paid', async () => (await stack.store.getPayment(payment.reference))?.final === true);
+    await waitFor('paid', async () => (await stack.store.payments.get(payment.reference))?.final === true);
     await stackControl(stack, 'POST', `/payments/${payment.reference}/return`, { value: 2 });
-    await waitFor('the return recorded', async () => (await stack.store.getPayment(payment.reference))?.returnedCents === 800);
+    await waitFor('the return recorded', async () => (await stack.store.payments.get(payment.reference))?.returnedCents === 800);
     assert.deepEqual(
-      (await stack.store.returnsOf(payment.reference)).map((r) => r.source),
+      (await stack.store.payments.returnsOf(payment.reference)).map((r) => r.source),
       ['status'],
     );
     assert.equal(stack.pix.numbering.report().codes.returned, 'verified');

@@ -168,9 +168,9 @@ describe('written to Node directly, and through web streams where there is no No
       const controller = new AbortController();
       const leaving = await fetch(`${served.url}/api/payments/${other.reference}/events`, { signal: controller.signal });
       await events(leaving).next();
-      assert.equal(served.app.pix.payments.watching(other.reference), 1, 'watched while open');
+      assert.equal(served.app.pix.payments.watches.watching(other.reference), 1, 'watched while open');
       controller.abort();
-      await waitFor('the watch released after the client left', () => served.app.pix.payments.watching(other.reference) === 0, 5000);
+      await waitFor('the watch released after the client left', () => served.app.pix.payments.watches.watching(other.reference) === 0, 5000);
     } finally {
       await served.close();
     }

@@ -1,5 +1,5 @@
 /**
- * The intake keeps a bounded share of what anyone posts (issue 27): a flood of 60 KB notifications
+ * The intake keeps a bounded share of what anyone posts: a flood of 60 KB notifications
  * about references this proxy never issued, through an open intake, grows the store by about a KiB
  * each; a notification about one of ours keeps at most 16 KiB, the record saying it was cut and how
  * long it was, and is still applied (from the body as received); after a restart a cut body is never
@@ -155,7 +155,7 @@ for (const makeKind of [sqliteKind, postgresKind]) {
       const body = padded(reference, 40 * 1024);
       assert.equal(await post(body), 202);
       await stack.pix.processor.idle();
-      assert.equal((await stack.store.getPayment(reference))?.final, true, 'confirmed with the partner from the body as received');
+      assert.equal((await stack.store.payments.get(reference))?.final, true, 'confirmed with the partner from the body as received');
       const [cut] = (await stack.store.webhookEvents.listByResult(['applied'], 10)).filter((e) => e.rawBody.includes(reference));
       assert.ok(cut, 'stored and processed');
       assert.equal(cut.originalBytes, 40 * 1024);
@@ -184,7 +184,7 @@ for (const makeKind of [sqliteKind, postgresKind]) {
       assert.equal((await stack.store.webhookEvents.listByResult(['cut'], 100)).filter((e) => e.id === kept.id).length, 0, 'not settled cut');
       await stackControl(stack, 'POST', `/payments/${reference}/pay`);
       await waitFor('applied at its try again', async () => (await stack.store.webhookEvents.listByResult(['applied'], 100)).some((e) => e.id === kept.id));
-      assert.equal((await stack.store.getPayment(reference))?.final, true);
+      assert.equal((await stack.store.payments.get(reference))?.final, true);
     });
 
     test('a cut body taken up again after a restart is never read as if whole', async () => {
@@ -198,7 +198,7 @@ for (const makeKind of [sqliteKind, postgresKind]) {
       await stack.pix.processor.idle();
       const [settled] = (await stack.store.webhookEvents.listByResult(['cut'], 10)).filter((e) => e.id === id);
       assert.equal(settled?.originalBytes, 40 * 1024);
-      assert.equal((await stack.store.getPayment(reference))?.final, false, 'not applied from a cut body (the reconciler follows it)');
+      assert.equal((await stack.store.payments.get(reference))?.final, false, 'not applied from a cut body (the reconciler follows it)');
     });
   });
 }

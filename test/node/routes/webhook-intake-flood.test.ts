@@ -81,7 +81,7 @@ describe('an open intake under a flood of made-up references', () => {
         await waitFor('a third of the flood', () => sent >= flood.length / 3);
         assert.equal(await post(notification(reference, 'payment')), 202);
         const posted = performance.now();
-        await waitFor('the payment final', async () => (await stack.store.getPayment(reference))?.final === true);
+        await waitFor('the payment final', async () => (await stack.store.payments.get(reference))?.final === true);
         appliedAfterMs = performance.now() - posted;
       })();
       // Twenty at a time, as a client with a pool of connections would.
@@ -124,7 +124,7 @@ describe('an open intake under a flood of made-up references', () => {
     const listed = await stack.store.webhookEvents.listByResult(['ambiguous'], 10);
     assert.ok(listed.some((e) => e.rawBody === body));
     assert.deepEqual(partner.asked, []);
-    assert.equal((await stack.store.getPayment(one))!.final, false, 'not applied to either');
+    assert.equal((await stack.store.payments.get(one))!.final, false, 'not applied to either');
   });
 });
 

@@ -1,5 +1,5 @@
 /**
- * Issue 6 against the real sandbox: its webhooks reach the proxy's endpoint over real sockets, the
+ * The partner's notifications against the real sandbox: its webhooks reach the proxy's endpoint over real sockets, the
  * store is a real SQLite file, the merchant's receiver a real HTTP server. Time is the sandbox's
  * frozen clock, moved by the tests; the reconciler and the delivery worker are driven with runOnce().
  */
@@ -72,7 +72,7 @@ const emitted: OutcomeEvent[] = [];
 
 const control = (method: string, path: string, body?: unknown) => stackControl(stack, method, path, body);
 const create = async (value = 10) => (await stack.pix.payments.create({ value })).reference;
-const stored = (reference: string) => stack.store.getPayment(reference);
+const stored = (reference: string) => stack.store.payments.get(reference);
 const eventRows = (reference: string) =>
   (db.prepare('SELECT result FROM webhook_events WHERE raw_body LIKE ? ORDER BY id').all(`%${reference}%`) as { result: string | null }[]).map((r) => r.result);
 const processed = (reference: string, n: number) => async () => eventRows(reference).filter((r) => r !== null).length >= n;

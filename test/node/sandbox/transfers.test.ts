@@ -268,6 +268,10 @@ describe('3 / 4.7 waiting for the bank', () => {
 });
 
 describe('the customer registry (control API)', () => {
+  /** A customer whose KYC is approved, with one e-mail key. */
+  const addCustomer = (document: string, name: string, email: string) =>
+    h.control('POST', '/customers', { document, name, kyc: 'approved', keys: { EMAIL: email } });
+
   test('lists the test customers with KYC, bank behaviour and keys', async () => {
     const res = await h.control('GET', '/customers');
     assert.equal(res.status, 200);
@@ -277,12 +281,7 @@ describe('the customer registry (control API)', () => {
   });
 
   test('adds a customer, whose keys then work', async () => {
-    const add = await h.control('POST', '/customers', {
-      document: '529.982.247-25',
-      name: 'Maria Nova',
-      kyc: 'approved',
-      keys: { EMAIL: 'maria@nova.example' },
-    });
+    const add = await addCustomer('529.982.247-25', 'Maria Nova', 'maria@nova.example');
     assert.equal(add.status, 201, add.text);
     await accepted(await toKey({ value: 1, pix_key: 'maria@nova.example' }));
     const again = await h.control('POST', '/customers', { document: '52998224725', name: 'Outra', kyc: 'approved', keys: {} });
@@ -296,19 +295,9 @@ describe('the customer registry (control API)', () => {
 
   test('companies with alphanumeric CNPJs are told apart by their letters and found in any case', async () => {
     // Both are valid and share every digit: only their letters tell them apart.
-    const first = await h.control('POST', '/customers', {
-      document: '12.ABC.345/01DE-35',
-      name: 'Alfa LTDA',
-      kyc: 'approved',
-      keys: { EMAIL: 'alfa@cnpj.example' },
-    });
+    const first = await addCustomer('12.ABC.345/01DE-35', 'Alfa LTDA', 'alfa@cnpj.example');
     assert.equal(first.status, 201, first.text);
-    const second = await h.control('POST', '/customers', {
-      document: '12AMC34501DE35',
-      name: 'Beta LTDA',
-      kyc: 'approved',
-      keys: { EMAIL: 'beta@cnpj.example' },
-    });
+    const second = await addCustomer('12AMC34501DE35', 'Beta LTDA', 'beta@cnpj.example');
     assert.equal(second.status, 201, second.text);
     const again = await h.control('POST', '/customers', { document: '12.abc.345/01de-35', name: 'Outra', kyc: 'approved', keys: {} });
     assert.equal(again.status, 409, again.text);

@@ -96,7 +96,7 @@ describe('the rooms of the proxy, through app.request()', () => {
     const { reference } = (await issued.json()) as { reference: string };
 
     sandbox.state.pay(sandbox.state.payments.get(reference)!);
-    const record = await app.pix.payments.confirm(reference);
+    const record = await app.pix.payments.reads.confirm(reference);
     assert.equal(record?.final, true);
 
     const rows = (await store.outbox.list()).filter((row) => row.reference === reference);

@@ -1,5 +1,5 @@
 /**
- * The cluster test of issue 14: three proxy instances (child processes) over one real Postgres and
+ * The cluster test: three proxy instances (child processes) over one real Postgres and
  * one sandbox on loopback, with a small round-robin front in this test as their load balancer. 300
  * checkouts are created and read through the front, then read on every instance; 60 of their
  * payments are watched by status streams held on the three instances; the payments are paid in the
@@ -23,15 +23,14 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import pg from 'pg';
 import { outcomeEventId } from '../../../server/domain/outcomes.ts';
-import { createPartnerClient } from '../../../server/partner/client.ts';
 import { PARTNER_STATUS } from '../../../server/partner/wire.ts';
 import { startSandbox, type RunningSandbox } from '../../../server/sandbox/server.ts';
-import { DEFAULT_ACCOUNT } from '../../../server/sandbox/state.ts';
 import {
   killAll,
   proxyEnv,
   proxyInstance,
   sandboxControl,
+  setSandboxNotificationUrl,
   sleep,
   startFront,
   startMerchantReceiver,
@@ -102,13 +101,7 @@ before(async () => {
   await instances[0]!.start();
   await Promise.all(instances.slice(1).map((instance) => instance.start()));
   front = await startFront(instances);
-  const partner = createPartnerClient({
-    baseUrl: sandbox.url,
-    ca: sandbox.ca,
-    userAgent: USER_AGENT,
-    credentials: { email: DEFAULT_ACCOUNT.email, accessKey: DEFAULT_ACCOUNT.accessKey },
-  });
-  await partner.setNotificationUrl({ notification_url: `${front.url}/api/webhooks/partner/${WEBHOOK_SECRET_PATH}` });
+  await setSandboxNotificationUrl(sandbox, USER_AGENT, `${front.url}/api/webhooks/partner/${WEBHOOK_SECRET_PATH}`);
   setupMs = Date.now() - setupStarted;
 });
 

@@ -6,8 +6,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startDevStack, startSandbox, type DevStack, type RunningSandbox } from '../../../server/dev-stack.ts';
+import { countReads } from '../../support/checks.ts';
 import { firstPayment } from '../../support/first-payment.ts';
 import { startPostgres, type RunningPostgres } from '../../support/postgres.ts';
+import { databaseDeadlines } from '../../../server/config/database.ts';
 
 let postgres: RunningPostgres;
 let sandbox: RunningSandbox;
@@ -30,17 +32,6 @@ async function pair(options: Parameters<typeof startDevStack>[0] = {}, forB: Par
   const b = await startDevStack({ sandbox, databaseUrl, background: false, registerWebhook: false, ...options, ...forB });
   stacks.push(b);
   return [a, b];
-}
-
-/** Counts each instance's reads of payments at the partner. */
-function countReads(stack: DevStack): { count: () => number } {
-  let calls = 0;
-  const getPayment = stack.partner.getPayment.bind(stack.partner);
-  stack.partner.getPayment = (reference) => {
-    calls++;
-    return getPayment(reference);
-  };
-  return { count: () => calls };
 }
 
 async function merchant(on: DevStack, method: string, path: string, body?: unknown): Promise<{ status: number; json: any }> {
@@ -87,7 +78,7 @@ describe('two instances over one Postgres', () => {
     const references = new Set(answers.map((answer) => answer.json.reference as string));
     assert.equal(references.size, 1, `one code for the customer, whichever instance answered: ${[...references].join(', ')}`);
     const [reference] = references;
-    assert.equal((await a.store.getCheckout(id))?.paymentReference, reference);
+    assert.equal((await a.store.checkouts.get(id))?.paymentReference, reference);
     for (const on of [a, b]) assert.equal((await merchant(on, 'GET', `/checkouts/${id}`)).json.payment.reference, reference);
   });
 
@@ -125,7 +116,7 @@ describe('two instances over one Postgres', () => {
     await reading;
     assert.deepEqual(statuses, ['pending', 'paid'], 'the stream ends on its final state');
     assert.ok(Date.now() - paidAt < 20_000, 'well before B would have polled (60 s)');
-    assert.equal((await b.store.getPayment(reference))?.final, true, "B's own reads say paid too");
+    assert.equal((await b.store.payments.get(reference))?.final, true, "B's own reads say paid too");
   });
 
   test('one instance asks the partner about a payment at a time: the other serves the store', async () => {
@@ -141,25 +132,25 @@ describe('two instances over one Postgres', () => {
       assert.equal(res.status, 200);
       return ((await res.json()) as { status: string }).status;
     };
-    const before = [readsA.count(), readsB.count()];
+    const before = [readsA.calls(), readsB.calls()];
     for (let i = 0; i < 5; i++) {
       assert.equal(await read(a), 'pending');
       assert.equal(await read(b), 'pending');
     }
     assert.deepEqual(
-      [readsA.count() - before[0]!, readsB.count() - before[1]!],
+      [readsA.calls() - before[0]!, readsB.calls() - before[1]!],
       [5, 0],
       'A holds the poll lease (renewed by each of its reads); B asks no one',
     );
     // Concurrent reads on the holder (started in one tick) share one lease decision and one call, round after round.
     for (let round = 0; round < 3; round++) {
-      const was = readsA.count();
+      const was = readsA.calls();
       await Promise.all(Array.from({ length: 50 }, () => a.pix.payments.read(reference)));
-      assert.equal(readsA.count() - was, 1, `round ${round}: 50 concurrent reads, one partner call`);
+      assert.equal(readsA.calls() - was, 1, `round ${round}: 50 concurrent reads, one partner call`);
     }
     // A forced ask (before a new code is issued, a webhook's confirmation) is never left to another instance.
-    await b.pix.payments.confirm(reference);
-    assert.equal(readsB.count() - before[1]!, 1, 'a confirmation asks the partner whoever polls');
+    await b.pix.payments.reads.confirm(reference);
+    assert.equal(readsB.calls() - before[1]!, 1, 'a confirmation asks the partner whoever polls');
     // Paid: B, which never asked, answers paid once A's read records it.
     assert.equal(sandbox.state.pay(sandbox.state.payments.get(reference)!).ok, true);
     assert.equal(await read(a), 'paid');
@@ -177,9 +168,9 @@ describe('two instances over one Postgres', () => {
     }
     // Due: their last confirmation is older than everyMs on the proxy's clock.
     sandbox.state.clock.advance(2000);
-    const before = readsA.count() + readsB.count();
+    const before = readsA.calls() + readsB.calls();
     const [ra, rb] = await Promise.all([a.pix.reconciler.runOnce(), b.pix.reconciler.runOnce()]);
-    const asked = readsA.count() + readsB.count() - before;
+    const asked = readsA.calls() + readsB.calls() - before;
     assert.equal(asked, references.length, `each due payment asked about once across both (A checked ${ra.checked}, B ${rb.checked})`);
   });
 
@@ -250,7 +241,7 @@ describe('two instances over one Postgres', () => {
     assert.equal(b.pix.numbering.meaning({ code: 2, word: null }), null, 'a code decides nothing on B now');
   });
 
-  test("issue 30: the first payment of a new database, verified at B and notified at A within the same second, reaches B's stream within a second and the merchant within 2 s", async () => {
+  test("the first payment of a new database, verified at B and notified at A within the same second, reaches B's stream within a second and the merchant within 2 s", async () => {
     // A has just read the shared verdicts (none yet) when B's new payment verifies the numbering:
     // A's confirmation reads the verdict again at once instead of dropping the outcome.
     for (let run = 1; run <= 3; run++) {
@@ -273,7 +264,7 @@ describe('two instances over one Postgres', () => {
       { url: postgres.url('no_such_database').replace('postgres@', 'postgres:s3cret-pw@'), says: /does not exist/ },
     ];
     for (const { url, says } of cases) {
-      const error = await openStore({ dataDir: '', databaseUrl: url }).then(
+      const error = await openStore({ dataDir: '', databaseUrl: url, deadlines: databaseDeadlines() }).then(
         () => null,
         (e: unknown) => e,
       );

@@ -1,5 +1,5 @@
 /**
- * The kill test of issue 6: a burst of 500 payment outcomes while the proxy (a child process on a
+ * The kill test: a burst of 500 payment outcomes while the proxy (a child process on a
  * fixed store file and port) is killed with SIGKILL at random moments and restarted. The sandbox
  * lives in this process (its state is memory: it outlives the proxy), sends real webhooks to the
  * proxy's endpoint and trusts nothing; the merchant's receiver deduplicates by event id. Every

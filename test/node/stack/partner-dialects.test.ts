@@ -1,5 +1,5 @@
 /**
- * Issue 13: the partner client, the command line, the proxy and its webhook receiver against the
+ * The partner client, the command line, the proxy and its webhook receiver against the
  * sandbox in each of its dialects (server/sandbox/dialects.ts), `numbered` being the one with another
  * status numbering. Real HTTPS to the sandbox, a real SQLite store (the dev stack's), real HTTP for the
  * proxy and the notifications; time moves through the sandbox clock, never by waiting.
@@ -229,7 +229,7 @@ async function openProxied(options: DevStackOptions): Promise<Proxied> {
 
 const ready = async (stack: DevStack) => (await fetch(`${stack.url}/ready`)).json();
 /** The status the proxy stored, in its own numbering (PARTNER_STATUS). */
-const partnerStatusOf = async (p: Proxied, reference: string) => (await p.stack.store.getPayment(reference))?.partnerStatus;
+const partnerStatusOf = async (p: Proxied, reference: string) => (await p.stack.store.payments.get(reference))?.partnerStatus;
 /** The proxy shows the payment as anything but paid: its view, its store, its outcomes. */
 async function neverPaid(p: Proxied, reference: string): Promise<void> {
   assert.notEqual(await p.status(reference), 'paid');
@@ -592,7 +592,7 @@ for (const dialect of DIALECT_NAMES) {
     after(() => p.close());
 
     const storedStatus = (reference: string) => partnerStatusOf(p, reference);
-    const final = (reference: string) => async () => (await p.stack.store.getPayment(reference))?.final === true;
+    const final = (reference: string) => async () => (await p.stack.store.payments.get(reference))?.final === true;
     const paidEvents = (reference: string) => p.outcomes.filter((e) => e.data.reference === reference && e.type === 'payment.paid');
 
     test('a payment made through the proxy is pending and verifies the pending code; paid in time, shown paid by the webhook in this dialect’s payload, it verifies approved', async () => {
@@ -745,7 +745,7 @@ for (const dialect of DIALECT_NAMES) {
         const canceled = await p.create(9);
         const reference = await p.create(9);
         await p.control('POST', `/payments/${paid}/pay`);
-        await waitFor('the paid one final', async () => (await p.stack.store.getPayment(paid))?.final === true);
+        await waitFor('the paid one final', async () => (await p.stack.store.payments.get(paid))?.final === true);
         await p.control('POST', '/faults', { kind: 'drop_webhook', rate: 1 });
         await p.control('POST', '/clock/advance', { seconds: 3600 + 3600 + CANCELED_MARGIN_MS / 1000 + 1 });
         assert.equal(await p.status(canceled), 'canceled');
@@ -799,7 +799,7 @@ describe('a wrong status numbering (numbered’s 0/1/2 read with the default 1/2
     await neverPaid(p, reference);
     await p.control('POST', '/clock/advance', { seconds: STALE_MS / 1000 + 1 });
     await neverPaid(p, reference);
-    const confirmed = await p.stack.pix.payments.confirm(reference);
+    const confirmed = await p.stack.pix.payments.reads.confirm(reference);
     assert.notEqual(confirmed?.partnerStatus, PARTNER_STATUS.approved);
     await p.stack.pix.reconciler.runOnce();
     await neverPaid(p, reference);
@@ -826,7 +826,7 @@ describe('a wrong status numbering (numbered’s 0/1/2 read with the default 1/2
     await waitFor('the notification processed', processed(p, reference));
     assert.equal(p.events(reference)[0]!.result, 'waiting');
     await neverPaid(p, reference);
-    assert.equal((await p.stack.store.getPayment(reference))?.final, false);
+    assert.equal((await p.stack.store.payments.get(reference))?.final, false);
   });
 
   test('explicit words still settle: the new format’s deposit.paid and deposit.cancelled, confirmed by the partner no longer reporting pending', async () => {
@@ -834,14 +834,14 @@ describe('a wrong status numbering (numbered’s 0/1/2 read with the default 1/2
     const paid = await p.create(6);
     const canceled = await p.create(6);
     await p.control('POST', `/payments/${paid}/pay`);
-    await waitFor('the paid one final', async () => (await p.stack.store.getPayment(paid))?.final === true);
+    await waitFor('the paid one final', async () => (await p.stack.store.payments.get(paid))?.final === true);
     await waitFor('its notification processed', processed(p, paid));
     assert.equal(await p.status(paid), 'paid');
     assert.ok(p.events(paid)[0]!.raw_body.includes('"event_type":"deposit.paid"'), 'p.events(paid)[0]!.raw_body.includes(’"event_type":"deposit.paid"’)');
     assert.equal(p.outcomes.filter((e) => e.data.reference === paid && e.type === 'payment.paid').length, 1);
 
     await p.control('POST', `/payments/${canceled}/cancel`);
-    await waitFor('the canceled one final', async () => (await p.stack.store.getPayment(canceled))?.final === true);
+    await waitFor('the canceled one final', async () => (await p.stack.store.payments.get(canceled))?.final === true);
     assert.equal(await p.status(canceled), 'canceled');
     await neverPaid(p, canceled);
     // Still a mismatch: fixing the setting is the operator's job.
@@ -963,9 +963,9 @@ describe('approved and canceled swapped (the swapped dialect’s 1/3/2 read with
       const paid = await p.create(4);
       const canceled = await p.create(4);
       await p.control('POST', `/payments/${paid}/pay`);
-      await waitFor('the paid one final', async () => (await p.stack.store.getPayment(paid))?.final === true);
+      await waitFor('the paid one final', async () => (await p.stack.store.payments.get(paid))?.final === true);
       await p.control('POST', '/clock/advance', { seconds: 3600 + 3600 + CANCELED_MARGIN_MS / 1000 + 1 });
-      await waitFor('the canceled one final', async () => (await p.stack.store.getPayment(canceled))?.final === true);
+      await waitFor('the canceled one final', async () => (await p.stack.store.payments.get(canceled))?.final === true);
       assert.deepEqual([await p.status(paid), await p.status(canceled)], ['paid', 'canceled']);
       const report = await ready(p.stack);
       assert.equal(report.checks.status_codes, 'verified');

@@ -6,7 +6,6 @@
  * the order of events and on codes, never on durations (the bounds are test timeouts).
  */
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
@@ -20,6 +19,10 @@ import { EVENT_ID_HEADER } from '../../../server/domain/signature.ts';
 import { startSandbox, type RunningSandbox } from '../../../server/sandbox/server.ts';
 import { openStore } from '../../../server/store/open.ts';
 import { proxyEnv, sandboxControl } from '../../support/cluster-harness.ts';
+import { spawnProxy } from '../../support/proxy-process.ts';
+
+/** The proxy's errors on this test's stderr; its log lines (stdout) are read by each test. */
+const echoErrors = (line: string, from: 'stdout' | 'stderr') => void (from === 'stderr' && process.stderr.write(`${line}\n`));
 
 const API_KEY = 'shutdown-test-key-0123456789abcdef0123456789';
 const SECRET = 'shutdown-test-merchant-secret-0123456789abcdef';
@@ -95,11 +98,7 @@ describe('SIGTERM: drain, finish what is in flight, exit 0', () => {
         PIX_SHUTDOWN_DRAIN_MS: '5000',
         PIX_SHUTDOWN_GRACE_MS: '60000',
       };
-      const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
-        cwd: process.cwd(),
-        env,
-        stdio: ['ignore', 'pipe', 'inherit'],
-      });
+      const child = spawnProxy(0, env, echoErrors);
       try {
         // 'close', not 'exit': after the last log line is read.
         const exited = once(child, 'close');
@@ -219,11 +218,7 @@ describe('SIGTERM: drain, finish what is in flight, exit 0', () => {
       // Shorter than the delivery's own deadline (10 s), which the receiver never meets.
       PIX_SHUTDOWN_GRACE_MS: '200',
     };
-    const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
-      cwd: process.cwd(),
-      env,
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
+    const child = spawnProxy(0, env, echoErrors);
     try {
       // 'close', not 'exit': after the last log line is read.
       const exited = once(child, 'close');

@@ -1,5 +1,5 @@
 /**
- * Issue 40, on a real Postgres (test/support/postgres.ts) and a real SQLite file: one store budget per
+ * Store stalls, on a real Postgres (test/support/postgres.ts) and a real SQLite file: one store budget per
  * request across all its statements and waits (a real `LOCK TABLE ... IN ACCESS EXCLUSIVE MODE` from a
  * second connection, a frozen server: SIGSTOP, a stopped server: pg_ctl stop); `/ready` failing within
  * 2 s of each fault and back within 2 s of its end; a payment the partner created while the store
@@ -27,6 +27,7 @@ import { DB_FILE_NAME, openSqliteStore } from '../../../server/store/sqlite/sqli
 import type { Store } from '../../../server/store/store.ts';
 import { waitFor } from '../../support/checks.ts';
 import { startPostgres, type RunningPostgres } from '../../support/postgres.ts';
+import { databaseDeadlines } from '../../../server/config/database.ts';
 
 interface Line {
   level: number;
@@ -65,7 +66,7 @@ describe('one store budget per request (Postgres)', () => {
   let url: string;
   before(async () => {
     url = await postgres.createDatabase();
-    store = await openPostgresStore({ url, cacheSize: 0 });
+    store = await openPostgresStore({ url, deadlines: databaseDeadlines(), cacheSize: 0 });
   });
   after(async () => {
     await store?.close();
@@ -81,9 +82,9 @@ describe('one store budget per request (Postgres)', () => {
       // Three reads in a row, as a request making its way through its steps: each alone would wait
       // the 3 s lock_timeout (9 s); together they get 1.5 s.
       const results = await withStoreBudget(1500, async () => [
-        await timed(() => store.getPayment('locked-1')),
-        await timed(() => store.getPayment('locked-2')),
-        await timed(() => store.getPayment('locked-3')),
+        await timed(() => store.payments.get('locked-1')),
+        await timed(() => store.payments.get('locked-2')),
+        await timed(() => store.payments.get('locked-3')),
       ]);
       const total = performance.now() - started;
       assert.equal(results[0]!.code, '55P03', 'the first waits for the lock, named a lock timeout');
@@ -94,23 +95,23 @@ describe('one store budget per request (Postgres)', () => {
       await locker.end();
     }
     // The connections given shorter deadlines get their own back outside a request.
-    const noBudget = await timed(() => store.getPayment('after-the-lock'));
+    const noBudget = await timed(() => store.payments.get('after-the-lock'));
     assert.equal(noBudget.code, 'ok');
   });
 
   test('a frozen server (SIGSTOP): a statement gives up when the budget does; the store serves again after the thaw', { timeout: 60_000 }, async () => {
-    assert.equal((await timed(() => store.getPayment('before-freeze'))).code, 'ok');
+    assert.equal((await timed(() => store.payments.get('before-freeze'))).code, 'ok');
     postgres.freeze();
     let frozen: { code: string; ms: number };
     try {
-      frozen = await withStoreBudget(1000, () => timed(() => store.getPayment('while-frozen')));
+      frozen = await withStoreBudget(1000, () => timed(() => store.payments.get('while-frozen')));
     } finally {
       postgres.thaw();
     }
     assert.equal(frozen.code, 'request_deadline', 'the driver stopped waiting at the budget, not its own 7 s deadline');
     assert.ok(frozen.ms < 3000, `gave up after ${Math.round(frozen.ms)} ms`);
     // The connection that never answered was dropped, not given back to the pool stuck.
-    await waitFor('the store serving again', async () => (await timed(() => store.getPayment('after-thaw'))).code === 'ok', 20_000);
+    await waitFor('the store serving again', async () => (await timed(() => store.payments.get('after-thaw'))).code === 'ok', 20_000);
   });
 });
 
@@ -313,7 +314,7 @@ describe('an instance over Postgres through faults', () => {
         await locker.query('ROLLBACK').catch(() => undefined);
         await locker.end();
       }
-      await waitFor('recorded once the lock is gone', async () => (await stack.store.getPayment(reference)) !== null, 40_000);
+      await waitFor('recorded once the lock is gone', async () => (await stack.store.payments.get(reference)) !== null, 40_000);
       assert.equal(stack.pix.payments.unrecorded.size, 0);
       assert.ok(!(await unrecorded()).some((i) => i.reference === reference), 'no longer listed');
       // The checkout issues a payment again, as usual.
@@ -339,7 +340,7 @@ describe('an instance over Postgres through faults', () => {
     assert.deepEqual(listed && { reference: listed.reference, state: listed.state }, { reference: created.reference, state: 'answer_kept' });
     const recorded = (await unrecorded('--record')).find((i) => i.transaction_id === created.transactionId);
     assert.equal(recorded?.state, 'recorded_now');
-    assert.notEqual(await stack.store.getPayment(created.reference), null);
+    assert.notEqual(await stack.store.payments.get(created.reference), null);
     assert.ok(!(await unrecorded()).some((i) => i.transaction_id === created.transactionId));
   });
 

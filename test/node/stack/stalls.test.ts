@@ -16,10 +16,13 @@ import { createInterface } from 'node:readline';
 import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
 import { MIGRATION_LOCK } from '../../../server/store/postgres/migrations.ts';
-import { deadlineCause, openPostgresStore, queryDeadlines } from '../../../server/store/postgres/postgres-store.ts';
+import { queryDeadlines } from '../../../server/store/postgres/deadlines.ts';
+import { deadlineCause } from '../../../server/store/postgres/errors.ts';
+import { openPostgresStore } from '../../../server/store/postgres/postgres-store.ts';
 import { startSandbox, type RunningSandbox } from '../../../server/sandbox/server.ts';
 import { proxyEnv } from '../../support/cluster-harness.ts';
 import { startPostgres, type RunningPostgres } from '../../support/postgres.ts';
+import { databaseDeadlines } from '../../../server/config/database.ts';
 
 const API_KEY = 'stalls-test-key-0123456789abcdef0123456789ab';
 const USER_AGENT = 'Loja Teste (dev@loja.example)';
@@ -135,7 +138,7 @@ describe('a table locked by another session', () => {
 
 describe('a slow statement', () => {
   test('is canceled by the pool settings and named a statement timeout', { timeout: 60_000 }, async () => {
-    const deadlines = queryDeadlines(300);
+    const deadlines = queryDeadlines(databaseDeadlines(300));
     const client = new pg.Client({ connectionString: databaseUrl, ...deadlines });
     await client.connect();
     try {
@@ -162,7 +165,7 @@ describe('a migration', () => {
       await other.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
       const released = new Promise((resolve) => setTimeout(resolve, 3000)).then(() => other.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]));
       try {
-        const store = await openPostgresStore({ url, statementTimeoutMs: 100 });
+        const store = await openPostgresStore({ url, deadlines: databaseDeadlines(100) });
         await store.close();
       } finally {
         await released;

@@ -1,7 +1,7 @@
 /**
  * A payment watched by a status stream while the Postgres store is stopped (pg_ctl stop): each failed
  * poll is a debug line, counted in the outage's closing line (`payment polls failed`), not a warning
- * per payment per poll (issue 40: 23 to 54 "watching a payment failed" per outage).
+ * per payment per poll (tens of "watching a payment failed" lines per outage).
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';

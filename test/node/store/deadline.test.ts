@@ -17,10 +17,10 @@ describe("a request's store deadline", () => {
       await withStoreBudget(50, async () => {
         // The partner's slow answer took the whole budget...
         await sleep(80);
-        await assert.rejects(store.getPayment('slow'), (error: Error & { code?: string }) => error.code === 'request_deadline');
+        await assert.rejects(store.payments.get('slow'), (error: Error & { code?: string }) => error.code === 'request_deadline');
         // ...and its answer leaves the store a second to record it.
         allowStoreAtLeast(1000);
-        assert.equal(await store.getPayment('slow'), null);
+        assert.equal(await store.payments.get('slow'), null);
         assert.ok(storeTimeLeft()! > 500);
       });
     } finally {
@@ -35,7 +35,7 @@ describe("a request's store deadline", () => {
       let later: Promise<unknown> = Promise.resolve();
       await withStoreBudget(30, async () => {
         withoutStoreBudget(() => assert.equal(storeTimeLeft(), undefined));
-        later = sleep(60).then(() => store.getPayment('after-the-answer'));
+        later = sleep(60).then(() => store.payments.get('after-the-answer'));
       });
       assert.equal(await later, null, 'work the request left running is not cut by its deadline');
     } finally {

@@ -1,5 +1,5 @@
 /**
- * What an outage cost, in its own lines (store/outage.ts, issue 40): work refused or skipped because of
+ * What an outage cost, in its own lines (store/outage.ts): work refused or skipped because of
  * the store (a partner's notification answered 503, a payment's poll) is counted by what it was, in the
  * repeat line (since the last line) and in the closing one (in all), so each such failure needs no
  * line above warn of its own. A fake clock.

@@ -20,6 +20,8 @@ import { openStore } from '../../../server/store/open.ts';
 import type { Store } from '../../../server/store/store.ts';
 import { checkoutRecord, paymentRecord, payoutRecord, transferRecord } from '../../support/records.ts';
 import { startPostgres, type RunningPostgres } from '../../support/postgres.ts';
+import { databaseDeadlines } from '../../../server/config/database.ts';
+import { silentLog } from '../../support/silent-log.ts';
 
 const DAY = 86_400_000;
 /** The fake clock's now: day 400. Retention 180 days: the cutoff is day 220. */
@@ -88,7 +90,7 @@ const kinds: { name: string; open(): Promise<Opened> }[] = [
     async open() {
       assert.ok(postgres);
       const url = await postgres.createDatabase();
-      const store = await openStore({ dataDir: '/nonexistent', databaseUrl: url, cacheSize: 0 });
+      const store = await openStore({ dataDir: '/nonexistent', databaseUrl: url, deadlines: databaseDeadlines(), cacheSize: 0 });
       opened.push(store);
       const query = async (text: string) => {
         const client = new pg.Client({ connectionString: url });
@@ -113,7 +115,8 @@ const kinds: { name: string; open(): Promise<Opened> }[] = [
   },
 ];
 
-const service = (store: Store, key?: string) => new PersonalData({ store, cipher: new PersonalDataCipher(key), retentionDays: RETENTION_DAYS, now: () => NOW });
+const service = (store: Store, key?: string) =>
+  new PersonalData({ store, cipher: new PersonalDataCipher(key), retentionDays: RETENTION_DAYS, now: () => NOW, log: silentLog });
 
 /** A checkout of `document` created at `at`, with one payment (final at `finalAt` when given, else pending). */
 async function checkoutWithPayment(
@@ -124,10 +127,10 @@ async function checkoutWithPayment(
   customer: { name: string | null; document: string | null; documentHash?: string | null } = { name: 'Maria', document: MARIA },
 ): Promise<string> {
   const id = `co_${tag.padEnd(24, 'A')}`;
-  await store.createCheckout(checkoutRecord({ id, orderId: `order-${tag}`, createdAt: at, ...customer }));
+  await store.checkouts.create(checkoutRecord({ id, orderId: `order-${tag}`, createdAt: at, ...customer }));
   const reference = `pay-${tag}`;
-  await store.attachPayment(id, paymentRecord(reference, at, { checkoutId: id, valueCents: 4990, transactionId: `tx-${tag}` }), 0, null);
-  if (finalAt !== null) await store.updatePaymentStatus(reference, PARTNER_STATUS.approved, true, finalAt, paymentOutcome);
+  await store.checkouts.attachPayment(id, paymentRecord(reference, at, { checkoutId: id, valueCents: 4990, transactionId: `tx-${tag}` }), 0, null);
+  if (finalAt !== null) await store.payments.updateStatus(reference, PARTNER_STATUS.approved, true, finalAt, paymentOutcome);
   return id;
 }
 
@@ -174,7 +177,7 @@ for (const kind of kinds) {
       assert.deepEqual({ checkouts: purged?.checkouts, payouts: purged?.payouts }, { checkouts: 1, payouts: 1 });
       assert.equal(purged?.cutoff, NOW - RETENTION_DAYS * DAY);
 
-      const erased = await store.getCheckout(old);
+      const erased = await store.checkouts.get(old);
       assert.equal(erased?.name, null);
       assert.equal(erased?.document, null);
       assert.equal(erased?.personalDataErasedAt, NOW);
@@ -183,10 +186,10 @@ for (const kind of kinds) {
       assert.equal(erased?.orderId, 'order-old');
       assert.equal(erased?.paymentReference, 'pay-old');
       assert.equal(erased?.createdAt, OLD);
-      const [paid] = await store.checkoutPayments(old);
+      const [paid] = await store.checkouts.payments(old);
       assert.deepEqual([paid?.valueCents, paid?.partnerStatus, paid?.final, paid?.transactionId], [4990, PARTNER_STATUS.approved, true, 'tx-old']);
       for (const kept of [pending, recent, lateFinal, disputed]) {
-        const record = await store.getCheckout(kept);
+        const record = await store.checkouts.get(kept);
         assert.deepEqual([record?.name, record?.document], ['Maria', MARIA], `${kept} keeps its customer`);
       }
 
@@ -205,7 +208,7 @@ for (const kind of kinds) {
       // Once the dispute is resolved (long ago), its checkout's customer goes too.
       await store.disputes.resolve('pay-disputed', 'checked', OLD + 3 * DAY);
       assert.equal((await service(store).purge())?.checkouts, 1);
-      assert.equal((await store.getCheckout(disputed))?.document, null);
+      assert.equal((await store.checkouts.get(disputed))?.document, null);
     });
 
     test('two purges at once (two instances, a lease run out) erase each record once', async () => {
@@ -215,7 +218,7 @@ for (const kind of kinds) {
       const [a, b] = await Promise.all([service(store).purge(), service(store).purge()]);
       assert.equal((a?.checkouts ?? 0) + (b?.checkouts ?? 0), 1);
       assert.equal((a?.payouts ?? 0) + (b?.payouts ?? 0), 1);
-      assert.equal((await store.getCheckout(id))?.document, null);
+      assert.equal((await store.checkouts.get(id))?.document, null);
     });
 
     test('the purge goes in batches until nothing old is left', async () => {
@@ -226,15 +229,22 @@ for (const kind of kinds) {
         const id = await store.webhookEvents.add(`{"n":${n}}`, OLD);
         await store.webhookEvents.markProcessed(id, OLD, 'applied');
       }
-      const purged = await new PersonalData({ store, cipher: new PersonalDataCipher(), retentionDays: RETENTION_DAYS, now: () => NOW, batch: 2 }).purge();
+      const purged = await new PersonalData({
+        store,
+        cipher: new PersonalDataCipher(),
+        retentionDays: RETENTION_DAYS,
+        now: () => NOW,
+        log: silentLog,
+        batch: 2,
+      }).purge();
       assert.deepEqual([purged?.checkouts, purged?.notifications], [5, 3]);
-      for (const id of ids) assert.equal((await store.getCheckout(id))?.name, null);
+      for (const id of ids) assert.equal((await store.checkouts.get(id))?.name, null);
     });
 
     test('a stop ends a purge under way after its current batch (a shutdown does not wait for a whole first purge); the next purge goes on', async () => {
       const { store } = await kind.open();
       for (let n = 0; n < 5; n++) await checkoutWithPayment(store, `stop${n}`, OLD + n, OLD + DAY);
-      const options = { store, cipher: new PersonalDataCipher(), retentionDays: RETENTION_DAYS, now: () => NOW, batch: 2 };
+      const options = { store, cipher: new PersonalDataCipher(), retentionDays: RETENTION_DAYS, now: () => NOW, log: silentLog, batch: 2 };
       const purge = store.personalData.purge.bind(store.personalData);
       const stopping = new PersonalData({
         ...options,
@@ -293,7 +303,7 @@ for (const kind of kinds) {
       const { store } = db;
       const cipher = new PersonalDataCipher(KEY);
       const id = await checkoutWithPayment(store, 'sealed', RECENT, null, sealedCustomer(cipher, 'Maria Souza', '529.982.247-25'));
-      const stored = await store.getCheckout(id);
+      const stored = await store.checkouts.get(id);
       assert.match(stored?.document ?? '', /^v1:/);
       assert.match(stored?.name ?? '', /^v1:/);
       assert.equal(cipher.open(stored!.document), '529.982.247-25');
@@ -311,7 +321,7 @@ for (const kind of kinds) {
       await checkoutWithPayment(store, 'sealed', RECENT, null, sealedCustomer(new PersonalDataCipher(KEY), 'Maria', MARIA));
       // Found by the clear column? No: by its hash, which another key does not make; nothing found, no crash.
       assert.deepEqual((await service(store, OTHER_KEY).export(MARIA)).checkouts, []);
-      const stored = await store.getCheckout(`co_${'sealed'.padEnd(24, 'A')}`);
+      const stored = await store.checkouts.get(`co_${'sealed'.padEnd(24, 'A')}`);
       assert.throws(
         () => new PersonalDataCipher(OTHER_KEY).open(stored!.document),
         (error: Error) => {
@@ -332,7 +342,7 @@ for (const kind of kinds) {
       const purged = await service(store, KEY).purge();
       assert.equal(purged?.sealed, 1);
       assert.equal(purged?.checkouts, 0);
-      const sealed = await store.getCheckout(id);
+      const sealed = await store.checkouts.get(id);
       assert.match(sealed?.document ?? '', /^v1:/);
       assert.ok(sealed?.documentHash);
       assert.equal((await db.raw()).includes(MARIA), false);
@@ -371,13 +381,13 @@ for (const kind of kinds) {
       const report = await service(store, KEY).erase('111.444.777-35');
       assert.deepEqual(report, { checkouts: 2, payouts: 2, inFlight: 0 });
       for (const id of [sealed, clear]) {
-        const record = await store.getCheckout(id);
+        const record = await store.checkouts.get(id);
         assert.deepEqual([record?.name, record?.document, record?.documentHash ?? null, record?.valueCents], [null, null, null, 4990]);
       }
       assert.equal((await store.payouts.get(payout))?.pixKey, ERASED);
       assert.deepEqual([(await store.payouts.get(refund))?.pixKey, (await store.payouts.get(refund))?.state], [ERASED, 'pending']);
       // Others' records are untouched; nothing of Joao's is found any more.
-      assert.equal((await store.getCheckout(other))?.document, MARIA);
+      assert.equal((await store.checkouts.get(other))?.document, MARIA);
       assert.equal((await store.payouts.get(emailKey))?.pixKey, 'joao@cliente.example');
       const after = await service(store, KEY).export(JOAO);
       assert.deepEqual(after.checkouts, []);

@@ -28,6 +28,7 @@ import { StoreError, type PaymentRecord, type ReportCursor, type Store, type Sto
 import { waitFor } from '../../support/checks.ts';
 import { checkoutRecord as checkout, paymentRecord, payoutRecord as payout, transferRecord as transfer } from '../../support/records.ts';
 import { startPostgres, type RunningPostgres } from '../../support/postgres.ts';
+import { databaseDeadlines } from '../../../server/config/database.ts';
 
 /** A store call that never answers fails its test instead of hanging the file. */
 const test = (name: string, fn: () => Promise<void>): void => void nodeTest(name, { timeout: 30_000 }, fn);
@@ -67,7 +68,7 @@ const locations = new WeakMap<Store, Location>();
 type Tuning = Pick<StoreOptions, 'claimMs' | 'cacheSize'>;
 
 async function openAt(location: Location, tuning: Tuning = {}): Promise<Store> {
-  const store = await openStore({ ...location, ...tuning });
+  const store = await openStore({ ...location, deadlines: databaseDeadlines(), ...tuning });
   opened.push(store);
   locations.set(store, location);
   return store;
@@ -126,18 +127,18 @@ const payoutId = (tag: string, n: number) => `tr_${tag}${String(n).padStart(24 -
 
 /** A checkout of `cents` whose one payment is approved, written to the store directly (the stack-level one is paidCheckout in test/support/checks.ts). */
 async function storePaidCheckout(store: Store, cents: number, id = checkout().id): Promise<string> {
-  await store.createCheckout(checkout({ id, orderId: `order-${id}`, valueCents: cents }));
+  await store.checkouts.create(checkout({ id, orderId: `order-${id}`, valueCents: cents }));
   const reference = `pay-${id}`;
-  assert.equal(await store.attachPayment(id, payment({ reference, transactionId: `tx-${id}`, checkoutId: id, valueCents: cents }), 0, null), true);
-  assert.equal((await store.updatePaymentStatus(reference, APPROVED, true, 2_000, paymentOutcome)).changed, true);
+  assert.equal(await store.checkouts.attachPayment(id, payment({ reference, transactionId: `tx-${id}`, checkoutId: id, valueCents: cents }), 0, null), true);
+  assert.equal((await store.payments.updateStatus(reference, APPROVED, true, 2_000, paymentOutcome)).changed, true);
   return id;
 }
 
 /** `count` payments made final at `at`: as many deliveries in the outbox, due at `at`; answers their ids, oldest first. */
 async function dueDeliveries(store: Store, count: number, at: number): Promise<number[]> {
   for (let n = 1; n <= count; n++) {
-    await store.insertPayment(payment({ reference: `due-${n}`, transactionId: `tx-due-${n}` }));
-    assert.ok((await store.updatePaymentStatus(`due-${n}`, APPROVED, true, at, paymentOutcome)).outcome, `an outcome for due-${n}`);
+    await store.payments.insert(payment({ reference: `due-${n}`, transactionId: `tx-due-${n}` }));
+    assert.ok((await store.payments.updateStatus(`due-${n}`, APPROVED, true, at, paymentOutcome)).outcome, `an outcome for due-${n}`);
   }
   const ids = (await store.outbox.list({ state: 'pending' })).map((e) => e.id);
   assert.equal(ids.length, count);
@@ -148,7 +149,7 @@ const ids = (records: readonly { id: number }[]) => records.map((r) => r.id);
 
 /** Opens connections up front (Postgres's pool opens them on demand), so that calls made at once run at once. */
 async function warm(...stores: Store[]): Promise<void> {
-  await Promise.all(stores.flatMap((store) => Array.from({ length: 8 }, () => store.getCheckout('co_warm'))));
+  await Promise.all(stores.flatMap((store) => Array.from({ length: 8 }, () => store.checkouts.get('co_warm'))));
 }
 
 for (const kind of kinds) {
@@ -171,13 +172,13 @@ for (const kind of kinds) {
         [3, 6_000],
         [4, 9_000],
       ] as const) {
-        await store.createCheckout(checkout({ id: id(n), orderId: `order-r${n}`, createdAt: at }));
+        await store.checkouts.create(checkout({ id: id(n), orderId: `order-r${n}`, createdAt: at }));
         assert.equal(
-          await store.attachPayment(id(n), payment({ reference: `rref-${n}`, transactionId: `tx-r${n}`, checkoutId: id(n), createdAt: at }), 0, null),
+          await store.checkouts.attachPayment(id(n), payment({ reference: `rref-${n}`, transactionId: `tx-r${n}`, checkoutId: id(n), createdAt: at }), 0, null),
           true,
         );
       }
-      await store.insertPayment(payment({ reference: 'rref-0', transactionId: 'tx-r0', createdAt: 5_500 }));
+      await store.payments.insert(payment({ reference: 'rref-0', transactionId: 'tx-r0', createdAt: 5_500 }));
       await store.payouts.create(
         payout({ id: payoutId('R', 1), idempotencyKey: 'rk-1', transactionId: 'rptx-1', checkoutId: null, createdAt: 5_000 }),
         APPROVED,
@@ -237,8 +238,8 @@ for (const kind of kinds) {
       );
 
       // The outbox in the order it was written, and resumed.
-      await store.updatePaymentStatus('rref-1', APPROVED, true, 7_000, paymentOutcome);
-      await store.updatePaymentStatus('rref-2', APPROVED, true, 7_001, paymentOutcome);
+      await store.payments.updateStatus('rref-1', APPROVED, true, 7_000, paymentOutcome);
+      await store.payments.updateStatus('rref-2', APPROVED, true, 7_001, paymentOutcome);
       const last = await store.outbox.lastId();
       const written = await store.outbox.after(0, 10);
       assert.deepEqual(
@@ -256,15 +257,15 @@ for (const kind of kinds) {
 
     test('reopening keeps every record and applies no migration twice', async () => {
       const store = await kind.open();
-      await store.createCheckout(checkout());
-      assert.equal(await store.attachPayment(checkout().id, payment({ checkoutId: checkout().id }), 0, null), true);
+      await store.checkouts.create(checkout());
+      assert.equal(await store.checkouts.attachPayment(checkout().id, payment({ checkoutId: checkout().id }), 0, null), true);
       await store.tokens.save('https://partner|me', 'the-token');
       const eventId = await store.webhookEvents.add('{"raw":true}', 5);
       await store.close();
 
       const again = await kind.reopen(store);
-      assert.equal((await again.getCheckout(checkout().id))?.paymentReference, 'ref1');
-      assert.equal((await again.getPayment('ref1'))?.valueCents, 4990);
+      assert.equal((await again.checkouts.get(checkout().id))?.paymentReference, 'ref1');
+      assert.equal((await again.payments.get('ref1'))?.valueCents, 4990);
       assert.equal(await again.tokens.load('https://partner|me'), 'the-token');
       assert.deepEqual(await again.webhookEvents.unprocessed(10), [{ id: eventId, rawBody: '{"raw":true}', receivedAt: 5, processedAt: null }]);
       await again.webhookEvents.markProcessed(eventId, 9);
@@ -273,31 +274,31 @@ for (const kind of kinds) {
 
     test('one checkout per order id: a second insert answers the first', async () => {
       const store = await kind.open();
-      const first = await store.createCheckout(checkout());
-      const second = await store.createCheckout(checkout({ id: 'co_BBBBBBBBBBBBBBBBBBBBBBBB', valueCents: 1 }));
+      const first = await store.checkouts.create(checkout());
+      const second = await store.checkouts.create(checkout({ id: 'co_BBBBBBBBBBBBBBBBBBBBBBBB', valueCents: 1 }));
       assert.equal(first.created, true);
       assert.equal(second.created, false);
       assert.equal(second.checkout.id, first.checkout.id);
       assert.equal(second.checkout.valueCents, 4990);
-      assert.equal(await store.getCheckout('co_BBBBBBBBBBBBBBBBBBBBBBBB'), null);
+      assert.equal(await store.checkouts.get('co_BBBBBBBBBBBBBBBBBBBBBBBB'), null);
     });
 
     test('a final status is never changed again (no downgrade); its outcome is recorded once', async () => {
       const store = await kind.open();
-      await store.insertPayment(payment());
-      assert.deepEqual(await store.updatePaymentStatus('ref1', PENDING, false, 1_500, paymentOutcome), { changed: true, outcome: null });
-      const final = await store.updatePaymentStatus('ref1', APPROVED, true, 2_000, paymentOutcome);
+      await store.payments.insert(payment());
+      assert.deepEqual(await store.payments.updateStatus('ref1', PENDING, false, 1_500, paymentOutcome), { changed: true, outcome: null });
+      const final = await store.payments.updateStatus('ref1', APPROVED, true, 2_000, paymentOutcome);
       assert.deepEqual([final.changed, final.outcome?.type, final.outcome?.data.reference], [true, 'payment.paid', 'ref1']);
-      assert.deepEqual(await store.updatePaymentStatus('ref1', PENDING, false, 3_000, paymentOutcome), { changed: false, outcome: null });
-      assert.deepEqual(await store.updatePaymentStatus('ref1', CANCELED, true, 3_000, paymentOutcome), { changed: false, outcome: null });
-      const stored = await store.getPayment('ref1');
+      assert.deepEqual(await store.payments.updateStatus('ref1', PENDING, false, 3_000, paymentOutcome), { changed: false, outcome: null });
+      assert.deepEqual(await store.payments.updateStatus('ref1', CANCELED, true, 3_000, paymentOutcome), { changed: false, outcome: null });
+      const stored = await store.payments.get('ref1');
       assert.deepEqual([stored?.partnerStatus, stored?.final, stored?.updatedAt], [APPROVED, true, 2_000]);
       assert.deepEqual(
         (await store.outbox.list()).map((e) => [e.type, e.reference, e.eventId]),
         [['payment.paid', 'ref1', final.outcome?.id]],
       );
       assert.deepEqual(
-        (await store.nonFinalPayments(10)).map((p) => p.reference),
+        (await store.payments.nonFinal(10)).map((p) => p.reference),
         [],
       );
     });
@@ -307,7 +308,7 @@ for (const kind of kinds) {
       const schedule = { everyMs: 60_000, nearMs: 10_000, nearWindowMs: 300_000, cancelAfterMs: 3_600_000, parkAfterMs: 4_500_000, parkedEveryMs: 3_600_000 };
       const now = 10_000_000;
       const open = (reference: string, createdAt: number, expiresAt: number, updatedAt: number) =>
-        store.insertPayment(payment({ reference, transactionId: `tx-${reference}`, createdAt, expiresAt, updatedAt }));
+        store.payments.insert(payment({ reference, transactionId: `tx-${reference}`, createdAt, expiresAt, updatedAt }));
       await open('read-recently', 1_000, 9_000_000, 9_900_000); // due at 9,960,000
       await open('checked-recently', 2_000, 9_000_000, 9_000_000); // checked below: due at 10,010,000
       await open('near-expiry', 3_000, now + 100_000, 9_985_000); // near: due at 9,995,000
@@ -315,26 +316,26 @@ for (const kind of kinds) {
       await open('parked-due', 600, 1_000_000, 1_000_000); // parked, checked at 6,000,000: due at 9,600,000
       await open('newest-never-checked', 4_000, 9_000_000, 9_000_000); // due at 9,060,000
       await open('final', 100, 1_000_000, 1_000_000);
-      await store.updatePaymentStatus('final', CANCELED, true, 1_000_000, paymentOutcome);
-      await store.markPaymentsChecked(['checked-recently'], 9_950_000);
-      await store.markPaymentsChecked(['parked-checked'], 8_000_000);
-      await store.markPaymentsChecked(['parked-due', 'final'], 6_000_000);
+      await store.payments.updateStatus('final', CANCELED, true, 1_000_000, paymentOutcome);
+      await store.payments.markChecked(['checked-recently'], 9_950_000);
+      await store.payments.markChecked(['parked-checked'], 8_000_000);
+      await store.payments.markChecked(['parked-due', 'final'], 6_000_000);
       // A check is not a confirmed status: the record's updatedAt stays.
-      assert.equal((await store.getPayment('checked-recently'))?.updatedAt, 9_000_000);
+      assert.equal((await store.payments.get('checked-recently'))?.updatedAt, 9_000_000);
       assert.deepEqual(
-        (await store.duePayments(now, 10, schedule)).map((p) => p.reference),
+        (await store.payments.due(now, 10, schedule)).map((p) => p.reference),
         ['newest-never-checked', 'parked-due', 'read-recently', 'near-expiry'],
       );
       assert.deepEqual(
-        (await store.duePayments(now, 2, schedule)).map((p) => p.reference),
+        (await store.payments.due(now, 2, schedule)).map((p) => p.reference),
         ['newest-never-checked', 'parked-due'],
       );
       assert.deepEqual(
-        (await store.duePayments(now + 10_000, 10, schedule)).map((p) => p.reference),
+        (await store.payments.due(now + 10_000, 10, schedule)).map((p) => p.reference),
         ['newest-never-checked', 'parked-due', 'read-recently', 'near-expiry', 'checked-recently'],
       );
-      assert.equal(await store.countOpenPaymentsExpiredBefore(now - schedule.parkAfterMs), 2);
-      assert.equal(await store.countOpenPaymentsExpiredBefore(1_000_000), 0);
+      assert.equal(await store.payments.countOpenExpiredBefore(now - schedule.parkAfterMs), 2);
+      assert.equal(await store.payments.countOpenExpiredBefore(1_000_000), 0);
     });
 
     test("the reconciler's due transfers: by due time from the last read, a check counting, the longest overdue first", async () => {
@@ -362,94 +363,104 @@ for (const kind of kinds) {
 
     test("a checkout's payments, oldest first; attach is atomic", async () => {
       const store = await kind.open();
-      await store.createCheckout(checkout());
-      assert.equal(await store.attachPayment(checkout().id, payment({ checkoutId: checkout().id }), 0, null), true);
+      await store.checkouts.create(checkout());
+      assert.equal(await store.checkouts.attachPayment(checkout().id, payment({ checkoutId: checkout().id }), 0, null), true);
       assert.equal(
-        await store.attachPayment(checkout().id, payment({ reference: 'ref2', transactionId: 'tx-2', createdAt: 2_000, checkoutId: checkout().id }), 1, 'ref1'),
+        await store.checkouts.attachPayment(
+          checkout().id,
+          payment({ reference: 'ref2', transactionId: 'tx-2', createdAt: 2_000, checkoutId: checkout().id }),
+          1,
+          'ref1',
+        ),
         true,
       );
       // The same transaction id again violates a constraint: neither the payment nor the checkout change.
-      await assert.rejects(store.attachPayment(checkout().id, payment({ reference: 'ref3', transactionId: 'tx-2', checkoutId: checkout().id }), 2, 'ref2'));
+      await assert.rejects(
+        store.checkouts.attachPayment(checkout().id, payment({ reference: 'ref3', transactionId: 'tx-2', checkoutId: checkout().id }), 2, 'ref2'),
+      );
       assert.deepEqual(
-        (await store.checkoutPayments(checkout().id)).map((p) => p.reference),
+        (await store.checkouts.payments(checkout().id)).map((p) => p.reference),
         ['ref1', 'ref2'],
       );
-      assert.equal(await store.getPayment('ref3'), null);
-      const stored = await store.getCheckout(checkout().id);
+      assert.equal(await store.payments.get('ref3'), null);
+      const stored = await store.checkouts.get(checkout().id);
       assert.deepEqual([stored?.paymentReference, stored?.renewalsUsed], ['ref2', 1]);
     });
 
     test("attach with nothing attached, twice: the first is made current; the second is kept in the checkout's payments, never current", async () => {
       const store = await kind.open();
-      await store.createCheckout(checkout());
-      assert.equal(await store.attachPayment(checkout().id, payment({ checkoutId: checkout().id }), 0, null), true);
-      assert.equal(await store.attachPayment(checkout().id, payment({ reference: 'ref2', transactionId: 'tx-2', checkoutId: checkout().id }), 0, null), false);
-      const stored = await store.getCheckout(checkout().id);
+      await store.checkouts.create(checkout());
+      assert.equal(await store.checkouts.attachPayment(checkout().id, payment({ checkoutId: checkout().id }), 0, null), true);
+      assert.equal(
+        await store.checkouts.attachPayment(checkout().id, payment({ reference: 'ref2', transactionId: 'tx-2', checkoutId: checkout().id }), 0, null),
+        false,
+      );
+      const stored = await store.checkouts.get(checkout().id);
       assert.deepEqual([stored?.paymentReference, stored?.renewalsUsed], ['ref1', 0]);
       assert.deepEqual(
-        (await store.checkoutPayments(checkout().id)).map((p) => p.reference),
+        (await store.checkouts.payments(checkout().id)).map((p) => p.reference),
         ['ref1', 'ref2'],
       );
-      assert.equal((await store.getPayment('ref2'))?.checkoutId, checkout().id);
+      assert.equal((await store.payments.get('ref2'))?.checkoutId, checkout().id);
     });
 
     test('a renewal naming the current payment is made current; one naming a stale payment is kept but not made current', async () => {
       const store = await kind.open();
-      await store.createCheckout(checkout());
-      await store.attachPayment(checkout().id, payment({ checkoutId: checkout().id }), 0, null);
+      await store.checkouts.create(checkout());
+      await store.checkouts.attachPayment(checkout().id, payment({ checkoutId: checkout().id }), 0, null);
       const renewal = (n: number) => payment({ reference: `ref${n}`, transactionId: `tx-${n}`, createdAt: n * 1_000, checkoutId: checkout().id });
-      assert.equal(await store.attachPayment(checkout().id, renewal(2), 1, 'ref1'), true);
+      assert.equal(await store.checkouts.attachPayment(checkout().id, renewal(2), 1, 'ref1'), true);
       // Another issuer read ref1 too, before ref2 was attached.
-      assert.equal(await store.attachPayment(checkout().id, renewal(3), 1, 'ref1'), false);
+      assert.equal(await store.checkouts.attachPayment(checkout().id, renewal(3), 1, 'ref1'), false);
       // Nothing attached, as read before anything was: stale too.
-      assert.equal(await store.attachPayment(checkout().id, renewal(4), 1, null), false);
-      const stored = await store.getCheckout(checkout().id);
+      assert.equal(await store.checkouts.attachPayment(checkout().id, renewal(4), 1, null), false);
+      const stored = await store.checkouts.get(checkout().id);
       assert.deepEqual([stored?.paymentReference, stored?.renewalsUsed], ['ref2', 1]);
       assert.deepEqual(
-        (await store.checkoutPayments(checkout().id)).map((p) => p.reference),
+        (await store.checkouts.payments(checkout().id)).map((p) => p.reference),
         ['ref1', 'ref2', 'ref3', 'ref4'],
       );
-      assert.equal(await store.attachPayment(checkout().id, renewal(5), 2, 'ref2'), true);
-      assert.deepEqual([(await store.getCheckout(checkout().id))?.paymentReference, (await store.getCheckout(checkout().id))?.renewalsUsed], ['ref5', 2]);
+      assert.equal(await store.checkouts.attachPayment(checkout().id, renewal(5), 2, 'ref2'), true);
+      assert.deepEqual([(await store.checkouts.get(checkout().id))?.paymentReference, (await store.checkouts.get(checkout().id))?.renewalsUsed], ['ref5', 2]);
     });
 
     test('a renewal is not made current once a payment of the checkout is recorded paid (by another instance): it is kept, never current', async () => {
       const a = await kind.open();
       const b = await kind.reopen(a);
-      await a.createCheckout(checkout());
-      await a.attachPayment(checkout().id, payment({ checkoutId: checkout().id }), 0, null, APPROVED);
+      await a.checkouts.create(checkout());
+      await a.checkouts.attachPayment(checkout().id, payment({ checkoutId: checkout().id }), 0, null, APPROVED);
       // The issuer (A) checked ref1 unpaid; another instance (B) records it paid before A attaches.
-      assert.equal((await b.updatePaymentStatus('ref1', APPROVED, true, 2_000, paymentOutcome)).changed, true);
+      assert.equal((await b.payments.updateStatus('ref1', APPROVED, true, 2_000, paymentOutcome)).changed, true);
       const renewal = payment({ reference: 'ref2', transactionId: 'tx-2', createdAt: 2_000, checkoutId: checkout().id });
-      assert.equal(await a.attachPayment(checkout().id, renewal, 1, 'ref1', APPROVED), false);
-      const stored = await a.getCheckout(checkout().id);
+      assert.equal(await a.checkouts.attachPayment(checkout().id, renewal, 1, 'ref1', APPROVED), false);
+      const stored = await a.checkouts.get(checkout().id);
       assert.deepEqual([stored?.paymentReference, stored?.renewalsUsed], ['ref1', 0]);
       assert.deepEqual(
-        (await a.checkoutPayments(checkout().id)).map((p) => p.reference),
+        (await a.checkouts.payments(checkout().id)).map((p) => p.reference),
         ['ref1', 'ref2'],
       );
       // A canceled code does not stop a renewal.
-      await a.createCheckout(checkout({ id: 'co_CCCCCCCCCCCCCCCCCCCCCCCC', orderId: 'order-c' }));
-      await a.attachPayment(
+      await a.checkouts.create(checkout({ id: 'co_CCCCCCCCCCCCCCCCCCCCCCCC', orderId: 'order-c' }));
+      await a.checkouts.attachPayment(
         'co_CCCCCCCCCCCCCCCCCCCCCCCC',
         payment({ reference: 'c1', transactionId: 'tx-c1', checkoutId: 'co_CCCCCCCCCCCCCCCCCCCCCCCC' }),
         0,
         null,
       );
-      await b.updatePaymentStatus('c1', CANCELED, true, 2_000, paymentOutcome);
+      await b.payments.updateStatus('c1', CANCELED, true, 2_000, paymentOutcome);
       const next = payment({ reference: 'c2', transactionId: 'tx-c2', checkoutId: 'co_CCCCCCCCCCCCCCCCCCCCCCCC' });
-      assert.equal(await a.attachPayment('co_CCCCCCCCCCCCCCCCCCCCCCCC', next, 1, 'c1', APPROVED), true);
+      assert.equal(await a.checkouts.attachPayment('co_CCCCCCCCCCCCCCCCCCCCCCCC', next, 1, 'c1', APPROVED), true);
     });
 
     test('what our transaction_id belongs to (a notification naming only it): a payment, else a payout with its transfer reference', async () => {
       const store = await kind.open();
-      await store.insertPayment(payment({ reference: 'ref-tx', transactionId: 'tx-ours' }));
+      await store.payments.insert(payment({ reference: 'ref-tx', transactionId: 'tx-ours' }));
       await store.payouts.create(payout({ transactionId: 'ptx-9' }), APPROVED);
-      assert.deepEqual(await store.findByTransactionId('tx-ours'), { kind: 'payment', reference: 'ref-tx' });
-      assert.equal(await store.findByTransactionId('ptx-9'), null, 'a payout the partner has not answered yet: no reference to follow');
+      assert.deepEqual(await store.payments.findByTransactionId('tx-ours'), { kind: 'payment', reference: 'ref-tx' });
+      assert.equal(await store.payments.findByTransactionId('ptx-9'), null, 'a payout the partner has not answered yet: no reference to follow');
       await store.payouts.markSent(payout().id, transfer('pref-9', 3_000), transferOutcome);
-      assert.deepEqual(await store.findByTransactionId('ptx-9'), { kind: 'transfer', reference: 'pref-9' });
-      assert.equal(await store.findByTransactionId('nobody'), null);
+      assert.deepEqual(await store.payments.findByTransactionId('ptx-9'), { kind: 'transfer', reference: 'pref-9' });
+      assert.equal(await store.payments.findByTransactionId('nobody'), null);
     });
 
     test('a return of a paid payment: its larger totals recorded with their history and events, the payment still paid; refunds take only the rest', async () => {
@@ -457,27 +468,27 @@ for (const kind of kinds) {
       const id = await storePaidCheckout(store, 4_990);
       const reference = `pay-${id}`;
       const at = (when: number) => (p: PaymentRecord, orderId: string | null) => returnOutcome(p, orderId, when);
-      const first = await store.recordReturn(reference, 1_000, 'notification', 3_000, at(3_000));
+      const first = await store.payments.recordReturn(reference, 1_000, 'notification', 3_000, at(3_000));
       assert.deepEqual(
         [first.changed, first.outcome?.type, first.outcome?.data.returned_value, first.outcome?.data.order_id],
         [true, 'payment.returned', 10, `order-${id}`],
       );
       // A copy, or an older total, changes nothing; a larger one is recorded, its own event.
-      assert.deepEqual(await store.recordReturn(reference, 1_000, 'notification', 3_500, at(3_500)), { changed: false, outcome: null });
-      assert.equal((await store.recordReturn(reference, 500, 'notification', 3_600, at(3_600))).changed, false);
-      assert.equal((await store.recordReturn(reference, 2_000, 'status', 4_000, at(4_000))).changed, true);
+      assert.deepEqual(await store.payments.recordReturn(reference, 1_000, 'notification', 3_500, at(3_500)), { changed: false, outcome: null });
+      assert.equal((await store.payments.recordReturn(reference, 500, 'notification', 3_600, at(3_600))).changed, false);
+      assert.equal((await store.payments.recordReturn(reference, 2_000, 'status', 4_000, at(4_000))).changed, true);
       const again = await kind.reopen(store);
-      const recorded = (await again.getPayment(reference))!;
+      const recorded = (await again.payments.get(reference))!;
       assert.deepEqual([recorded.returnedCents, recorded.final, recorded.partnerStatus], [2_000, true, APPROVED]);
       assert.deepEqual(
-        (await again.returnsOf(reference)).map((r) => [r.returnedCents, r.source, r.recordedAt]),
+        (await again.payments.returnsOf(reference)).map((r) => [r.returnedCents, r.source, r.recordedAt]),
         [
           [1_000, 'notification', 3_000],
           [2_000, 'status', 4_000],
         ],
       );
       assert.deepEqual(
-        (await again.returnsSince(3_500, 10)).map((r) => r.returnedCents),
+        (await again.payments.returnsSince(3_500, 10)).map((r) => r.returnedCents),
         [2_000],
       );
       assert.deepEqual((await again.outbox.list()).filter((e) => e.type === 'payment.returned').length, 2);
@@ -485,44 +496,44 @@ for (const kind of kinds) {
       const asked = await again.payouts.create(payout({ checkoutId: id, valueCents: 4_990 }), APPROVED);
       assert.deepEqual(asked, { problem: 'exceeds', refundableCents: 2_990 });
       // A payment not final has nothing to return.
-      await again.insertPayment(payment({ reference: 'open-1', transactionId: 'tx-open-1' }));
-      assert.equal((await again.recordReturn('open-1', 100, 'notification', 5_000, at(5_000))).changed, false);
+      await again.payments.insert(payment({ reference: 'open-1', transactionId: 'tx-open-1' }));
+      assert.equal((await again.payments.recordReturn('open-1', 100, 'notification', 5_000, at(5_000))).changed, false);
     });
 
     test('an amount mismatch is recorded on a payment not final, with its event in the outbox once', async () => {
       const store = await kind.open();
-      await store.createCheckout(checkout());
-      await store.attachPayment(checkout().id, payment({ checkoutId: checkout().id }), 0, null);
-      const first = await store.flagAmountMismatch('ref1', 5_000, 3_000, amountMismatchOutcome);
+      await store.checkouts.create(checkout());
+      await store.checkouts.attachPayment(checkout().id, payment({ checkoutId: checkout().id }), 0, null);
+      const first = await store.payments.flagAmountMismatch('ref1', 5_000, 3_000, amountMismatchOutcome);
       assert.deepEqual(
         [first.changed, first.outcome?.type, first.outcome?.data.reported_value, first.outcome?.data.order_id],
         [true, 'payment.amount_mismatch', 50, checkout().orderId],
       );
-      assert.equal((await store.getPayment('ref1'))?.reportedValueCents, 5_000);
+      assert.equal((await store.payments.get('ref1'))?.reportedValueCents, 5_000);
       // The same value again changes nothing; another one is recorded, its event already told (one id per payment).
-      assert.deepEqual(await store.flagAmountMismatch('ref1', 5_000, 4_000, amountMismatchOutcome), { changed: false, outcome: null });
-      assert.equal((await store.flagAmountMismatch('ref1', 6_000, 4_000, amountMismatchOutcome)).changed, true);
+      assert.deepEqual(await store.payments.flagAmountMismatch('ref1', 5_000, 4_000, amountMismatchOutcome), { changed: false, outcome: null });
+      assert.equal((await store.payments.flagAmountMismatch('ref1', 6_000, 4_000, amountMismatchOutcome)).changed, true);
       assert.deepEqual(
         (await store.outbox.list()).map((e) => e.type),
         ['payment.amount_mismatch'],
       );
       const again = await kind.reopen(store);
       assert.deepEqual(
-        [(await again.getPayment('ref1'))?.reportedValueCents, (await again.checkoutPayments(checkout().id))[0]?.reportedValueCents],
+        [(await again.payments.get('ref1'))?.reportedValueCents, (await again.checkouts.payments(checkout().id))[0]?.reportedValueCents],
         [6_000, 6_000],
       );
       // A final payment is never flagged.
-      await store.updatePaymentStatus('ref1', CANCELED, true, 5_000, paymentOutcome);
-      assert.equal((await store.flagAmountMismatch('ref1', 7_000, 6_000, amountMismatchOutcome)).changed, false);
+      await store.payments.updateStatus('ref1', CANCELED, true, 5_000, paymentOutcome);
+      assert.equal((await store.payments.flagAmountMismatch('ref1', 7_000, 6_000, amountMismatchOutcome)).changed, false);
     });
 
     test("a checkout's event is added to the outbox once per id", async () => {
       const store = await kind.open();
-      await store.createCheckout(checkout());
+      await store.checkouts.create(checkout());
       const paid = [payment({ checkoutId: checkout().id }), payment({ reference: 'ref2', transactionId: 'tx-2', checkoutId: checkout().id })];
       const event = overpaidOutcome(checkout(), paid, 'off', 3_000);
-      assert.equal(await store.addCheckoutEvent(event, 'ref2', 3_000), true);
-      assert.equal(await store.addCheckoutEvent(overpaidOutcome(checkout(), paid, 'off', 4_000), 'ref2', 4_000), false);
+      assert.equal(await store.checkouts.addEvent(event, 'ref2', 3_000), true);
+      assert.equal(await store.checkouts.addEvent(overpaidOutcome(checkout(), paid, 'off', 4_000), 'ref2', 4_000), false);
       const rows = await store.outbox.list();
       assert.deepEqual(
         rows.map((e) => [e.type, e.reference, e.eventId]),
@@ -545,12 +556,12 @@ for (const kind of kinds) {
       await warm(a, b);
       for (let n = 1; n <= 8; n++) {
         const id = `co_${String(n).padStart(24, 'X')}`;
-        await a.createCheckout(checkout({ id, orderId: `race-${n}` }));
+        await a.checkouts.create(checkout({ id, orderId: `race-${n}` }));
         const issued = (who: string) => payment({ reference: `${who}-${n}`, transactionId: `tx-${who}-${n}`, checkoutId: id });
-        const [byA, byB] = await Promise.all([a.attachPayment(id, issued('a'), 0, null), b.attachPayment(id, issued('b'), 0, null)]);
+        const [byA, byB] = await Promise.all([a.checkouts.attachPayment(id, issued('a'), 0, null), b.checkouts.attachPayment(id, issued('b'), 0, null)]);
         assert.equal(Number(byA) + Number(byB), 1, `exactly one made current (checkout ${n}: A ${byA}, B ${byB})`);
-        assert.equal((await a.getCheckout(id))?.paymentReference, byA ? `a-${n}` : `b-${n}`);
-        assert.deepEqual((await b.checkoutPayments(id)).map((p) => p.reference).sort(), [`a-${n}`, `b-${n}`]);
+        assert.equal((await a.checkouts.get(id))?.paymentReference, byA ? `a-${n}` : `b-${n}`);
+        assert.deepEqual((await b.checkouts.payments(id)).map((p) => p.reference).sort(), [`a-${n}`, `b-${n}`]);
       }
     });
 
@@ -669,7 +680,7 @@ for (const kind of kinds) {
       const store = await kind.open();
       const id = await storePaidCheckout(store, 2_000);
       const reference = `pay-${id}`;
-      await store.insertPayment(payment({ reference: 'open-one', transactionId: 'tx-open' }));
+      await store.payments.insert(payment({ reference: 'open-one', transactionId: 'tx-open' }));
       const input = { reference, notified: 'canceled' as const, webhookEventId: 7, at: 5_000 };
       assert.equal(await store.disputes.open({ ...input, reference: 'open-one' }, disputeOutcome), null, 'not final: no dispute');
       assert.equal(await store.disputes.open({ ...input, reference: 'nobody' }, disputeOutcome), null, 'unknown: no dispute');
@@ -691,7 +702,7 @@ for (const kind of kinds) {
       assert.deepEqual(ids(await store.disputes.openOfCheckout(id)), [first.dispute.id]);
       assert.deepEqual(await store.disputes.openOfCheckout('co_other'), []);
       // The final status is untouched.
-      assert.deepEqual([(await store.getPayment(reference))?.partnerStatus, (await store.getPayment(reference))?.final], [APPROVED, true]);
+      assert.deepEqual([(await store.payments.get(reference))?.partnerStatus, (await store.payments.get(reference))?.final], [APPROVED, true]);
 
       const resolved = await store.disputes.resolve(reference, 'checked with the partner', 9_000);
       assert.deepEqual([resolved?.resolvedAt, resolved?.resolution], [9_000, 'checked with the partner']);
@@ -885,13 +896,13 @@ for (const kind of kinds) {
     test('two store objects making one payment final at once: one change, one outcome, one delivery', async () => {
       const a = await kind.open();
       const b = await kind.reopen(a);
-      for (let n = 1; n <= 10; n++) await a.insertPayment(payment({ reference: `race-${n}`, transactionId: `tx-race-${n}` }));
+      for (let n = 1; n <= 10; n++) await a.payments.insert(payment({ reference: `race-${n}`, transactionId: `tx-race-${n}` }));
       await warm(a, b);
       for (let n = 1; n <= 10; n++) {
         const reference = `race-${n}`;
         const [byA, byB] = await Promise.all([
-          a.updatePaymentStatus(reference, APPROVED, true, 2_000, paymentOutcome),
-          b.updatePaymentStatus(reference, CANCELED, true, 2_001, paymentOutcome),
+          a.payments.updateStatus(reference, APPROVED, true, 2_000, paymentOutcome),
+          b.payments.updateStatus(reference, CANCELED, true, 2_001, paymentOutcome),
         ]);
         assert.equal(Number(byA.changed) + Number(byB.changed), 1, `exactly one change for ${reference}`);
         const [winner, loser] = byA.changed ? [byA, byB] : [byB, byA];
@@ -901,12 +912,12 @@ for (const kind of kinds) {
         assert.equal(winner.outcome.type, status === APPROVED ? 'payment.paid' : 'payment.canceled');
         // Read afresh (no cache): the winner's status is the one stored.
         const reader = await kind.reopen(a, { cacheSize: 0 });
-        assert.deepEqual([(await reader.getPayment(reference))?.partnerStatus, (await reader.getPayment(reference))?.final], [status, true]);
+        assert.deepEqual([(await reader.payments.get(reference))?.partnerStatus, (await reader.payments.get(reference))?.final], [status, true]);
         await reader.close();
         if (kind.name === 'Postgres') {
           // Each instance reads the stored status: the winner remembered it, the loser forgot its copy.
-          assert.equal((await a.getPayment(reference))?.partnerStatus, status);
-          assert.equal((await b.getPayment(reference))?.partnerStatus, status);
+          assert.equal((await a.payments.get(reference))?.partnerStatus, status);
+          assert.equal((await b.payments.get(reference))?.partnerStatus, status);
         }
       }
       const outbox = await a.outbox.list();
@@ -916,27 +927,29 @@ for (const kind of kinds) {
     test('a write through another store object on the same database (a command line beside the proxy) is read here, though the record was cached', async () => {
       const proxy = await kind.open();
       const cli = await kind.reopen(proxy, { cacheSize: 0 });
-      await proxy.insertPayment(payment({ reference: 'seen-1', transactionId: 'tx-seen-1' }));
-      assert.equal((await proxy.getPayment('seen-1'))?.final, false);
-      assert.equal(proxy.peekPayment?.('seen-1')?.final, false, 'cached');
-      assert.equal((await cli.updatePaymentStatus('seen-1', APPROVED, true, 2_000, paymentOutcome)).changed, true);
+      await proxy.payments.insert(payment({ reference: 'seen-1', transactionId: 'tx-seen-1' }));
+      assert.equal((await proxy.payments.get('seen-1'))?.final, false);
+      assert.equal(proxy.payments.peek?.('seen-1')?.final, false, 'cached');
+      assert.equal((await cli.payments.updateStatus('seen-1', APPROVED, true, 2_000, paymentOutcome)).changed, true);
       // SQLite sees it at once (the file's data_version moved); a Postgres instance once the change is heard.
       const read =
         kind.name === 'SQLite'
-          ? await proxy.getPayment('seen-1')
-          : await waitFor("the other instance's write heard", async () => ((await proxy.getPayment('seen-1'))?.final ? proxy.getPayment('seen-1') : undefined));
+          ? await proxy.payments.get('seen-1')
+          : await waitFor("the other instance's write heard", async () =>
+              (await proxy.payments.get('seen-1'))?.final ? proxy.payments.get('seen-1') : undefined,
+            );
       assert.deepEqual([read?.partnerStatus, read?.updatedAt], [APPROVED, 2_000]);
-      assert.equal(proxy.peekPayment?.('seen-1')?.final ?? true, true, 'the fast path never answers the old record');
+      assert.equal(proxy.payments.peek?.('seen-1')?.final ?? true, true, 'the fast path never answers the old record');
       // An update that changes no status (who is being paid) is seen too.
-      await cli.setPaymentFavoured('seen-1', 'Loja Exemplo');
-      if (kind.name === 'SQLite') assert.equal((await proxy.getPayment('seen-1'))?.favoured, 'Loja Exemplo');
+      await cli.payments.setFavoured('seen-1', 'Loja Exemplo');
+      if (kind.name === 'SQLite') assert.equal((await proxy.payments.get('seen-1'))?.favoured, 'Loja Exemplo');
     });
 
     if (kind.name === 'SQLite') {
       test('a write by another connection to the file (another process) evicts the cached record within a millisecond', async () => {
         const proxy = await kind.open();
-        await proxy.insertPayment(payment({ reference: 'seen-2', transactionId: 'tx-seen-2' }));
-        assert.equal((await proxy.getPayment('seen-2'))?.partnerStatus, PENDING);
+        await proxy.payments.insert(payment({ reference: 'seen-2', transactionId: 'tx-seen-2' }));
+        assert.equal((await proxy.payments.get('seen-2'))?.partnerStatus, PENDING);
         const other = new Database(join(locationOf(proxy).dataDir, DB_FILE_NAME));
         try {
           other.prepare('UPDATE payments SET partner_status = ?, final = 1, updated_at = 5000 WHERE reference = ?').run(CANCELED, 'seen-2');
@@ -945,8 +958,8 @@ for (const kind of kinds) {
         }
         // Another process's write is looked for at most every millisecond (a pragma per read would cost as much as the read).
         await sleep(5);
-        assert.equal(proxy.peekPayment?.('seen-2'), undefined, 'evicted');
-        assert.deepEqual([(await proxy.getPayment('seen-2'))?.partnerStatus, (await proxy.getPayment('seen-2'))?.final], [CANCELED, true]);
+        assert.equal(proxy.payments.peek?.('seen-2'), undefined, 'evicted');
+        assert.deepEqual([(await proxy.payments.get('seen-2'))?.partnerStatus, (await proxy.payments.get('seen-2'))?.final], [CANCELED, true]);
       });
     }
   });
@@ -1091,17 +1104,17 @@ for (const kind of kinds) {
 
     test('refunds: not paid, what is left (0 asks for all of it), never past the paid value', async () => {
       const store = await kind.open();
-      await store.createCheckout(checkout());
+      await store.checkouts.create(checkout());
       const refund = (n: number, cents: number) =>
         store.payouts.create(
           payout({ id: payoutId('R', n), idempotencyKey: `r-${n}`, transactionId: `rt-${n}`, checkoutId: checkout().id, valueCents: cents }),
           APPROVED,
         );
       assert.deepEqual(await refund(1, 100), { problem: 'not_paid', refundableCents: 0 });
-      await store.attachPayment(checkout().id, payment({ checkoutId: checkout().id }), 0, null);
+      await store.checkouts.attachPayment(checkout().id, payment({ checkoutId: checkout().id }), 0, null);
       // Paid means approved: a pending payment refunds nothing.
       assert.deepEqual(await refund(1, 100), { problem: 'not_paid', refundableCents: 0 });
-      await store.updatePaymentStatus('ref1', APPROVED, true, 2_000, paymentOutcome);
+      await store.payments.updateStatus('ref1', APPROVED, true, 2_000, paymentOutcome);
       assert.ok('created' in (await refund(2, 4000)), 'a refund of 4000 of 4990 is created');
       assert.deepEqual(await refund(3, 991), { problem: 'exceeds', refundableCents: 990 });
       const rest = await refund(4, 0);
@@ -1288,11 +1301,11 @@ describe('Postgres store: its database', () => {
   test('a database that cannot be reached, or does not exist, is a StoreError saying so', async () => {
     assert.ok(postgres, 'the Postgres cluster started in before()');
     await assert.rejects(
-      openStore({ dataDir: tempDir(), databaseUrl: 'postgres://postgres@127.0.0.1:1/pix' }),
+      openStore({ dataDir: tempDir(), databaseUrl: 'postgres://postgres@127.0.0.1:1/pix', deadlines: databaseDeadlines() }),
       (error: unknown) => error instanceof StoreError && /cannot be reached/.test(error.message),
     );
     await assert.rejects(
-      openStore({ dataDir: tempDir(), databaseUrl: postgres.url('pix_no_such_database') }),
+      openStore({ dataDir: tempDir(), databaseUrl: postgres.url('pix_no_such_database'), deadlines: databaseDeadlines() }),
       (error: unknown) => error instanceof StoreError && /does not exist/.test(error.message),
     );
   });
@@ -1354,28 +1367,28 @@ describe('Postgres store: several instances', () => {
 
   test("one instance hears another's payment change, and then reads the new status though it had cached the old one", async () => {
     const [a, b] = await two();
-    await a.insertPayment(payment());
-    assert.equal((await b.getPayment('ref1'))?.partnerStatus, PENDING);
-    assert.equal(b.peekPayment?.('ref1')?.partnerStatus, PENDING, 'B keeps the pending record at hand');
+    await a.payments.insert(payment());
+    assert.equal((await b.payments.get('ref1'))?.partnerStatus, PENDING);
+    assert.equal(b.payments.peek?.('ref1')?.partnerStatus, PENDING, 'B keeps the pending record at hand');
     const received: StoreChange[] = [];
     clusterOf(b).onChange((change) => received.push(change));
 
-    await a.updatePaymentStatus('ref1', APPROVED, true, 2_000, paymentOutcome);
+    await a.payments.updateStatus('ref1', APPROVED, true, 2_000, paymentOutcome);
     await waitFor("B to hear A's status change", () => received.some((c) => c.kind === 'payment' && c.reference === 'ref1'), 5_000);
-    const read = await b.getPayment('ref1');
+    const read = await b.payments.get('ref1');
     assert.deepEqual([read?.partnerStatus, read?.final, read?.updatedAt], [APPROVED, true, 2_000]);
 
     // Who is being paid, too.
     received.length = 0;
-    await a.setPaymentFavoured('ref1', 'Loja da Maria');
+    await a.payments.setFavoured('ref1', 'Loja da Maria');
     await waitFor("B to hear A's favoured", () => received.some((c) => c.kind === 'payment' && c.reference === 'ref1'), 5_000);
-    assert.equal((await b.getPayment('ref1'))?.favoured, 'Loja da Maria');
+    assert.equal((await b.payments.get('ref1'))?.favoured, 'Loja da Maria');
   });
 
   test('an instance never hears its own changes; a listener unsubscribed hears nothing more', async () => {
     const [a, b] = await two();
-    await a.insertPayment(payment());
-    await a.insertPayment(payment({ reference: 'ref2', transactionId: 'tx-2' }));
+    await a.payments.insert(payment());
+    await a.payments.insert(payment({ reference: 'ref2', transactionId: 'tx-2' }));
     const heardByA: StoreChange[] = [];
     clusterOf(a).onChange((change) => heardByA.push(change));
     const gone: StoreChange[] = [];
@@ -1385,8 +1398,8 @@ describe('Postgres store: several instances', () => {
     unsubscribe();
 
     // A's own change, then B's: notifications come in commit order, so once A hears B's, it would have heard its own.
-    await a.updatePaymentStatus('ref1', APPROVED, true, 2_000, paymentOutcome);
-    await b.updatePaymentStatus('ref2', CANCELED, true, 2_100, paymentOutcome);
+    await a.payments.updateStatus('ref1', APPROVED, true, 2_000, paymentOutcome);
+    await b.payments.updateStatus('ref2', CANCELED, true, 2_100, paymentOutcome);
     await waitFor("A to hear B's change", () => heardByA.some((c) => c.kind === 'payment' && c.reference === 'ref2'), 5_000);
     assert.deepEqual(
       heardByA.filter((c) => c.kind === 'payment'),

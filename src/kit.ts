@@ -1,0 +1,26 @@
+/**
+ * What the later chunk (src/later.ts) takes from the main script, handed over when it loads
+ * (src/load-later.ts): a chunk imports nothing of the script at run time, since a page that loaded
+ * the script under another URL (a query string) would evaluate a second copy of it, with its own lit
+ * and its own early requests. Types only are imported here.
+ */
+import type { html, nothing } from 'lit';
+import type { PixErrorEvent, PixSaveEvent } from './events.ts';
+import type { splitSeconds } from './controllers/countdown.ts';
+import type { statusLine } from './views/status.ts';
+
+export interface Kit {
+  html: typeof html;
+  nothing: typeof nothing;
+  statusLine: typeof statusLine;
+  splitSeconds: typeof splitSeconds;
+  PixErrorEvent: typeof PixErrorEvent;
+  PixSaveEvent: typeof PixSaveEvent;
+}
+
+/** Set once, by install, before anything of the chunk runs. */
+export let kit: Kit;
+
+export function install(from: Kit): void {
+  kit = from;
+}

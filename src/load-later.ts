@@ -1,0 +1,39 @@
+/**
+ * Loads the chunk of what follows the first QR (src/later.ts), once for the page: a second import()
+ * while it loads is the same request (the browser's module map keeps one), and the loaded module is
+ * kept for synchronous use in render.
+ */
+import { html, nothing } from 'lit';
+import { splitSeconds } from './controllers/countdown.ts';
+import { PixErrorEvent, PixSaveEvent } from './events.ts';
+import { ptBR } from './locales/pt-BR.ts';
+import { spoken } from './locales/translation.ts';
+import { statusLine } from './views/status.ts';
+
+export type Later = typeof import('./later.ts');
+
+/** The chunk once loaded (undefined before). */
+export let later: Later | undefined;
+let loading: Promise<Later> | undefined;
+
+/**
+ * Resolves once the frame being prepared is painted (its animation frame, then a task): the chunk's
+ * download and evaluation never delay the first QR's paint. A hidden page paints no frame: at once.
+ */
+export const afterPaint = (): Promise<void> =>
+  new Promise((resolve) => (document.visibilityState === 'hidden' ? resolve() : requestAnimationFrame(() => setTimeout(resolve))));
+
+/** A failed load is tried again at the next occasion (the customer came back, time ran out, a render). */
+export const loadLater = (): Promise<Later> =>
+  (loading ??= import('./later.ts').then(
+    (module) => {
+      module.install({ html, nothing, statusLine, splitSeconds, PixErrorEvent, PixSaveEvent });
+      // Every widget's texts inherit from ptBR (src/controllers/locale.ts): they have these at once.
+      Object.assign(ptBR, module.ptBRLater(spoken));
+      return (later = module);
+    },
+    (error: unknown) => {
+      loading = undefined;
+      throw error;
+    },
+  ));

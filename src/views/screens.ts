@@ -1,0 +1,84 @@
+/**
+ * What the element renders for each screen (src/screens.ts lists them): a record over `Screen`, so a
+ * screen without its renderer does not compile. The screens of the later chunk (src/later.ts) draw
+ * the loading screen until it is here, and ask for it.
+ */
+import type { ClipboardController } from '../controllers/clipboard.ts';
+import type { PixEnvironment } from '../controllers/environment.ts';
+import type { LocaleController } from '../controllers/locale.ts';
+import type { PaymentSessionController } from '../controllers/payment-session.ts';
+import { later, loadLater, type Later } from '../load-later.ts';
+import type { Screen } from '../screens.ts';
+import type { CodeOnScreen } from './code.ts';
+import { renderPending } from './pending.ts';
+import { renderError, renderLoading } from './status.ts';
+
+/** The element's parts a screen reads, and the element, for its mode and its events. */
+export interface ScreenContext {
+  host: EventTarget & { readonly mode: 'full' | 'link'; requestUpdate(): void };
+  /** The copy-and-paste code before the QR code (phones: the customer cannot scan their own screen). */
+  copyFirst: boolean;
+  i18n: LocaleController;
+  session: PaymentSessionController;
+  code: CodeOnScreen;
+  clipboard: ClipboardController;
+  env: PixEnvironment;
+  copy: () => void;
+}
+
+export function renderScreen(screen: Screen, c: ScreenContext) {
+  const { i18n, session } = c;
+  const t = i18n.t;
+  const loading = () => renderLoading(t, i18n.hasTranslation);
+  const renderers: Record<Screen, (l: Later | undefined) => unknown> = {
+    loading,
+    error: () => renderError(t, () => void session.start()),
+    pending: (l) => pending(c, l),
+    paid: (l) => l && paid(c, l),
+    expired: (l) => l?.renderExpired(t, session.renewalsLeft() > 0 ? () => void session.start(true) : null, session.phase === 'exhausted'),
+    canceled: (l) => l?.renderCanceled(t),
+    unverified: (l) => l?.renderUnverified(t),
+  };
+  const rendered = renderers[screen](later);
+  if (rendered) return rendered;
+  loadLater().then(
+    () => c.host.requestUpdate(),
+    () => {},
+  );
+  return loading();
+}
+
+function paid({ i18n, session, code }: ScreenContext, l: Later) {
+  const payment = session.payment!;
+  // The proxy's time of payment, else when this widget saw it paid; shown in the customer's time zone.
+  const when = new Date(Date.parse(payment.paid_at ?? '') || session.paidSeen);
+  return l.renderPaid(i18n.t, payment, i18n.formatMoney(payment.value), code.receiver(payment), when, i18n.formatDate(when));
+}
+
+function pending({ host, copyFirst, i18n, session, code, clipboard, env, copy }: ScreenContext, l: Later | undefined) {
+  const t = i18n.t;
+  const payment = session.payment!;
+  const amount = i18n.formatMoney(payment.value);
+  const receiver = code.receiver(payment);
+  const seconds = session.countdown.seconds ?? 0;
+  return renderPending({
+    t,
+    payment,
+    amount,
+    receiver,
+    seconds,
+    fraction: session.countdown.fraction,
+    connection: session.connection,
+    moreTime: session.offersMoreTime(seconds) ? () => void session.moreTime() : null,
+    busy: session.busy,
+    mode: host.mode,
+    copyFirst,
+    qr: () => code.qr(payment.brcode),
+    copyState: clipboard.copyState,
+    copy,
+    sharer: env.share,
+    share: (data) => l?.share(host, env, data),
+    save: copyFirst ? () => l?.save(host, env, code.qr(payment.brcode)!, [amount, receiver && t.paying(receiver)], payment.reference) : null,
+    extras: l ?? null,
+  });
+}
