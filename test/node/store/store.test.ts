@@ -1213,6 +1213,25 @@ for (const kind of kinds) {
   });
 }
 
+/** The tables both dialects' migrations make (Postgres adds `leases`). */
+const STORE_TABLES = [
+  'checkouts',
+  'payments',
+  'partner_tokens',
+  'webhook_events',
+  'transfers',
+  'outbox',
+  'delivery_attempts',
+  'payouts',
+  'disputes',
+  'payment_intents',
+  'payment_returns',
+];
+
+function hasTables(tables: string[], expected: string[]): void {
+  for (const table of expected) assert.ok(tables.includes(table), `a ${table} table`);
+}
+
 describe('SQLite store: its file', () => {
   const sqlite = kinds.find((k) => k.name === 'SQLite')!;
 
@@ -1228,21 +1247,7 @@ describe('SQLite store: its file', () => {
     const tables = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as { name: string }[]).map((r) => r.name);
     db.close();
     assert.deepEqual(versions, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13]);
-    for (const table of [
-      'checkouts',
-      'payments',
-      'partner_tokens',
-      'webhook_events',
-      'transfers',
-      'outbox',
-      'delivery_attempts',
-      'payouts',
-      'disputes',
-      'payment_intents',
-      'payment_returns',
-    ]) {
-      assert.ok(tables.includes(table), `a ${table} table`);
-    }
+    hasTables(tables, STORE_TABLES);
   });
 
   test('a database from a newer proxy is refused', async () => {
@@ -1267,22 +1272,7 @@ describe('Postgres store: its database', () => {
     const tables = (await sql<{ name: string }>(store, "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = 'public'")).map(
       (r) => r.name,
     );
-    for (const table of [
-      'checkouts',
-      'payments',
-      'partner_tokens',
-      'webhook_events',
-      'transfers',
-      'outbox',
-      'delivery_attempts',
-      'payouts',
-      'leases',
-      'disputes',
-      'payment_intents',
-      'payment_returns',
-    ]) {
-      assert.ok(tables.includes(table), `a ${table} table`);
-    }
+    hasTables(tables, [...STORE_TABLES, 'leases']);
   });
 
   test('a database from a newer proxy is refused', async () => {
