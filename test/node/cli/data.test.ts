@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { main } from '../../../server/cli/index.ts';
+import { runCli } from '../../support/cli.ts';
 import { paymentOutcome } from '../../../server/domain/outcomes.ts';
 import { PersonalDataCipher, sealedCustomer } from '../../../server/domain/personal-data.ts';
 import { PARTNER_STATUS } from '../../../server/partner/wire.ts';
@@ -31,11 +32,8 @@ after(async () => {
   await postgres?.stop();
 });
 
-async function cli(args: string[], env: Record<string, string | undefined>) {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await main(['data', ...args], { out: (t) => out.push(t), err: (t) => err.push(t), env });
-  return { code, out: out.join('\n'), err: err.join('\n') };
+function cli(args: string[], env: Record<string, string | undefined>) {
+  return runCli(['data', ...args], env);
 }
 
 const kinds: { name: string; env(): Promise<Record<string, string>> }[] = [
