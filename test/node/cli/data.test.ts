@@ -5,9 +5,7 @@
  * exit code. The document is checked and never printed but in the export.
  */
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { main } from '../../../server/cli/index.ts';
 import { runCli } from '../../support/cli.ts';
 import { paymentOutcome } from '../../../server/domain/outcomes.ts';
 import { PersonalDataCipher, sealedCustomer } from '../../../server/domain/personal-data.ts';
