@@ -402,6 +402,18 @@ function secondInstance(on: DevStack, alter: (real: PartnerClient) => Partial<Pa
   return { app, counts };
 }
 
+/** Pays each code at the partner, in order, confirms it, and answers the checkout.overpaid events once one is in the outbox. */
+async function payAllUntilOverpaid(on: DevStack, references: string[]) {
+  for (const reference of references) {
+    assert.equal(on.sandbox.state.pay(on.sandbox.state.payments.get(reference)!).ok, true);
+    await on.pix.payments.reads.confirm(reference);
+  }
+  return waitFor('the overpayment told', async () => {
+    const rows = (await on.store.outbox.list()).filter((e) => e.type === 'checkout.overpaid');
+    return rows.length > 0 && rows;
+  });
+}
+
 /** Asks `other` for the checkout's code: the answer is the paid code, and the new one, created upstream, is never attached. */
 async function expectPaidNotAttached(other: ReturnType<typeof secondInstance>, checkoutId: CheckoutView['checkout_id'], paid: string): Promise<void> {
   const res = await other.app.request(`/api/checkouts/${checkoutId}/payment`, { method: 'POST' });
@@ -543,14 +555,7 @@ describe('a checkout paid twice', () => {
         const second = PaymentView.parse((await payFor(local, checkout.checkout_id)).json);
         assert.notEqual(second.reference, first.reference);
         // The renewed code is paid, and the expired one too (its payer's bank, within the hour).
-        for (const reference of [second.reference, first.reference]) {
-          assert.equal(local.sandbox.state.pay(local.sandbox.state.payments.get(reference)!).ok, true);
-          await local.pix.payments.reads.confirm(reference);
-        }
-        const told = await waitFor('the overpayment told', async () => {
-          const rows = (await local.store.outbox.list()).filter((e) => e.type === 'checkout.overpaid');
-          return rows.length > 0 && rows;
-        });
+        const told = await payAllUntilOverpaid(local, [second.reference, first.reference]);
         local.sandbox.state.clock.advance(DEFAULTS.partnerReads.trustedMs);
         const view = CheckoutView.parse((await merchant(local, 'GET', `/checkouts/${checkout.checkout_id}`)).json);
         assert.equal(view.status, 'paid');
@@ -587,14 +592,7 @@ describe('a new checkout for the same order (replaces)', () => {
       const later = await newCheckout(local, { replaces: earlier.checkout_id });
       assert.equal(later.replaces, earlier.checkout_id);
       const second = PaymentView.parse((await payFor(local, later.checkout_id)).json);
-      for (const reference of [second.reference, first.reference]) {
-        assert.equal(local.sandbox.state.pay(local.sandbox.state.payments.get(reference)!).ok, true);
-        await local.pix.payments.reads.confirm(reference);
-      }
-      const told = await waitFor('the overpayment told', async () => {
-        const rows = (await local.store.outbox.list()).filter((e) => e.type === 'checkout.overpaid');
-        return rows.length > 0 && rows;
-      });
+      const told = await payAllUntilOverpaid(local, [second.reference, first.reference]);
       const event = JSON.parse(told[0]!.body) as { data: Record<string, unknown> };
       assert.deepEqual([event.data.checkout_id, event.data.references, event.data.value], [later.checkout_id, [first.reference, second.reference], 49.9]);
       const view = CheckoutView.parse((await merchant(local, 'GET', `/checkouts/${later.checkout_id}`)).json);
