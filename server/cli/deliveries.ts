@@ -1,6 +1,6 @@
 /** `pix-checkout deliveries list|replay|resume`: the merchant webhook's deliveries, from the proxy's store. */
 import { resumeEndpoint } from '../domain/endpoint-state.ts';
-import { ExitCode, UsageError, count, openCliStore, parse, type CliIo } from './io.ts';
+import { ExitCode, UsageError, count, openCliStore, parse, printList, type CliIo } from './io.ts';
 
 export const HELP = `Usage: pix-checkout deliveries list [--failed] [--limit <n>] [--json]
        pix-checkout deliveries replay <id> | --all
@@ -37,15 +37,13 @@ export async function deliveriesCommand(rest: string[], io: CliIo): Promise<void
         next_attempt_at: r.state === 'pending' ? new Date(r.nextAttemptAt).toISOString() : null,
         delivered_at: r.deliveredAt === null ? null : new Date(r.deliveredAt).toISOString(),
       }));
-      if (values.json) return io.out(JSON.stringify(data, null, 2));
-      if (data.length === 0) return io.out(values.failed ? 'No failed deliveries.' : 'No deliveries.');
-      io.out(
-        data
-          .map(
-            (d) =>
-              `${String(d.id).padStart(6)}  ${d.state.padEnd(9)}  ${d.type.padEnd(17)}  ${d.reference}  attempts ${d.attempts}${d.last_error ? `  last error ${d.last_error}` : ''}`,
-          )
-          .join('\n'),
+      printList(
+        io,
+        values.json,
+        data,
+        values.failed ? 'No failed deliveries.' : 'No deliveries.',
+        (d) =>
+          `${String(d.id).padStart(6)}  ${d.state.padEnd(9)}  ${d.type.padEnd(17)}  ${d.reference}  attempts ${d.attempts}${d.last_error ? `  last error ${d.last_error}` : ''}`,
       );
       return;
     }

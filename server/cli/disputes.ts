@@ -3,7 +3,7 @@ import { DisputeService } from '../domain/disputes.ts';
 import { Outcomes } from '../domain/outcomes.ts';
 import { createLogger } from '../log.ts';
 import { PARTNER_STATUS } from '../partner/wire.ts';
-import { ExitCode, UsageError, count, openCliStore, parse, referenceArg, type CliIo } from './io.ts';
+import { ExitCode, UsageError, count, openCliStore, parse, printList, referenceArg, type CliIo } from './io.ts';
 
 export const HELP = `Usage: pix-checkout disputes [list] [--limit <n>] [--json]
        pix-checkout disputes resolve <reference> --note "<what was found>"
@@ -42,15 +42,13 @@ export async function disputesCommand(rest: string[], io: CliIo): Promise<void> 
         webhook_event: d.webhookEventId,
         opened_at: new Date(d.openedAt).toISOString(),
       }));
-      if (values.json) return io.out(JSON.stringify(data, null, 2));
-      if (data.length === 0) return io.out('No open disputes.');
-      io.out(
-        data
-          .map(
-            (d) =>
-              `${d.reference}  recorded ${d.recorded_status.padEnd(8)}  notified ${d.notified_status.padEnd(8)}  checkout ${d.checkout_id ?? '-'}  since ${d.opened_at}`,
-          )
-          .join('\n'),
+      printList(
+        io,
+        values.json,
+        data,
+        'No open disputes.',
+        (d) =>
+          `${d.reference}  recorded ${d.recorded_status.padEnd(8)}  notified ${d.notified_status.padEnd(8)}  checkout ${d.checkout_id ?? '-'}  since ${d.opened_at}`,
       );
       return;
     }

@@ -97,6 +97,11 @@ export function maskDocument(value: string): string {
   return plain.length >= 11 ? `${plain.slice(0, 3)}.***.***-${plain.slice(-2)}` : '***';
 }
 
+/** A list: as JSON, or a line a row, or `empty` where there is no row. */
+export function printList<T>(io: CliIo, json: boolean | undefined, data: T[], empty: string, line: (row: T) => string): void {
+  io.out(json ? JSON.stringify(data, null, 2) : data.length === 0 ? empty : data.map(line).join('\n'));
+}
+
 export function print(io: CliIo, json: boolean, data: unknown, rows: Row[]): void {
   if (json) {
     io.out(JSON.stringify(data, null, 2));

@@ -15,7 +15,7 @@ import type { TransferDetails } from '../partner/client.ts';
 import { describeStatus, statusJson, type StatusCodes } from '../partner/status-codes.ts';
 import { tokenStoreKey } from '../partner/client.ts';
 import type { Store } from '../store/store.ts';
-import { ExitCode, UsageError, checkArgs, client, count, isoOrNull, maskDocument, openCliStore, parse, print, type CliIo } from './io.ts';
+import { ExitCode, UsageError, checkArgs, client, count, isoOrNull, maskDocument, openCliStore, parse, print, printList, type CliIo } from './io.ts';
 import { detectPixKeyType } from '../../src/shared/pix-keys.ts';
 
 const RANGE = `${formatReais(LIMITS.transferValue.min)} to ${formatReais(LIMITS.transferValue.max)}`;
@@ -150,9 +150,13 @@ export async function transferCommand(rest: string[], io: CliIo): Promise<void> 
     const { payouts, close } = await payoutsOf(io);
     try {
       const { data } = await payouts.list({ status: status as TransferStatus | undefined, limit });
-      if (json) return io.out(JSON.stringify(data, null, 2));
-      if (data.length === 0) return io.out('No transfers.');
-      io.out(data.map((t) => `${t.transfer_id}  ${t.status.padEnd(8)}  ${t.value.toFixed(2).padStart(10)}  ${t.pix_key}  ${t.created_at}`).join('\n'));
+      printList(
+        io,
+        json,
+        data,
+        'No transfers.',
+        (t) => `${t.transfer_id}  ${t.status.padEnd(8)}  ${t.value.toFixed(2).padStart(10)}  ${t.pix_key}  ${t.created_at}`,
+      );
       return;
     } finally {
       await close();

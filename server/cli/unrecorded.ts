@@ -3,7 +3,7 @@
  * does not know, from the intents the proxy writes before each create (store/intents/).
  */
 import { formatReais } from '../../src/shared/limits.ts';
-import { UsageError, count, openCliStore, parse, type CliIo } from './io.ts';
+import { UsageError, count, openCliStore, parse, printList, type CliIo } from './io.ts';
 
 export const HELP = `Usage: pix-checkout unrecorded [--older-than <seconds>] [--limit <n>] [--record] [--json]
 
@@ -44,15 +44,13 @@ export async function unrecordedCommand(rest: string[], io: CliIo): Promise<void
       value: i.valueCents / 100,
       sent_at: new Date(i.createdAt).toISOString(),
     }));
-    if (values.json) return io.out(JSON.stringify(data, null, 2));
-    if (data.length === 0) return io.out('No payment created at the partner is missing from the store.');
-    io.out(
-      data
-        .map(
-          (d) =>
-            `${d.transaction_id}  ${d.state.padEnd(15)}  ${(d.reference ?? '-').padEnd(24)}  ${formatReais(d.value).padStart(12)}  checkout ${d.checkout_id ?? '-'}  sent ${d.sent_at}`,
-        )
-        .join('\n'),
+    printList(
+      io,
+      values.json,
+      data,
+      'No payment created at the partner is missing from the store.',
+      (d) =>
+        `${d.transaction_id}  ${d.state.padEnd(15)}  ${(d.reference ?? '-').padEnd(24)}  ${formatReais(d.value).padStart(12)}  checkout ${d.checkout_id ?? '-'}  sent ${d.sent_at}`,
     );
   } finally {
     await store.close();

@@ -6,7 +6,7 @@ import { partnerConfig } from '../config/index.ts';
 import { redactBody } from '../partner/read.ts';
 import { NOTIFY_TYPE, NotificationUrlRequest } from '../partner/wire.ts';
 import { checkWebhookUrl } from './doctor.ts';
-import { UsageError, checkArgs, client, count, openCliStore, parse, print, type CliIo } from './io.ts';
+import { UsageError, checkArgs, client, count, openCliStore, parse, print, printList, type CliIo } from './io.ts';
 
 export const HELP = `Usage: pix-checkout webhook set <url> [--format old|new] [--json]
        pix-checkout webhook received [--unreadable] [--limit <n>] [--json]
@@ -66,10 +66,14 @@ async function received(io: CliIo, onlyUnreadable: boolean, limitText: string | 
       body: redactBody(r.rawBody),
       ...(r.originalBytes !== undefined ? { original_bytes: r.originalBytes } : {}),
     }));
-    if (json) return io.out(JSON.stringify(data, null, 2));
-    if (data.length === 0) return io.out(onlyUnreadable ? 'No unreadable notifications.' : 'No notifications waiting for the operator.');
     const cut = (r: (typeof data)[number]) => ('original_bytes' in r ? `  (stored cut: ${r.original_bytes} bytes received)` : '');
-    io.out(data.map((r) => `#${r.id}  ${r.received_at}  ${r.result}${cut(r)}\n  ${r.body.length > 500 ? `${r.body.slice(0, 500)}…` : r.body}`).join('\n'));
+    printList(
+      io,
+      json,
+      data,
+      onlyUnreadable ? 'No unreadable notifications.' : 'No notifications waiting for the operator.',
+      (r) => `#${r.id}  ${r.received_at}  ${r.result}${cut(r)}\n  ${r.body.length > 500 ? `${r.body.slice(0, 500)}…` : r.body}`,
+    );
   } finally {
     await store.close();
   }

@@ -8,6 +8,7 @@
 import { isIP } from 'node:net';
 import { z } from 'zod/mini';
 import { LIMITS } from '../../src/shared/limits.ts';
+import { isTimeZone } from '../../src/shared/merchant.ts';
 import { PARTNER_CLIENT_DEFAULTS } from '../partner/client.ts';
 import { SANDBOX_ACCOUNT } from '../partner/sandbox-account.ts';
 import { DEFAULT_STATUS_CODES, DEFAULT_TRANSFER_STATUS_CODES, formatStatusCodes, parseStatusCodes, type StatusCodes } from '../partner/status-codes.ts';
@@ -450,13 +451,3 @@ export const SETTINGS = {
 } as const satisfies Record<string, Setting<any>>; // eslint-disable-line @typescript-eslint/no-explicit-any -- each entry keeps its own type
 
 export type SettingName = keyof typeof SETTINGS;
-
-/** True for a time zone Intl knows (IANA names, `UTC`). */
-function isTimeZone(zone: string): boolean {
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone: zone });
-    return true;
-  } catch {
-    return false;
-  }
-}

@@ -8,7 +8,7 @@ import { Hono, type Context, type MiddlewareHandler } from 'hono';
 import type { z } from 'zod/mini';
 import { streamSSE } from 'hono/streaming';
 import { parseInput } from '../../src/shared/errors.ts';
-import { MERCHANT_PATHS, OutcomeStreamQuery, ReportQuery } from '../../src/shared/merchant.ts';
+import { MERCHANT_PATHS, OutcomeStreamQuery, ReportQuery, isTimeZone } from '../../src/shared/merchant.ts';
 import type { MerchantFeed } from '../domain/merchant-feed.ts';
 import { HttpError } from '../http/errors.ts';
 import { allowOnly } from '../http/method-not-allowed.ts';
@@ -30,21 +30,12 @@ function query<T>(c: Context, schema: z.ZodMiniType<T>): T {
   return parsed.data;
 }
 
-function knownZone(zone: string): boolean {
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone: zone });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 export function merchantRoutes({ feed, requireApiKey }: MerchantRoutesDeps): Hono {
   const routes = new Hono();
 
   routes.get(MERCHANT_PATHS.reports, requireApiKey, (c) => {
     const q = query(c, ReportQuery);
-    if (q.time_zone !== undefined && !knownZone(q.time_zone)) {
+    if (q.time_zone !== undefined && !isTimeZone(q.time_zone)) {
       throw new HttpError(400, 'invalid_request', 'time_zone must be an IANA time zone such as America/Sao_Paulo', {
         time_zone: 'must be an IANA time zone such as America/Sao_Paulo',
       });

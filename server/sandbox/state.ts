@@ -193,14 +193,7 @@ export class SandboxState {
       kind: 'payment',
       outcome: 'approved',
       occurredAt: this.clock.now(),
-      transaction: {
-        id: payment.id,
-        externalReference: payment.externalReference,
-        value: payment.value,
-        transactionId: payment.transactionId,
-        end2end: null,
-        createdAt: payment.createdAt,
-      },
+      transaction: paymentTransaction(payment),
       returned: payment.returned,
     });
     return { ok: true };
@@ -302,15 +295,7 @@ export class SandboxState {
       kind: 'payment',
       outcome,
       occurredAt: now,
-      transaction: {
-        id: payment.id,
-        externalReference: payment.externalReference,
-        value: payment.value,
-        transactionId: payment.transactionId,
-        // Not used for payments (spec 2.1).
-        end2end: null,
-        createdAt: payment.createdAt,
-      },
+      transaction: paymentTransaction(payment),
     });
   }
 
@@ -336,4 +321,17 @@ function newReference(): string {
 function newEnd2EndId(now: number): string {
   const stamp = new Date(now).toISOString().replace(/\D/g, '').slice(0, 12);
   return `E99999999${stamp}${randomBytes(8).toString('hex').slice(0, 11)}`;
+}
+
+/** A payment as a webhook's transaction names it. */
+function paymentTransaction(payment: SandboxPayment) {
+  // `end2end` is not used for payments (spec 2.1).
+  return {
+    id: payment.id,
+    externalReference: payment.externalReference,
+    value: payment.value,
+    transactionId: payment.transactionId,
+    end2end: null,
+    createdAt: payment.createdAt,
+  };
 }

@@ -34,6 +34,16 @@ export const ReportDate = /* @__PURE__ */ z
 /** Days from `from` to `to`, both included. */
 export const reportDays = (from: string, to: string): number => Math.round((Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / 86_400_000) + 1;
 
+/** True for a time zone Intl knows (IANA names, `UTC`): a report's `time_zone` and PIX_TIME_ZONE. */
+export function isTimeZone(zone: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * GET {endpoint}/reports: what was created from the start of `from` to the end of `to` (both
  * included), days in `time_zone` (default: the proxy's PIX_TIME_ZONE).

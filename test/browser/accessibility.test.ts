@@ -1,7 +1,7 @@
 import { expect, fixture, html, oneEvent } from '@open-wc/testing';
 import { sendKeys } from '@web/test-runner-commands';
 import { FakeClock } from './support/fake-clock.ts';
-import { advanceSandbox, forgetSavedPayments, mount, newElement, part, pay, screenIs } from './support/helpers.ts';
+import { advanceSandbox, approveOnePayment, forgetSavedPayments, mount, newElement, part, pay, screenIs } from './support/helpers.ts';
 
 beforeEach(forgetSavedPayments);
 
@@ -63,14 +63,9 @@ describe('accessibility: axe in every state', () => {
     await el.updateComplete;
     await expect(el).to.be.accessible();
     await advanceSandbox(3600);
-    // A canceled code proves itself only once an approved one has, and only from a read past the
-    // latest plausible cancellation (docs/partner-status-codes.md): a payment paid first, then 3 h.
-    const first = await mount({ amount: 4.43, env: { clock: new FakeClock(), EventSource: null } });
-    const paid = oneEvent(first.el, 'pix-paid');
-    await pay(first.payment.reference);
-    window.dispatchEvent(new Event('focus'));
-    await paid;
-    first.el.remove();
+    // A canceled code proves itself only from a read past the latest plausible cancellation
+    // (docs/partner-status-codes.md): a payment approved first, then 3 h.
+    await approveOnePayment();
     const canceled = await mount({ amount: 4.44, env: { clock: new FakeClock(), EventSource: null } });
     await advanceSandbox(3 * 3600);
     window.dispatchEvent(new Event('focus'));

@@ -4,6 +4,7 @@ import { FakeClock } from './support/fake-clock.ts';
 import {
   advanceSandbox,
   announced,
+  approveOnePayment,
   createElement,
   forgetSavedPayments,
   mount,
@@ -12,6 +13,7 @@ import {
   part,
   pay,
   recordingFetch,
+  renew,
   screenIs,
   settle,
   text,
@@ -206,15 +208,9 @@ describe('status: final screens', () => {
     await el.updateComplete;
     expect(text(el, 'status')).to.equal('Este código Pix expirou');
     expect(part(el, 'qr')).to.equal(null);
-    const renew = part(el, 'renew-button')!;
-    expect(renew.textContent.trim()).to.equal('Gerar novo código');
 
-    const created = oneEvent(el, 'pix-created');
-    renew.click();
-    const next = (await created).detail;
-    expect(next.payment.reference).to.not.equal(payment.reference);
+    const next = await renew(el, payment.reference);
     expect(next.renewal).to.equal(1);
-    expect(next.resumed).to.equal(false);
     await el.updateComplete;
     expect(part(el, 'qr')).to.exist;
 
@@ -228,14 +224,9 @@ describe('status: final screens', () => {
   });
 
   it('canceled: says so and stops', async () => {
-    // A canceled code proves itself only once an approved one has, and only from a read past the
-    // latest plausible cancellation (docs/partner-status-codes.md): a payment paid first, then 3 h.
-    const first = await mount({ amount: 4.43, env: { clock: new FakeClock(), EventSource: null } });
-    const paid = oneEvent(first.el, 'pix-paid');
-    await pay(first.payment.reference);
-    window.dispatchEvent(new Event('focus'));
-    await paid;
-    first.el.remove();
+    // A canceled code proves itself only from a read past the latest plausible cancellation
+    // (docs/partner-status-codes.md): a payment approved first, then 3 h.
+    await approveOnePayment();
     const clock = new FakeClock();
     const { el } = await mount({ env: { clock, EventSource: null } });
     const canceled = oneEvent(el, 'pix-canceled');

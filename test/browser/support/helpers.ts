@@ -1,9 +1,10 @@
-import { fixture, html, oneEvent, waitUntil } from '@open-wc/testing';
+import { expect, fixture, html, oneEvent, waitUntil } from '@open-wc/testing';
 import { executeServerCommand } from '@web/test-runner-commands';
 import '../../../src/define.ts';
 import type { PixEnvironment } from '../../../src/controllers/environment.ts';
 import type { PixCheckout } from '../../../src/pix-checkout.ts';
 import type { CheckoutView, PaymentView } from '../../../src/shared/contract.ts';
+import { FakeClock } from './fake-clock.ts';
 
 /** A server command of the dev-stack plugin, answered with what it returns. */
 export function command<R>(name: string, payload?: unknown): Promise<R> {
@@ -133,3 +134,28 @@ export function recordingFetch(clock: { now(): number }) {
 
 /** Lets pending promise callbacks (a buffered response being read) run. */
 export const settle = () => new Promise((resolve) => setTimeout(resolve, 0));
+
+/**
+ * Approves one payment through a widget of its own, then removes it: a canceled code proves itself only
+ * once an approved one has (docs/partner-status-codes.md).
+ */
+export async function approveOnePayment(): Promise<void> {
+  const first = await mount({ amount: 4.43, env: { clock: new FakeClock(), EventSource: null } });
+  const paid = oneEvent(first.el, 'pix-paid');
+  await pay(first.payment.reference);
+  window.dispatchEvent(new Event('focus'));
+  await paid;
+  first.el.remove();
+}
+
+/** Presses the expired screen's "Gerar novo código" and answers the new code's pix-created detail. */
+export async function renew(el: PixCheckout, expired: string) {
+  const button = part(el, 'renew-button')!;
+  expect(button.textContent.trim()).to.equal('Gerar novo código');
+  const created = oneEvent(el, 'pix-created');
+  button.click();
+  const next = (await created).detail;
+  expect(next.payment.reference).to.not.equal(expired);
+  expect(next.resumed).to.equal(false);
+  return next;
+}

@@ -17,7 +17,7 @@ import { promisify } from 'node:util';
 import { parseBrCode } from '../../../src/shared/brcode.ts';
 import { LIMITS } from '../../../src/shared/limits.ts';
 import { TransferView } from '../../../src/shared/payouts.ts';
-import { main } from '../../../server/cli/index.ts';
+import { runCli } from '../../support/cli.ts';
 import { SANDBOX_DEFAULTS } from '../../../server/config/index.ts';
 import { disputeOutcome, paymentOutcome } from '../../../server/domain/outcomes.ts';
 import { openSqliteStore } from '../../../server/store/sqlite/sqlite-store.ts';
@@ -48,11 +48,8 @@ after(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-async function cli(args: string[], overrides: Record<string, string | undefined> = {}) {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await main(args, { out: (t) => out.push(t), err: (t) => err.push(t), env: { ...env, ...overrides } });
-  return { code, out: out.join('\n'), err: err.join('\n') };
+function cli(args: string[], overrides: Record<string, string | undefined> = {}) {
+  return runCli(args, { ...env, ...overrides });
 }
 
 describe('cli: help', () => {
@@ -538,15 +535,9 @@ describe('cli: pix-checkout sandbox, as a real process', () => {
       // What it says to set is all another command needs.
       const settings = settingsFrom(/^ {2}(PIX_BASE_URL=.*)$/m.exec(text)![1]!);
       assert.deepEqual(Object.keys(settings).sort(), ['PIX_ACCESS_KEY', 'PIX_BASE_URL', 'PIX_CA_FILE', 'PIX_EMAIL', 'PIX_USER_AGENT']);
-      const out: string[] = [];
-      const err: string[] = [];
-      const code = await main(['login', '--json'], {
-        out: (t) => out.push(t),
-        err: (t) => err.push(t),
-        env: { ...settings, PIX_TOKEN_FILE: join(cwd, 'token.json') },
-      });
-      assert.equal(code, 0, err.join('\n'));
-      assert.equal((JSON.parse(out.join('\n')) as { tenant: { id: string } }).tenant.id, DEFAULT_ACCOUNT.tenant.id);
+      const { code, out, err } = await runCli(['login', '--json'], { ...settings, PIX_TOKEN_FILE: join(cwd, 'token.json') });
+      assert.equal(code, 0, err);
+      assert.equal((JSON.parse(out) as { tenant: { id: string } }).tenant.id, DEFAULT_ACCOUNT.tenant.id);
       const clock = await httpsGet(`${base[1]}/_sandbox/clock`, await readFile(caFile, 'utf8'));
       assert.equal(clock.status, 200, clock.body);
 

@@ -5,17 +5,15 @@
  * exit code. The document is checked and never printed but in the export.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { main } from '../../../server/cli/index.ts';
+import { runCli } from '../../support/cli.ts';
 import { paymentOutcome } from '../../../server/domain/outcomes.ts';
 import { PersonalDataCipher, sealedCustomer } from '../../../server/domain/personal-data.ts';
 import { PARTNER_STATUS } from '../../../server/partner/wire.ts';
 import { openStore } from '../../../server/store/open.ts';
 import { checkoutRecord, paymentRecord, payoutRecord } from '../../support/records.ts';
 import { startPostgres, type RunningPostgres } from '../../support/postgres.ts';
+import { tempDirs } from '../../support/temp-dirs.ts';
 import { databaseDeadlines } from '../../../server/config/database.ts';
 
 const KEY = Buffer.alloc(32, 3).toString('hex');
@@ -23,30 +21,24 @@ const ANA = '52998224725';
 const ANA_PRINTED = '529.982.247-25';
 const BRUNO = '11144477735';
 
-const dirs: string[] = [];
+const tempDir = tempDirs('pix-data-cli-');
 let postgres: RunningPostgres | undefined;
 before(async () => {
   postgres = await startPostgres();
 });
 after(async () => {
   await postgres?.stop();
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 
-async function cli(args: string[], env: Record<string, string | undefined>) {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await main(['data', ...args], { out: (t) => out.push(t), err: (t) => err.push(t), env });
-  return { code, out: out.join('\n'), err: err.join('\n') };
+function cli(args: string[], env: Record<string, string | undefined>) {
+  return runCli(['data', ...args], env);
 }
 
 const kinds: { name: string; env(): Promise<Record<string, string>> }[] = [
   {
     name: 'SQLite',
     env: async () => {
-      const dir = mkdtempSync(join(tmpdir(), 'pix-data-cli-'));
-      dirs.push(dir);
-      return { PIX_DATA_DIR: dir };
+      return { PIX_DATA_DIR: tempDir() };
     },
   },
   {
@@ -227,8 +219,7 @@ for (const kind of kinds) {
 }
 
 test('a stored document under another key: export exits 1 with a sentence naming no value', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'pix-data-cli-'));
-  dirs.push(dir);
+  const dir = tempDir();
   const store = await openStore({ dataDir: dir, cacheSize: 0 });
   // A checkout found by its clear twin's hash but sealed under another key: a key changed between writes.
   const other = new PersonalDataCipher(Buffer.alloc(32, 8).toString('hex'));

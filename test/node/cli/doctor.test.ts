@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { main } from '../../../server/cli/index.ts';
+import { runCli } from '../../support/cli.ts';
 import { DIALECT_NAMES, type DialectName } from '../../../server/sandbox/dialects.ts';
 import { startSandbox, type RunningSandbox } from '../../../server/sandbox/server.ts';
 import { DEFAULT_ACCOUNT } from '../../../server/sandbox/state.ts';
@@ -78,12 +79,7 @@ describe('pix-checkout doctor', () => {
       });
       after(() => sandbox.close());
 
-      const doctor = async (args: string[], overrides: Record<string, string> = {}) => {
-        const out: string[] = [];
-        const err: string[] = [];
-        const code = await main(['doctor', ...args], { out: (t) => out.push(t), err: (t) => err.push(t), env: { ...env, ...overrides } });
-        return { code, out: out.join('\n'), err: err.join('\n') };
-      };
+      const doctor = (args: string[], overrides: Record<string, string> = {}) => runCli(['doctor', ...args], { ...env, ...overrides });
 
       test('reports each assumption as held, different or broken, with the exit code', async () => {
         const { code, out, err } = await doctor(['--create', '--webhook-url', 'https://shop.example/pix/webhooks', '--json']);
@@ -139,12 +135,7 @@ describe('pix-checkout doctor', () => {
       };
     });
     after(() => sandbox.close());
-    const run = async (args: string[], overrides: Record<string, string | undefined> = {}) => {
-      const out: string[] = [];
-      const err: string[] = [];
-      const code = await main(args, { out: (t) => out.push(t), err: (t) => err.push(t), env: { ...env, ...overrides } });
-      return { code, out: out.join('\n'), err: err.join('\n') };
-    };
+    const run = (args: string[], overrides: Record<string, string | undefined> = {}) => runCli(args, { ...env, ...overrides });
     const registered = () => sandbox.state.webhooks.notification?.url ?? null;
 
     test('refuses a URL whose last segment is empty (a variable the shell did not expand), says why, sets nothing', async () => {

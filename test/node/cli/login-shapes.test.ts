@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { main } from '../../../server/cli/index.ts';
+import { runCli } from '../../support/cli.ts';
 import { PARTNER_PATHS } from '../../../server/partner/wire.ts';
 import { generateLocalhostCertificate } from '../../../server/sandbox/tls.ts';
 
@@ -51,14 +51,7 @@ describe('pix-checkout login and the shape of the login answer', () => {
 
   const login = async (answer: unknown, name: string) => {
     loginAnswer = answer;
-    const out: string[] = [];
-    const err: string[] = [];
-    const code = await main(['login', '--json'], {
-      out: (t) => out.push(t),
-      err: (t) => err.push(t),
-      env: { ...env, PIX_TOKEN_FILE: join(dir, `${name}.json`) },
-    });
-    return { code, out: out.join('\n'), err: err.join('\n') };
+    return runCli(['login', '--json'], { ...env, PIX_TOKEN_FILE: join(dir, `${name}.json`) });
   };
 
   test('the token one level deeper, or an OAuth answer at the top, is read', async () => {

@@ -4,7 +4,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { main } from '../../../server/cli/index.ts';
+import { runCli } from '../../support/cli.ts';
 import { partnerConfig } from '../../../server/config/index.ts';
 import { StatusNumbering } from '../../../server/domain/numbering/status-numbering.ts';
 import { createLogger } from '../../../server/log.ts';
@@ -20,11 +20,8 @@ after(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-async function cli(args: string[], env: Record<string, string>) {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await main(args, { out: (l) => out.push(l), err: (l) => err.push(l), env });
-  return { code, out: out.join('\n'), err: err.join('\n') };
+function cli(args: string[], env: Record<string, string>) {
+  return runCli(args, env);
 }
 
 describe('cli: numbering', () => {

@@ -10,7 +10,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { main } from '../../../server/cli/index.ts';
+import { runCli } from '../../support/cli.ts';
 import { decodeSaved, tokenStoreKey } from '../../../server/partner/client.ts';
 import { startSandbox, type RunningSandbox } from '../../../server/sandbox/server.ts';
 import { DEFAULT_ACCOUNT } from '../../../server/sandbox/state.ts';
@@ -37,11 +37,9 @@ describe('the command line keeps its partner token', () => {
   });
 
   const login = async (overrides: Record<string, string>, ...args: string[]) => {
-    const out: string[] = [];
-    const err: string[] = [];
-    const code = await main(['login', ...args], { out: (t) => out.push(t), err: (t) => err.push(t), env: { ...env, ...overrides } });
-    assert.equal(code, 0, err.join('\n'));
-    return out.join('\n');
+    const { code, out, err } = await runCli(['login', ...args], { ...env, ...overrides });
+    assert.equal(code, 0, err);
+    return out;
   };
   const key = () => tokenStoreKey(sandbox.url, DEFAULT_ACCOUNT.email);
 

@@ -65,6 +65,14 @@ async function newCheckout(on: DevStack = stack, extra: Record<string, unknown> 
   return CheckoutView.parse(json);
 }
 
+/** A checkout whose first code the page was given an hour ago: expired, not yet renewed. */
+async function checkoutWithExpiredCode(): Promise<{ checkout: CheckoutView; first: PaymentView }> {
+  const checkout = await newCheckout();
+  const first = PaymentView.parse((await payFor(stack, checkout.checkout_id)).json);
+  stack.sandbox.state.clock.advance(HOUR);
+  return { checkout, first };
+}
+
 const payFor = (on: DevStack, id: string) => browser(on, 'POST', `/checkouts/${id}/payment`);
 
 describe('creating a checkout (merchant server, API key)', () => {
@@ -342,9 +350,7 @@ describe('renewal after expiry', () => {
   });
 
   test('no renewal when the expired code was paid late: the paid payment is answered', async () => {
-    const checkout = await newCheckout();
-    const first = PaymentView.parse((await payFor(stack, checkout.checkout_id)).json);
-    stack.sandbox.state.clock.advance(HOUR);
+    const { checkout, first } = await checkoutWithExpiredCode();
     // The payer's bank accepts it within the hour before the partner cancels it.
     const payment = stack.sandbox.state.payments.get(first.reference)!;
     assert.equal(stack.sandbox.state.pay(payment).ok, true);
@@ -396,6 +402,29 @@ function secondInstance(on: DevStack, alter: (real: PartnerClient) => Partial<Pa
   return { app, counts };
 }
 
+/** Pays each code at the partner, in order, confirms it, and answers the checkout.overpaid events once one is in the outbox. */
+async function payAllUntilOverpaid(on: DevStack, references: string[]) {
+  for (const reference of references) {
+    assert.equal(on.sandbox.state.pay(on.sandbox.state.payments.get(reference)!).ok, true);
+    await on.pix.payments.reads.confirm(reference);
+  }
+  return waitFor('the overpayment told', async () => {
+    const rows = (await on.store.outbox.list()).filter((e) => e.type === 'checkout.overpaid');
+    return rows.length > 0 && rows;
+  });
+}
+
+/** Asks `other` for the checkout's code: the answer is the paid code, and the new one, created upstream, is never attached. */
+async function expectPaidNotAttached(other: ReturnType<typeof secondInstance>, checkoutId: CheckoutView['checkout_id'], paid: string): Promise<void> {
+  const res = await other.app.request(`/api/checkouts/${checkoutId}/payment`, { method: 'POST' });
+  assert.equal(res.status, 200);
+  const answer = PaymentView.parse(await res.json());
+  assert.deepEqual([answer.reference, answer.status], [paid, 'paid']);
+  assert.equal(other.counts.createPayment, 1, 'the new code was created upstream');
+  const stored = await stack.store.checkouts.get(checkoutId);
+  assert.deepEqual([stored?.paymentReference, stored?.renewalsUsed], [paid, 0], 'but never attached');
+}
+
 describe('a new code only when every earlier code is confirmed unpaid', () => {
   const unreadable = (operation: string) => new PartnerError('unavailable', `${operation}: the answer could not be read`, { operation });
   const cases: [string, (real: PartnerClient, reference: string) => PartnerClient['getPayment']][] = [
@@ -411,9 +440,7 @@ describe('a new code only when every earlier code is confirmed unpaid', () => {
   ];
   for (const [label, getPayment] of cases) {
     test(`the expired code reads as ${label}: 503 status_unverified, and no payment is created`, async () => {
-      const checkout = await newCheckout();
-      const first = PaymentView.parse((await payFor(stack, checkout.checkout_id)).json);
-      stack.sandbox.state.clock.advance(HOUR);
+      const { checkout, first } = await checkoutWithExpiredCode();
       const before = stack.sandbox.state.payments.size;
       // A code the setting does not name, read before the hour, proves the setting wrong (a mismatch,
       // kept in the store): that instance keeps its verdicts apart, so this file's stack stays trusted.
@@ -431,9 +458,7 @@ describe('a new code only when every earlier code is confirmed unpaid', () => {
   }
 
   test('the expired code paid (recorded by another instance) between the check and the attach: no new code attached, the answer is paid', async () => {
-    const checkout = await newCheckout();
-    const first = PaymentView.parse((await payFor(stack, checkout.checkout_id)).json);
-    stack.sandbox.state.clock.advance(HOUR);
+    const { checkout, first } = await checkoutWithExpiredCode();
     // This instance confirms the code unpaid, then creates a new one; meanwhile the customer pays the
     // expired code and the other instance (the stack) records it paid: what its webhook does.
     const other = secondInstance(stack, (real) => ({
@@ -444,13 +469,7 @@ describe('a new code only when every earlier code is confirmed unpaid', () => {
         return created;
       },
     }));
-    const res = await other.app.request(`/api/checkouts/${checkout.checkout_id}/payment`, { method: 'POST' });
-    assert.equal(res.status, 200);
-    const answer = PaymentView.parse(await res.json());
-    assert.deepEqual([answer.reference, answer.status], [first.reference, 'paid']);
-    assert.equal(other.counts.createPayment, 1, 'the new code was created upstream');
-    const stored = await stack.store.checkouts.get(checkout.checkout_id);
-    assert.deepEqual([stored?.paymentReference, stored?.renewalsUsed], [first.reference, 0], 'but never attached');
+    await expectPaidNotAttached(other, checkout.checkout_id, first.reference);
     const view = CheckoutView.parse((await merchant(stack, 'GET', `/checkouts/${checkout.checkout_id}`)).json);
     assert.deepEqual([view.status, view.payment?.reference, view.payment?.status], ['paid', first.reference, 'paid']);
     // The page asking again still gets the paid code.
@@ -459,9 +478,7 @@ describe('a new code only when every earlier code is confirmed unpaid', () => {
   });
 
   test('the expired code paid at the partner (no one told yet) while the new code is created: the check is asked again, the new code never shown', async () => {
-    const checkout = await newCheckout();
-    const first = PaymentView.parse((await payFor(stack, checkout.checkout_id)).json);
-    stack.sandbox.state.clock.advance(HOUR);
+    const { checkout, first } = await checkoutWithExpiredCode();
     // The customer pays the expired code right after the proxy confirmed it unpaid, while its new code
     // is being created; no webhook, no other instance: only the partner knows.
     const other = secondInstance(stack, (real) => ({
@@ -470,13 +487,7 @@ describe('a new code only when every earlier code is confirmed unpaid', () => {
         return real.createPayment(input);
       },
     }));
-    const res = await other.app.request(`/api/checkouts/${checkout.checkout_id}/payment`, { method: 'POST' });
-    assert.equal(res.status, 200);
-    const answer = PaymentView.parse(await res.json());
-    assert.deepEqual([answer.reference, answer.status], [first.reference, 'paid']);
-    assert.equal(other.counts.createPayment, 1, 'the new code was created upstream');
-    const stored = await stack.store.checkouts.get(checkout.checkout_id);
-    assert.deepEqual([stored?.paymentReference, stored?.renewalsUsed], [first.reference, 0], 'but never attached');
+    await expectPaidNotAttached(other, checkout.checkout_id, first.reference);
     const again = PaymentView.parse((await payFor(stack, checkout.checkout_id)).json);
     assert.deepEqual([again.reference, again.status], [first.reference, 'paid']);
   });
@@ -518,9 +529,7 @@ describe('the amount the partner reports', () => {
 
 describe('a checkout paid twice', () => {
   test('the expired code paid after its renewal was shown: the page and the merchant get the paid code, never the pending new one', async () => {
-    const checkout = await newCheckout();
-    const first = PaymentView.parse((await payFor(stack, checkout.checkout_id)).json);
-    stack.sandbox.state.clock.advance(HOUR);
+    const { checkout, first } = await checkoutWithExpiredCode();
     const second = PaymentView.parse((await payFor(stack, checkout.checkout_id)).json);
     assert.equal(second.status, 'pending');
     assert.equal(stack.sandbox.state.pay(stack.sandbox.state.payments.get(first.reference)!).ok, true);
@@ -546,14 +555,7 @@ describe('a checkout paid twice', () => {
         const second = PaymentView.parse((await payFor(local, checkout.checkout_id)).json);
         assert.notEqual(second.reference, first.reference);
         // The renewed code is paid, and the expired one too (its payer's bank, within the hour).
-        for (const reference of [second.reference, first.reference]) {
-          assert.equal(local.sandbox.state.pay(local.sandbox.state.payments.get(reference)!).ok, true);
-          await local.pix.payments.reads.confirm(reference);
-        }
-        const told = await waitFor('the overpayment told', async () => {
-          const rows = (await local.store.outbox.list()).filter((e) => e.type === 'checkout.overpaid');
-          return rows.length > 0 && rows;
-        });
+        const told = await payAllUntilOverpaid(local, [second.reference, first.reference]);
         local.sandbox.state.clock.advance(DEFAULTS.partnerReads.trustedMs);
         const view = CheckoutView.parse((await merchant(local, 'GET', `/checkouts/${checkout.checkout_id}`)).json);
         assert.equal(view.status, 'paid');
@@ -590,14 +592,7 @@ describe('a new checkout for the same order (replaces)', () => {
       const later = await newCheckout(local, { replaces: earlier.checkout_id });
       assert.equal(later.replaces, earlier.checkout_id);
       const second = PaymentView.parse((await payFor(local, later.checkout_id)).json);
-      for (const reference of [second.reference, first.reference]) {
-        assert.equal(local.sandbox.state.pay(local.sandbox.state.payments.get(reference)!).ok, true);
-        await local.pix.payments.reads.confirm(reference);
-      }
-      const told = await waitFor('the overpayment told', async () => {
-        const rows = (await local.store.outbox.list()).filter((e) => e.type === 'checkout.overpaid');
-        return rows.length > 0 && rows;
-      });
+      const told = await payAllUntilOverpaid(local, [second.reference, first.reference]);
       const event = JSON.parse(told[0]!.body) as { data: Record<string, unknown> };
       assert.deepEqual([event.data.checkout_id, event.data.references, event.data.value], [later.checkout_id, [first.reference, second.reference], 49.9]);
       const view = CheckoutView.parse((await merchant(local, 'GET', `/checkouts/${later.checkout_id}`)).json);
@@ -617,9 +612,7 @@ describe('a new checkout for the same order (replaces)', () => {
 
 describe('an overpayment refunded to its payer (PIX_REFUND_OVERPAYMENTS)', () => {
   test('with the payer key known (a partner whose records name it): the extra is refunded once, labelled overpayment, and told with its transfer', async () => {
-    const checkout = await newCheckout();
-    const first = PaymentView.parse((await payFor(stack, checkout.checkout_id)).json);
-    stack.sandbox.state.clock.advance(HOUR);
+    const { checkout, first } = await checkoutWithExpiredCode();
     const second = PaymentView.parse((await payFor(stack, checkout.checkout_id)).json);
     // Both codes recorded paid, here with no event published (as another instance's webhooks would).
     for (const reference of [first.reference, second.reference]) {

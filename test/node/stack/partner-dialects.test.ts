@@ -20,7 +20,7 @@ import { after, before, describe, test } from 'node:test';
 import Database from 'libsql';
 import { parseBrCode } from '../../../src/shared/brcode.ts';
 import { TransferView } from '../../../src/shared/payouts.ts';
-import { main } from '../../../server/cli/index.ts';
+import { runCli } from '../../support/cli.ts';
 import { startDevStack, type DevStack, type DevStackOptions } from '../../../server/dev-stack.ts';
 import type { OutcomeEvent } from '../../../server/domain/outcomes.ts';
 import { createLogger } from '../../../server/log.ts';
@@ -309,11 +309,8 @@ for (const dialect of DIALECT_NAMES) {
       return { partner, log, observed, count };
     }
 
-    async function cli(args: string[], overrides: Record<string, string | undefined> = {}) {
-      const out: string[] = [];
-      const err: string[] = [];
-      const code = await main(args, { out: (t) => out.push(t), err: (t) => err.push(t), env: { ...env, ...overrides } });
-      return { code, out: out.join('\n'), err: err.join('\n') };
+    function cli(args: string[], overrides: Record<string, string | undefined> = {}) {
+      return runCli(args, { ...env, ...overrides });
     }
 
     test('the dialect numbers statuses as its description says', () => {

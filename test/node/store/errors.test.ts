@@ -6,8 +6,6 @@
  * plan of it writes, so a read added to an aggregate is never taken for a write.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, mock, test } from 'node:test';
 import Database from 'libsql';
@@ -21,21 +19,16 @@ import { onlyReads } from '../../../server/store/sqlite/context.ts';
 import { DB_FILE_NAME, openSqliteStore } from '../../../server/store/sqlite/sqlite-store.ts';
 import { StoreError, type Store } from '../../../server/store/store.ts';
 import { startPostgres, type RunningPostgres } from '../../support/postgres.ts';
+import { tempDirs } from '../../support/temp-dirs.ts';
 import { paymentRecord } from '../../support/records.ts';
 
-const dirs: string[] = [];
-function tempDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'pix-store-errors-'));
-  dirs.push(dir);
-  return dir;
-}
+const tempDir = tempDirs('pix-store-errors-');
 let postgres: RunningPostgres | undefined;
 before(async () => {
   postgres = await startPostgres();
 });
 after(async () => {
   await postgres?.stop();
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 
 describe('store errors counted', () => {

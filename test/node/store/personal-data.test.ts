@@ -7,8 +7,7 @@
  * fake clock (`now`), never a sleep.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, afterEach, before, describe, test } from 'node:test';
 import pg from 'pg';
@@ -20,6 +19,7 @@ import { openStore } from '../../../server/store/open.ts';
 import type { Store } from '../../../server/store/store.ts';
 import { checkoutRecord, paymentRecord, payoutRecord, transferRecord } from '../../support/records.ts';
 import { startPostgres, type RunningPostgres } from '../../support/postgres.ts';
+import { tempDirs } from '../../support/temp-dirs.ts';
 import { databaseDeadlines } from '../../../server/config/database.ts';
 import { silentLog } from '../../support/silent-log.ts';
 
@@ -36,7 +36,7 @@ const JOAO = '11144477735';
 const KEY = Buffer.alloc(32, 7).toString('base64');
 const OTHER_KEY = Buffer.alloc(32, 9).toString('hex');
 
-const dirs: string[] = [];
+const tempDir = tempDirs('pix-personal-');
 let postgres: RunningPostgres | undefined;
 before(async () => {
   postgres = await startPostgres();
@@ -47,7 +47,6 @@ afterEach(async () => {
 });
 after(async () => {
   await postgres?.stop();
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 
 interface Opened {
@@ -62,8 +61,7 @@ const kinds: { name: string; open(): Promise<Opened> }[] = [
   {
     name: 'SQLite',
     async open() {
-      const dir = mkdtempSync(join(tmpdir(), 'pix-personal-'));
-      dirs.push(dir);
+      const dir = tempDir();
       const store = await openStore({ dataDir: dir, cacheSize: 0 });
       opened.push(store);
       const { default: Database } = await import('libsql');

@@ -6,8 +6,7 @@
  * one of them has (SQLite's file, Postgres's migrations table and cluster) is tested on its own.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, afterEach, before, describe, test as nodeTest } from 'node:test';
 import Database from 'libsql';
@@ -28,6 +27,7 @@ import { StoreError, type PaymentRecord, type ReportCursor, type Store, type Sto
 import { waitFor } from '../../support/checks.ts';
 import { checkoutRecord as checkout, paymentRecord, payoutRecord as payout, transferRecord as transfer } from '../../support/records.ts';
 import { startPostgres, type RunningPostgres } from '../../support/postgres.ts';
+import { tempDirs } from '../../support/temp-dirs.ts';
 import { databaseDeadlines } from '../../../server/config/database.ts';
 
 /** A store call that never answers fails its test instead of hanging the file. */
@@ -37,12 +37,7 @@ const PENDING = PARTNER_STATUS.pending;
 const APPROVED = PARTNER_STATUS.approved;
 const CANCELED = PARTNER_STATUS.canceled;
 
-const dirs: string[] = [];
-function tempDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'pix-store-'));
-  dirs.push(dir);
-  return dir;
-}
+const tempDir = tempDirs('pix-store-');
 
 let postgres: RunningPostgres | undefined;
 before(async () => {
@@ -59,7 +54,6 @@ afterEach(
 );
 after(async () => {
   await postgres?.stop();
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 
 /** Where each store's database is, so that another store can be opened on it. */
@@ -1219,6 +1213,25 @@ for (const kind of kinds) {
   });
 }
 
+/** The tables both dialects' migrations make (Postgres adds `leases`). */
+const STORE_TABLES = [
+  'checkouts',
+  'payments',
+  'partner_tokens',
+  'webhook_events',
+  'transfers',
+  'outbox',
+  'delivery_attempts',
+  'payouts',
+  'disputes',
+  'payment_intents',
+  'payment_returns',
+];
+
+function hasTables(tables: string[], expected: string[]): void {
+  for (const table of expected) assert.ok(tables.includes(table), `a ${table} table`);
+}
+
 describe('SQLite store: its file', () => {
   const sqlite = kinds.find((k) => k.name === 'SQLite')!;
 
@@ -1234,21 +1247,7 @@ describe('SQLite store: its file', () => {
     const tables = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as { name: string }[]).map((r) => r.name);
     db.close();
     assert.deepEqual(versions, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13]);
-    for (const table of [
-      'checkouts',
-      'payments',
-      'partner_tokens',
-      'webhook_events',
-      'transfers',
-      'outbox',
-      'delivery_attempts',
-      'payouts',
-      'disputes',
-      'payment_intents',
-      'payment_returns',
-    ]) {
-      assert.ok(tables.includes(table), `a ${table} table`);
-    }
+    hasTables(tables, STORE_TABLES);
   });
 
   test('a database from a newer proxy is refused', async () => {
@@ -1273,22 +1272,7 @@ describe('Postgres store: its database', () => {
     const tables = (await sql<{ name: string }>(store, "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = 'public'")).map(
       (r) => r.name,
     );
-    for (const table of [
-      'checkouts',
-      'payments',
-      'partner_tokens',
-      'webhook_events',
-      'transfers',
-      'outbox',
-      'delivery_attempts',
-      'payouts',
-      'leases',
-      'disputes',
-      'payment_intents',
-      'payment_returns',
-    ]) {
-      assert.ok(tables.includes(table), `a ${table} table`);
-    }
+    hasTables(tables, [...STORE_TABLES, 'leases']);
   });
 
   test('a database from a newer proxy is refused', async () => {
