@@ -34,7 +34,7 @@ export interface ConfirmationDeps {
   /** Read again at once when it cannot decide yet: another instance may have verified it. */
   numbering?: StatusNumbering;
   /** Where authenticated words that contradict a final payment go. */
-  disputes?: DisputeService;
+  disputes: DisputeService;
   retry: {
     /** Authenticated words are tried until this long before the payment's automatic cancellation. */
     retryMarginMs: number;
@@ -125,7 +125,7 @@ export class NotificationConfirmation {
   /** A final payment: authenticated words that contradict it open a dispute; anything else changes nothing. */
   private async finalPayment(group: Group, ids: readonly number[], record?: PaymentRecord): Promise<ProcessResult> {
     const payment = record ?? (await this.deps.store.payments.get(group.event.reference));
-    if (!payment || group.explicit === null || !this.deps.disputes) return 'already_final';
+    if (!payment || group.explicit === null) return 'already_final';
     const eventId = ids.find((id) => group.trusted.has(id)) ?? null;
     return (await this.deps.disputes.contradicts(payment, group.explicit, eventId)) ? 'disputed' : 'already_final';
   }
