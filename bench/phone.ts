@@ -85,7 +85,7 @@ const PHONE = {
 };
 
 const MODES = {
-  a: 'script tag, payment issued by the page (asked for at evaluation)',
+  a: "script tag, payment issued by the page (asked for by the page's head)",
   b: 'script tag, payment in the page (payment-from) + modulepreload',
   c: 'server-rendered (declarative shadow DOM)',
   d: `Adyen Web ${ADYEN_VERSION} Pix (createFromAction)`,
@@ -365,8 +365,8 @@ interface Prepared {
 /**
  * A run's page. (b), (c): the demo store's order page (GET /pagamento/:checkout_id) for a new order,
  * `?render=script-preload` or server-rendered. (a): the same page (renderOrderPage, mode `script`)
- * for a checkout created without `issue_payment`, so the widget's first call issues the payment;
- * served by the bench (the store's orders always issue theirs at creation). (d): the order page with
+ * for a checkout created without `issue_payment`: its head's inline script (renderPaymentRequest)
+ * issues the payment as the page is parsed, and the widget takes that answer; served by the bench (the store's orders always issue theirs at creation). (d): the order page with
  * Adyen's component in the widget's place.
  */
 async function prepare(mode: Mode): Promise<Prepared> {

@@ -10,11 +10,12 @@
 import { readFileSync } from 'node:fs';
 import type { CheckoutView } from '../src/shared/index.ts';
 // As a merchant's server imports it: pix-checkout-server/render.
-import { renderPixCheckout, type RequestHeaders } from '../server/ssr/render.ts';
+import { renderPaymentRequest, renderPixCheckout, type RequestHeaders } from '../server/ssr/render.ts';
 
 /**
- * `ssr`: the widget rendered here with its payment inside. `script`: the plain element, which asks
- * the proxy for its payment while the script is evaluated; `script-preload`: the plain element with
+ * `ssr`: the widget rendered here with its payment inside. `script`: the plain element, its payment
+ * asked for by the page's head as it is parsed (renderPaymentRequest), in parallel with the widget's
+ * script's download, and taken by the widget when it runs; `script-preload`: the plain element with
  * its payment written into the page (a `<script type="application/json">` its `payment-from` names,
  * so no request is made for it) and the script preloaded from the head (`<link rel="modulepreload">`).
  */
@@ -85,6 +86,11 @@ export async function renderOrderPage(input: OrderPageInput): Promise<string> {
         ? `${plain}\n              <script type="application/json" id="shop-payment">${scriptJson(payment)}</script>`
         : plain;
   let page = shell;
+  // Before the stylesheet: a classic script waits for the stylesheets above it before it runs.
+  if (mode === 'script') {
+    const stylesheet = '<link rel="stylesheet" href="/demo/shop.css" />';
+    page = edit(page, stylesheet, `${renderPaymentRequest(checkout.checkout_id, { endpoint })}\n    ${stylesheet}`);
+  }
   page = edit(
     page,
     '<script type="module" src="/api/pix-checkout.js"></script>',

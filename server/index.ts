@@ -3,8 +3,9 @@
  * configuration, `createApp` from parts, or the domain alone with `createServices` and its HTTP stack
  * with `createHttpApp`, both over `resolveSettings(...)`), to run on its own (`startProxy`, `serve`), the
  * merchant webhook's signature check (`verifyWebhookSignature`), and what the merchant's own server
- * uses: the typed client of the proxy's API (`createCheckoutClient`) and the webhook in one call
- * (`constructEvent`, `webhookHandler`, `webhookFetchHandler`).
+ * uses: the typed client of the proxy's API (`createCheckoutClient`), the webhook in one call
+ * (`constructEvent`, `webhookHandler`, `webhookFetchHandler`) and a script-tag page's early request of
+ * its checkout's payment (`renderPaymentRequest`).
  */
 export { createApp, createHttpApp, SECURITY_HEADERS, type AppDeps, type PixApp, type PixRuntime } from './app.ts';
 export { createServices, type ServiceParts, type Services } from './services.ts';
@@ -65,6 +66,7 @@ export {
   type WebhookRequest,
   type WebhookVerificationErrorCode,
 } from './merchant/webhook-events.ts';
+export { renderPaymentRequest, type RenderPaymentRequestOptions } from './merchant/payment-request.ts';
 export { createPartnerClient, type PartnerClient } from './partner/client.ts';
 export { openSqliteStore } from './store/sqlite/sqlite-store.ts';
 export type { Store } from './store/store.ts';

@@ -19,6 +19,8 @@ import { loadLocale } from '../../src/locales/index.ts';
 import { PixCheckout } from '../../src/pix-checkout.ts';
 import { PaymentView, type CheckoutView } from '../../src/shared/contract.ts';
 import { requireSet } from '../merchant/not-set.ts';
+// A page that leaves the payment to the widget asks for it in its head: the same entry has that helper.
+export { renderPaymentRequest, type RenderPaymentRequestOptions } from '../merchant/payment-request.ts';
 import { minifyCss } from './css.ts';
 
 export interface RenderPixCheckoutOptions {

@@ -3,7 +3,7 @@
  * sit next to the contract's schemas in src/shared, so the script-tag bundle carries no zod.
  */
 import type { CheckoutPaymentRequest, OpenPaymentRequest, PaymentView } from '../shared/contract.ts';
-import { API_PATHS, CHECKOUT_PATHS, STATUS_STREAM, fillPath, isErrorBody, isPaymentView } from '../shared/wire.ts';
+import { API_PATHS, CHECKOUT_PATHS, STATUS_STREAM, fillPath, isErrorBody, isPaymentView, underEndpoint } from '../shared/wire.ts';
 
 export class ProxyError extends Error {
   override readonly name = 'ProxyError';
@@ -39,10 +39,20 @@ export const STATUS_EVENTS = {
 export const REQUEST_TIMEOUT_MS = 10_000;
 
 /** The answer's Retry-After in ms (seconds only: a date, or none, is `otherwise`). */
-const retryAfterMs = <T extends number | undefined>(res: Response, otherwise: T): number | T => {
-  const seconds = res.headers.get('retry-after');
-  return seconds !== null && /^\d+$/.test(seconds.trim()) ? +seconds * 1000 : otherwise;
-};
+const retryAfterMs = <T extends number | undefined>({ retryAfter }: Answer, otherwise: T): number | T =>
+  retryAfter !== null && /^\d+$/.test(retryAfter.trim()) ? +retryAfter * 1000 : otherwise;
+
+/**
+ * An answer read whole, as the client decides from it; the page's early request (src/early.ts) hands
+ * one over in this shape too, read already, so taking it costs the widget no wait.
+ */
+export interface Answer {
+  status: number;
+  /** The Retry-After header, or null. */
+  retryAfter: string | null;
+  /** The body; '' when it could not be read. */
+  text: string;
+}
 
 export class ProxyClient {
   readonly #endpoint: string;
@@ -55,7 +65,7 @@ export class ProxyClient {
 
   /** Absolute or relative URL of `path` under the endpoint. */
   urlOf(path: string): string {
-    return this.#endpoint.replace(/\/$/, '') + path;
+    return underEndpoint(this.#endpoint, path);
   }
 
   /** Open amount: the browser chooses the value. Sends exactly `{value, description?}`, nothing else. */
@@ -76,10 +86,18 @@ export class ProxyClient {
    * and answers the paid one if it was. `created`: issued by this call (HTTP 201), rather than one the
    * checkout already had (200).
    */
-  async checkoutPayment(id: string, signal?: AbortSignal, { renew }: CheckoutPaymentRequest = {}): Promise<{ payment: PaymentView; created: boolean }> {
+  async checkoutPayment(
+    id: string,
+    signal?: AbortSignal,
+    { renew }: CheckoutPaymentRequest = {},
+    /** The same request's answer, asked for already by the page (src/early.ts): read as if this call had sent it. */
+    sent?: Promise<Answer>,
+  ): Promise<{ payment: PaymentView; created: boolean }> {
     const [payment, status] = await this.#request(
       fillPath(CHECKOUT_PATHS.checkoutPayment, { id }),
       renew ? { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"renew":true}', signal } : { method: 'POST', signal },
+      false,
+      sent,
     );
     return { payment, created: status === 201 };
   }
@@ -92,15 +110,25 @@ export class ProxyClient {
     return this.urlOf(fillPath(API_PATHS.paymentEvents, { reference }));
   }
 
-  async #request(path: string, init: RequestInit, retried?: boolean): Promise<[PaymentView, number]> {
+  async #request(path: string, init: RequestInit, retried?: boolean, sent?: Promise<Answer>): Promise<[PaymentView, number]> {
     const timeout = new AbortController();
     const timer = setTimeout(() => timeout.abort(), REQUEST_TIMEOUT_MS);
     const outer = init.signal;
     const onAbort = () => timeout.abort();
     outer?.addEventListener('abort', onAbort);
-    let res: Response;
+    let res: Answer;
     try {
-      res = await this.#fetchImpl(this.urlOf(path), { ...init, signal: timeout.signal });
+      res = await (sent
+        ? // The deadline and an abort hold for the page's request as for ours.
+          new Promise<Answer>((resolve, reject) => {
+            timeout.signal.addEventListener('abort', reject);
+            sent.then(resolve, reject);
+          })
+        : this.#fetchImpl(this.urlOf(path), { ...init, signal: timeout.signal }).then(async (answer) => ({
+            status: answer.status,
+            retryAfter: answer.headers.get('retry-after'),
+            text: await answer.text().catch(() => ''),
+          })));
     } catch (error) {
       if (outer?.aborted) throw error;
       if (timeout.signal.aborted) throw new ProxyError('timeout', 'The payment server took too long to answer.', 0);
@@ -109,8 +137,13 @@ export class ProxyClient {
       clearTimeout(timer);
       outer?.removeEventListener('abort', onAbort);
     }
-    const json: unknown = await res.json().catch(() => undefined);
-    if (!res.ok) {
+    let json: unknown;
+    try {
+      json = JSON.parse(res.text);
+    } catch {
+      // Not JSON: bad_response below.
+    }
+    if (res.status < 200 || res.status > 299) {
       // An instance that is stopping refused before doing anything, and closed the connection: the load
       // balancer's next instance answers. Once, after the Retry-After it asks for (at most 5 s).
       if (!retried && isErrorBody(json) && json.error.code === 'shutting_down') {

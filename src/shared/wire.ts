@@ -12,6 +12,16 @@ export function fillPath(template: string, params: Record<string, string>): stri
   return template.replace(/:(\w+)/g, (_, name: string) => encodeURIComponent(params[name] ?? ''));
 }
 
+/** `path` (one of the routes below) under the widget's `endpoint`, as the widget's client forms it. */
+export const underEndpoint = (endpoint: string, path: string): string => endpoint.replace(/\/$/, '') + path;
+
+/**
+ * The page's own early requests (server/merchant/payment-request.ts writes the script that sends them):
+ * `self[EARLY_REQUESTS][absolute URL]` is the `fetch` of a checkout's payment the page sent as it was
+ * parsed, which the widget takes instead of sending its own (src/early.ts).
+ */
+export const EARLY_REQUESTS = 'pixCheckoutRequests';
+
 /** Routes under the proxy's browser API base (the widget's `endpoint`). */
 export const API_PATHS = {
   payments: '/payments',

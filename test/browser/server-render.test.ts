@@ -241,4 +241,50 @@ describe('a server-rendered <pix-checkout>', () => {
     other.el.parentElement!.remove();
     host.remove();
   });
+
+  it("a plain element takes the payment its page's head asked for (renderPaymentRequest) and asks nothing more; one for another checkout is left alone", async () => {
+    const { apiUrl } = await executeServerCommand<{ apiUrl: string }, unknown>('dev-stack');
+    const order_id = `early-${Date.now()}-${Math.random().toString(36).slice(2)}`;
+    const { body: checkout } = await executeServerCommand<{ body: CheckoutView }, unknown>('create-checkout', { value: 12.34, order_id });
+    expect(checkout.payment ?? null, 'created without a payment: the page asks for it').to.equal(null);
+    const tag = await executeServerCommand<string, unknown>('payment-request', { checkout_id: checkout.checkout_id });
+    // As the page's parser runs it: the script element's text, executed once (twice asks once).
+    const run = () => {
+      const script = document.createElement('script');
+      script.textContent = /^<script>([^]*)<\/script>$/.exec(tag)![1]!;
+      document.head.append(script);
+      script.remove();
+    };
+    const asked = requests.length;
+    run();
+    run();
+    const toCheckout = (from: number) => requests.slice(from).filter((url) => url.endsWith(`/checkouts/${checkout.checkout_id}/payment`));
+    expect(toCheckout(asked).length, "the page's request, sent once").to.equal(1);
+    const created: CustomEvent<{ resumed: boolean; payment: { reference: string } }>[] = [];
+    const el = document.createElement('pix-checkout');
+    el.addEventListener('pix-created', (event) => created.push(event as CustomEvent));
+    el.setAttribute('endpoint', apiUrl);
+    el.setAttribute('checkout', checkout.checkout_id);
+    document.body.append(el);
+    for (let i = 0; i < 200 && el.screen !== 'pending'; i++) await new Promise((resolve) => setTimeout(resolve, 25));
+    expect(el.screen).to.equal('pending');
+    expect(toCheckout(asked).length, 'no request of its own').to.equal(1);
+    // Issued by the page's request: a new payment (201), not a resumed one.
+    expect(created.map((event) => event.detail.resumed)).to.deep.equal([false]);
+    const { body: after } = await executeServerCommand<{ body: CheckoutView }, unknown>('get-checkout', { checkout_id: checkout.checkout_id });
+    expect(el.payment!.reference).to.equal(after.payment!.reference);
+
+    // Another checkout's element: the page's request is not its own, so it asks for its payment itself.
+    const { body: second } = await executeServerCommand<{ body: CheckoutView }, unknown>('create-checkout', { value: 5, order_id: `${order_id}-2` });
+    const before = requests.length;
+    const other = document.createElement('pix-checkout');
+    other.setAttribute('endpoint', apiUrl);
+    other.setAttribute('checkout', second.checkout_id);
+    document.body.append(other);
+    for (let i = 0; i < 200 && other.screen !== 'pending'; i++) await new Promise((resolve) => setTimeout(resolve, 25));
+    expect(other.screen).to.equal('pending');
+    expect(requests.slice(before).filter((url) => url.endsWith(`/checkouts/${second.checkout_id}/payment`)).length).to.equal(1);
+    el.remove();
+    other.remove();
+  });
 });

@@ -3,6 +3,7 @@
  * them play the payer's bank through server commands.
  */
 import { startDevStack, type DevStack, type DevStackOptions } from '../../server/dev-stack.ts';
+import { renderPaymentRequest } from '../../server/merchant/payment-request.ts';
 import { renderPixCheckout } from '../../server/ssr/render.ts';
 import type { CheckoutView } from '../../src/shared/index.ts';
 
@@ -76,6 +77,16 @@ export function devStackPlugin() {
         const checkout = (await res.json()) as CheckoutView;
         if (res.status !== 201) return { status: res.status, body: checkout };
         return { status: res.status, body: checkout, html: await renderPixCheckout(checkout, { endpoint: stack.apiUrl, locale, phone }) };
+      }
+      if (command === 'get-checkout') {
+        const { checkout_id } = payload as { checkout_id: string };
+        const res = await fetch(`${stack.apiUrl}/checkouts/${encodeURIComponent(checkout_id)}`, { headers: { authorization: `Bearer ${stack.apiKey}` } });
+        return { status: res.status, body: await res.json() };
+      }
+      if (command === 'payment-request') {
+        // What a merchant's server writes into a script-tag page's head: the checkout's payment asked for by the page.
+        const { checkout_id } = payload as { checkout_id: string };
+        return renderPaymentRequest(checkout_id, { endpoint: stack.apiUrl });
       }
       if (command === 'sandbox-pay' || command === 'sandbox-advance') {
         const { reference, seconds, stack: which } = payload as { reference?: string; seconds?: number; stack?: Which };

@@ -1,0 +1,94 @@
+/**
+ * renderPaymentRequest (server/merchant/payment-request.ts): the inline script a script-tag page's head
+ * carries to ask for its checkout's payment as it is parsed. Its bytes are run here as a page runs
+ * them (node:vm, with the page's globals: `self`, `location`, `performance`, Node's real `fetch`)
+ * against a real local server, and its answer is read by the widget's own client (src/api/client.ts)
+ * as the widget reads it; the browser suites show the element taking it (test/browser/server-render.test.ts).
+ */
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { runInNewContext } from 'node:vm';
+import { after, before, test } from 'node:test';
+import { ProxyClient, ProxyError, type Answer } from '../../../src/api/client.ts';
+import { CHECKOUT_PATHS, EARLY_REQUESTS, fillPath } from '../../../src/shared/wire.ts';
+import { renderPaymentRequest } from '../../../server/merchant/payment-request.ts';
+
+const PAYMENT = {
+  reference: 'a'.repeat(32),
+  status: 'pending',
+  value: 12.34,
+  brcode: '000201',
+  qr_code_url: 'https://example.test/qr.svg',
+  checkout_url: 'https://example.test/pay',
+  created_at: '2026-11-29T00:00:00Z',
+  expires_at: '2026-11-29T00:30:00Z',
+  server_time: '2026-11-29T00:00:01Z',
+};
+
+let server: Server;
+let origin: string;
+const seen: string[] = [];
+
+before(async () => {
+  server = createServer((req, res) => {
+    seen.push(`${req.method} ${req.url}`);
+    if (req.url?.includes('busy')) {
+      res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '7' });
+      res.end(JSON.stringify({ error: { code: 'status_unverified', message: 'Confirming the earlier code.' } }));
+      return;
+    }
+    res.writeHead(201, { 'content-type': 'application/json' });
+    res.end(JSON.stringify(PAYMENT));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+/** Runs the tag's script as the page's parser would, in a page at `pageUrl`; returns the page's globals. */
+function runInPage(tag: string, pageUrl: string, page: Record<string, unknown> = {}): Record<string, unknown> {
+  const code = /^<script(?: nonce="[^"]*")?>([^]*)<\/script>$/.exec(tag)?.[1];
+  assert.ok(code, `one script element: ${tag}`);
+  page.self ??= page;
+  runInNewContext(code, Object.assign(page, { location: { href: pageUrl }, performance, fetch, URL }));
+  return page;
+}
+
+test("the page's request is the widget's own call, sent once, and its answer is read by the widget's client as its own", async () => {
+  const checkout = 'co_early/é';
+  const tag = renderPaymentRequest(checkout, { endpoint: '/api/' });
+  const page = runInPage(tag, `${origin}/pagamento/1`);
+  runInPage(tag, `${origin}/pagamento/1`, page);
+  const client = new ProxyClient('/api/');
+  const url = new URL(client.urlOf(fillPath(CHECKOUT_PATHS.checkoutPayment, { id: checkout })), `${origin}/pagamento/1`).href;
+  const requests = page[EARLY_REQUESTS] as Record<string, Promise<Answer>>;
+  assert.deepEqual(Object.keys(requests), [url]);
+  const answer = await requests[url]!;
+  assert.deepEqual(seen, [`POST ${fillPath('/api' + CHECKOUT_PATHS.checkoutPayment, { id: checkout })}`]);
+  assert.equal(answer.status, 201);
+  assert.deepEqual(await client.checkoutPayment(checkout, undefined, {}, Promise.resolve(answer)), { payment: PAYMENT, created: true });
+});
+
+test("an error answer keeps its status and Retry-After: the widget's client reads the same error it would have", async () => {
+  const tag = renderPaymentRequest('co_busy', { endpoint: `${origin}/api` });
+  const page = runInPage(tag, 'https://shop.example/pay');
+  const requests = page[EARLY_REQUESTS] as Record<string, Promise<Answer>>;
+  const sent = requests[`${origin}/api/checkouts/co_busy/payment`]!;
+  const error = await new ProxyClient(`${origin}/api`).checkoutPayment('co_busy', undefined, {}, sent).catch((e: unknown) => e);
+  assert.ok(error instanceof ProxyError);
+  assert.deepEqual([error.code, error.status, error.retryAfterMs], ['status_unverified', 503, 7000]);
+});
+
+test('nothing in its inputs can end the script element or leave the nonce attribute', () => {
+  const tag = renderPaymentRequest('co_</script><script>alert(1)//', { endpoint: '/api</script>', nonce: 'n"><script>' });
+  assert.equal(tag.match(/<\/script/g)?.length, 1, tag);
+  assert.ok(tag.endsWith('</script>'));
+  assert.ok(tag.startsWith('<script nonce="n&#34;&#62;&#60;script&#62;">'), tag);
+});
+
+test('a missing checkout id or endpoint is said to be not set', () => {
+  assert.throws(() => renderPaymentRequest('', { endpoint: '/api' }), /^TypeError: renderPaymentRequest: checkoutId is not set \(/);
+  assert.throws(() => renderPaymentRequest('co_x', { endpoint: '' }), /^TypeError: renderPaymentRequest: endpoint is not set \(/);
+  assert.throws(() => renderPaymentRequest('co_x', undefined as unknown as { endpoint: string }), /^TypeError: renderPaymentRequest: endpoint is not set \(/);
+});
