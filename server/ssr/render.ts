@@ -19,6 +19,7 @@ import { loadLocale } from '../../src/locales/index.ts';
 import { PixCheckout } from '../../src/pix-checkout.ts';
 import { PaymentView, type CheckoutView } from '../../src/shared/contract.ts';
 import { requireSet } from '../merchant/not-set.ts';
+import { renderPaymentRequest } from '../merchant/payment-request.ts';
 // A page that leaves the payment to the widget asks for it in its head: the same entry has that helper.
 export { renderPaymentRequest, type RenderPaymentRequestOptions } from '../merchant/payment-request.ts';
 import { minifyCss } from './css.ts';
@@ -96,7 +97,8 @@ export async function renderPixCheckout(checkout: RenderableCheckout, options: R
   const headers = options.headers ?? {};
   const phone = options.phone ?? (options.layout === 'phone' || (options.layout !== 'desktop' && isPhoneRequest(headers)));
   const share = options.share ?? sharesFrom(headers);
-  // Without a payment the element renders nothing of its own: the plain tag, whose script asks for it.
+  // Without a payment the element renders nothing of its own: the plain tag, and the page asks for its
+  // payment as it is parsed (renderPaymentRequest, after it), which its script takes when it runs.
   if (!payment) {
     const attributes = {
       id: options.id,
@@ -110,7 +112,7 @@ export async function renderPixCheckout(checkout: RenderableCheckout, options: R
     return `<pix-checkout${Object.entries(attributes)
       .filter(([, value]) => value !== undefined)
       .map(([name, value]) => ` ${name}="${escapeHtml(value!)}"`)
-      .join('')}></pix-checkout>`;
+      .join('')}></pix-checkout>${renderPaymentRequest(checkout.checkout_id, { endpoint: options.endpoint, nonce: options.nonce })}`;
   }
   // prettier-ignore
   const element = html`<pix-checkout id=${options.id ?? nothing} endpoint=${options.endpoint} checkout=${checkout.checkout_id} locale=${locale} layout=${options.layout ?? nothing} theme=${options.theme ?? nothing} mode=${options.mode ?? nothing} payment=${JSON.stringify(payment)} .phoneScreen=${phone} .environment=${{ share: share ? SHARE_SHEET : null }}></pix-checkout>`;

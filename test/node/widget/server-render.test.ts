@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startDemo, type RunningDemo } from '../../../demo/server.ts';
 import { createCheckoutClient, type CheckoutClient } from '../../../server/index.ts';
-import { isPhoneRequest, renderPixCheckout } from '../../../server/ssr/render.ts';
+import { isPhoneRequest, renderPaymentRequest, renderPixCheckout } from '../../../server/ssr/render.ts';
 import type { PaymentView } from '../../../src/shared/index.ts';
 import { jsQR } from '../../support/jsqr.ts';
 
@@ -187,18 +187,23 @@ describe('renderPixCheckout', () => {
   });
 
   test('link mode has no copy button, and no inline handler', async () => {
-    const html = await renderPixCheckout(checkout, { endpoint: '/api', mode: 'link' });
+    const html = await renderPixCheckout({ ...checkout, payment }, { endpoint: '/api', mode: 'link' });
+    assert.match(html, /<pix-checkout\b[^>]*\bmode="link"/);
     assert.doesNotMatch(html, /<script/);
   });
 
-  test('without a payment, the plain element: its script asks the proxy', async () => {
+  test("without a payment, the plain element and the page's request of its payment (renderPaymentRequest), which its script takes", async () => {
     const html = await renderPixCheckout(checkout, { endpoint: '/api' });
-    assert.equal(html, '<pix-checkout endpoint="/api" checkout="co_AAAAAAAAAAAAAAAAAAAAAAAA" locale="pt-BR"></pix-checkout>');
-    // The page's own attributes are kept.
     assert.equal(
-      await renderPixCheckout(checkout, { endpoint: '/api', id: 'pay', layout: 'phone', theme: 'dark' }),
-      '<pix-checkout id="pay" endpoint="/api" checkout="co_AAAAAAAAAAAAAAAAAAAAAAAA" locale="pt-BR" layout="phone" theme="dark"></pix-checkout>',
+      html,
+      `<pix-checkout endpoint="/api" checkout="co_AAAAAAAAAAAAAAAAAAAAAAAA" locale="pt-BR"></pix-checkout>${renderPaymentRequest(checkout.checkout_id, { endpoint: '/api' })}`,
     );
+    // The page's own attributes are kept; the nonce is the request script's.
+    assert.equal(
+      await renderPixCheckout(checkout, { endpoint: '/api', id: 'pay', layout: 'phone', theme: 'dark', nonce: 'n0' }),
+      `<pix-checkout id="pay" endpoint="/api" checkout="co_AAAAAAAAAAAAAAAAAAAAAAAA" locale="pt-BR" layout="phone" theme="dark"></pix-checkout>${renderPaymentRequest(checkout.checkout_id, { endpoint: '/api', nonce: 'n0' })}`,
+    );
+    assert.match(html, /<script>[^<]*fetch\(u,\{method:"POST"\}\)/);
   });
 
   test('missing is missing: a checkout or an endpoint not set says so', async () => {
