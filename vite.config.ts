@@ -99,8 +99,6 @@ const INTERNAL_PROPERTIES = new RegExp(
     'i18n|announce|createPayment|checkoutPayment|created',
     // ClipboardController, CountdownController, CodeOnScreen, the pending screen's fields, the element's inner state.
     'reset|seconds|fraction|copyFirst|copyState|qr|receiver|check|path|announcement|timeAnnouncement|phoneScreen|applyTexts|copyCode|urlOf',
-    // checkBrCode's result (src/shared/brcode.ts), read only by CodeOnScreen in the bundle.
-    'merchantName|pointOfInitiation|locationUrl|merchantCity|postalCode|txid|crc|warnings|dynamic',
     // Keys of src/shared/wire.ts's path and stream constants (the server has its own copy of them).
     'payments|paymentEvents|checkouts|retryMs|keepAliveMs',
     // The session's, the takeover's and the screens' own (src/views/screens.ts), and ProxyError's wait.
