@@ -95,7 +95,7 @@ const INTERNAL_PROPERTIES = new RegExp(
     // controller's options (client, env, onView, onError, onConnection, stream, isFinal), follow,
     // checkNow, the client's getPayment and eventsUrl, the pending screen's fields its buttons read
     // (t, payment, amount, moreTime, busy, sharer, share, save), the kit (src/kit.ts), and its exports.
-    'hasTranslation|localeReady|formatMoney|formatDate|phase|paidSeen|countdown|connection|startIfNew|offersMoreTime|fail',
+    'hasTranslation|localeReady|formatMoney|phase|paidSeen|countdown|connection|startIfNew|offersMoreTime|fail',
     'i18n|announce|createPayment|checkoutPayment|created',
     // ClipboardController, CountdownController, CodeOnScreen, the pending screen's fields, the element's inner state.
     'reset|seconds|fraction|copyFirst|copyState|qr|receiver|check|path|announcement|timeAnnouncement|phoneScreen|applyTexts|copyCode|urlOf',
