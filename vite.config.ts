@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { relative } from 'node:path';
 import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
+import { minify as terserMinify } from 'terser';
 import { defineConfig, minifySync, type Plugin } from 'vite';
 import { minifyCss } from './server/ssr/css.ts';
 
@@ -8,7 +9,7 @@ import { minifyCss } from './server/ssr/css.ts';
  * The script-tag bundle's budget: the script a page's first QR needs, gzip -9, its size plus a small
  * margin (the goal is 16 KB); the build fails over it, so a new feature goes in a chunk or pays.
  */
-export const BUNDLE_BUDGET_GZIP = 18_380;
+export const BUNDLE_BUDGET_GZIP = 17_750;
 /**
  * Each chunk's budget, gzip -9 (dist/pix-checkout.*.js: the languages, the later chunk, the QR
  * drawing): loaded beside the script or after the first QR, but a page still downloads them.
@@ -94,12 +95,10 @@ const INTERNAL_PROPERTIES = new RegExp(
     // controller's options (client, env, onView, onError, onConnection, stream, isFinal), follow,
     // checkNow, the client's getPayment and eventsUrl, the pending screen's fields its buttons read
     // (t, payment, amount, moreTime, busy, sharer, share, save), the kit (src/kit.ts), and its exports.
-    'hasTranslation|localeReady|formatMoney|formatDate|phase|paidSeen|countdown|connection|startIfNew|offersMoreTime|fail',
+    'hasTranslation|localeReady|formatMoney|phase|paidSeen|countdown|connection|startIfNew|offersMoreTime|fail',
     'i18n|announce|createPayment|checkoutPayment|created',
     // ClipboardController, CountdownController, CodeOnScreen, the pending screen's fields, the element's inner state.
     'reset|seconds|fraction|copyFirst|copyState|qr|receiver|check|path|announcement|timeAnnouncement|phoneScreen|applyTexts|copyCode|urlOf',
-    // checkBrCode's result (src/shared/brcode.ts), read only by CodeOnScreen in the bundle.
-    'merchantName|pointOfInitiation|locationUrl|merchantCity|postalCode|txid|crc|warnings|dynamic',
     // Keys of src/shared/wire.ts's path and stream constants (the server has its own copy of them).
     'payments|paymentEvents|checkouts|retryMs|keepAliveMs',
     // The session's, the takeover's and the screens' own (src/views/screens.ts), and ProxyError's wait.
@@ -132,11 +131,35 @@ function mangleInternalProperties(fileName: string): Plugin {
 }
 
 /**
+ * Terser's compressor, three passes, on every chunk before the bundler's own minifier mangles and
+ * compresses it: it folds what one pass leaves (the script 174 B smaller gzipped than the bundler's
+ * minifier alone). Only options that keep semantics (no `unsafe*`, `pure_getters` or `keep_fargs`:
+ * together they saved 7 B more). Terser mangles nothing here: the bundler's minifier does, better.
+ */
+function compressWithTerser(): Plugin {
+  return {
+    name: 'compress-with-terser',
+    apply: 'build',
+    async renderChunk(code) {
+      const result = await terserMinify(code, {
+        module: true,
+        ecma: 2020,
+        compress: { passes: 3 },
+        mangle: false,
+        format: { comments: false },
+        sourceMap: { asObject: true },
+      });
+      return { code: result.code!, map: result.map as string };
+    },
+  };
+}
+
+/**
  * The script-tag build: one ES module with lit and our QR encoder (src/qr-encoder.ts) inside, fully
  * minified, and a small module per language besides pt-BR, loaded only by pages that speak it.
  */
 export default defineConfig({
-  plugins: [minifyCssTemplates(), mangleInternalProperties('pix-checkout.js'), sizeBudget('dist/pix-checkout.js')],
+  plugins: [minifyCssTemplates(), compressWithTerser(), mangleInternalProperties('pix-checkout.js'), sizeBudget('dist/pix-checkout.js')],
   build: {
     outDir: 'dist',
     // dist/npm/ (vite.npm.config.ts) lives beside this file.

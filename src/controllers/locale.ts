@@ -61,9 +61,4 @@ export class LocaleController {
     if (this.#money?.[0] !== tag) this.#money = [tag, new Intl.NumberFormat(tag, { style: 'currency', currency: 'BRL', currencyDisplay: 'narrowSymbol' })];
     return this.#money[1].format(value);
   }
-
-  /** A date and time for the receipt, in the customer's time zone. */
-  formatDate(when: Date): string {
-    return new Intl.DateTimeFormat(this.t.tag, { dateStyle: 'medium', timeStyle: 'long' }).format(when);
-  }
 }

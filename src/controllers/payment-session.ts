@@ -252,8 +252,15 @@ export class PaymentSessionController implements ReactiveController {
       // "expired for good"; asked again by itself after the proxy's Retry-After.
       const unverified = error instanceof ProxyError && error.code === 'status_unverified';
       if (exhausted || unverified) {
-        this.#set({ phase: unverified ? 'unverified' : 'exhausted' });
-        this.#options.announce(unverified ? this.#options.i18n.t.unverified : this.#options.i18n.t.renewalsExhausted);
+        const phase = unverified ? 'unverified' : 'exhausted';
+        this.#set({ phase });
+        // Its screen's texts are the later chunk's: said once it is here, if still on screen.
+        loadLater().then(
+          () => {
+            if (this.phase === phase) this.#options.announce(this.#options.i18n.t[unverified ? 'unverified' : 'renewalsExhausted']);
+          },
+          () => {},
+        );
       }
       if (unverified) {
         this.#askRenew = renew;

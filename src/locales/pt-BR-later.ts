@@ -5,6 +5,13 @@ import type { LaterKey, Spoken, Translation } from './translation.ts';
  * imports nothing, so it is handed `spoken` (as the language chunks are).
  */
 export const ptBRLater = (spoken: Spoken): Pick<Translation, LaterKey> => ({
+  paid: 'Pagamento confirmado',
+  expired: 'Este código Pix expirou',
+  renewalsExhausted: 'Não é possível gerar outro código para este pedido. Nenhum valor foi cobrado: volte à loja para tentar de novo.',
+  unverified: 'Confirmando o pagamento anterior…',
+  canceled: 'Pagamento cancelado',
+  reconnecting: 'Reconectando…',
+  offline: 'Sem conexão. Reconectando…',
   share: 'Compartilhar código',
   save: 'Salvar QR Code',
   moreTime: 'Preciso de mais tempo',

@@ -65,10 +65,19 @@ export interface Translation {
 }
 
 /**
- * The texts only what follows the first QR says (the later chunk's buttons and screens): a Brazilian
- * page's script carries none of them (src/locales/pt-BR-later.ts).
+ * The texts only what follows the first QR says (the later chunk's buttons and screens, the status
+ * stream's connection lines, the announcements of a status change or of a refused new code, each
+ * said once the chunk is here): a Brazilian page's script carries none of them
+ * (src/locales/pt-BR-later.ts).
  */
 export type LaterKey =
+  | 'paid'
+  | 'expired'
+  | 'canceled'
+  | 'renewalsExhausted'
+  | 'unverified'
+  | 'reconnecting'
+  | 'offline'
   | 'share'
   | 'save'
   | 'moreTime'

@@ -57,15 +57,18 @@ const MANDATORY = '00 26 26.00 52 53 58 59 60 62 62.05'.split(' ');
 
 // Checked only when present (MANDATORY covers presence): a field's pattern, and the problem its
 // value has when the pattern fails ('rule' by default: the sentence is then RULE_PROBLEMS[id]).
-// A table keeps the rules in one place. The first BLOCKING rules make a code a Pix payment in reais:
-// a code that breaks one is refused. The others are the manual's rules that codes issued by real
-// banks break and payer apps accept (brcode.md: long names, accents, txids with hyphens): warnings.
-const RULES: [string, RegExp, BrCodeProblem[1]?][] = [
+// Tables keep the rules in one place. BLOCKING makes a code a Pix payment in reais: a code that
+// breaks one is refused. WARNING holds the manual's rules that codes issued by real banks break and
+// payer apps accept (brcode.md: long names, accents, txids with hyphens).
+type Rule = [string, RegExp, BrCodeProblem[1]?];
+const BLOCKING: Rule[] = [
   ['00', /^01$/],
   ['26.00', /^br\.gov\.bcb\.pix$/i],
   ['53', /^986$/],
   // At most two decimals: BRL has centavos only, and '1.234' would be ambiguous to a reader.
   ['54', /^(?=.{1,13}$)(?=.*[1-9])\d+(\.\d\d?)?$/],
+];
+const WARNING: Rule[] = [
   ['01', /^1[12]$/],
   ['52', /^0000$/],
   ['58', /^BR$/],
@@ -76,7 +79,9 @@ const RULES: [string, RegExp, BrCodeProblem[1]?][] = [
   ['60', /^[ -%'-~]*$/, 'ascii'],
   ['62.05', /^(\*\*\*|[A-Za-z\d]{1,25})$/],
 ];
-const BLOCKING = 4;
+/** The rules of `rules` that the fields `f` break, in the table's order. */
+const broken = (f: Map<string, string>, rules: Rule[]): BrCodeProblem[] =>
+  rules.filter(([id, rule]) => f.has(id) && !rule.test(f.get(id)!)).map(([id, , problem = 'rule']) => [id, problem]);
 
 // LEN counts code points, not UTF-16 units or bytes.
 const size = (s: string): number => [...s].length;
@@ -118,14 +123,16 @@ function fields(text: string, map: Map<string, string>, prefix = ''): Map<string
   return map;
 }
 
+/** A BR Code that passed readBrCode: its fields by id, nested ones as 'template.sub' ('26.01'). */
+export type BrCodeFields = Map<string, string>;
+
 /**
- * Checks a BR Code before it is drawn and extracts its fields. Refuses (ok: false) only what no payer
+ * Whether a payer app can pay a BR Code, and its fields: what the widget needs before it draws a
+ * code (checkBrCode adds the warnings and names the fields). Refuses (ok: false) only what no payer
  * app can pay: a broken TLV structure, a missing mandatory field or one that makes it no Pix payment
- * in reais, a CRC that does not hold over the UTF-8 bytes. Rules of the manual that real banks' codes
- * break come back as `warnings` of an ok result. Says what failed as data, without sentences.
+ * in reais, a CRC that does not hold over the UTF-8 bytes. Says what failed as data, without sentences.
  */
-export function checkBrCode(text: string): BrCodeCheck {
-  const warnings: BrCodeProblem[] = [];
+export function readBrCode(text: string): { ok: true; fields: BrCodeFields } | { ok: false; error: BrCodeErrorCode; at: BrCodeProblem } {
   try {
     if (!text) fail('empty', null, 'empty');
     if (size(text) > 512) fail('too_long', null, 'long');
@@ -148,46 +155,51 @@ export function checkBrCode(text: string): BrCodeCheck {
     fields(need('26'), f, '26.');
     fields(need('62'), f, '62.');
     MANDATORY.forEach(need);
-    RULES.forEach(([id, rule, problem = 'rule'], i) => {
-      const v = f.get(id);
-      if (v && !rule.test(v)) {
-        if (i < BLOCKING) fail('invalid_field', id, problem);
-        warnings.push([id, problem]);
-      }
-    });
-    const key = f.get('26.01');
-    const locationUrl = f.get('26.25');
-    const txid = f.get('62.05')!;
+    const [refused] = broken(f, BLOCKING);
+    if (refused) fail('invalid_field', ...refused);
     // No 77/73-character checks on key, URL and description: template LEN <= 99 minus the
     // 18-char GUI subfield already caps them.
     // Both: which account is paid would be a guess, so that is refused.
-    if (key && locationUrl) fail('invalid_field', '26', 'both');
-    if (!key && !locationUrl) fail('missing_field', '26', 'neither');
-    if (locationUrl && txid != '***') warnings.push(['62.05', 'dynamic']);
-
-    const poi = f.get('01');
-    return {
-      ok: true,
-      code: {
-        dynamic: !!locationUrl,
-        pointOfInitiation: poi ? (poi == '12' ? 'dynamic' : 'static') : undefined,
-        key,
-        description: f.get('26.02'),
-        locationUrl,
-        amount: f.get('54'),
-        merchantName: f.get('59')!,
-        merchantCity: f.get('60')!,
-        postalCode: f.get('61'),
-        txid,
-        crc,
-      },
-      warnings,
-    };
+    if (f.has('26.01') && f.has('26.25')) fail('invalid_field', '26', 'both');
+    if (!f.has('26.01') && !f.has('26.25')) fail('missing_field', '26', 'neither');
+    return { ok: true, fields: f };
   } catch (e) {
     if (!Array.isArray(e)) throw e;
     const [error, at] = e as Failure;
     return { ok: false, error, at };
   }
+}
+
+/**
+ * Checks a BR Code as the widget does before drawing it (readBrCode) and extracts its fields. Rules
+ * of the manual that real banks' codes break come back as `warnings` of an ok result.
+ */
+export function checkBrCode(text: string): BrCodeCheck {
+  const read = readBrCode(text);
+  if (!read.ok) return read;
+  const f = read.fields;
+  const locationUrl = f.get('26.25');
+  const txid = f.get('62.05')!;
+  const warnings = broken(f, WARNING);
+  if (locationUrl && txid != '***') warnings.push(['62.05', 'dynamic']);
+  const poi = f.get('01');
+  return {
+    ok: true,
+    code: {
+      dynamic: !!locationUrl,
+      pointOfInitiation: poi ? (poi == '12' ? 'dynamic' : 'static') : undefined,
+      key: f.get('26.01'),
+      description: f.get('26.02'),
+      locationUrl,
+      amount: f.get('54'),
+      merchantName: f.get('59')!,
+      merchantCity: f.get('60')!,
+      postalCode: f.get('61'),
+      txid,
+      crc: f.get('63')!.toUpperCase(),
+    },
+    warnings,
+  };
 }
 
 // Names for messages; other ids are reported by number alone. Nested ids are 'template.sub'.

@@ -1,12 +1,12 @@
 import { markOnce } from '../marks.ts';
 import { qrPath, type QrPath } from '../qr.ts';
-import { checkBrCode, type BrCodeCheck } from '../shared/brcode.ts';
+import { readBrCode } from '../shared/brcode.ts';
 import type { PaymentView } from '../shared/contract.ts';
 
-/** A code checked: its BR Code check, and its QR path once drawn (null: the code fails its check). */
+/** A code checked: its BR Code check (the fields of a payable code), and its QR path once drawn (null: the code fails its check). */
 interface Checked {
   brcode: string;
-  check: BrCodeCheck;
+  check: ReturnType<typeof readBrCode>;
   path?: QrPath | null;
 }
 
@@ -34,13 +34,13 @@ export class CodeOnScreen {
    */
   receiver(payment: PaymentView): string | null {
     const { check } = this.#checked(payment.brcode);
-    return payment.favoured || (check.ok && check.code.merchantName) || null;
+    return payment.favoured || (check.ok && check.fields.get('59')) || null;
   }
 
   #checked(brcode: string): Checked {
     if (this.#code?.brcode !== brcode) {
       markOnce('pix-checkout:check');
-      this.#code = { brcode, check: checkBrCode(brcode) };
+      this.#code = { brcode, check: readBrCode(brcode) };
       markOnce('pix-checkout:checked');
     }
     return this.#code;

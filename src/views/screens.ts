@@ -50,9 +50,7 @@ export function renderScreen(screen: Screen, c: ScreenContext) {
 
 function paid({ i18n, session, code }: ScreenContext, l: Later) {
   const payment = session.payment!;
-  // The proxy's time of payment, else when this widget saw it paid; shown in the customer's time zone.
-  const when = new Date(Date.parse(payment.paid_at ?? '') || session.paidSeen);
-  return l.renderPaid(i18n.t, payment, i18n.formatMoney(payment.value), code.receiver(payment), when, i18n.formatDate(when));
+  return l.renderPaid(i18n.t, payment, i18n.formatMoney(payment.value), code.receiver(payment), session.paidSeen);
 }
 
 function pending({ host, copyFirst, i18n, session, code, clipboard, env, copy }: ScreenContext, l: Later | undefined) {

@@ -5,6 +5,7 @@ import {
   crc16,
   describeBrCodeProblem,
   parseBrCode,
+  readBrCode,
   buildDynamicBrCode,
   formatAmount,
   type BrCode,
@@ -67,6 +68,10 @@ function warns(text: string, parts: string[]): BrCode {
   assert.ok(r.ok, r.ok ? '' : `${r.error}: ${r.message}`);
   assert.equal(r.warnings.length, parts.length, `warnings: ${JSON.stringify(r.warnings)}`);
   parts.forEach((part, i) => assert.ok(r.warnings[i]!.includes(part), `warning ${i} '${r.warnings[i]}' names '${part}'`));
+  // What the widget reads before drawing: the same verdict, and the name it shows.
+  const read = readBrCode(text);
+  assert.ok(read.ok);
+  assert.equal(read.fields.get('59'), r.code.merchantName);
   return r.code;
 }
 
@@ -75,6 +80,8 @@ function rejects(text: string, error: BrCodeErrorCode, messagePart?: string | Re
   assert.equal(r.ok, false, `expected ${error} for ${text}`);
   if (r.ok) return;
   assert.equal(r.error, error, r.message);
+  const read = readBrCode(text);
+  assert.equal(read.ok ? 'drawn' : read.error, error, 'the widget refuses it too');
   assert.ok(r.message.length > 0);
   if (messagePart) assert.match(r.message, typeof messagePart === 'string' ? new RegExp(messagePart.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')) : messagePart);
 }
