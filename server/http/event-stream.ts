@@ -23,6 +23,7 @@ import { streamSSE } from 'hono/streaming';
 import type { PaymentView } from '../../src/shared/contract.ts';
 import { STATUS_STREAM } from '../../src/shared/wire.ts';
 import { alreadySent, headerBag, nodeResponse } from './response-headers.ts';
+import { completeResponseLayout } from './response-layout.ts';
 
 /**
  * The status stream's own headers, beside the security set and CORS: streamSSE's (which sets
@@ -110,6 +111,9 @@ export async function checkChunkedInternals(): Promise<boolean> {
     return false;
   }
 }
+
+// Before the first request, so that every stream's response is laid out as Node's own (response-layout.ts).
+completeResponseLayout();
 
 /** Whether frames may go to the socket as pre-framed chunks: set once checkChunkedInternals has passed. */
 let chunkedFastPath = false;
