@@ -7,14 +7,15 @@
  * throwaway Postgres started by the proxy's process, instead of SQLite). Needs `ulimit -n` above
  * twice the clients. BENCH_PROFILE=dir writes a CPU profile of the proxy's process there.
  * BENCH_HEAP=dir writes heap snapshots of the proxy there, before the first round's clients and while
- * they are held, and prints what one client's stream added to the heap (bench/heap-diff.ts).
+ * they are held, and prints what one client's stream added to the heap, by kind and its arrays by
+ * holder (bench/heap-diff.ts).
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { execSync } from 'node:child_process';
 import { connect } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
-import { heapGrowth } from './heap-diff.ts';
+import { arrayGrowth, heapGrowth } from './heap-diff.ts';
 import { pinApart } from './pin.ts';
 
 const clients = Number(process.env.BENCH_CLIENTS ?? 5000);
@@ -193,7 +194,12 @@ if (process.argv[2] === '--server') {
   console.log(
     `fan-out, from the proxy recording the change to the last client reading it: ${summary(results.map((r) => r.fanOutMs))} ms (goal < 250 ms); first to last client: ${summary(results.map((r) => r.spreadMs))} ms`,
   );
-  if (heapBefore && heapHeld) for (const line of heapGrowth(heapBefore, heapHeld, clients)) console.log(line);
+  if (heapBefore && heapHeld) {
+    for (const line of heapGrowth(heapBefore, heapHeld, clients)) console.log(line);
+    // A row `ServerResponse.properties` here is a response holding its fields in a hash table (server/http/response-layout.ts).
+    console.log('arrays per client, by what holds them:');
+    for (const line of arrayGrowth(heapBefore, heapHeld, clients)) console.log(line);
+  }
   // The child answers 'stop' by exiting, not by a message.
   const exited = new Promise((resolve) => child.once('exit', resolve));
   child.send('stop');

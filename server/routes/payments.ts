@@ -9,7 +9,7 @@ import type { PaymentService } from '../domain/payments.ts';
 import { HttpError } from '../http/errors.ts';
 import { parseBody, referenceOf } from '../http/input.ts';
 import { allowOnly } from '../http/method-not-allowed.ts';
-import { respondEventStream, type FrameWriter } from '../http/event-stream.ts';
+import { clientGoneSignal, respondEventStream, type FrameWriter } from '../http/event-stream.ts';
 import { jsonResponse } from '../http/response-headers.ts';
 import { StreamSlots, type StreamCaps } from '../http/stream-slots.ts';
 
@@ -91,9 +91,9 @@ export function paymentRoutes({
     const queue: PaymentView[] = [];
     let wake: (() => void) | null = null;
     let open = true;
-    // Read before the first await: the adapter aborts it when the client goes away, even while the
-    // first read still waits on the partner, when the stream's own abort handler would never run.
-    const gone = c.req.raw.signal;
+    // Taken before the first await: aborted when the client goes away, even while the first read
+    // still waits on the partner, when the stream's own abort handler would never run.
+    const gone = clientGoneSignal(c);
     let stop: () => void;
     try {
       stop = await payments.watches.watch(reference, (view) => {

@@ -3,13 +3,17 @@
  * `ServerResponse.chunkedEncoding` (undocumented) is true for a chunked answer, and Node frames a
  * written chunk exactly as `chunked()` does, so a pre-framed chunk written to the socket gives the
  * bytes Node's own write would. If a Node release changes either, this test fails (and the stream
- * falls back to Node's documented write at startup: checkChunkedInternals).
+ * falls back to Node's documented write at startup: checkChunkedInternals). And the stream's signal
+ * of the client leaving on node:http (clientGoneSignal), taken from Node's response.
  */
 import assert from 'node:assert/strict';
 import { createServer, type ServerResponse } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
 import { describe, it } from 'node:test';
-import { checkChunkedInternals, chunked, chunkedInternalsChecked, usesChunkedFastPath } from '../../../server/http/event-stream.ts';
+import { Hono } from 'hono';
+import { checkChunkedInternals, chunked, chunkedInternalsChecked, clientGoneSignal, usesChunkedFastPath } from '../../../server/http/event-stream.ts';
+import { createNodeServer, nodeListener } from '../../../server/http/node-listener.ts';
+import { alreadySent, nodeResponse } from '../../../server/http/response-headers.ts';
 
 /** Serves one GET with `handle`, asks for it over a raw socket, and returns every byte of the answer. */
 async function rawExchange(handle: (res: ServerResponse) => Promise<void> | void): Promise<Buffer> {
@@ -68,5 +72,60 @@ describe('the Node internals of the chunked status stream', () => {
     assert.match(answer.toString('latin1'), /\r\ntransfer-encoding: chunked\r\n/i);
     const expected = Buffer.concat([chunked(first), chunked(second), chunked(third), Buffer.from('0\r\n\r\n', 'latin1')]);
     assert.deepEqual(bodyOf(answer), expected);
+  });
+});
+
+describe("the client's departure on node:http (clientGoneSignal)", () => {
+  /** A Hono app on a real node:http server whose one route keeps `clientGoneSignal` and answers with `answer`. */
+  async function serveWithSignal(
+    answer: (res: ServerResponse) => void,
+  ): Promise<{ port: number; signals: AbortSignal[]; closed: Promise<void>; close(): Promise<void> }> {
+    const signals: AbortSignal[] = [];
+    let closedNow: () => void;
+    const closed = new Promise<void>((resolve) => (closedNow = resolve));
+    const app = new Hono();
+    app.get('/events', (c) => {
+      signals.push(clientGoneSignal(c));
+      const res = nodeResponse(c)!;
+      // After the helper's own listener: the signal has its final state here.
+      res.once('close', () => closedNow());
+      answer(res);
+      return alreadySent();
+    });
+    const server = createNodeServer(nodeListener(app.fetch));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    return { port, signals, closed, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+  }
+
+  it('aborted when the client hangs up before the answer is finished', async () => {
+    const served = await serveWithSignal((res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.flushHeaders();
+    });
+    try {
+      const socket = connect(served.port, '127.0.0.1', () => socket.write('GET /events HTTP/1.1\r\nhost: localhost\r\n\r\n'));
+      socket.once('data', () => socket.destroy());
+      await served.closed;
+      assert.equal(served.signals.length, 1);
+      assert.equal(served.signals[0]!.aborted, true);
+    } finally {
+      await served.close();
+    }
+  });
+
+  it('not aborted when the answer finishes', async () => {
+    const served = await serveWithSignal((res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.end(': done\n\n');
+    });
+    try {
+      const answer = await fetch(`http://127.0.0.1:${served.port}/events`, { headers: { connection: 'close' } });
+      assert.equal(await answer.text(), ': done\n\n');
+      await served.closed;
+      assert.equal(served.signals[0]!.aborted, false);
+    } finally {
+      await served.close();
+    }
   });
 });

@@ -1,12 +1,13 @@
 /** The live status stream (Server-Sent Events) over a real socket, against the sandbox. */
 import assert from 'node:assert/strict';
-import { connect } from 'node:net';
+import { connect, type AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { PaymentView } from '../../../src/shared/contract.ts';
 import { STATUS_STREAM } from '../../../src/shared/wire.ts';
 import { ErrorBody } from '../../../src/shared/errors.ts';
 import { startDevStack, type DevStack } from '../../../server/dev-stack.ts';
 import { DEFAULTS } from '../../../server/config/index.ts';
+import { createNodeServer, nodeListener } from '../../../server/http/node-listener.ts';
 import { waitFor } from '../../support/checks.ts';
 
 let stack: DevStack;
@@ -259,6 +260,41 @@ describe('on the wire', () => {
     assert.equal(read?.status, 200, 'the read after them');
     // Node runs a pipelined request's handler on arrival and holds its answer: read before the payment was paid.
     assert.equal(PaymentView.parse(JSON.parse(read.body)).reference, payment.reference);
+  });
+});
+
+describe('what an open stream holds', () => {
+  test("on node:http, no web Request: the adapter's lazy request is never built (its headers, URL and abort controller)", async () => {
+    const requests: Request[] = [];
+    const server = createNodeServer(
+      nodeListener((request, env) => {
+        requests.push(request);
+        return stack.app.fetch(request, env);
+      }),
+    );
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    const controller = new AbortController();
+    try {
+      const payment = await createPayment();
+      const res = await fetch(`http://127.0.0.1:${port}${new URL(stack.apiUrl).pathname}/payments/${payment.reference}/events`, { signal: controller.signal });
+      assert.equal(JSON.parse((await events(res).next()).value!.data).status, 'pending', 'the stream is open');
+      // What @hono/node-server keeps on its request once something reads a part only a real Request has.
+      const built = (request: Request) =>
+        Object.getOwnPropertySymbols(request)
+          .map((symbol) => symbol.description)
+          .filter((name) => name === 'requestCache' || name === 'abortControllerKey')
+          .sort();
+      assert.equal(requests.length, 1);
+      assert.deepEqual(built(requests[0]!), [], 'nothing built while the stream is open');
+      // The check sees one when it is built: reading the signal builds it.
+      void requests[0]!.signal;
+      assert.deepEqual(built(requests[0]!), ['abortControllerKey', 'requestCache']);
+    } finally {
+      controller.abort();
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });
 
