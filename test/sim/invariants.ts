@@ -31,6 +31,17 @@ export const counts: Record<InvariantKey, number> = { paid: 0, refunds: 0, deliv
 export interface CheckOptions {
   /** Check that an extra payment shows (`overpaid`, `checkout.overpaid`): switch off until that lands. */
   overpaid: boolean;
+  /**
+   * A check of the caller's own after every step, beside the invariants: a hypothesis to try (can a
+   * run reach this?). A message fails the run, which is shrunk and reported like any violation.
+   */
+  own?: (sim: Sim) => string | null;
+}
+
+/** Throws when the caller's own check (CheckOptions.own) says the run broke it. */
+export function checkOwn(sim: Sim, options: CheckOptions): void {
+  const broken = options.own?.(sim);
+  if (broken) throw new SimViolationError({ invariant: "the caller's own check", message: broken });
 }
 
 const meaningOfStatus = (status: string): Meaning | null =>

@@ -1,7 +1,7 @@
 /**
- * `npm run sim -- --runs N --seed S [--path P] [--behaviours a,b] [--steps K] [--no-overpaid]`: the
- * long run. Prints how many times each invariant was checked and, on a failure, the seed, the path
- * and the shortest list of steps fast-check shrank it to (replay it with the same --seed and --path).
+ * `npm run sim -- --runs N --seed S [--path P --replay-path R] [--behaviours a,b] [--steps K] [--no-overpaid]`:
+ * the long run. Prints how many times each invariant was checked and, on a failure, the shortest list
+ * of steps fast-check shrank it to and the command that replays it alone (its seed, path and replay path).
  */
 import { parseArgs } from 'node:util';
 import { BEHAVIOURS } from './commands.ts';
@@ -13,6 +13,7 @@ const { values } = parseArgs({
     runs: { type: 'string', default: '100' },
     seed: { type: 'string' },
     path: { type: 'string' },
+    'replay-path': { type: 'string' },
     behaviours: { type: 'string' },
     steps: { type: 'string', default: '40' },
     'no-overpaid': { type: 'boolean', default: false },
@@ -21,7 +22,7 @@ const { values } = parseArgs({
 });
 
 if (values.help) {
-  console.log(`npm run sim -- [--runs N] [--seed S] [--path P] [--behaviours ${BEHAVIOURS.join(',')}] [--steps K] [--no-overpaid]`);
+  console.log(`npm run sim -- [--runs N] [--seed S] [--path P --replay-path R] [--behaviours ${BEHAVIOURS.join(',')}] [--steps K] [--no-overpaid]`);
   process.exit(0);
 }
 
@@ -34,6 +35,7 @@ const report = await runSimulation({
   seed,
   runs,
   path: values.path,
+  replayPath: values['replay-path'],
   behaviours,
   maxSteps: Number(values.steps),
   checks: { overpaid: !values['no-overpaid'] && process.env.SIM_OVERPAID !== '0' },
@@ -47,5 +49,14 @@ if (!report.ok) {
   console.log(`\nFAILED\n${report.failure}\n\nShortest run (${(report.steps?.length ?? 1) - 1} steps):`);
   for (const step of report.steps ?? []) console.log(`  ${step}`);
   console.log(`\n${report.violation}`);
+  if (report.replay) {
+    const { seed: s, path, replayPath } = report.replay;
+    const rest = [
+      `--behaviours ${behaviours.join(',')}`,
+      `--steps ${values.steps}`,
+      values['no-overpaid'] ? '--no-overpaid' : '',
+    ].filter(Boolean);
+    console.log(`\nReplay it alone: npm run sim -- --seed ${s} --path ${path}${replayPath ? ` --replay-path '${replayPath}'` : ''} ${rest.join(' ')}`);
+  }
   process.exitCode = 1;
 }

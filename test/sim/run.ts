@@ -7,13 +7,19 @@
 import fc from 'fast-check';
 import { BEHAVIOURS, commandArbitraries, configArbitrary, heal, newCheckout, type BehaviourName, type RunConfig, type SimContext } from './commands.ts';
 import { Sim } from './harness.ts';
-import { FinalMemory, SimViolationError, checkEnd, checkStep, counts, type CheckOptions } from './invariants.ts';
+import { FinalMemory, SimViolationError, checkEnd, checkOwn, checkStep, counts, type CheckOptions } from './invariants.ts';
 
 export interface SimulationOptions {
   seed: number;
   runs: number;
-  /** fast-check's path of a failure, to replay it alone. */
+  /** fast-check's path of a failure, to replay it alone (with its replayPath: see SimulationReport.replay). */
   path?: string | undefined;
+  /**
+   * The steps' replay path of that failure (fast-check's commands shrink only among the steps a run
+   * ran, which a replay knows from this, not from running them): without it a path deeper than the
+   * first shrink cannot be followed ("Unable to replay, got wrong path").
+   */
+  replayPath?: string | undefined;
   /** Behaviours a run may draw (default all). */
   behaviours?: readonly BehaviourName[];
   /** Steps per run at most. */
@@ -31,6 +37,8 @@ export interface SimulationReport {
   counts: Record<string, number>;
   /** fast-check's report of the failure: seed, path, the shrunk counterexample. */
   failure?: string;
+  /** What replays the shrunk failure alone: `runSimulation({...options, ...replay})`, or main.ts's --seed, --path and --replay-path. */
+  replay?: { seed: number; path: string; replayPath?: string };
   /** The shrunk failing run's steps, one a line, and the violation. */
   steps?: string[];
   violation?: string;
@@ -79,9 +87,11 @@ export async function runOne(
     await newCheckout(context, 2550, false, 0);
     await newCheckout(context, 1000, true, 0);
     await checkStep(sim, memory);
+    checkOwn(sim, checks);
     for (const cmd of commands) {
       await stepWithin(cmd.run({}, context), String(cmd));
       await checkStep(sim, memory);
+      checkOwn(sim, checks);
     }
     sim.log.push('heal');
     await stepWithin(heal(sim), 'heal');
@@ -107,7 +117,7 @@ export async function runOne(
 
 export async function runSimulation(options: SimulationOptions): Promise<SimulationReport> {
   const enabled = new Set(options.behaviours ?? BEHAVIOURS);
-  const checks: CheckOptions = { overpaid: options.checks?.overpaid ?? true };
+  const checks: CheckOptions = { overpaid: options.checks?.overpaid ?? true, own: options.checks?.own };
   const maxSteps = options.maxSteps ?? 40;
   for (const key of Object.keys(counts) as (keyof typeof counts)[]) counts[key] = 0;
   let done = 0;
@@ -115,7 +125,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
   let last: { error: Error & { simLog?: string[] }; config: RunConfig } | null = null;
   const property = fc.asyncProperty(
     configArbitrary(enabled),
-    fc.commands(commandArbitraries(enabled), { maxCommands: maxSteps, size: 'max' }),
+    fc.commands(commandArbitraries(enabled), { maxCommands: maxSteps, size: 'max', ...(options.replayPath ? { replayPath: options.replayPath } : {}) }),
     async (config, commands) => {
       try {
         await runOne(config, commands, checks, traces);
@@ -136,6 +146,11 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
   const report: SimulationReport = { ok: !details.failed, runs: done, counts: { ...counts }, ...(traces ? { traces } : {}) };
   if (details.failed) {
     report.failure = fc.defaultReportMessage(details) ?? 'failed';
+    if (details.counterexamplePath) {
+      // The steps' replayPath is in their printed form only (fast-check's `/*replayPath="…"*/`).
+      const replayPath = /replayPath="([^"]*)"/.exec(String(details.counterexample?.[1]))?.[1];
+      report.replay = { seed: details.seed, path: details.counterexamplePath, ...(replayPath ? { replayPath } : {}) };
+    }
     // The last failure fast-check saw is the shrunk one it reports.
     const failing = last as { error: Error & { simLog?: string[] }; config: RunConfig } | null;
     if (failing) {
