@@ -148,7 +148,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
     report.failure = fc.defaultReportMessage(details) ?? 'failed';
     if (details.counterexamplePath) {
       // The steps' replayPath is in their printed form only (fast-check's `/*replayPath="…"*/`).
-      const replayPath = /replayPath="([^"]*)"/.exec(String(details.counterexample?.[1]))?.[1];
+      const replayPath = /replayPath="([^"]*)"/.exec(fc.stringify(details.counterexample?.[1]))?.[1];
       report.replay = { seed: details.seed, path: details.counterexamplePath, ...(replayPath ? { replayPath } : {}) };
     }
     // The last failure fast-check saw is the shrunk one it reports.
