@@ -38,7 +38,7 @@ import puppeteer, { type Browser, type CDPSession, type Page, type Protocol } fr
 import { build } from 'vite';
 import { renderOrderPage } from '../demo/order-page.ts';
 import { startDemo } from '../demo/server.ts';
-import { createCheckoutClient } from '../server/index.ts';
+import { createCheckoutClient, renderPaymentRequest } from '../server/index.ts';
 import type { CheckoutView } from '../src/shared/index.ts';
 import { CHROME_ARGS, findChrome } from '../test/support/find-chrome.mjs';
 
@@ -402,7 +402,12 @@ async function prepare(mode: Mode): Promise<Prepared> {
   const checkout = await client.checkouts.retrieve(order.checkout_id);
   const issued = await payment(order.checkout_id);
   qrImageByCode.set(issued.brcode, issued.qr_code_url);
-  const page = await renderOrderPage({ order, checkout, endpoint: '/api', scriptUrl: '/api/pix-checkout.js', mode: 'script', phone: true });
+  // The script-tag page without what is ours: its head's request of the payment (renderPaymentRequest) too.
+  const page = replaceOnce(
+    await renderOrderPage({ order, checkout, endpoint: '/api', scriptUrl: '/api/pix-checkout.js', mode: 'script', phone: true }),
+    `${renderPaymentRequest(checkout.checkout_id, { endpoint: '/api' })}\n    `,
+    '',
+  );
   pages.set(
     id,
     adyenOrderPage(page, { type: 'qrCode', paymentMethodType: 'pix', qrCodeData: issued.brcode, paymentData: `bench-payment-data-${id}` }, order.total),
