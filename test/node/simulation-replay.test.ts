@@ -11,7 +11,7 @@ import { runSimulation } from '../sim/run.ts';
 /** Fails any run that opens a third checkout (every run starts with two). */
 const own = (sim: Sim) => (sim.checkouts.length > 2 ? `a run opened checkout number ${sim.checkouts.length}` : null);
 
-test("a failure is replayed alone from the seed, path and replay path it reports, with the same steps and violation", async () => {
+test('a failure is replayed alone from the seed, path and replay path it reports, with the same steps and violation', async () => {
   const options = { seed: 4101, runs: 60, maxSteps: 6, checks: { own } };
   const first = await runSimulation(options);
   assert.equal(first.ok, false, 'some run opens a third checkout');

@@ -51,11 +51,7 @@ if (!report.ok) {
   console.log(`\n${report.violation}`);
   if (report.replay) {
     const { seed: s, path, replayPath } = report.replay;
-    const rest = [
-      `--behaviours ${behaviours.join(',')}`,
-      `--steps ${values.steps}`,
-      values['no-overpaid'] ? '--no-overpaid' : '',
-    ].filter(Boolean);
+    const rest = [`--behaviours ${behaviours.join(',')}`, `--steps ${values.steps}`, values['no-overpaid'] ? '--no-overpaid' : ''].filter(Boolean);
     console.log(`\nReplay it alone: npm run sim -- --seed ${s} --path ${path}${replayPath ? ` --replay-path '${replayPath}'` : ''} ${rest.join(' ')}`);
   }
   process.exitCode = 1;
