@@ -34,9 +34,10 @@ const early = new Map<string, CheckoutAnswer>();
 const keyOf = (endpoint: string, checkout: string) => `${new URL(endpoint, location.href).href}|${checkout}`;
 
 /**
- * The answer to the request the page sent for this checkout as it was parsed (server/merchant/payment-request.ts,
- * which reads it whole into an `Answer`: taking it needs no task, so the first QR can render in the
- * same task as the script's evaluation), read by the widget's own client, once; undefined when the page sent none. Read tolerantly: a page's
+ * The answer to the request the page sent for this checkout as it was parsed, read by the widget's
+ * own client, once; undefined when the page sent none. The page's script
+ * (server/merchant/payment-request.ts) reads the answer whole into an `Answer`, so taking it needs no
+ * task: the first QR can render in the same task as the script's evaluation. Read tolerantly: an
  * entry that is not a request is left alone, and the widget asks for itself.
  */
 function pageAnswer(endpoint: string, checkout: string): CheckoutAnswer | undefined {
