@@ -106,7 +106,11 @@ export class PaymentReads {
       deciding = cluster
         .lease(pollLease(reference), 2 * this.intervalFor(stored.expiresAt, this.options.now()))
         .then(async (held) =>
-          held ? (this.refreshing.get(reference) ?? this.ask(stored, source)) : ((await this.options.store.payments.get(reference)) ?? stored),
+          // Not ours to ask: the database's row, past this instance's copy (the holder may have just
+          // recorded an answer whose change notification has not arrived here yet).
+          held
+            ? (this.refreshing.get(reference) ?? this.ask(stored, source))
+            : ((await this.options.store.payments.get(reference, { uncached: true })) ?? stored),
         )
         .finally(() => this.deciding.delete(reference));
       this.deciding.set(reference, deciding);

@@ -48,12 +48,17 @@ export function postgresPayments({ query, tx, cache, announce }: PostgresContext
         .rows[0];
       return payout ? { kind: 'transfer', reference: payout.reference } : null;
     },
-    async get(reference) {
-      const cached = cache.get(reference);
+    async get(reference, options) {
+      const cached = options?.uncached ? undefined : cache.get(reference);
       if (cached) return cached;
       const mark = cache.mark();
       const row = (await query<PaymentRow>('SELECT * FROM payments WHERE reference = $1', [reference])).rows[0];
-      return row ? cache.rememberRead(mark, toPayment(row)) : null;
+      if (!row) return null;
+      const read = toPayment(row);
+      // This instance's own write, made while the row was being read, is newer than what was read.
+      const mine = cache.get(reference);
+      if (mine && (mine.final ? !read.final || mine.updatedAt > read.updatedAt : mine.updatedAt > read.updatedAt)) return mine;
+      return cache.rememberRead(mark, read);
     },
     async updateStatus(reference, partnerStatus, final, updatedAt, outcomeOf) {
       const result = await tx(async (q) => {

@@ -103,9 +103,9 @@ export function sqlitePayments({ db, cache, noticeOtherWriters }: SqliteContext,
       noticeOtherWriters();
       return cache.get(reference);
     },
-    async get(reference) {
+    async get(reference, options) {
       noticeOtherWriters();
-      const cached = cache.get(reference);
+      const cached = options?.uncached ? undefined : cache.get(reference);
       if (cached) return cached;
       const row = sql.get.get(reference) as PaymentRow | undefined;
       return row ? cache.remember(toPayment(row)) : null;

@@ -75,7 +75,12 @@ export interface StatusChange {
 /** The payments part of the Store. */
 export interface PaymentStore {
   insert(payment: PaymentRecord): Promise<void>;
-  get(reference: string): Promise<PaymentRecord | null>;
+  /**
+   * The record, from this instance's copy when it has one. `{ uncached: true }` reads the database
+   * past that copy: another instance may have changed the row a moment ago, before its change
+   * notification arrived here. What is read is remembered.
+   */
+  get(reference: string, options?: { uncached?: boolean }): Promise<PaymentRecord | null>;
   /**
    * Optional: the record as `get` would answer it, synchronously, when the store has it at
    * hand (in memory); undefined otherwise, and then the caller uses `get`. Records are

@@ -4,6 +4,7 @@
  * go to A only; B learns through the shared store. The three-instance kill run is stack/cluster.test.ts.
  */
 import assert from 'node:assert/strict';
+import pg from 'pg';
 import { after, before, describe, test } from 'node:test';
 import { startDevStack, startSandbox, type DevStack, type RunningSandbox } from '../../../server/dev-stack.ts';
 import { countReads, waitFor } from '../../support/checks.ts';
@@ -25,8 +26,12 @@ after(async () => {
 });
 
 /** A and B on a fresh database; the sandbox notifies A. */
+/** The database of the last pair, for a test that writes past both instances. */
+let pairDatabaseUrl = '';
+
 async function pair(options: Parameters<typeof startDevStack>[0] = {}, forB: Parameters<typeof startDevStack>[0] = {}): Promise<[DevStack, DevStack]> {
   const databaseUrl = await postgres.createDatabase();
+  pairDatabaseUrl = databaseUrl;
   const a = await startDevStack({ sandbox, databaseUrl, background: false, ...options });
   stacks.push(a);
   const b = await startDevStack({ sandbox, databaseUrl, background: false, registerWebhook: false, ...options, ...forB });
@@ -157,6 +162,24 @@ describe('two instances over one Postgres', () => {
     assert.equal(sandbox.state.pay(sandbox.state.payments.get(reference)!).ok, true);
     await waitFor('A answers paid', async () => (await read(a)) === 'paid', 5_000);
     assert.equal(await read(b), 'paid');
+  });
+
+  test("a read of a payment another instance polls serves the database's row, not this instance's copy", async () => {
+    const [a, b] = await pair({ staleAfterMs: 0, webhookReadIntervalMs: 0 });
+    const created = await fetch(`${a.apiUrl}/payments`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"value":7}' });
+    const { reference } = (await created.json()) as { reference: string };
+    // A asks the partner, so it holds the payment's poll lease; B then serves the store, and keeps a copy.
+    await a.pix.payments.read(reference);
+    assert.equal((await b.pix.payments.reads.record(reference)).final, false);
+    // A change another instance made, whose notification has not reached B: written past both stores.
+    const db = new pg.Client({ connectionString: pairDatabaseUrl });
+    await db.connect();
+    try {
+      await db.query('UPDATE payments SET final = true, updated_at = updated_at + 1 WHERE reference = $1', [reference]);
+    } finally {
+      await db.end();
+    }
+    assert.equal((await b.pix.payments.reads.record(reference)).final, true, "B answers the database's row, not the copy it kept");
   });
 
   test('the reconciler on both instances asks about each due payment once, together', async () => {
