@@ -270,10 +270,11 @@ export class PaymentReads {
         { reference: stored.reference, status: status?.code ?? status?.word ?? null, status_codes: numbering.report().state },
         'a payment status was not applied: its meaning is not known for sure',
       );
-      return this.options.store.payments.get(stored.reference);
+      // What the store holds, past this instance's copy: another instance may have recorded it meanwhile.
+      return this.options.store.payments.get(stored.reference, { uncached: true });
     }
     // Expired and failed are never final (the code may still be paid); a return is recorded by whoever handles returns.
-    if (meaning !== 'pending' && meaning !== 'approved' && meaning !== 'canceled') return this.options.store.payments.get(stored.reference);
+    if (meaning !== 'pending' && meaning !== 'approved' && meaning !== 'canceled') return this.options.store.payments.get(stored.reference, { uncached: true });
     // Re-read inside: a final status stored meanwhile (a webhook) wins over what this call saw.
     return this.applyStatus(stored.reference, PARTNER_STATUS[meaning], source);
   }
