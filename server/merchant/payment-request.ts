@@ -11,6 +11,7 @@
  * write the same bytes (docs/widget.md has them).
  */
 import { EARLY_REQUESTS, CHECKOUT_PATHS, fillPath, underEndpoint } from '../../src/shared/wire.ts';
+import { escapeHtml } from './html.ts';
 import { requireSet } from './not-set.ts';
 
 export interface RenderPaymentRequestOptions {
@@ -19,8 +20,6 @@ export interface RenderPaymentRequestOptions {
   /** Your Content-Security-Policy's nonce for this response, when `script-src` has no 'unsafe-inline'. */
   nonce?: string;
 }
-
-const escapeAttribute = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 /**
  * The `<script>` to put in the page's `<head>`, for the checkout the page's `<pix-checkout checkout>`
@@ -32,6 +31,6 @@ export function renderPaymentRequest(checkoutId: string, options: RenderPaymentR
   requireSet(options?.endpoint, 'renderPaymentRequest', 'endpoint', { what: "the proxy's browser API as the page reaches it, e.g. /api" });
   // JSON inside a <script> element: `<` escaped, so nothing in it can end the element early.
   const url = JSON.stringify(underEndpoint(options.endpoint, fillPath(CHECKOUT_PATHS.checkoutPayment, { id: checkoutId }))).replace(/</g, '\\u003c');
-  const nonce = options.nonce ? ` nonce="${escapeAttribute(options.nonce)}"` : '';
+  const nonce = options.nonce ? ` nonce="${escapeHtml(options.nonce)}"` : '';
   return `<script${nonce}>(()=>{const q=self.${EARLY_REQUESTS}||(self.${EARLY_REQUESTS}={}),u=new URL(${url},location.href).href;if(!q[u]){performance.mark("pix-checkout:request");(q[u]=fetch(u,{method:"POST"}).then(r=>r.text().then(text=>({status:r.status,retryAfter:r.headers.get("retry-after"),text})))).catch(()=>{})}})()</script>`;
 }

@@ -18,6 +18,7 @@ import { loadLater } from '../../src/load-later.ts';
 import { loadLocale } from '../../src/locales/index.ts';
 import { PixCheckout } from '../../src/pix-checkout.ts';
 import { PaymentView, type CheckoutView } from '../../src/shared/contract.ts';
+import { escapeHtml } from '../merchant/html.ts';
 import { requireSet } from '../merchant/not-set.ts';
 import { renderPaymentRequest } from '../merchant/payment-request.ts';
 // A page that leaves the payment to the widget asks for it in its head: the same entry has that helper.
@@ -62,8 +63,6 @@ if (!customElements.get('pix-checkout')) customElements.define('pix-checkout', P
 /** The element's styles, minified on the first render. */
 let styles: string | undefined;
 
-/** `&`, `<`, `>` and quotes as entities: the code field's text, inside the markup. */
-const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 /** Stands for the browser's share sheet on the server: a page is rendered with the share button it will have. */
 const SHARE_SHEET = { share: () => Promise.resolve() };

@@ -13,6 +13,7 @@ import { after, before, test } from 'node:test';
 import { ProxyClient, ProxyError, type Answer } from '../../../src/api/client.ts';
 import { CHECKOUT_PATHS, EARLY_REQUESTS, fillPath } from '../../../src/shared/wire.ts';
 import { renderPaymentRequest } from '../../../server/merchant/payment-request.ts';
+import { fencedBlocks, readDoc } from '../../support/markdown.ts';
 
 const PAYMENT = {
   reference: 'a'.repeat(32),
@@ -91,4 +92,11 @@ test('a missing checkout id or endpoint is said to be not set', () => {
   assert.throws(() => renderPaymentRequest('', { endpoint: '/api' }), /^TypeError: renderPaymentRequest: checkoutId is not set \(/);
   assert.throws(() => renderPaymentRequest('co_x', { endpoint: '' }), /^TypeError: renderPaymentRequest: endpoint is not set \(/);
   assert.throws(() => renderPaymentRequest('co_x', undefined as unknown as { endpoint: string }), /^TypeError: renderPaymentRequest: endpoint is not set \(/);
+});
+
+test('docs/widget.md shows the bytes it writes, for servers in other languages (the id as the doc writes it, URL-encoded in the real path)', () => {
+  const shown = fencedBlocks(readDoc('docs/widget.md')).blocks.filter((block) => block.body.includes('pixCheckoutRequests'));
+  assert.equal(shown.length, 1, "one block of docs/widget.md shows the page's request");
+  const written = renderPaymentRequest('co_…', { endpoint: '/api' }).replace(encodeURIComponent('co_…'), 'co_…');
+  assert.equal(shown[0]!.body.trim(), written);
 });
