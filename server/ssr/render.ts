@@ -63,7 +63,6 @@ if (!customElements.get('pix-checkout')) customElements.define('pix-checkout', P
 /** The element's styles, minified on the first render. */
 let styles: string | undefined;
 
-
 /** Stands for the browser's share sheet on the server: a page is rendered with the share button it will have. */
 const SHARE_SHEET = { share: () => Promise.resolve() };
 
