@@ -10,7 +10,6 @@
 import { readFileSync } from 'node:fs';
 import type { CheckoutView } from '../src/shared/index.ts';
 // As a merchant's server imports it: pix-checkout-server/render.
-import { escapeHtml } from '../server/merchant/html.ts';
 import { renderPaymentRequest, renderPixCheckout, type RequestHeaders } from '../server/ssr/render.ts';
 
 /**
@@ -61,6 +60,9 @@ const HEAD_HINTS: Record<OrderPageMode, (script: string) => string> = {
   'script-preload': (script) => `<link rel="modulepreload" href="${script}" />\n    `,
 };
 let shell: string | undefined;
+
+// The demo uses the package's entries only, as a merchant's server does: its own escaping.
+const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 /** JSON inside a <script> element: `<` escaped, so no `</script>` can end it early. */
 const scriptJson = (value: unknown) => JSON.stringify(value).replace(/</g, '\\u003c');
