@@ -135,9 +135,16 @@ module.exports = {
       name: 'only-ssr-renders-the-widget',
       severity: 'error',
       comment:
-        "The server reaches the widget's code (beyond src/shared) only to render it (server/ssr/, the pix-checkout-server/render entry), and the proxy never loads that renderer: a proxy without server-rendered pages loads no Lit.",
+        "The server reaches the widget's code (beyond src/shared) only to render it (server/ssr/, the pix-checkout-server/render entry); the proxy loads that renderer on demand only (next rule): a proxy whose pages never ask for a first screen loads no Lit.",
       from: { path: '^server/(?!ssr/)' },
-      to: { path: '^(src/(?!shared/)|server/ssr/)' },
+      to: { path: '^(src/(?!shared/)|server/ssr/)', dependencyTypesNot: ['dynamic-import'] },
+    },
+    {
+      name: 'the-app-alone-loads-the-renderer',
+      severity: 'error',
+      comment: "The proxy's app loads the renderer when a page's head first asks for a payment's first screen (server/app.ts), nothing else in the proxy does.",
+      from: { path: '^server/(?!ssr/|app\\.ts$)' },
+      to: { path: '^(src/(?!shared/)|server/ssr/)', dependencyTypes: ['dynamic-import'] },
     },
     {
       name: 'bench-and-scripts-apart',

@@ -55,6 +55,8 @@ const { values: args } = parseArgs({
     'skip-build': { type: 'boolean', default: false },
     /** Record a JavaScript CPU profile of each run (V8's sampler; it costs main-thread time) and print where the main thread went until the QR was painted. */
     'cpu-profile': { type: 'boolean', default: false },
+    /** Write each run's Chrome performance trace (the main thread's tasks, as DevTools' Performance panel shows them) into this folder: `<mode>-<run>.json`. */
+    trace: { type: 'string' },
   },
 });
 
@@ -485,27 +487,23 @@ function share(url: string): 'ui' | 'api' | 'page' {
 
 /**
  * The copy-button probe: the moment the button is on screen with its click handler. Ours: the element
- * upgraded and updated once (`hasUpdated`: rendered by the client or hydrated; a server-rendered button
- * before hydration does not count) with its copy button in the shadow root. Adyen's: its Preact tree
- * renders the button with its handler, so the button's presence is enough.
+ * upgraded and updated once (`hasUpdated`) with its copy button in the shadow root, or before that,
+ * markup put there by the server render (c) or the page's head (a) with the inline copy handler on
+ * its button (its `pix-checkout:copy-ready` mark). Adyen's: its Preact tree renders the button with
+ * its handler, so the button's presence is enough.
  */
-const PROBES: Record<Mode, string> = {
-  a: `(() => {
-  const el = document.querySelector('pix-checkout');
-  const ready = el && customElements.get('pix-checkout') && el.hasUpdated && el.shadowRoot && el.shadowRoot.querySelector('[part~="copy-button"]');
-  return ready ? performance.now() : 0;
-})()`,
-  b: '',
-  // Server-rendered: also usable once the render's inline handler is on its button (its mark), before the script.
-  c: `(() => {
+const MARKUP_PROBE = `(() => {
   const el = document.querySelector('pix-checkout');
   const button = el && el.shadowRoot && el.shadowRoot.querySelector('[part~="copy-button"]');
   const ready = button && ((customElements.get('pix-checkout') && el.hasUpdated) || performance.getEntriesByName('pix-checkout:copy-ready', 'mark').length);
   return ready ? performance.now() : 0;
-})()`,
+})()`;
+const PROBES: Record<Mode, string> = {
+  a: MARKUP_PROBE,
+  b: MARKUP_PROBE,
+  c: MARKUP_PROBE,
   d: `document.querySelector('#adyen-pix .adyen-checkout__qr-loader button') ? performance.now() : 0`,
 };
-PROBES.b = PROBES.a;
 
 /** Where the time goes, read after the run: the document, our script's download, the element's marks. */
 const PHASES = [
@@ -514,6 +512,7 @@ const PHASES = [
   ['script', 'script received (pix-checkout.js / adyen-pix.js)'],
   ['connected', 'element connected'],
   ['request', 'API request sent'],
+  ['firstScreen', "first screen put in by the page's head"],
   ['payment', 'payment answered'],
   ['encoded', 'QR encoded'],
   ['qr', 'pix-checkout:qr mark'],
@@ -531,12 +530,16 @@ const TIMING = `(() => {
       script: script?.responseEnd ?? NaN,
       connected: mark('connected'),
       request: mark('request'),
+      firstScreen: mark('first-screen'),
       payment: mark('payment'),
       encoded: mark('encoded'),
       qr: mark('qr'),
     },
   };
 })()`;
+
+/** --trace: runs traced so far, by mode. */
+const traced: Partial<Record<Mode, number>> = {};
 
 async function run(browser: Browser, decoder: Page, mode: Mode): Promise<Run> {
   const prepared = await prepare(mode);
@@ -589,6 +592,8 @@ async function run(browser: Browser, decoder: Page, mode: Mode): Promise<Run> {
       await cdp.send('Profiler.setSamplingInterval', { interval: 500 });
       await cdp.send('Profiler.start');
     }
+    const traceFile = args.trace ? `${args.trace}/${mode}-${(traced[mode] = (traced[mode] ?? 0) + 1)}.json` : undefined;
+    if (traceFile) await page.tracing.start({ path: traceFile });
     const navigation = page.goto(prepared.url, { waitUntil: 'load', timeout: 60_000 });
     navigation.catch(() => {});
 
@@ -620,6 +625,7 @@ async function run(browser: Browser, decoder: Page, mode: Mode): Promise<Run> {
     await new Promise((resolve) => setTimeout(resolve, 1500));
     await cdp.send('Page.stopScreencast');
     const profile = args['cpu-profile'] ? (await cdp.send('Profiler.stop')).profile : undefined;
+    if (traceFile) await page.tracing.stop();
 
     // A string, not a function: tsx's helpers (__name) do not exist in the page.
     const timing = (await page.evaluate(TIMING)) as { origin: number; fcp: number; phases: Record<Phase, number> };
@@ -901,6 +907,10 @@ files: ${FILES}`);
       }
     }
     col('QR painted (frames, jsqr)', qr, qrGoal);
+    // (a): the QR a frame after the page's head put its first screen in, or drawn by the widget when its script ran first.
+    const each = (r: Run) =>
+      `${(r.qrFrame - r.fcp).toFixed(0)}${mode !== 'a' ? '' : Number.isFinite(r.phases.firstScreen) ? ` (head +${(r.qrFrame - r.phases.firstScreen).toFixed(0)})` : ' (widget)'}`;
+    console.log(`    ${'QR - FCP, each run'.padEnd(26)} ${rs.map(each).join(', ')}`);
     if (mode !== 'd') {
       const lag = stats(rs.map((r) => r.qrFrame - r.qrMark));
       col(

@@ -22,6 +22,14 @@ export async function readJsonBody(c: Context, maxBytes: number = LIMITS.maxJson
 }
 
 /** Parses the JSON body with `schema`, or throws the 400 naming every bad field. */
+/** The query string checked against `schema` (a strict object of strings): a 400 naming each field that is wrong. */
+export function parseQuery<T>(c: Context, schema: z.ZodMiniType<T>): T {
+  const parsed = parseInput(schema, c.req.query());
+  if (parsed.success) return parsed.data;
+  const { message, fields } = parsed.body.error;
+  throw new HttpError(400, 'invalid_request', message, fields);
+}
+
 export async function parseBody<T>(c: Context, schema: z.ZodMiniType<T>): Promise<T> {
   const parsed = parseInput(schema, await readJsonBody(c));
   if (parsed.success) return parsed.data;

@@ -3,10 +3,10 @@
  * checkout's payment for the browser, which sends no amount: the checkout fixed it.
  */
 import { Hono, type MiddlewareHandler } from 'hono';
-import { CheckoutPaymentRequest, CreateCheckoutRequest } from '../../src/shared/contract.ts';
-import { CHECKOUT_PATHS } from '../../src/shared/wire.ts';
+import { CheckoutPaymentQuery, CheckoutPaymentRequest, CreateCheckoutRequest, type PaymentView } from '../../src/shared/contract.ts';
+import { CHECKOUT_PATHS, FIRST_SCREEN, type FirstScreen, type FirstScreenLocale } from '../../src/shared/wire.ts';
 import type { CheckoutService } from '../domain/checkouts.ts';
-import { checkoutIdOf, parseBody, parseOptionalBody } from '../http/input.ts';
+import { checkoutIdOf, parseBody, parseOptionalBody, parseQuery } from '../http/input.ts';
 import { allowOnly } from '../http/method-not-allowed.ts';
 
 export interface CheckoutRoutesDeps {
@@ -16,9 +16,14 @@ export interface CheckoutRoutesDeps {
   /** CORS for the merchant's pages, and the refusal of a POST from any other page (the browser's path only). */
   cors: MiddlewareHandler;
   sameOrigin: MiddlewareHandler;
+  /**
+   * The payment's first screen for a script-tag page's head (`?render=`, src/shared/wire.ts
+   * FIRST_SCREEN): the widget's server render (server/ssr/render.ts), loaded on the first such request.
+   */
+  renderFirstScreen: (payment: PaymentView, options: { locale: FirstScreenLocale; headers: Headers }) => Promise<FirstScreen>;
 }
 
-export function checkoutRoutes({ checkouts, requireApiKey, limitCreate, cors, sameOrigin }: CheckoutRoutesDeps): Hono {
+export function checkoutRoutes({ checkouts, requireApiKey, limitCreate, cors, sameOrigin, renderFirstScreen }: CheckoutRoutesDeps): Hono {
   const routes = new Hono();
   // The API-key paths are server to server: no CORS there.
   routes.use(CHECKOUT_PATHS.checkoutPayment, cors);
@@ -34,10 +39,13 @@ export function checkoutRoutes({ checkouts, requireApiKey, limitCreate, cors, sa
 
   routes.post(CHECKOUT_PATHS.checkoutPayment, sameOrigin, limitCreate, async (c) => {
     const id = checkoutIdOf(c);
+    const locale = parseQuery(c, CheckoutPaymentQuery)[FIRST_SCREEN.param];
     // No body, or `{"renew": true}`; any other field (a value) is refused: the checkout fixed the amount.
     const body = await parseOptionalBody(c, CheckoutPaymentRequest);
     const { payment, created } = await checkouts.payment(id, { renew: body?.renew === true });
-    return c.json(payment, created ? 201 : 200, { 'cache-control': 'no-store' });
+    // The payment is issued and recorded whatever the render does: a render that fails leaves the screen to the widget.
+    const screen = locale && (await renderFirstScreen(payment, { locale, headers: c.req.raw.headers }).catch(() => undefined));
+    return c.json(screen ? { ...payment, [FIRST_SCREEN.field]: screen } : payment, created ? 201 : 200, { 'cache-control': 'no-store' });
   });
 
   allowOnly(routes, CHECKOUT_PATHS.checkouts, 'POST');

@@ -4,13 +4,12 @@
  * `pix-checkout listen` forwards to a local receiver. Neither carries a signing secret: the events
  * are the webhook's bodies, and listen signs them with a secret of its own.
  */
-import { Hono, type Context, type MiddlewareHandler } from 'hono';
-import type { z } from 'zod/mini';
+import { Hono, type MiddlewareHandler } from 'hono';
 import { streamSSE } from 'hono/streaming';
-import { parseInput } from '../../src/shared/errors.ts';
 import { MERCHANT_PATHS, OutcomeStreamQuery, ReportQuery, isTimeZone } from '../../src/shared/merchant.ts';
 import type { MerchantFeed } from '../domain/merchant-feed.ts';
 import { HttpError } from '../http/errors.ts';
+import { parseQuery } from '../http/input.ts';
 import { allowOnly } from '../http/method-not-allowed.ts';
 
 export interface MerchantRoutesDeps {
@@ -21,20 +20,11 @@ export interface MerchantRoutesDeps {
 /** The SSE event name of an outcome on GET /events. */
 export const OUTCOME_STREAM_EVENT = 'outcome';
 
-function query<T>(c: Context, schema: z.ZodMiniType<T>): T {
-  const parsed = parseInput(schema, c.req.query());
-  if (!parsed.success) {
-    const { message, fields } = parsed.body.error;
-    throw new HttpError(400, 'invalid_request', message, fields);
-  }
-  return parsed.data;
-}
-
 export function merchantRoutes({ feed, requireApiKey }: MerchantRoutesDeps): Hono {
   const routes = new Hono();
 
   routes.get(MERCHANT_PATHS.reports, requireApiKey, (c) => {
-    const q = query(c, ReportQuery);
+    const q = parseQuery(c, ReportQuery);
     if (q.time_zone !== undefined && !isTimeZone(q.time_zone)) {
       throw new HttpError(400, 'invalid_request', 'time_zone must be an IANA time zone such as America/Sao_Paulo', {
         time_zone: 'must be an IANA time zone such as America/Sao_Paulo',
@@ -62,7 +52,7 @@ export function merchantRoutes({ feed, requireApiKey }: MerchantRoutesDeps): Hon
   });
 
   routes.get(MERCHANT_PATHS.events, requireApiKey, (c) => {
-    const given = query(c, OutcomeStreamQuery).after ?? c.req.header('last-event-id');
+    const given = parseQuery(c, OutcomeStreamQuery).after ?? c.req.header('last-event-id');
     if (given !== undefined && !/^\d{1,15}$/.test(given)) {
       throw new HttpError(400, 'invalid_request', 'Last-Event-ID must be an event sequence number this stream gave', {
         'Last-Event-ID': 'is not a sequence number',

@@ -4,11 +4,10 @@
  */
 import { Hono, type Context, type MiddlewareHandler } from 'hono';
 import { CreateRefundRequest, CreateTransferRequest } from '../../src/shared/contract.ts';
-import { parseInput } from '../../src/shared/errors.ts';
 import { IDEMPOTENCY_HEADER, IdempotencyKey, PAYOUT_PATHS, TransferListQuery } from '../../src/shared/payouts.ts';
 import type { PayoutService } from '../domain/payouts.ts';
 import { HttpError } from '../http/errors.ts';
-import { checkoutIdOf, parseBody } from '../http/input.ts';
+import { checkoutIdOf, parseBody, parseQuery } from '../http/input.ts';
 import { allowOnly } from '../http/method-not-allowed.ts';
 
 export interface PayoutRoutesDeps {
@@ -44,12 +43,7 @@ export function payoutRoutes({ payouts, requireApiKey }: PayoutRoutesDeps): Hono
   });
 
   routes.get(PAYOUT_PATHS.transfers, requireApiKey, async (c) => {
-    const parsed = parseInput(TransferListQuery, c.req.query());
-    if (!parsed.success) {
-      const { message, fields } = parsed.body.error;
-      throw new HttpError(400, 'invalid_request', message, fields);
-    }
-    const { status, cursor, limit } = parsed.data;
+    const { status, cursor, limit } = parseQuery(c, TransferListQuery);
     return c.json(await payouts.list({ status, cursor, limit: limit === undefined ? undefined : Number(limit) }), 200, NO_STORE);
   });
 

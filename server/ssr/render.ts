@@ -13,11 +13,12 @@
 import { render } from '@lit-labs/ssr';
 import { collectResult } from '@lit-labs/ssr/lib/render-result.js';
 import { html, nothing, type CSSResult } from 'lit';
-import { COPIED_FOR_MS } from '../../src/controllers/clipboard.ts';
 import { loadLater } from '../../src/load-later.ts';
 import { loadLocale } from '../../src/locales/index.ts';
 import { PixCheckout } from '../../src/pix-checkout.ts';
 import { PaymentView, type CheckoutView } from '../../src/shared/contract.ts';
+import type { FirstScreen, FirstScreenLocale } from '../../src/shared/wire.ts';
+import { COPY_HANDLER } from '../merchant/copy-handler.ts';
 import { escapeHtml } from '../merchant/html.ts';
 import { requireSet } from '../merchant/not-set.ts';
 import { renderPaymentRequest } from '../merchant/payment-request.ts';
@@ -83,18 +84,11 @@ export async function renderPixCheckout(checkout: RenderableCheckout, options: R
   requireSet(checkout, 'renderPixCheckout', 'checkout', { what: 'the CheckoutView your server created (issue_payment: true) or retrieved' });
   requireSet(options?.endpoint, 'renderPixCheckout', 'endpoint', { what: "the proxy's browser API as the page reaches it, e.g. /api" });
   const locale = options.locale ?? 'pt-BR';
-  // English and Spanish texts are modules of their own: loaded once, then at hand for every render.
-  const t = await loadLocale(locale);
-  // The screens of a code's end (paid, expired, canceled) and the buttons no first QR needs are the later chunk's.
-  await loadLater();
   const parsed = checkout.payment ? PaymentView.safeParse(checkout.payment) : null;
   if (parsed && !parsed.success) throw new TypeError(`renderPixCheckout: checkout.payment is not a payment view (${parsed.error.issues[0]?.message})`);
   // Only the fields the browser contract has (PaymentView strips the rest); a checkout's payment
   // says whether another code may be issued (the "I need more time" offer).
   const payment = parsed ? { ...parsed.data, renewable: parsed.data.renewable ?? checkout.renewals_left > 0 } : null;
-  const headers = options.headers ?? {};
-  const phone = options.phone ?? (options.layout === 'phone' || (options.layout !== 'desktop' && isPhoneRequest(headers)));
-  const share = options.share ?? sharesFrom(headers);
   // Without a payment the element renders nothing of its own: the plain tag, and the page asks for its
   // payment as it is parsed (renderPaymentRequest, after it), which its script takes when it runs.
   if (!payment) {
@@ -110,39 +104,63 @@ export async function renderPixCheckout(checkout: RenderableCheckout, options: R
     return `<pix-checkout${Object.entries(attributes)
       .filter(([, value]) => value !== undefined)
       .map(([name, value]) => ` ${name}="${escapeHtml(value!)}"`)
-      .join('')}></pix-checkout>${renderPaymentRequest(checkout.checkout_id, { endpoint: options.endpoint, nonce: options.nonce })}`;
+      .join('')}></pix-checkout>${renderPaymentRequest(checkout.checkout_id, { endpoint: options.endpoint, nonce: options.nonce, locale, firstScreen: options.mode !== 'link' })}`;
   }
+  const { markup, texts } = await renderElement(checkout.checkout_id, payment, { ...options, locale });
+  if (options.mode === 'link') return markup;
+  const nonce = options.nonce ? ` nonce="${escapeHtml(options.nonce)}"` : '';
+  return `${markup}<script${nonce}>(${COPY_HANDLER})(document.currentScript.previousElementSibling,${JSON.stringify(texts).replace(/</g, '\\u003c')})</script>`;
+}
+
+/** The element with its payment inside (declarative shadow DOM), its styles minified, and its copy button's texts. */
+async function renderElement(
+  checkoutId: string,
+  payment: PaymentView,
+  options: RenderPixCheckoutOptions & { locale: string },
+): Promise<{ markup: string; texts: FirstScreen['texts'] }> {
+  // English and Spanish texts are modules of their own: loaded once, then at hand for every render.
+  const t = await loadLocale(options.locale);
+  // The screens of a code's end (paid, expired, canceled) and the buttons no first QR needs are the later chunk's.
+  await loadLater();
+  const headers = options.headers ?? {};
+  const phone = options.phone ?? (options.layout === 'phone' || (options.layout !== 'desktop' && isPhoneRequest(headers)));
+  const share = options.share ?? sharesFrom(headers);
   // prettier-ignore
-  const element = html`<pix-checkout id=${options.id ?? nothing} endpoint=${options.endpoint} checkout=${checkout.checkout_id} locale=${locale} layout=${options.layout ?? nothing} theme=${options.theme ?? nothing} mode=${options.mode ?? nothing} payment=${JSON.stringify(payment)} .phoneScreen=${phone} .environment=${{ share: share ? SHARE_SHEET : null }}></pix-checkout>`;
+  const element = html`<pix-checkout id=${options.id ?? nothing} endpoint=${options.endpoint} checkout=${checkoutId} locale=${options.locale} layout=${options.layout ?? nothing} theme=${options.theme ?? nothing} mode=${options.mode ?? nothing} payment=${JSON.stringify(payment)} .phoneScreen=${phone} .environment=${{ share: share ? SHARE_SHEET : null }}></pix-checkout>`;
   const markup = (await collectResult(render(element)))
     // The widget's styles as the script-tag build carries them (minified once).
-    .replace(
-      /<style>[^]*?<\/style>/,
-      () =>
-        `<style${options.nonce ? ` nonce="${escapeHtml(options.nonce)}"` : ''}>${(styles ??= minifyCss(PixCheckout.elementStyles.map((style) => (style as CSSResult).cssText).join('')).trim())}</style>`,
-    );
+    .replace(/<style>[^]*?<\/style>/, () => `<style${options.nonce ? ` nonce="${escapeHtml(options.nonce)}"` : ''}>${minifiedStyles()}</style>`);
   // The code field's text is a property in the browser (`.value`), which SSR does not write: it goes
   // into the field's markup here, so the code can be selected and copied before any script runs.
   const withCode = markup.replace(
     /(<textarea\b[^>]*\bpart="code"[^>]*>)(<\/textarea>)/,
     (_all, open: string, close: string) => `${open}${escapeHtml(payment.brcode)}${close}`,
   );
-  if (options.mode === 'link') return withCode;
-  const texts = JSON.stringify({ copy: t.copy, copied: t.copied, failed: t.copyFailed }).replace(/</g, '\\u003c');
-  return `${withCode}<script${options.nonce ? ` nonce="${escapeHtml(options.nonce)}"` : ''}>${INLINE_COPY.replace('TEXTS', () => texts)}</script>`;
+  return { markup: withCode, texts: { copy: t.copy, copied: t.copied, failed: t.copyFailed } };
 }
 
+const minifiedStyles = () => (styles ??= minifyCss(PixCheckout.elementStyles.map((style) => (style as CSSResult).cssText).join('')).trim());
+
 /**
- * The copy button of the server's markup, working from the first paint until the widget's script
- * takes the markup over (then the button it was on is gone, and the widget's own takes its place):
- * the same as src/controllers/clipboard.ts does, in a few hundred bytes run as the parser reaches
- * it: the Clipboard API inside the tap, else the field selected and execCommand('copy'), else the
- * code left selected with the hint to copy by hand; "copied" said on the button and in the live
- * region only when a copy happened, for COPIED_FOR_MS; `pix-copy` fired as the widget fires it. The
- * `pix-checkout:copy-ready` mark says it is in place (bench/phone.ts reads it). Plain ES2017, no
- * helper: it is sent as it is written here.
+ * The first screen of a checkout's payment (src/shared/wire.ts `FirstScreen`), for the proxy's answer
+ * to a script-tag page's head (renderPaymentRequest): the element's shadow root as the server render
+ * writes it, its styles apart (the page's script adopts them as a constructed style sheet, which a
+ * page's Content-Security-Policy for styles does not refuse), with the layout guessed from the page's
+ * request headers as the server render guesses it. The widget takes it over as it takes over the
+ * server render's markup.
  */
-const INLINE_COPY = `(()=>{const e=document.currentScript.previousElementSibling,r=e&&e.shadowRoot,b=r&&r.querySelector('[part~="copy-button"]'),f=r&&r.querySelector('[part~="code"]');if(!b||!f)return;const t=TEXTS,l=r.querySelector('[role=status]');let h;b.addEventListener('click',()=>{const d=m=>{const c=m!=='manual';clearTimeout(h);b.textContent=c?t.copied:t.copy;b.className=c?'copied':'failed';if(l)l.textContent=c?t.copied:t.failed;if(!c&&!r.getElementById('copy-hint')){const p=document.createElement('p');p.setAttribute('part','copy-hint');p.id='copy-hint';p.textContent=t.failed;b.after(p);f.setAttribute('aria-describedby','copy-hint')}if(c)h=setTimeout(()=>{b.textContent=t.copy;b.className='idle'},${COPIED_FOR_MS});const v=new Event('pix-copy',{bubbles:true,composed:true});v.detail={copied:c,method:m};e.dispatchEvent(v)};let w;try{w=navigator.clipboard.writeText(f.value)}catch(x){w=Promise.reject(x)}w.then(()=>d('clipboard'),()=>{f.focus();f.select();let o=false;try{o=document.execCommand('copy')}catch(x){}d(o?'execCommand':'manual')})});performance.mark('pix-checkout:copy-ready')})()`;
+export async function renderFirstScreen(payment: PaymentView, options: { locale: FirstScreenLocale; headers: RequestHeaders }): Promise<FirstScreen> {
+  const { markup, texts } = await renderElement('', payment, { endpoint: '', locale: options.locale, headers: options.headers });
+  const open = /<template shadowroot(?:mode)?="open"[^>]*>/.exec(markup);
+  const close = markup.lastIndexOf('</template>');
+  if (!open || close < open.index) throw new Error('renderFirstScreen: the render has no declarative shadow root');
+  // Lit's hydration markers (comments, `<?>`) go: the widget replaces this markup, it does not hydrate it.
+  const html = markup
+    .slice(open.index + open[0].length, close)
+    .replace(/<style>[^]*?<\/style>/, '')
+    .replace(/<!--\/?lit-[^]*?-->|<\?>/g, '');
+  return { css: minifiedStyles(), html, texts };
+}
 
 /**
  * Whether a request comes from a phone, from its headers: the `Sec-CH-UA-Mobile` client hint

@@ -1,12 +1,10 @@
 import type { ReactiveController, ReactiveControllerHost } from 'lit';
+import { COPIED_FOR_MS } from '../shared/wire.ts';
 import type { PixEnvironment } from './environment.ts';
 
 /** How a copy ended: by the Clipboard API, by the execCommand fallback, or not at all (text selected). */
 export type CopyMethod = 'clipboard' | 'execCommand' | 'manual';
 export type CopyState = 'idle' | 'copied' | 'failed';
-
-/** How long the button says "copied" before offering to copy again. */
-export const COPIED_FOR_MS = 4000;
 
 /**
  * Copies the code inside the customer's tap. The Clipboard API is called synchronously in the click

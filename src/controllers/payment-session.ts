@@ -55,6 +55,8 @@ export class PaymentSessionController implements ReactiveController {
   phase: Phase = 'idle';
   payment: PaymentView | null = null;
   connection: Connection = 'live';
+  /** The payment on its way was asked for early (the page's request, or the script's at evaluation): it is usually in at once. */
+  early = false;
   /** When this widget first showed the payment paid (epoch ms; 0 before): the receipt's time without `paid_at`. */
   paidSeen = 0;
   readonly countdown: CountdownController;
@@ -221,7 +223,9 @@ export class PaymentSessionController implements ReactiveController {
         // Checkout mode: the proxy answers the checkout's live payment (the same one after a reload), or
         // issues the next one once it expired; it alone decides the amount and the number of renewals.
         // Asked for already while the script was evaluated (src/early.ts), unless a new code is wanted.
-        const answer = await ((!renew && takeEarly(this.#host.endpoint, id)) || client.checkoutPayment(id, creating.signal));
+        const early = !renew && takeEarly(this.#host.endpoint, id);
+        this.early = !!early;
+        const answer = await (early || client.checkoutPayment(id, creating.signal));
         payment = answer.payment;
         resumed = !answer.created && !renew;
         // Asked for a new code but got the current one (an earlier code was paid after all).

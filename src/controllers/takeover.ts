@@ -3,12 +3,14 @@ import type { ReactiveController, ReactiveControllerHost } from 'lit';
 /** The element taken over: its render options (where its first render goes) and its shadow root. */
 export interface TakeoverHost extends ReactiveControllerHost, HTMLElement {
   readonly renderOptions: { renderBefore?: ChildNode | null };
+  readonly hasUpdated: boolean;
 }
 
 /**
- * A widget rendered by the merchant's server (declarative shadow DOM) keeps the server's markup on
- * screen until its first render, which replaces that markup in the same task (no paint between: no
- * flash), keeping the focus and a selection in the code field where they were.
+ * A widget rendered by the merchant's server (declarative shadow DOM), or whose first screen the
+ * page's head put in (renderPaymentRequest), keeps that markup on screen until its first render,
+ * which replaces it in the same task (no paint between: no flash), keeping the focus and a
+ * selection in the code field where they were.
  */
 export class TakeoverController implements ReactiveController {
   /** The server's shadow root while its markup is on screen; null once taken over (or never rendered by a server). */
@@ -23,9 +25,10 @@ export class TakeoverController implements ReactiveController {
     host.addController(this);
   }
 
-  /** Call when the host makes its render root: a shadow root already there is the server's. */
+  /** Call before the host's first render: markup already in its shadow root is the server's or the page's. */
   claim(): void {
-    this.#root = this.#host.shadowRoot;
+    const root = this.#host.shadowRoot;
+    if (!this.#host.hasUpdated && root?.firstChild) this.#root = root;
   }
 
   /** The server's markup is still on screen. */

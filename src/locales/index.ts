@@ -3,6 +3,7 @@
  * their own, loaded when a widget on the page speaks them (beside its first request, see
  * src/controllers/locale.ts), so a Brazilian page downloads no text it does not show.
  */
+import { widgetLocale } from '../shared/wire.ts';
 import { ptBR } from './pt-BR.ts';
 import { spoken, type Translation } from './translation.ts';
 
@@ -18,10 +19,10 @@ const LOADERS: Record<Language, () => Promise<Translation>> = {
 };
 const loaded: Partial<Record<Language, Translation>> = {};
 
-/** `en*` English, `es*` Spanish, anything else (pt-BR, no tag, another language) Brazilian Portuguese. */
+/** The language's chunk for a BCP 47 tag (src/shared/wire.ts `widgetLocale`), or null for pt-BR, which is in the bundle. */
 function languageOf(tag: string | undefined): Language | null {
-  const lang = (tag ?? '').toLowerCase();
-  return lang.startsWith('en') ? 'en' : lang.startsWith('es') ? 'es' : null;
+  const locale = widgetLocale(tag);
+  return locale === 'pt-BR' ? null : locale;
 }
 
 /** The locale for a BCP 47 tag when it is at hand (pt-BR always; en and es once loaded); else undefined. */

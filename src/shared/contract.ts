@@ -8,6 +8,7 @@ import { z } from 'zod/mini';
 import { LIMITS, charCount, printableTextProblem } from './limits.ts';
 import { isValidDocument } from './document.ts';
 import { PAYMENT_STATUSES } from './status.ts';
+import { FIRST_SCREEN } from './wire.ts';
 import { PixKeyTypeSchema, TransferValue, TransferView, amountInReais, pixKeyCheck } from './payouts.ts';
 
 /** A payment value in reais: cents as decimals, within the partner's limits. */
@@ -215,6 +216,15 @@ export const CheckoutPaymentRequest = /* @__PURE__ */ z.strictObject({
   renew: z.optional(z.literal(true, { error: 'must be true, or left out' })),
 });
 export type CheckoutPaymentRequest = z.infer<typeof CheckoutPaymentRequest>;
+
+/**
+ * Its query: `render`, a script-tag page's head asking for the payment's first screen with it
+ * (src/shared/wire.ts FIRST_SCREEN), in one of the widget's locales. Any other parameter is refused.
+ */
+export const CheckoutPaymentQuery = /* @__PURE__ */ z.strictObject({
+  [FIRST_SCREEN.param]: z.optional(z.enum(FIRST_SCREEN.locales, { error: `must be one of ${FIRST_SCREEN.locales.join(', ')}` })),
+});
+export type CheckoutPaymentQuery = z.infer<typeof CheckoutPaymentQuery>;
 
 /**
  * POST {endpoint}/payments in open-amount mode (off unless the server turns it on): the browser

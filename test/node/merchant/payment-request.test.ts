@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { runInNewContext } from 'node:vm';
 import { after, before, test } from 'node:test';
 import { ProxyClient, ProxyError, type Answer } from '../../../src/api/client.ts';
-import { CHECKOUT_PATHS, EARLY_REQUESTS, fillPath } from '../../../src/shared/wire.ts';
+import { CHECKOUT_PATHS, EARLY_REQUESTS, FIRST_SCREEN, fillPath } from '../../../src/shared/wire.ts';
 import { renderPaymentRequest } from '../../../server/merchant/payment-request.ts';
 import { fencedBlocks, readDoc } from '../../support/markdown.ts';
 
@@ -40,7 +40,9 @@ before(async () => {
       return;
     }
     res.writeHead(201, { 'content-type': 'application/json' });
-    res.end(JSON.stringify(PAYMENT));
+    // Asked for its first screen: the proxy adds it to the payment (server/routes/checkouts.ts).
+    const screen = { css: ':host{}', html: '<div part="base"></div>', texts: { copy: 'c', copied: 'd', failed: 'f' } };
+    res.end(JSON.stringify(req.url?.includes(`?${FIRST_SCREEN.param}=`) ? { ...PAYMENT, [FIRST_SCREEN.field]: screen } : PAYMENT));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -66,9 +68,22 @@ test("the page's request is the widget's own call, sent once, and its answer is 
   const requests = page[EARLY_REQUESTS] as Record<string, Promise<Answer>>;
   assert.deepEqual(Object.keys(requests), [url]);
   const answer = await requests[url]!;
-  assert.deepEqual(seen, [`POST ${fillPath('/api' + CHECKOUT_PATHS.checkoutPayment, { id: checkout })}`]);
+  assert.deepEqual(seen.splice(0), [`POST ${fillPath('/api' + CHECKOUT_PATHS.checkoutPayment, { id: checkout })}?${FIRST_SCREEN.param}=pt-BR`]);
   assert.equal(answer.status, 201);
+  // The first screen is the page's (no element here to put it in: the page's script goes on), never the widget's.
+  assert.ok(!answer.text.includes(FIRST_SCREEN.field), answer.text);
   assert.deepEqual(await client.checkoutPayment(checkout, undefined, {}, Promise.resolve(answer)), { payment: PAYMENT, created: true });
+});
+
+test("the first screen is asked for in the element's language (any tag, as the widget reads it), and not at all with firstScreen: false", async () => {
+  const urls = (options: Partial<Parameters<typeof renderPaymentRequest>[1]>) => {
+    const page = runInPage(renderPaymentRequest('co_lang', { endpoint: `${origin}/api`, ...options }), 'https://shop.example/pay');
+    return Promise.all(Object.values(page[EARLY_REQUESTS] as Record<string, Promise<Answer>>)).then(() => seen.splice(0));
+  };
+  assert.deepEqual(await urls({ locale: 'en-US' }), [`POST /api/checkouts/co_lang/payment?${FIRST_SCREEN.param}=en`]);
+  assert.deepEqual(await urls({ locale: 'es' }), [`POST /api/checkouts/co_lang/payment?${FIRST_SCREEN.param}=es`]);
+  assert.deepEqual(await urls({ locale: 'fr' }), [`POST /api/checkouts/co_lang/payment?${FIRST_SCREEN.param}=pt-BR`]);
+  assert.deepEqual(await urls({ firstScreen: false }), ['POST /api/checkouts/co_lang/payment']);
 });
 
 test("an error answer keeps its status and Retry-After: the widget's client reads the same error it would have", async () => {
@@ -77,12 +92,13 @@ test("an error answer keeps its status and Retry-After: the widget's client read
   const requests = page[EARLY_REQUESTS] as Record<string, Promise<Answer>>;
   const sent = requests[`${origin}/api/checkouts/co_busy/payment`]!;
   const error = await new ProxyClient(`${origin}/api`).checkoutPayment('co_busy', undefined, {}, sent).catch((e: unknown) => e);
+  seen.splice(0);
   assert.ok(error instanceof ProxyError);
   assert.deepEqual([error.code, error.status, error.retryAfterMs], ['status_unverified', 503, 7000]);
 });
 
 test('nothing in its inputs can end the script element or leave the nonce attribute', () => {
-  const tag = renderPaymentRequest('co_</script><script>alert(1)//', { endpoint: '/api</script>', nonce: 'n"><script>' });
+  const tag = renderPaymentRequest('co_</script><script>alert(1)//', { endpoint: '/api</script>', nonce: 'n"><script>', locale: 'pt</script>' });
   assert.equal(tag.match(/<\/script/g)?.length, 1, tag);
   assert.ok(tag.endsWith('</script>'));
   assert.ok(tag.startsWith('<script nonce="n&#34;&#62;&#60;script&#62;">'), tag);

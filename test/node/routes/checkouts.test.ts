@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { CheckoutId, CheckoutView, PaymentView } from '../../../src/shared/contract.ts';
 import { ErrorBody } from '../../../src/shared/errors.ts';
+import { FIRST_SCREEN, type FirstScreen } from '../../../src/shared/wire.ts';
 import { createApp, type AppDeps } from '../../../server/app.ts';
 import { startDevStack, type DevStack, type DevStackOptions } from '../../../server/dev-stack.ts';
 import { createLogger } from '../../../server/log.ts';
@@ -279,6 +280,50 @@ describe("the browser gets the checkout's payment", () => {
     const error = expectError(await payFor(stack, 'co_short'), 400, 'invalid_request');
     assert.ok(error.fields?.id);
     expectError(await browser(stack, 'GET', `/checkouts/co_${'A'.repeat(24)}/payment`), 405, 'method_not_allowed');
+  });
+});
+
+describe("the payment's first screen, for a script-tag page's head (?render=)", () => {
+  const PHONE = 'Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Mobile Safari/537.36';
+  const DESKTOP = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36';
+  const renderFor = (id: string, query: string, userAgent = PHONE) =>
+    browser(stack, 'POST', `/checkouts/${id}/payment?${query}`, { headers: { 'user-agent': userAgent } });
+
+  test("the answer is the payment, plus its shadow root's styles and markup (the QR, the code) and the copy texts, in the asked language", async () => {
+    const checkout = await newCheckout();
+    const { res, json } = await renderFor(checkout.checkout_id, `${FIRST_SCREEN.param}=pt-BR`);
+    assert.equal(res.status, 201);
+    const { [FIRST_SCREEN.field]: screen, ...rest } = json as Record<string, unknown> & { [FIRST_SCREEN.field]: FirstScreen };
+    const payment = PaymentView.parse(rest);
+    // The same payment as any later call answers: the render adds to the answer, it changes nothing of it.
+    const again = await payFor(stack, checkout.checkout_id);
+    assert.equal(again.res.status, 200);
+    assert.deepEqual(Object.keys(again.json as object).sort(), Object.keys(rest).sort());
+    assert.equal(PaymentView.parse(again.json).reference, payment.reference);
+    assert.match(screen.css, /:host/);
+    assert.doesNotMatch(screen.html, /<style|<template|<script|<!--|<\?/, "the styles apart; no nested shadow root, script or hydration marker");
+    assert.match(screen.html, /<svg[^>]*part="qr"|part="qr"[^>]*>\s*<svg/);
+    assert.ok(screen.html.includes(`>${payment.brcode}</textarea>`), 'the code in its field, to select and copy before any script');
+    assert.deepEqual(screen.texts, { copy: 'Copiar código', copied: 'Código copiado', failed: 'Não foi possível copiar. O código está selecionado: copie manualmente.' });
+    const english = await renderFor((await newCheckout()).checkout_id, `${FIRST_SCREEN.param}=en`);
+    assert.equal((english.json as { [FIRST_SCREEN.field]: FirstScreen })[FIRST_SCREEN.field].texts.copy, 'Copy code');
+  });
+
+  test('the layout is guessed from the request as the server render guesses it: on a phone the code comes before the QR', async () => {
+    const order = (html: string) => Math.sign(html.indexOf('part="code"') - html.indexOf('part="qr"'));
+    const phone = await renderFor((await newCheckout()).checkout_id, `${FIRST_SCREEN.param}=pt-BR`, PHONE);
+    const desktop = await renderFor((await newCheckout()).checkout_id, `${FIRST_SCREEN.param}=pt-BR`, DESKTOP);
+    assert.equal(order((phone.json as { [FIRST_SCREEN.field]: FirstScreen })[FIRST_SCREEN.field].html), -1);
+    assert.equal(order((desktop.json as { [FIRST_SCREEN.field]: FirstScreen })[FIRST_SCREEN.field].html), 1);
+  });
+
+  test('another language or any other parameter: 400 naming it, and no payment issued', async () => {
+    const checkout = await newCheckout();
+    const error = expectError(await renderFor(checkout.checkout_id, `${FIRST_SCREEN.param}=fr`), 400, 'invalid_request');
+    assert.ok(error.fields?.[FIRST_SCREEN.param], JSON.stringify(error));
+    expectError(await renderFor(checkout.checkout_id, 'amount=1'), 400, 'invalid_request');
+    const { json } = await merchant(stack, 'GET', `/checkouts/${checkout.checkout_id}`);
+    assert.equal(CheckoutView.parse(json).payment ?? null, null, "a refused call issues nothing");
   });
 });
 
