@@ -143,7 +143,9 @@ export function createHttpApp(services: Services, settings: ResolvedSettings, dr
     }),
   );
   const apiKey = requireApiKey(settings.apiKey);
-  app.route(basePath, checkoutRoutes({
+  app.route(
+    basePath,
+    checkoutRoutes({
       checkouts: services.checkouts,
       requireApiKey: apiKey,
       limitCreate,
@@ -151,7 +153,8 @@ export function createHttpApp(services: Services, settings: ResolvedSettings, dr
       sameOrigin,
       // Lit and the widget's code are loaded only when a page first asks for a first screen.
       renderFirstScreen: (payment, options) => import('./ssr/render.ts').then((ssr) => ssr.renderFirstScreen(payment, options)),
-    }));
+    }),
+  );
   app.route(basePath, payoutRoutes({ payouts: services.payouts, requireApiKey: apiKey }));
   app.route(basePath, merchantRoutes({ feed: services.feed, requireApiKey: apiKey }));
   app.route(basePath, openApiRoutes(basePath));

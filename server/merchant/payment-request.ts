@@ -21,7 +21,8 @@
  * Plain ES2017 and no import: a merchant's server in any language can write the same bytes
  * (docs/widget.md has them).
  */
-import { EARLY_REQUESTS, CHECKOUT_PATHS, FIRST_SCREEN, fillPath, underEndpoint, widgetLocale } from '../../src/shared/wire.ts';
+import { FIRST_SCREEN, widgetLocale } from '../../src/shared/first-screen.ts';
+import { EARLY_REQUESTS, CHECKOUT_PATHS, fillPath, underEndpoint } from '../../src/shared/wire.ts';
 import { COPY_HANDLER } from './copy-handler.ts';
 import { escapeHtml } from './html.ts';
 import { requireSet } from './not-set.ts';

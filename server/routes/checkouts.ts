@@ -4,7 +4,8 @@
  */
 import { Hono, type MiddlewareHandler } from 'hono';
 import { CheckoutPaymentQuery, CheckoutPaymentRequest, CreateCheckoutRequest, type PaymentView } from '../../src/shared/contract.ts';
-import { CHECKOUT_PATHS, FIRST_SCREEN, type FirstScreen, type FirstScreenLocale } from '../../src/shared/wire.ts';
+import { FIRST_SCREEN, type FirstScreen, type FirstScreenLocale } from '../../src/shared/first-screen.ts';
+import { CHECKOUT_PATHS } from '../../src/shared/wire.ts';
 import type { CheckoutService } from '../domain/checkouts.ts';
 import { checkoutIdOf, parseBody, parseOptionalBody, parseQuery } from '../http/input.ts';
 import { allowOnly } from '../http/method-not-allowed.ts';

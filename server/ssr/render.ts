@@ -17,7 +17,7 @@ import { loadLater } from '../../src/load-later.ts';
 import { loadLocale } from '../../src/locales/index.ts';
 import { PixCheckout } from '../../src/pix-checkout.ts';
 import { PaymentView, type CheckoutView } from '../../src/shared/contract.ts';
-import type { FirstScreen, FirstScreenLocale } from '../../src/shared/wire.ts';
+import type { FirstScreen, FirstScreenLocale } from '../../src/shared/first-screen.ts';
 import { COPY_HANDLER } from '../merchant/copy-handler.ts';
 import { escapeHtml } from '../merchant/html.ts';
 import { requireSet } from '../merchant/not-set.ts';
@@ -104,7 +104,9 @@ export async function renderPixCheckout(checkout: RenderableCheckout, options: R
     return `<pix-checkout${Object.entries(attributes)
       .filter(([, value]) => value !== undefined)
       .map(([name, value]) => ` ${name}="${escapeHtml(value!)}"`)
-      .join('')}></pix-checkout>${renderPaymentRequest(checkout.checkout_id, { endpoint: options.endpoint, nonce: options.nonce, locale, firstScreen: options.mode !== 'link' })}`;
+      .join(
+        '',
+      )}></pix-checkout>${renderPaymentRequest(checkout.checkout_id, { endpoint: options.endpoint, nonce: options.nonce, locale, firstScreen: options.mode !== 'link' })}`;
   }
   const { markup, texts } = await renderElement(checkout.checkout_id, payment, { ...options, locale });
   if (options.mode === 'link') return markup;

@@ -1,5 +1,5 @@
 import type { ReactiveController, ReactiveControllerHost } from 'lit';
-import { COPIED_FOR_MS } from '../shared/wire.ts';
+import { COPIED_FOR_MS } from '../shared/first-screen.ts';
 import type { PixEnvironment } from './environment.ts';
 
 /** How a copy ended: by the Clipboard API, by the execCommand fallback, or not at all (text selected). */

@@ -3,7 +3,7 @@
  * their own, loaded when a widget on the page speaks them (beside its first request, see
  * src/controllers/locale.ts), so a Brazilian page downloads no text it does not show.
  */
-import { widgetLocale } from '../shared/wire.ts';
+import { widgetLocale } from '../shared/first-screen.ts';
 import { ptBR } from './pt-BR.ts';
 import { spoken, type Translation } from './translation.ts';
 

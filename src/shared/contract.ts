@@ -8,7 +8,7 @@ import { z } from 'zod/mini';
 import { LIMITS, charCount, printableTextProblem } from './limits.ts';
 import { isValidDocument } from './document.ts';
 import { PAYMENT_STATUSES } from './status.ts';
-import { FIRST_SCREEN } from './wire.ts';
+import { FIRST_SCREEN } from './first-screen.ts';
 import { PixKeyTypeSchema, TransferValue, TransferView, amountInReais, pixKeyCheck } from './payouts.ts';
 
 /** A payment value in reais: cents as decimals, within the partner's limits. */

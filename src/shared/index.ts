@@ -6,6 +6,7 @@
  */
 export * from './contract.ts';
 export * from './wire.ts';
+export * from './first-screen.ts';
 export * from './errors.ts';
 export * from './limits.ts';
 export * from './status.ts';

@@ -11,7 +11,8 @@ import type { AddressInfo } from 'node:net';
 import { runInNewContext } from 'node:vm';
 import { after, before, test } from 'node:test';
 import { ProxyClient, ProxyError, type Answer } from '../../../src/api/client.ts';
-import { CHECKOUT_PATHS, EARLY_REQUESTS, FIRST_SCREEN, fillPath } from '../../../src/shared/wire.ts';
+import { FIRST_SCREEN } from '../../../src/shared/first-screen.ts';
+import { CHECKOUT_PATHS, EARLY_REQUESTS, fillPath } from '../../../src/shared/wire.ts';
 import { renderPaymentRequest } from '../../../server/merchant/payment-request.ts';
 import { fencedBlocks, readDoc } from '../../support/markdown.ts';
 

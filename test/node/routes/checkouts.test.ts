@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { CheckoutId, CheckoutView, PaymentView } from '../../../src/shared/contract.ts';
 import { ErrorBody } from '../../../src/shared/errors.ts';
-import { FIRST_SCREEN, type FirstScreen } from '../../../src/shared/wire.ts';
+import { FIRST_SCREEN, type FirstScreen } from '../../../src/shared/first-screen.ts';
 import { createApp, type AppDeps } from '../../../server/app.ts';
 import { startDevStack, type DevStack, type DevStackOptions } from '../../../server/dev-stack.ts';
 import { createLogger } from '../../../server/log.ts';
@@ -301,10 +301,14 @@ describe("the payment's first screen, for a script-tag page's head (?render=)", 
     assert.deepEqual(Object.keys(again.json as object).sort(), Object.keys(rest).sort());
     assert.equal(PaymentView.parse(again.json).reference, payment.reference);
     assert.match(screen.css, /:host/);
-    assert.doesNotMatch(screen.html, /<style|<template|<script|<!--|<\?/, "the styles apart; no nested shadow root, script or hydration marker");
+    assert.doesNotMatch(screen.html, /<style|<template|<script|<!--|<\?/, 'the styles apart; no nested shadow root, script or hydration marker');
     assert.match(screen.html, /<svg[^>]*part="qr"|part="qr"[^>]*>\s*<svg/);
     assert.ok(screen.html.includes(`>${payment.brcode}</textarea>`), 'the code in its field, to select and copy before any script');
-    assert.deepEqual(screen.texts, { copy: 'Copiar código', copied: 'Código copiado', failed: 'Não foi possível copiar. O código está selecionado: copie manualmente.' });
+    assert.deepEqual(screen.texts, {
+      copy: 'Copiar código',
+      copied: 'Código copiado',
+      failed: 'Não foi possível copiar. O código está selecionado: copie manualmente.',
+    });
     const english = await renderFor((await newCheckout()).checkout_id, `${FIRST_SCREEN.param}=en`);
     assert.equal((english.json as { [FIRST_SCREEN.field]: FirstScreen })[FIRST_SCREEN.field].texts.copy, 'Copy code');
   });
@@ -323,7 +327,7 @@ describe("the payment's first screen, for a script-tag page's head (?render=)", 
     assert.ok(error.fields?.[FIRST_SCREEN.param], JSON.stringify(error));
     expectError(await renderFor(checkout.checkout_id, 'amount=1'), 400, 'invalid_request');
     const { json } = await merchant(stack, 'GET', `/checkouts/${checkout.checkout_id}`);
-    assert.equal(CheckoutView.parse(json).payment ?? null, null, "a refused call issues nothing");
+    assert.equal(CheckoutView.parse(json).payment ?? null, null, 'a refused call issues nothing');
   });
 });
 
