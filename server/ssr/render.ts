@@ -106,7 +106,7 @@ export async function renderPixCheckout(checkout: RenderableCheckout, options: R
       .map(([name, value]) => ` ${name}="${escapeHtml(value!)}"`)
       .join(
         '',
-      )}></pix-checkout>${renderPaymentRequest(checkout.checkout_id, { endpoint: options.endpoint, nonce: options.nonce, locale, firstScreen: options.mode !== 'link' })}`;
+      )}></pix-checkout>${renderPaymentRequest(checkout.checkout_id, { endpoint: options.endpoint, nonce: options.nonce, locale, firstScreen: options.mode !== 'link' && (options.layout ?? 'auto') === 'auto' })}`;
   }
   const { markup, texts } = await renderElement(checkout.checkout_id, payment, { ...options, locale });
   if (options.mode === 'link') return markup;

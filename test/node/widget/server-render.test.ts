@@ -183,7 +183,10 @@ describe('renderPixCheckout', () => {
     assert.match(html, /<style nonce="r4nd0m&#34;">:host\{/);
     assert.equal(html.match(/<style\b/g)?.length, 1);
     // Right after the element (it finds the element as its previous sibling), in the page's language.
-    assert.match(html, /<\/pix-checkout>(<!--[^>]*-->)*<script nonce="r4nd0m&#34;">\(\(\)=>\{[^<]*"copied":"Código copiado"[^<]*<\/script>$/);
+    assert.match(
+      html,
+      /<\/pix-checkout>(<!--[^>]*-->)*<script nonce="r4nd0m&#34;">\(\(e,t\)=>\{[^<]*\}\)\(document\.currentScript\.previousElementSibling,\{[^<]*"copied":"Código copiado"[^<]*<\/script>$/,
+    );
   });
 
   test('link mode has no copy button, and no inline handler', async () => {
@@ -201,9 +204,12 @@ describe('renderPixCheckout', () => {
     // The page's own attributes are kept; the nonce is the request script's.
     assert.equal(
       await renderPixCheckout(checkout, { endpoint: '/api', id: 'pay', layout: 'phone', theme: 'dark', nonce: 'n0' }),
-      `<pix-checkout id="pay" endpoint="/api" checkout="co_AAAAAAAAAAAAAAAAAAAAAAAA" locale="pt-BR" layout="phone" theme="dark"></pix-checkout>${renderPaymentRequest(checkout.checkout_id, { endpoint: '/api', nonce: 'n0' })}`,
+      // Its own layout: the request alone (the page's first screen goes only into an element in the default layout).
+      `<pix-checkout id="pay" endpoint="/api" checkout="co_AAAAAAAAAAAAAAAAAAAAAAAA" locale="pt-BR" layout="phone" theme="dark"></pix-checkout>${renderPaymentRequest(checkout.checkout_id, { endpoint: '/api', nonce: 'n0', firstScreen: false })}`,
     );
-    assert.match(html, /<script>[^<]*fetch\(u,\{method:"POST"\}\)/);
+    // With the payment's first screen, in the element's language.
+    assert.match(html, /<script>[^<]*fetch\(u\+"\?render=pt-BR",\{method:"POST"\}\)/);
+    assert.match(await renderPixCheckout(checkout, { endpoint: '/api', locale: 'en' }), /<script>[^<]*fetch\(u\+"\?render=en",/);
   });
 
   test('missing is missing: a checkout or an endpoint not set says so', async () => {
