@@ -4,6 +4,7 @@
  * carry. A route added to the app is added here too: test/node/routes/openapi.test.ts holds the
  * document to the app's routes, both ways.
  */
+import { FIRST_SCREEN } from '../../src/shared/first-screen.ts';
 import type { ErrorCode } from '../../src/shared/errors.ts';
 import { MERCHANT_PATHS } from '../../src/shared/merchant.ts';
 import { PAYOUT_PATHS } from '../../src/shared/payouts.ts';
@@ -185,10 +186,23 @@ export function operations(): Operation[] {
       path: CHECKOUT_PATHS.checkoutPayment,
       id: 'getCheckoutPayment',
       summary: "The checkout's live payment (from the browser)",
-      description: 'Issued on the first call; `{"renew": true}` asks for a new code before this one expires.',
+      description:
+        'Issued on the first call; `{"renew": true}` asks for a new code before this one expires. With `render`, the answer has the payment\'s first screen beside it (`first_screen`), for a script-tag page\'s head (renderPaymentRequest); a render that fails leaves it out.',
       tag: 'Browser',
+      query: [
+        {
+          name: FIRST_SCREEN.param,
+          in: 'query',
+          required: false,
+          description: "The payment's first screen too, in this language.",
+          schema: { type: 'string', enum: [...FIRST_SCREEN.locales] },
+        },
+      ],
       body: { schema: 'CheckoutPaymentRequest', required: false },
-      ok: { 201: json(ref('PaymentView'), 'A new payment issued.'), 200: json(ref('PaymentView'), 'The current payment.') },
+      ok: {
+        201: json({ oneOf: [ref('PaymentView'), ref('PaymentViewWithFirstScreen')] }, 'A new payment issued.'),
+        200: json({ oneOf: [ref('PaymentView'), ref('PaymentViewWithFirstScreen')] }, 'The current payment.'),
+      },
       errors: merge(BODY_ERRORS, UPSTREAM_ERRORS, { 403: ['forbidden'], 404: ['not_found'], 409: ['renewals_exhausted'], 429: ['rate_limited'] }),
     },
     {

@@ -19,6 +19,7 @@ import {
   PaymentView,
 } from '../../src/shared/contract.ts';
 import { ERROR_CODES, ErrorBody } from '../../src/shared/errors.ts';
+import { FIRST_SCREEN } from '../../src/shared/first-screen.ts';
 import { MERCHANT_PATHS, Report } from '../../src/shared/merchant.ts';
 import { IDEMPOTENCY_HEADER, TransferList, TransferView } from '../../src/shared/payouts.ts';
 import { allowOnly } from '../http/method-not-allowed.ts';
@@ -33,12 +34,36 @@ function jsonSchema(schema: z.core.$ZodType, io: 'input' | 'output'): Json {
 
 /** The components every operation refers to: one schema per contract type. */
 function components(): Json {
+  const paymentView = jsonSchema(PaymentView, 'output');
   return {
     schemas: {
       Error: { ...jsonSchema(ErrorBody, 'output'), description: 'Every refusal: `error.code` (one of ERROR_CODES), a sentence, and per-field problems.' },
       ErrorCode: { type: 'string', enum: [...ERROR_CODES] },
       OpenPaymentRequest: jsonSchema(OpenPaymentRequest, 'input'),
-      PaymentView: jsonSchema(PaymentView, 'output'),
+      PaymentView: paymentView,
+      FirstScreen: {
+        type: 'object',
+        description:
+          "A payment's first screen, for a script-tag page's head (renderPaymentRequest) to put into the plain element before the widget's script arrives: the element's styles and shadow root markup as the server render writes them, and its copy button's texts.",
+        properties: {
+          css: { type: 'string' },
+          html: { type: 'string' },
+          texts: {
+            type: 'object',
+            properties: { copy: { type: 'string' }, copied: { type: 'string' }, failed: { type: 'string' } },
+            required: ['copy', 'copied', 'failed'],
+            additionalProperties: false,
+          },
+        },
+        required: ['css', 'html', 'texts'],
+        additionalProperties: false,
+      },
+      PaymentViewWithFirstScreen: {
+        ...paymentView,
+        description: `The payment, and its first screen (\`${FIRST_SCREEN.param}\` asked for it).`,
+        properties: { ...(paymentView.properties as Json), [FIRST_SCREEN.field]: ref('FirstScreen') },
+        required: [...(paymentView.required as string[]), FIRST_SCREEN.field],
+      },
       CreateCheckoutRequest: jsonSchema(CreateCheckoutRequest, 'input'),
       CheckoutPaymentRequest: jsonSchema(CheckoutPaymentRequest, 'input'),
       CheckoutView: jsonSchema(CheckoutView, 'output'),

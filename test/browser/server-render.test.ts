@@ -258,7 +258,7 @@ describe('a server-rendered <pix-checkout>', () => {
     const asked = requests.length;
     run();
     run();
-    const toCheckout = (from: number) => requests.slice(from).filter((url) => url.endsWith(`/checkouts/${checkout.checkout_id}/payment`));
+    const toCheckout = (from: number) => requests.slice(from).filter((url) => new URL(url).pathname.endsWith(`/checkouts/${checkout.checkout_id}/payment`));
     expect(toCheckout(asked).length, "the page's request, sent once").to.equal(1);
     const created: CustomEvent<{ resumed: boolean; payment: { reference: string } }>[] = [];
     const el = document.createElement('pix-checkout');
