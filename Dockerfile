@@ -25,12 +25,15 @@ COPY . .
 RUN npm run pack -- --destination /packages
 
 # 2. Install the server package alone into an empty app folder, production dependencies only (no
-#    tsx, no build tools). Same base image as the runtime: libsql's native binary matches its libc.
+#    tsx, no build tools), then its optional peers (lit, @lit-labs/ssr, at the ranges the package
+#    names): the proxy renders the payment's first screen a script-tag page's head asks for. Same
+#    base image as the runtime: libsql's native binary matches its libc.
 FROM ${NODE_IMAGE} AS install
 WORKDIR /app
 COPY --from=build /packages/ /packages/
 RUN printf '{"name":"pix-checkout-proxy","private":true}\n' > package.json \
  && npm install --omit=dev --no-audit --no-fund /packages/pix-checkout-server-*.tgz \
+ && npm install --omit=dev --no-audit --no-fund $(node -p "Object.entries(require('pix-checkout-server/package.json').peerDependencies).map(([name, range]) => name + '@' + range).join(' ')") \
  && rm -rf /root/.npm
 
 # 3. Run: node_modules and the lockfile npm wrote in step 2, nothing else.
