@@ -17,11 +17,11 @@ import { respondError } from './http/errors.ts';
 import { requireSet } from './merchant/not-set.ts';
 import { TokenBuckets, addressOf, bucketLimiter, clientAddress, limiter } from './http/rate-limit.ts';
 import { requestLines, requestLog } from './http/request-log.ts';
-import type { Logger } from './log.ts';
 import { SECURITY_HEADERS, collectHeaders } from './http/response-headers.ts';
 import { StreamSlots } from './http/stream-slots.ts';
 import { requestTelemetry } from './observability/http-telemetry.ts';
-import { checkoutRoutes, type CheckoutRoutesDeps } from './routes/checkouts.ts';
+import { checkoutRoutes } from './routes/checkouts.ts';
+import { firstScreenRenderer } from './http/first-screens.ts';
 import { HEALTH_PATHS, healthRoutes } from './routes/health.ts';
 import { merchantRoutes } from './routes/merchant.ts';
 import { metricsRoutes } from './routes/metrics.ts';
@@ -144,7 +144,8 @@ export function createHttpApp(services: Services, settings: ResolvedSettings, dr
     }),
   );
   const apiKey = requireApiKey(settings.apiKey);
-  const firstScreens = firstScreenRenderer(logger);
+  // Lit and the widget's code are loaded when a page first asks (a proxy whose pages never do loads neither).
+  const firstScreens = firstScreenRenderer(logger, () => import('./ssr/render.ts'));
   app.route(
     basePath,
     checkoutRoutes({
@@ -176,32 +177,4 @@ export function createHttpApp(services: Services, settings: ResolvedSettings, dr
   app.onError((error, c) => respondError(c, error, logger.child({ req_id: c.get('reqId') }), services.outage));
   const runtime: PixRuntime = { ...(Object.fromEntries(RUNTIME_KEYS.map((key) => [key, services[key]])) as RuntimeServices), fastPath };
   return Object.assign(app, { pix: runtime });
-}
-
-/**
- * The payments' first screens for pages' heads (`?render=`): the widget's server render, loaded when
- * a page first asks (Lit and the widget's code stay out of a proxy whose pages never do). It needs
- * the render entry's optional peers, lit and @lit-labs/ssr (the container image installs them);
- * without them, or when a render fails, the page gets its payment without its first screen (the
- * widget draws it), and the log says why, once.
- */
-function firstScreenRenderer(logger: Logger) {
-  let renderer: Promise<{ renderFirstScreen: CheckoutRoutesDeps['renderFirstScreen'] }> | undefined;
-  let told = false;
-  return {
-    async render(...args: Parameters<CheckoutRoutesDeps['renderFirstScreen']>) {
-      try {
-        return await (await (renderer ??= import('./ssr/render.ts'))).renderFirstScreen(...args);
-      } catch (error) {
-        if (!told) {
-          told = true;
-          logger.warn(
-            { component: 'first-screen', err: error instanceof Error ? error.message : String(error) },
-            "a page's first screen could not be rendered (lit and @lit-labs/ssr must be installed beside pix-checkout-server): pages get their payment without it",
-          );
-        }
-        throw error;
-      }
-    },
-  };
 }

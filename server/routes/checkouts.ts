@@ -3,10 +3,11 @@
  * checkout's payment for the browser, which sends no amount: the checkout fixed it.
  */
 import { Hono, type MiddlewareHandler } from 'hono';
-import { CheckoutPaymentQuery, CheckoutPaymentRequest, CreateCheckoutRequest, type PaymentView } from '../../src/shared/contract.ts';
-import { FIRST_SCREEN, type FirstScreen, type FirstScreenLocale } from '../../src/shared/first-screen.ts';
+import { CheckoutPaymentQuery, CheckoutPaymentRequest, CreateCheckoutRequest } from '../../src/shared/contract.ts';
+import { FIRST_SCREEN } from '../../src/shared/first-screen.ts';
 import { CHECKOUT_PATHS } from '../../src/shared/wire.ts';
 import type { CheckoutService } from '../domain/checkouts.ts';
+import type { Render } from '../http/first-screens.ts';
 import { checkoutIdOf, parseBody, parseOptionalBody, parseQuery } from '../http/input.ts';
 import { allowOnly } from '../http/method-not-allowed.ts';
 
@@ -21,7 +22,7 @@ export interface CheckoutRoutesDeps {
    * The payment's first screen for a script-tag page's head (`?render=`, src/shared/wire.ts
    * FIRST_SCREEN): the widget's server render (server/ssr/render.ts), loaded on the first such request.
    */
-  renderFirstScreen: (payment: PaymentView, options: { locale: FirstScreenLocale; headers: Headers }) => Promise<FirstScreen>;
+  renderFirstScreen: Render;
 }
 
 export function checkoutRoutes({ checkouts, requireApiKey, limitCreate, cors, sameOrigin, renderFirstScreen }: CheckoutRoutesDeps): Hono {
