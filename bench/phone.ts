@@ -39,7 +39,7 @@ import { build } from 'vite';
 import { renderOrderPage } from '../demo/order-page.ts';
 import { startDemo } from '../demo/server.ts';
 import { createCheckoutClient, renderPaymentRequest } from '../server/index.ts';
-import type { CheckoutView } from '../src/shared/index.ts';
+import { FIRST_SCREEN, type CheckoutView } from '../src/shared/index.ts';
 import { CHROME_ARGS, findChrome } from '../test/support/find-chrome.mjs';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -87,7 +87,7 @@ const PHONE = {
 };
 
 const MODES = {
-  a: "script tag, payment issued by the page (asked for by the page's head)",
+  a: "script tag, payment issued by the page (asked for by the page's head, which puts its first screen in)",
   b: 'script tag, payment in the page (payment-from) + modulepreload',
   c: 'server-rendered (declarative shadow DOM)',
   d: `Adyen Web ${ADYEN_VERSION} Pix (createFromAction)`,
@@ -158,6 +158,11 @@ const PIX_LOGO =
 // The store as deployed (no test panel): the page a customer gets.
 const demo = await startDemo({ sandbox: false });
 const client = createCheckoutClient({ url: demo.stack.apiUrl, apiKey: demo.stack.apiKey });
+// The proxy loads its first screens' renderer when a page first asks: loaded here, as on a proxy that has served a page.
+{
+  const warm = await client.checkouts.create({ value: 1, order_id: `bench-phone-warm-${process.pid}` });
+  await fetch(`${demo.stack.apiUrl}/checkouts/${warm.checkout_id}/payment?${FIRST_SCREEN.param}=pt-BR`, { method: 'POST' }).then((res) => res.text());
+}
 
 /** What each page of a run shows: set before the navigation, read by the front's routes. */
 const pages = new Map<string, string>();

@@ -25,10 +25,13 @@ export class TakeoverController implements ReactiveController {
     host.addController(this);
   }
 
-  /** Call before the host's first render: markup already in its shadow root is the server's or the page's. */
+  /**
+   * Call before the host's first render: a screen already in its shadow root is the server's or the
+   * page's (Lit's own `<style>` elements, where a browser cannot adopt style sheets, are not one).
+   */
   claim(): void {
     const root = this.#host.shadowRoot;
-    if (!this.#host.hasUpdated && root?.firstChild) this.#root = root;
+    if (!this.#host.hasUpdated && root?.querySelector('[part~="base"]')) this.#root = root;
   }
 
   /** The server's markup is still on screen. */
