@@ -15,7 +15,8 @@ import { renderPaymentRequest, renderPixCheckout, type RequestHeaders } from '..
 /**
  * `ssr`: the widget rendered here with its payment inside. `script`: the plain element, its payment
  * asked for by the page's head as it is parsed (renderPaymentRequest), in parallel with the widget's
- * script's download, and taken by the widget when it runs; `script-preload`: the plain element with
+ * script's download, with its first screen, which the head puts in, and taken over by the widget when
+ * it runs; `script-preload`: the plain element with
  * its payment written into the page (a `<script type="application/json">` its `payment-from` names,
  * so no request is made for it) and the script preloaded from the head (`<link rel="modulepreload">`).
  */
