@@ -9,7 +9,7 @@
  * request's absolute URL; the widget takes it (src/early.ts) and asks nothing more. A request nobody
  * takes costs nothing but the payment it issued, which the widget would have issued anyway.
  *
- * The first screen: the request asks the proxy for the payment's screen too (`?render=`, src/shared/wire.ts
+ * The first screen: the request asks the proxy for the payment's screen too (`?render=`, src/shared/first-screen.ts
  * `FIRST_SCREEN`), and the script puts it into the element as its shadow root as soon as both are
  * there, with the server render's copy handler (server/merchant/copy-handler.ts): the QR and a working
  * copy button on screen before the widget's script has arrived, which takes them over as it takes

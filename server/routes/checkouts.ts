@@ -19,7 +19,7 @@ export interface CheckoutRoutesDeps {
   cors: MiddlewareHandler;
   sameOrigin: MiddlewareHandler;
   /**
-   * The payment's first screen for a script-tag page's head (`?render=`, src/shared/wire.ts
+   * The payment's first screen for a script-tag page's head (`?render=`, src/shared/first-screen.ts
    * FIRST_SCREEN): the widget's server render (server/ssr/render.ts), loaded on the first such request.
    */
   renderFirstScreen: Render;

@@ -144,7 +144,7 @@ async function renderElement(
 const minifiedStyles = () => (styles ??= minifyCss(PixCheckout.elementStyles.map((style) => (style as CSSResult).cssText).join('')).trim());
 
 /**
- * The first screen of a checkout's payment (src/shared/wire.ts `FirstScreen`), for the proxy's answer
+ * The first screen of a checkout's payment (src/shared/first-screen.ts `FirstScreen`), for the proxy's answer
  * to a script-tag page's head (renderPaymentRequest): the element's shadow root as the server render
  * writes it, its styles apart (the page's script adopts them as a constructed style sheet, which a
  * page's Content-Security-Policy for styles does not refuse), with the layout guessed from the page's

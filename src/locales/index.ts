@@ -19,7 +19,7 @@ const LOADERS: Record<Language, () => Promise<Translation>> = {
 };
 const loaded: Partial<Record<Language, Translation>> = {};
 
-/** The language's chunk for a BCP 47 tag (src/shared/wire.ts `widgetLocale`), or null for pt-BR, which is in the bundle. */
+/** The language's chunk for a BCP 47 tag (src/shared/first-screen.ts `widgetLocale`), or null for pt-BR, which is in the bundle. */
 function languageOf(tag: string | undefined): Language | null {
   const locale = widgetLocale(tag);
   return locale === 'pt-BR' ? null : locale;

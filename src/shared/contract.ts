@@ -219,7 +219,7 @@ export type CheckoutPaymentRequest = z.infer<typeof CheckoutPaymentRequest>;
 
 /**
  * Its query: `render`, a script-tag page's head asking for the payment's first screen with it
- * (src/shared/wire.ts FIRST_SCREEN), in one of the widget's locales. Any other parameter is refused.
+ * (src/shared/first-screen.ts), in one of the widget's locales. Any other parameter is refused.
  */
 export const CheckoutPaymentQuery = /* @__PURE__ */ z.strictObject({
   [FIRST_SCREEN.param]: z.optional(z.enum(FIRST_SCREEN.locales, { error: `must be one of ${FIRST_SCREEN.locales.join(', ')}` })),

@@ -2,6 +2,7 @@
  * What a script-tag page's head (server/merchant/payment-request.ts), the proxy and the widget agree
  * on for the first screen the head puts on the page before the widget's script arrives.
  */
+
 /**
  * The first screen a script-tag page's head asks for with its payment (renderPaymentRequest): `?render=`
  * one of `locales` on the checkout's payment call adds `field` to a 2xx answer, the element's shadow root
