@@ -4,11 +4,14 @@
  */
 // First: the checkout payments of the page's elements are asked for before the rest is evaluated.
 import './start-early.ts';
+import { pageScreens } from './early.ts';
 import { PixCheckout } from './pix-checkout.ts';
 
 export * from './element.ts';
 
-if (!customElements.get('pix-checkout')) customElements.define('pix-checkout', PixCheckout);
+const define = () => customElements.get('pix-checkout') || customElements.define('pix-checkout', PixCheckout);
+if (pageScreens) void pageScreens.then(define);
+else define();
 
 declare global {
   interface HTMLElementTagNameMap {

@@ -16,13 +16,6 @@ export type Later = typeof import('./later.ts');
 export let later: Later | undefined;
 let loading: Promise<Later> | undefined;
 
-/**
- * Resolves once the frame being prepared is painted (its animation frame, then a task): the chunk's
- * download and evaluation never delay the first QR's paint. A hidden page paints no frame: at once.
- */
-export const afterPaint = (): Promise<void> =>
-  new Promise((resolve) => (document.visibilityState === 'hidden' ? resolve() : requestAnimationFrame(() => setTimeout(resolve))));
-
 /** A failed load is tried again at the next occasion (the customer came back, time ran out, a render). */
 export const loadLater = (): Promise<Later> =>
   (loading ??= import('./later.ts').then(

@@ -18,9 +18,6 @@ import { styles } from './pix-checkout.styles.ts';
 import { CodeOnScreen } from './views/code.ts';
 import { renderScreen } from './views/screens.ts';
 
-/** How long the first render is held for a payment asked for early, or after the page's first screen shows its payment (shouldUpdate). */
-const HOLD_MS = 250;
-
 /** What the customer sees; also the element's custom state (`:state(paid)`): src/screens.ts lists them. */
 export type PixScreen = Screen;
 
@@ -245,32 +242,16 @@ export class PixCheckout extends LitElement {
   /**
    * A server-rendered widget keeps the server's markup, and a given payment waits, until the page's
    * language is at hand: no flash of another. The first screen a page's head put in
-   * (renderPaymentRequest) stays until the payment it shows is here, and HOLD_MS after (the script
-   * may run before the frame that shows it, which taking it over would hold back; its copy button
-   * works meanwhile). A payment asked for early (the page's request, or the script's at evaluation)
-   * is usually in at once: the loading screen waits HOLD_MS for it rather than flash before it, and
-   * the page's head may put its first screen in meanwhile.
+   * (renderPaymentRequest) stays until the payment it shows is here to take its place: no loading
+   * screen in between.
    */
   protected override shouldUpdate(changed: PropertyValues<this>): boolean {
     if (changed.has('locale') || changed.has('texts')) this.#i18n.applyTexts();
-    const takeover = this.#takeover;
-    if (!this.#given && !this.hasUpdated) {
-      takeover.claim();
+    if (this.#takeover.serverMarkup && !this.#given && this.screen === 'loading') {
       this.#session.startIfNew();
-      const loading = this.screen === 'loading';
-      if ((loading && takeover.serverMarkup) || ((takeover.serverMarkup || (loading && this.#session.early)) && !this.#held())) return false;
+      return false;
     }
-    return !(takeover.serverMarkup || this.#given) || this.#i18n.hasTranslation;
-  }
-
-  /** 0: the first render not held yet; 1: held; 2: held for HOLD_MS, then updated. */
-  #holding = 0;
-  #held(): boolean {
-    if (!this.#holding) {
-      this.#holding = 1;
-      this.#env().clock.setTimeout(() => ((this.#holding = 2), this.requestUpdate()), HOLD_MS);
-    }
-    return this.#holding > 1;
+    return !(this.#takeover.serverMarkup || this.#given) || this.#i18n.hasTranslation;
   }
 
   protected override willUpdate(changed: PropertyValues<this>): void {

@@ -10,7 +10,8 @@ import { CountdownController } from './countdown.ts';
 import type { PixEnvironment } from './environment.ts';
 import type { LocaleController } from './locale.ts';
 import { loadSaved, resumeKey, saveForReload } from './resume.ts';
-import { afterPaint, loadLater } from '../load-later.ts';
+import { loadLater } from '../load-later.ts';
+import { afterPaint } from '../paint.ts';
 import type { Screen } from '../screens.ts';
 import type { Connection, StatusController, StatusControllerOptions } from './status.ts';
 
@@ -55,8 +56,6 @@ export class PaymentSessionController implements ReactiveController {
   phase: Phase = 'idle';
   payment: PaymentView | null = null;
   connection: Connection = 'live';
-  /** Truthy: the payment on its way was asked for early (src/early.ts: the page's request, or the script's at evaluation; not for a new code), usually in at once. */
-  early: unknown = false;
   /** When this widget first showed the payment paid (epoch ms; 0 before): the receipt's time without `paid_at`. */
   paidSeen = 0;
   readonly countdown: CountdownController;
@@ -222,7 +221,8 @@ export class PaymentSessionController implements ReactiveController {
       if (id != null) {
         // Checkout mode: the proxy answers the checkout's live payment (the same one after a reload), or
         // issues the next one once it expired; it alone decides the amount and the number of renewals.
-        const answer = await ((this.early = !renew && takeEarly(this.#host.endpoint, id)) || client.checkoutPayment(id, creating.signal));
+        // Asked for already while the script was evaluated (src/early.ts), unless a new code is wanted.
+        const answer = await ((!renew && takeEarly(this.#host.endpoint, id)) || client.checkoutPayment(id, creating.signal));
         payment = answer.payment;
         resumed = !answer.created && !renew;
         // Asked for a new code but got the current one (an earlier code was paid after all).
