@@ -13,10 +13,10 @@
  * `FIRST_SCREEN`), and the script puts it into the element as its shadow root as soon as both are
  * there, with the server render's copy handler (server/merchant/copy-handler.ts): the QR and a working
  * copy button on screen before the widget's script has arrived, which takes them over as it takes
- * over a server render. Only into an element that shows nothing yet (the widget, when it runs first,
- * holds its first render for this answer) and that it would render the same (this checkout, no
- * payment of its own, the same locale, the default mode and layout); anything else is left to the
- * widget. The answer the widget reads is the proxy's without it.
+ * over a server render (on such a page the widget's script defines the element once that screen is
+ * painted, src/early.ts). Only into an element that shows nothing yet (the widget has not drawn it)
+ * and that it would render the same (this checkout, no payment of its own, the same locale, the
+ * default mode and layout); anything else is left to the widget. The answer the widget reads is the proxy's without it.
  *
  * Plain ES2017 and no import: a merchant's server in any language can write the same bytes
  * (docs/widget.md has them).
@@ -61,14 +61,14 @@ export function renderPaymentRequest(checkoutId: string, options: RenderPaymentR
     return `<script${nonce}>(()=>{const q=self.${EARLY_REQUESTS}||(self.${EARLY_REQUESTS}={}),u=new URL(${url},location.href).href;if(!q[u]){performance.mark("pix-checkout:request");(q[u]=fetch(u,{method:"POST"}).then(r=>r.text().then(text=>(${answer})))).catch(()=>{})}})()</script>`;
   const tag = options.locale ?? 'pt-BR';
   const field = FIRST_SCREEN.field;
-  // Into an element that shows nothing yet (no shadow root, or the widget's, still empty: it holds its
-  // first render for this answer), and only where the widget would render the same; `o` runs at the
-  // answer and, if the page is still being parsed then, once more when it is.
+  // Into an element that shows nothing yet (no shadow root: the widget has not drawn it), and only
+  // where the widget would render the same; `o` runs at the answer and, if the page is still being
+  // parsed then, once more when it is.
   const put =
-    `const o=()=>{try{for(const e of document.getElementsByTagName("pix-checkout")){let h=e.shadowRoot;` +
-    `if(e.getAttribute("checkout")===${scriptJson(checkoutId)}&&!(h&&h.firstChild)&&(e.getAttribute("locale")||"pt-BR")===${scriptJson(tag)}` +
+    `const o=()=>{try{for(const e of document.getElementsByTagName("pix-checkout"))` +
+    `if(e.getAttribute("checkout")===${scriptJson(checkoutId)}&&!e.shadowRoot&&(e.getAttribute("locale")||"pt-BR")===${scriptJson(tag)}` +
     `&&(e.getAttribute("mode")||"full")=="full"&&(e.getAttribute("layout")||"auto")=="auto"&&!e.hasAttribute("payment")&&!e.hasAttribute("payment-from")){` +
-    `const c=new CSSStyleSheet;c.replaceSync(s.css);h=h||e.attachShadow({mode:"open"});if(!h.adoptedStyleSheets.length)h.adoptedStyleSheets=[c];h.innerHTML=s.html;(${COPY_HANDLER})(e,s.texts);performance.mark("pix-checkout:first-screen")}}}catch(x){}};` +
+    `const c=new CSSStyleSheet;c.replaceSync(s.css);const h=e.attachShadow({mode:"open"});h.adoptedStyleSheets=[c];h.innerHTML=s.html;(${COPY_HANDLER})(e,s.texts);performance.mark("pix-checkout:first-screen")}}catch(x){}};` +
     `o();if(document.readyState=="loading")document.addEventListener("DOMContentLoaded",o)`;
   return (
     `<script${nonce}>(()=>{const q=self.${EARLY_REQUESTS}||(self.${EARLY_REQUESTS}={}),u=new URL(${url},location.href).href;if(!q[u]){performance.mark("pix-checkout:request");` +
