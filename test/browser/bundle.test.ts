@@ -27,4 +27,16 @@ describe('the script-tag bundle', () => {
       el.remove();
     }
   });
+
+  it('is styled: its styles adopted by the shadow root (the bundle carries its own css-tag, src/css-tag.ts)', async () => {
+    const el = await fixture<HTMLElement>(html`<pix-checkout endpoint=${apiUrl} amount="10.5"></pix-checkout>`);
+    await oneEvent(el, 'pix-created');
+    await (el as unknown as { updateComplete: Promise<unknown> }).updateComplete;
+    const root = el.shadowRoot!;
+    expect(root.adoptedStyleSheets.length).to.equal(1);
+    expect(getComputedStyle(root.querySelector('[part="base"]')!).display).to.equal('flex');
+    // The accent of the light palette, #0b7a5c.
+    expect(getComputedStyle(root.querySelector('[part="copy-button"]')!).backgroundColor).to.equal('rgb(11, 122, 92)');
+    el.remove();
+  });
 });
