@@ -89,40 +89,52 @@ export function minifyCssTemplates(): Plugin {
  * chunks), the environment, an event's detail, lit or the DOM uses: those keep their names. The
  * source keeps readable names; test/browser/bundle.test.ts and the end-to-end tests run the bundle.
  */
-const INTERNAL_PROPERTIES = new RegExp(
-  `^(${[
-    // LocaleController, PaymentSessionController, StatusController and their options, ProxyClient.
-    // Not the names the later chunk (src/later.ts) reads or calls across the chunk's edge: the status
-    // controller's options (client, env, onView, onError, onConnection, stream, isFinal), follow,
-    // checkNow, the client's getPayment and eventsUrl, the pending screen's fields its buttons read
-    // (t, payment, amount, moreTime, busy, sharer, share, save), the kit (src/kit.ts), and its exports.
-    'hasTranslation|localeReady|formatMoney|phase|paidSeen|countdown|connection|startIfNew|offersMoreTime|fail',
-    'i18n|announce|createPayment|checkoutPayment|created',
-    // ClipboardController, CountdownController, CodeOnScreen, the pending screen's fields, the element's inner state.
-    'reset|seconds|fraction|copyFirst|copyState|qr|receiver|check|path|announcement|timeAnnouncement|phoneScreen|applyTexts|copyCode|urlOf',
-    // Keys of src/shared/wire.ts's path and stream constants (the server has its own copy of them).
-    'payments|paymentEvents|checkouts|retryMs|keepAliveMs',
-    // The session's, the takeover's and the screens' own (src/views/screens.ts), and ProxyError's wait.
-    'renewalsLeft|adopt|followed|serverMarkup|claim|extras|session|retryAfterMs',
-  ].join('|')})$`,
-);
+const INTERNAL_PROPERTIES = [
+  // LocaleController, PaymentSessionController, StatusController and their options, ProxyClient.
+  'hasTranslation|localeReady|formatMoney|paidSeen|connection|startIfNew',
+  // ClipboardController, CountdownController, CodeOnScreen, the pending screen's fields, the element's inner state.
+  'reset|seconds|fraction|copyFirst|copyState|qr|receiver|check|path|announcement|timeAnnouncement|phoneScreen|applyTexts|copyCode|urlOf',
+  // Keys of src/shared/wire.ts's path and stream constants (the server has its own copy of them).
+  'payments|paymentEvents|checkouts|retryMs|keepAliveMs',
+  // The takeover's and the screens' own (src/views/screens.ts).
+  'adopt|followed|serverMarkup|claim|extras|session',
+].join('|');
 
 /**
- * Shortens INTERNAL_PROPERTIES in one chunk, before the minifier runs (the bundler's own property
- * mangling refuses builds of several chunks). Safe for that chunk alone: no other chunk uses those names.
+ * The names the later chunk (src/later.ts) reads or calls across the chunk's edge, shortened in both
+ * the script and that chunk to the same names: the session's members marked "the later chunk's", the
+ * status controller's options (client, onView, onError, onConnection, isFinal), follow, checkNow, the
+ * client's methods, ProxyError's wait, and the kit's (src/kit.ts) classes and helpers. Not the pending
+ * screen's fields its buttons read (t, payment, amount, moreTime, busy, sharer, share, save), the
+ * chunk's exports (read off its module), or a name lit or the DOM uses (`host`, `options`); lit's
+ * `html` and `nothing` are kit keys here, no property of lit's own code.
  */
-function mangleInternalProperties(fileName: string): Plugin {
+const ACROSS_CHUNKS = (
+  'phase|countdown|renewalsLeft|fail|i18n|announce|createPayment|checkoutPayment|getPayment|eventsUrl|created|retryAfterMs|' +
+  'renewalsUsed|creating|askAgain|askRenew|sessionHost|sessionOptions|client|order|show|setState|fireOutcome|' +
+  'onView|onError|onConnection|isFinal|follow|checkNow|env|stream|say|html|nothing|statusLine|splitSeconds|PixErrorEvent|PixSaveEvent|PixStatusChangeEvent'
+).split('|');
+/** One fixed short name each (`$a`, `$b`...): the same in every chunk, and never one the mangler picks itself. */
+const ACROSS_CHUNKS_NAMES = Object.fromEntries(ACROSS_CHUNKS.map((name, i) => [name, 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'[i]!]));
+
+/**
+ * Shortens property names before the minifier runs (the bundler's own property mangling refuses
+ * builds of several chunks): in the script, INTERNAL_PROPERTIES (no other chunk uses those names)
+ * and ACROSS_CHUNKS; in the later chunk, ACROSS_CHUNKS, to the same names.
+ */
+function mangleInternalProperties(script: string, later: string): Plugin {
   return {
     name: 'mangle-internal-properties',
     apply: 'build',
     renderChunk(code, chunk) {
-      if (chunk.fileName !== fileName) return null;
-      const result = minifySync(fileName, code, {
+      if (chunk.fileName !== script && chunk.fileName !== later) return null;
+      const names = chunk.fileName === script ? `${INTERNAL_PROPERTIES}|${ACROSS_CHUNKS.join('|')}` : ACROSS_CHUNKS.join('|');
+      const result = minifySync(chunk.fileName, code, {
         module: true,
         compress: false,
         mangle: false,
         codegen: { removeWhitespace: false },
-        mangleProps: { include: INTERNAL_PROPERTIES },
+        mangleProps: { include: new RegExp(`^(${names})$`), cache: ACROSS_CHUNKS_NAMES },
         sourcemap: true,
       });
       if (result.errors.length) this.error(result.errors.map((e) => e.message).join('\n'));
@@ -175,7 +187,13 @@ function smallCssTag(): Plugin {
  * minified, and a small module per language besides pt-BR, loaded only by pages that speak it.
  */
 export default defineConfig({
-  plugins: [smallCssTag(), minifyCssTemplates(), compressWithTerser(), mangleInternalProperties('pix-checkout.js'), sizeBudget('dist/pix-checkout.js')],
+  plugins: [
+    smallCssTag(),
+    minifyCssTemplates(),
+    compressWithTerser(),
+    mangleInternalProperties('pix-checkout.js', 'pix-checkout.later.js'),
+    sizeBudget('dist/pix-checkout.js'),
+  ],
   build: {
     outDir: 'dist',
     // dist/npm/ (vite.npm.config.ts) lives beside this file.

@@ -5,7 +5,7 @@
  * and its own early requests. Types only are imported here.
  */
 import type { html, nothing } from 'lit';
-import type { PixErrorEvent, PixSaveEvent } from './events.ts';
+import type { PixErrorEvent, PixSaveEvent, PixStatusChangeEvent } from './events.ts';
 import type { splitSeconds } from './controllers/countdown.ts';
 import type { statusLine } from './views/status.ts';
 
@@ -16,6 +16,7 @@ export interface Kit {
   splitSeconds: typeof splitSeconds;
   PixErrorEvent: typeof PixErrorEvent;
   PixSaveEvent: typeof PixSaveEvent;
+  PixStatusChangeEvent: typeof PixStatusChangeEvent;
 }
 
 /** Set once, by install, before anything of the chunk runs. */

@@ -4,11 +4,13 @@
  * request for the page whatever the widgets. Following the status (the stream, and polling when
  * streams fail), the screens of a code's end (paid with its receipt, expired, canceled, a renewal the
  * proxy cannot decide yet), the pending screen's buttons no first QR needs (more time, share, save),
- * and the pt-BR texts of those.
+ * the payment session's paths past the first QR (a status read applied, more time, a new code
+ * refused), and the pt-BR texts of those.
  */
 export { install } from './kit.ts';
 export { ptBRLater } from './locales/pt-BR-later.ts';
 export { StatusController } from './controllers/status.ts';
+export { applyView, askMoreTime, moreTimeOffered, refused } from './controllers/session-later.ts';
 export { TimeAnnouncements, announcementSlot } from './controllers/time-announcements.ts';
 export { renderPaid } from './views/paid.ts';
 export { renderCanceled, renderExpired, renderUnverified } from './views/outcome.ts';

@@ -5,7 +5,7 @@
  */
 import { html, nothing } from 'lit';
 import { splitSeconds } from './controllers/countdown.ts';
-import { PixErrorEvent, PixSaveEvent } from './events.ts';
+import { PixErrorEvent, PixSaveEvent, PixStatusChangeEvent } from './events.ts';
 import { ptBR } from './locales/pt-BR.ts';
 import { spoken } from './locales/translation.ts';
 import { statusLine } from './views/status.ts';
@@ -27,7 +27,7 @@ export const afterPaint = (): Promise<void> =>
 export const loadLater = (): Promise<Later> =>
   (loading ??= import('./later.ts').then(
     (module) => {
-      module.install({ html, nothing, statusLine, splitSeconds, PixErrorEvent, PixSaveEvent });
+      module.install({ html, nothing, statusLine, splitSeconds, PixErrorEvent, PixSaveEvent, PixStatusChangeEvent });
       // Every widget's texts inherit from ptBR (src/controllers/locale.ts): they have these at once.
       Object.assign(ptBR, module.ptBRLater(spoken));
       return (later = module);

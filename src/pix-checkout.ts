@@ -260,7 +260,7 @@ export class PixCheckout extends LitElement {
     const session = this.#session;
     const seconds = this.screen === 'pending' ? session.countdown.seconds : null;
     this.#times ??= later && new later.TimeAnnouncements();
-    const said = this.#times?.say(this.#i18n.t, seconds, session.payment?.reference ?? null, session.offersMoreTime(seconds ?? 0));
+    const said = this.#times?.say(this.#i18n.t, seconds, session.payment?.reference ?? null, later!.moreTimeOffered(session, seconds ?? 0));
     if (said) this.timeAnnouncement = said;
   }
 

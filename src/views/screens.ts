@@ -67,7 +67,7 @@ function pending({ host, copyFirst, i18n, session, code, clipboard, env, copy }:
     seconds,
     fraction: session.countdown.fraction,
     connection: session.connection,
-    moreTime: session.offersMoreTime(seconds) ? () => void session.moreTime() : null,
+    moreTime: l?.moreTimeOffered(session, seconds) ? () => void l.askMoreTime(session) : null,
     busy: session.busy,
     mode: host.mode,
     copyFirst,

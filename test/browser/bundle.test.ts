@@ -10,6 +10,7 @@ import { create } from 'qrcode/lib/core/qrcode.js';
 import '../../dist/pix-checkout.js';
 import { matrixPath } from '../../src/qr.ts';
 import { checkBrCode } from '../../src/shared/brcode.ts';
+import { FakeClock } from './support/fake-clock.ts';
 
 const { apiUrl } = await executeServerCommand<{ apiUrl: string }, undefined>('dev-stack');
 
@@ -26,6 +27,43 @@ describe('the script-tag bundle', () => {
       expect(drawn).to.equal(expected);
       el.remove();
     }
+  });
+
+  it('"I need more time", in the later chunk: a new code, the session\'s names across the chunk edge the same in both files', async () => {
+    const clock = new FakeClock();
+    // The new code's request is held, to see the button while it runs.
+    let hold = false;
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const heldFetch: typeof fetch = async (input, init) => {
+      if (hold && init?.method === 'POST') await held;
+      return fetch(input, init);
+    };
+    const el = document.createElement('pix-checkout') as HTMLElement & { environment: object; updateComplete: Promise<unknown> };
+    el.environment = { clock, fetch: heldFetch };
+    el.setAttribute('endpoint', apiUrl);
+    el.setAttribute('amount', '10.5');
+    const created = oneEvent(el, 'pix-created');
+    await fixture(html`${el}`);
+    const first = (await created) as unknown as { detail: { payment: { reference: string; expires_at: string; server_time: string } } };
+    await el.updateComplete;
+    const { expires_at, server_time } = first.detail.payment;
+    // 100 s left: the offer shows (from two minutes).
+    clock.advance(Date.parse(expires_at) - Date.parse(server_time) - 100_000);
+    await el.updateComplete;
+    const button = el.shadowRoot!.querySelector<HTMLButtonElement>('[part="more-time-button"]');
+    expect(button, 'the more-time button').to.exist;
+    const next = oneEvent(el, 'pix-created');
+    hold = true;
+    button!.click();
+    await el.updateComplete;
+    expect(button!.disabled, 'disabled while the new code is asked for').to.equal(true);
+    release();
+    const { detail } = (await next) as unknown as { detail: { payment: { reference: string; status: string }; renewal: number } };
+    expect(detail.renewal).to.equal(1);
+    expect(detail.payment.status).to.equal('pending');
+    expect(detail.payment.reference).to.not.equal(first.detail.payment.reference);
+    el.remove();
   });
 
   it('is styled: its styles adopted by the shadow root (the bundle carries its own css-tag, src/css-tag.ts)', async () => {
