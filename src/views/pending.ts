@@ -1,4 +1,4 @@
-import { html, nothing, svg } from 'lit';
+import { html, nothing } from 'lit';
 import type { CopyState } from '../controllers/clipboard.ts';
 import { formatTimeLeft } from '../controllers/countdown.ts';
 import type { PixEnvironment } from '../controllers/environment.ts';
@@ -65,7 +65,7 @@ export function renderPending(s: PendingScreen) {
     ${
       path
         ? html`<svg part="qr" role="img" aria-label=${t.qrAlt(amount)} viewBox="0 0 ${path.size} ${path.size}" shape-rendering="crispEdges">
-            ${svg`<rect width="100%" height="100%" fill="#fff"></rect><path d=${path.d} fill="#000"></path>`}
+            <rect width="100%" height="100%" fill="#fff"></rect><path d=${path.d} fill="#000"></path>
           </svg>`
         : html`<p part="hint" role="alert">${t.invalidCode}</p>
             ${payment.qr_code_url ? html`<img part="qr" src=${payment.qr_code_url} alt=${t.qrAlt(amount)} />` : nothing}`
