@@ -93,42 +93,54 @@ const INTERNAL_PROPERTIES = [
   // LocaleController, PaymentSessionController, StatusController and their options, ProxyClient.
   'hasTranslation|localeReady|formatMoney|paidSeen|connection|startIfNew',
   // ClipboardController, CountdownController, CodeOnScreen, the pending screen's fields, the element's inner state.
-  'reset|seconds|fraction|copyFirst|copyState|qr|receiver|check|path|announcement|timeAnnouncement|phoneScreen|applyTexts|copyCode|urlOf',
+  'reset|fraction|copyState|check|path|announcement|timeAnnouncement|phoneScreen|applyTexts|copyCode|urlOf',
   // Keys of src/shared/wire.ts's path and stream constants (the server has its own copy of them).
   'payments|paymentEvents|checkouts|retryMs|keepAliveMs',
   // The takeover's and the screens' own (src/views/screens.ts).
-  'adopt|followed|serverMarkup|claim|extras|session',
+  'adopt|followed|serverMarkup|claim|extras',
 ].join('|');
 
 /**
  * The names the later chunk (src/later.ts) reads or calls across the chunk's edge, shortened in both
  * the script and that chunk to the same names: the session's members marked "the later chunk's", the
  * status controller's options (client, onView, onError, onConnection, isFinal), follow, checkNow, the
- * client's methods, ProxyError's wait, and the kit's (src/kit.ts) classes and helpers. Not the pending
- * screen's fields its buttons read (t, payment, amount, moreTime, busy, sharer, share, save), the
+ * client's methods, ProxyError's wait, the kit's (src/kit.ts) classes and helpers, and the pending
+ * screen's fields and context its buttons read. Not `payment` or `amount` (the element's own), the
  * chunk's exports (read off its module), or a name lit or the DOM uses (`host`, `options`); lit's
  * `html` and `nothing` are kit keys here, no property of lit's own code.
  */
 const ACROSS_CHUNKS = (
   'phase|countdown|renewalsLeft|fail|i18n|announce|createPayment|checkoutPayment|getPayment|eventsUrl|created|retryAfterMs|' +
   'renewalsUsed|creating|askAgain|askRenew|sessionHost|sessionOptions|client|order|show|setState|fireOutcome|' +
-  'onView|onError|onConnection|isFinal|follow|checkNow|env|stream|say|html|nothing|statusLine|splitSeconds|PixErrorEvent|PixSaveEvent|PixStatusChangeEvent'
+  'onView|onError|onConnection|isFinal|follow|checkNow|env|stream|say|html|nothing|statusLine|splitSeconds|PixErrorEvent|PixSaveEvent|PixStatusChangeEvent|' +
+  'busy|seconds|receiver|qr|context|session|copyFirst'
 ).split('|');
-/** One fixed short name each (`$a`, `$b`...): the same in every chunk, and never one the mangler picks itself. */
-const ACROSS_CHUNKS_NAMES = Object.fromEntries(ACROSS_CHUNKS.map((name, i) => [name, 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'[i]!]));
+/**
+ * One fixed name each, the same in every chunk: `$` and a letter or two (`$a`... `$Z`, `$aa`...).
+ * Never a name the code has already (checked at each build): a fixed name is not checked by the
+ * mangler against the properties it leaves alone (lit's own are single letters, and so is the
+ * texts' `t`), so an object with both would lose one.
+ */
+const LETTERS = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ';
+const ACROSS_CHUNKS_NAMES = Object.fromEntries(
+  ACROSS_CHUNKS.map((name, i) => [name, `$${LETTERS[i % LETTERS.length]}${i < LETTERS.length ? '' : LETTERS[Math.floor(i / LETTERS.length) - 1]}`]),
+);
+const FIXED_NAME = /(?<![\w$])\$[a-zA-Z]{1,2}(?![\w$])/;
 
 /**
  * Shortens property names before the minifier runs (the bundler's own property mangling refuses
  * builds of several chunks): in the script, INTERNAL_PROPERTIES (no other chunk uses those names)
- * and ACROSS_CHUNKS; in the later chunk, ACROSS_CHUNKS, to the same names.
+ * and ACROSS_CHUNKS; in the chunks that follow the first QR, ACROSS_CHUNKS, to the same names.
  */
-function mangleInternalProperties(script: string, later: string): Plugin {
+function mangleInternalProperties(script: string, later: string[]): Plugin {
   return {
     name: 'mangle-internal-properties',
     apply: 'build',
     renderChunk(code, chunk) {
-      if (chunk.fileName !== script && chunk.fileName !== later) return null;
+      if (chunk.fileName !== script && !later.includes(chunk.fileName)) return null;
       const names = chunk.fileName === script ? `${INTERNAL_PROPERTIES}|${ACROSS_CHUNKS.join('|')}` : ACROSS_CHUNKS.join('|');
+      const taken = FIXED_NAME.exec(code);
+      if (taken) this.error(`${chunk.fileName} has a name of the fixed ones already (${taken[0]}): ACROSS_CHUNKS_NAMES must change`);
       const result = minifySync(chunk.fileName, code, {
         module: true,
         compress: false,
@@ -191,7 +203,7 @@ export default defineConfig({
     smallCssTag(),
     minifyCssTemplates(),
     compressWithTerser(),
-    mangleInternalProperties('pix-checkout.js', 'pix-checkout.later.js'),
+    mangleInternalProperties('pix-checkout.js', ['pix-checkout.later.js', 'pix-checkout.status.js']),
     sizeBudget('dist/pix-checkout.js'),
   ],
   build: {
@@ -213,7 +225,8 @@ export default defineConfig({
       // demand (src/locales/index.ts) and the "Salvar QR Code" drawing (src/save.ts) are files beside
       // the script, under fixed names the proxy serves (server/routes/widget-script.ts):
       // pix-checkout.en.js, pix-checkout.es.js, pix-checkout.save.js; and what the first QR does not
-      // need, loaded once it is on screen: pix-checkout.later.js (src/later.ts).
+      // need, loaded once it is on screen: pix-checkout.later.js (src/later.ts) and
+      // pix-checkout.status.js (src/controllers/status.ts).
       output: { minify: true, comments: false, chunkFileNames: 'pix-checkout.[name].js' },
     },
   },

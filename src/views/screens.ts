@@ -53,30 +53,26 @@ function paid({ i18n, session, code }: ScreenContext, l: Later) {
   return l.renderPaid(i18n.t, payment, i18n.formatMoney(payment.value), code.receiver(payment), session.paidSeen);
 }
 
-function pending({ host, copyFirst, i18n, session, code, clipboard, env, copy }: ScreenContext, l: Later | undefined) {
+function pending(c: ScreenContext, l: Later | undefined) {
+  const { host, copyFirst, i18n, session, code, clipboard, copy } = c;
   const t = i18n.t;
   const payment = session.payment!;
   const amount = i18n.formatMoney(payment.value);
   const receiver = code.receiver(payment);
-  const seconds = session.countdown.seconds ?? 0;
   return renderPending({
     t,
     payment,
     amount,
     receiver,
-    seconds,
+    seconds: session.countdown.seconds ?? 0,
     fraction: session.countdown.fraction,
     connection: session.connection,
-    moreTime: l?.moreTimeOffered(session, seconds) ? () => void l.askMoreTime(session) : null,
-    busy: session.busy,
     mode: host.mode,
     copyFirst,
     qr: () => code.qr(payment.brcode),
     copyState: clipboard.copyState,
     copy,
-    sharer: env.share,
-    share: (data) => l?.share(host, env, data),
-    save: copyFirst ? () => l?.save(host, env, code.qr(payment.brcode)!, [amount, receiver && t.paying(receiver)], payment.reference) : null,
     extras: l ?? null,
+    context: c,
   });
 }
