@@ -110,9 +110,9 @@ const INTERNAL_PROPERTIES = [
  * `html` and `nothing` are kit keys here, no property of lit's own code.
  */
 const ACROSS_CHUNKS = (
-  'phase|countdown|renewalsLeft|fail|i18n|announce|createPayment|checkoutPayment|getPayment|eventsUrl|created|retryAfterMs|' +
-  'renewalsUsed|creating|askAgain|askRenew|sessionHost|sessionOptions|client|order|show|setState|fireOutcome|' +
-  'onView|onError|onConnection|isFinal|follow|checkNow|env|stream|say|html|nothing|statusLine|splitSeconds|PixErrorEvent|PixSaveEvent|PixStatusChangeEvent|' +
+  'phase|countdown|fail|i18n|announce|createPayment|checkoutPayment|getPayment|eventsUrl|created|retryAfterMs|' +
+  'renewalsUsed|creating|askAgain|askRenew|sessionHost|sessionOptions|client|order|show|setState|' +
+  'onView|onError|onConnection|isFinal|follow|checkNow|env|stream|say|html|nothing|statusLine|splitSeconds|PixErrorEvent|PixSaveEvent|PixStatusChangeEvent|PixPaidEvent|PixExpiredEvent|PixCanceledEvent|' +
   'busy|seconds|receiver|qr|context|session|copyFirst'
 ).split('|');
 /**

@@ -5,7 +5,7 @@
  * and its own early requests. Types only are imported here.
  */
 import type { html, nothing } from 'lit';
-import type { PixErrorEvent, PixSaveEvent, PixStatusChangeEvent } from './events.ts';
+import type { PixCanceledEvent, PixErrorEvent, PixExpiredEvent, PixPaidEvent, PixSaveEvent, PixStatusChangeEvent } from './events.ts';
 import type { splitSeconds } from './controllers/countdown.ts';
 import type { statusLine } from './views/status.ts';
 
@@ -17,6 +17,9 @@ export interface Kit {
   PixErrorEvent: typeof PixErrorEvent;
   PixSaveEvent: typeof PixSaveEvent;
   PixStatusChangeEvent: typeof PixStatusChangeEvent;
+  PixPaidEvent: typeof PixPaidEvent;
+  PixExpiredEvent: typeof PixExpiredEvent;
+  PixCanceledEvent: typeof PixCanceledEvent;
 }
 
 /** Set once, by install, before anything of the chunk runs. */

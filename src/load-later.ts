@@ -6,7 +6,7 @@
  */
 import { html, nothing } from 'lit';
 import { splitSeconds } from './controllers/countdown.ts';
-import { PixErrorEvent, PixSaveEvent, PixStatusChangeEvent } from './events.ts';
+import { PixCanceledEvent, PixErrorEvent, PixExpiredEvent, PixPaidEvent, PixSaveEvent, PixStatusChangeEvent } from './events.ts';
 import { ptBR } from './locales/pt-BR.ts';
 import { spoken } from './locales/translation.ts';
 import { statusLine } from './views/status.ts';
@@ -28,7 +28,18 @@ export const afterPaint = (): Promise<void> =>
 export const loadLater = (): Promise<Later> =>
   (loading ??= Promise.all([import('./later.ts'), import('./controllers/status.ts')]).then(
     ([module, status]) => {
-      module.install({ html, nothing, statusLine, splitSeconds, PixErrorEvent, PixSaveEvent, PixStatusChangeEvent });
+      module.install({
+        html,
+        nothing,
+        statusLine,
+        splitSeconds,
+        PixErrorEvent,
+        PixSaveEvent,
+        PixStatusChangeEvent,
+        PixPaidEvent,
+        PixExpiredEvent,
+        PixCanceledEvent,
+      });
       // Every widget's texts inherit from ptBR (src/controllers/locale.ts): they have these at once.
       Object.assign(ptBR, module.ptBRLater(spoken));
       return (later = { ...module, ...status });

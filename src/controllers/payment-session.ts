@@ -1,6 +1,6 @@
 import { isServer, type ReactiveController, type ReactiveControllerHost } from 'lit';
 import { ProxyClient, ProxyError, STATUS_EVENTS } from '../api/client.ts';
-import { PixCanceledEvent, PixCreatedEvent, PixErrorEvent, PixExpiredEvent, PixPaidEvent } from '../events.ts';
+import { PixCreatedEvent, PixErrorEvent } from '../events.ts';
 import { takeEarly } from '../early.ts';
 import { markOnce } from '../marks.ts';
 import type { PaymentView } from '../shared/contract.ts';
@@ -105,7 +105,7 @@ export class PaymentSessionController implements ReactiveController {
   #follow(reference: string): void {
     this.#following = reference;
     if (this.#status) this.#status.follow(reference);
-    else this.#loadStatus();
+    else this.#loadStatus(null);
   }
 
   #stopFollowing(): void {
@@ -115,18 +115,22 @@ export class PaymentSessionController implements ReactiveController {
 
   #checkNow(): void {
     if (this.#status) this.#status.checkNow();
-    else if (this.#following !== null) this.#loadStatus();
+    else if (this.#following !== null) this.#loadStatus(null);
   }
 
-  // Following the status is in the chunk loaded once the first QR is on screen (src/later.ts).
-  #loadStatus(): void {
+  /**
+   * Following the status is in the chunks loaded once the first QR is on screen (src/later.ts), and
+   * so are the events of a payment `final` when shown, fired then if it is still on screen.
+   */
+  #loadStatus(final: PaymentView | null): void {
     this.#statusLoaded = afterPaint()
       .then(loadLater)
       .then(
-        ({ StatusController }) => {
+        (l) => {
           // Added to the host, which calls its hostConnected at once when connected.
-          this.#status ??= new StatusController(this.sessionHost, this.#statusOptions);
+          this.#status ??= new l.StatusController(this.sessionHost, this.#statusOptions);
           if (this.#following !== null) this.#status.follow(this.#following);
+          if (final && final === this.payment) l.fireOutcome(this, final);
           // What the chunk draws besides (buttons, the screens of a code's end) is here now.
           this.sessionHost.requestUpdate();
         },
@@ -264,13 +268,6 @@ export class PaymentSessionController implements ReactiveController {
     this.askAgain = undefined;
   }
 
-  /** Checkout mode: 1 while the widget offers a new code (the proxy decides), 0 once it refused one (the later chunk's). */
-  renewalsLeft(): number {
-    if (this.sessionHost.checkout != null) return this.phase === 'exhausted' ? 0 : 1;
-    const renewals = this.sessionHost.renewals;
-    return Math.max(0, (Number.isFinite(renewals) ? renewals : 0) - this.renewalsUsed);
-  }
-
   /** pix-error for `error`; `fatal`: the error screen instead of the payment (the later chunk's). */
   fail(error: unknown, fatal: boolean): void {
     const detail =
@@ -309,23 +306,13 @@ export class PaymentSessionController implements ReactiveController {
       saveForReload(this.sessionOptions.env().storage, this.#startedKey, { reference: payment.reference, renewals });
     this.setState({ phase: 'ready', payment });
     this.countdown.set(payment.created_at, payment.expires_at, payment.server_time);
+    this.sessionHost.dispatchEvent(new PixCreatedEvent({ payment, resumed, renewal: renewals }));
     if (payment.status === 'pending') this.#follow(payment.reference);
     else {
       this.#stopFollowing();
-      // Its screen (paid, expired, canceled) is in the later chunk.
-      this.#loadStatus();
+      // Already final (paid before a reload, or a late-paid earlier code): its screen (paid, expired,
+      // canceled) is in the later chunk, which fires its outcome as when it happens on screen.
+      this.#loadStatus(payment);
     }
-    this.sessionHost.dispatchEvent(new PixCreatedEvent({ payment, resumed, renewal: renewals }));
-    // Already final (paid before a reload, or a late-paid earlier code): the page hears the outcome
-    // the same way as when it happens on screen.
-    this.fireOutcome(payment);
-  }
-
-  /** pix-paid, pix-expired or pix-canceled for a payment in that status; nothing while pending (the later chunk's). */
-  fireOutcome(view: PaymentView): void {
-    const host = this.sessionHost;
-    if (view.status === 'paid') host.dispatchEvent(new PixPaidEvent({ payment: view }));
-    else if (view.status === 'expired') host.dispatchEvent(new PixExpiredEvent({ payment: view, renewalsLeft: this.renewalsLeft() }));
-    else if (view.status === 'canceled') host.dispatchEvent(new PixCanceledEvent({ payment: view }));
   }
 }

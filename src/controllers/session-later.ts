@@ -25,12 +25,27 @@ export function applyView(session: PaymentSessionController, view: PaymentView):
   if (previous === undefined || previous === view.status) return;
   session.sessionOptions.announce(session.sessionOptions.i18n.t[view.status]);
   session.sessionHost.dispatchEvent(new kit.PixStatusChangeEvent({ payment: view, previous }));
-  session.fireOutcome(view);
+  fireOutcome(session, view);
+}
+
+/** pix-paid, pix-expired or pix-canceled for a payment in that status; nothing while pending. */
+export function fireOutcome(session: PaymentSessionController, view: PaymentView): void {
+  const host = session.sessionHost;
+  if (view.status === 'paid') host.dispatchEvent(new kit.PixPaidEvent({ payment: view }));
+  else if (view.status === 'expired') host.dispatchEvent(new kit.PixExpiredEvent({ payment: view, renewalsLeft: renewalsLeft(session) }));
+  else if (view.status === 'canceled') host.dispatchEvent(new kit.PixCanceledEvent({ payment: view }));
+}
+
+/** Checkout mode: 1 while the widget offers a new code (the proxy decides), 0 once it refused one. */
+export function renewalsLeft(session: PaymentSessionController): number {
+  if (session.sessionHost.checkout != null) return session.phase === 'exhausted' ? 0 : 1;
+  const renewals = session.sessionHost.renewals;
+  return Math.max(0, (Number.isFinite(renewals) ? renewals : 0) - session.renewalsUsed);
 }
 
 /** "I need more time" is offered in a pending code's last two minutes, when a new code can be had. */
 export function moreTimeOffered(session: PaymentSessionController, seconds: number): boolean {
-  return 0 < seconds && seconds <= MORE_TIME_AT_S && (session.sessionHost.checkout != null ? session.payment!.renewable === true : session.renewalsLeft() > 0);
+  return 0 < seconds && seconds <= MORE_TIME_AT_S && (session.sessionHost.checkout != null ? session.payment!.renewable === true : renewalsLeft(session) > 0);
 }
 
 /**

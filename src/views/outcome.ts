@@ -2,6 +2,8 @@
  * The screens of a code's end, and of a renewal the proxy cannot decide yet: in the chunk loaded once
  * the first QR is on screen (src/later.ts); no first QR needs them.
  */
+import { renewalsLeft } from '../controllers/session-later.ts';
+import type { PaymentSessionController } from '../controllers/payment-session.ts';
 import { kit } from '../kit.ts';
 import type { Translation } from '../locales/index.ts';
 
@@ -9,12 +11,12 @@ export function renderCanceled(t: Translation) {
   return kit.statusLine(t.canceled, t.canceledHint);
 }
 
-/** With `renew` a "generate a new code" button; without, why none is offered (`exhausted`: the proxy refused). */
-export function renderExpired(t: Translation, renew: (() => void) | null, exhausted: boolean) {
+/** While a new code can be had, a "generate a new code" button; else why none is offered (the proxy refused, or none is left). */
+export function renderExpired(t: Translation, session: PaymentSessionController) {
   const { html, statusLine } = kit;
-  return renew
-    ? html`${statusLine(t.expired, t.expiredHint)} <button part="renew-button" @click=${renew}>${t.renew}</button>`
-    : statusLine(t.expired, exhausted ? t.renewalsExhausted : t.renewLimit);
+  return renewalsLeft(session) > 0
+    ? html`${statusLine(t.expired, t.expiredHint)} <button part="renew-button" @click=${() => void session.start(true)}>${t.renew}</button>`
+    : statusLine(t.expired, session.phase === 'exhausted' ? t.renewalsExhausted : t.renewLimit);
 }
 
 /**

@@ -35,7 +35,7 @@ export function renderScreen(screen: Screen, c: ScreenContext) {
     error: () => renderError(t, () => void session.start()),
     pending: (l) => pending(c, l),
     paid: (l) => l && paid(c, l),
-    expired: (l) => l?.renderExpired(t, session.renewalsLeft() > 0 ? () => void session.start(true) : null, session.phase === 'exhausted'),
+    expired: (l) => l?.renderExpired(t, session),
     canceled: (l) => l?.renderCanceled(t),
     unverified: (l) => l?.renderUnverified(t),
   };

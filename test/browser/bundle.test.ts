@@ -15,6 +15,9 @@ import { FakeClock } from './support/fake-clock.ts';
 const { apiUrl } = await executeServerCommand<{ apiUrl: string }, undefined>('dev-stack');
 
 describe('the script-tag bundle', () => {
+  // No payment resumed from an earlier test (open-amount mode saves it for a reload).
+  beforeEach(() => sessionStorage.clear());
+
   it('registers <pix-checkout> and draws the same QR symbol as npm qrcode', async () => {
     for (const amount of ['0.2', '10.5', '9999.99']) {
       const el = await fixture<HTMLElement>(html`<pix-checkout endpoint=${apiUrl} amount=${amount}></pix-checkout>`);
@@ -75,6 +78,25 @@ describe('the script-tag bundle', () => {
     expect(getComputedStyle(root.querySelector('[part="base"]')!).display).to.equal('flex');
     // The accent of the light palette, #0b7a5c.
     expect(getComputedStyle(root.querySelector('[part="copy-button"]')!).backgroundColor).to.equal('rgb(11, 122, 92)');
+    el.remove();
+  });
+
+  it("pix-expired's detail carries renewalsLeft (an event's names keep theirs in the bundle)", async () => {
+    const clock = new FakeClock();
+    const el = document.createElement('pix-checkout') as HTMLElement & { environment: object; updateComplete: Promise<unknown> };
+    el.environment = { clock };
+    el.setAttribute('endpoint', apiUrl);
+    el.setAttribute('amount', '10.5');
+    const created = oneEvent(el, 'pix-created');
+    await fixture(html`${el}`);
+    await created;
+    await el.updateComplete;
+    const expired = oneEvent(el, 'pix-expired');
+    await executeServerCommand('sandbox-advance', { seconds: 3600 });
+    clock.advance(3600_000);
+    const { detail } = (await expired) as unknown as { detail: Record<string, unknown> };
+    expect(Object.keys(detail).sort()).to.deep.equal(['payment', 'renewalsLeft']);
+    expect(detail.renewalsLeft).to.equal(2);
     el.remove();
   });
 });
