@@ -5,6 +5,8 @@
  * and its own early requests. Types only are imported here.
  */
 import type { html, nothing } from 'lit';
+import type { STATUS_EVENTS } from './api/client.ts';
+import type { isFinalStatus } from './shared/status.ts';
 import type { PixCanceledEvent, PixErrorEvent, PixExpiredEvent, PixPaidEvent, PixSaveEvent, PixStatusChangeEvent } from './events.ts';
 import type { splitSeconds } from './controllers/countdown.ts';
 import type { statusLine } from './views/status.ts';
@@ -20,6 +22,9 @@ export interface Kit {
   PixPaidEvent: typeof PixPaidEvent;
   PixExpiredEvent: typeof PixExpiredEvent;
   PixCanceledEvent: typeof PixCanceledEvent;
+  /** How a status stream's event is read (src/api/client.ts: its guard and error class are the script's). */
+  STATUS_EVENTS: typeof STATUS_EVENTS;
+  isFinalStatus: typeof isFinalStatus;
 }
 
 /** Set once, by install, before anything of the chunk runs. */

@@ -9,7 +9,7 @@
  */
 export { install } from './kit.ts';
 export { ptBRLater } from './locales/pt-BR-later.ts';
-export { applyView, fireOutcome, moreTimeOffered, refused } from './controllers/session-later.ts';
+export { fireOutcome, moreTimeOffered, refused, statusOptions } from './controllers/session-later.ts';
 export { TimeAnnouncements, announcementSlot } from './controllers/time-announcements.ts';
 export { renderPaid } from './views/paid.ts';
 export { renderCanceled, renderExpired, renderUnverified } from './views/outcome.ts';

@@ -5,6 +5,8 @@
  * (the browser's module map keeps one), and the loaded modules are kept for synchronous use in render.
  */
 import { html, nothing } from 'lit';
+import { STATUS_EVENTS } from './api/client.ts';
+import { isFinalStatus } from './shared/status.ts';
 import { splitSeconds } from './controllers/countdown.ts';
 import { PixCanceledEvent, PixErrorEvent, PixExpiredEvent, PixPaidEvent, PixSaveEvent, PixStatusChangeEvent } from './events.ts';
 import { ptBR } from './locales/pt-BR.ts';
@@ -39,6 +41,8 @@ export const loadLater = (): Promise<Later> =>
         PixPaidEvent,
         PixExpiredEvent,
         PixCanceledEvent,
+        STATUS_EVENTS,
+        isFinalStatus,
       });
       // Every widget's texts inherit from ptBR (src/controllers/locale.ts): they have these at once.
       Object.assign(ptBR, module.ptBRLater(spoken));

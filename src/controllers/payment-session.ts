@@ -1,18 +1,17 @@
 import { isServer, type ReactiveController, type ReactiveControllerHost } from 'lit';
-import { ProxyClient, ProxyError, STATUS_EVENTS } from '../api/client.ts';
+import { ProxyClient, ProxyError } from '../api/client.ts';
 import { PixCreatedEvent, PixErrorEvent } from '../events.ts';
 import { takeEarly } from '../early.ts';
 import { markOnce } from '../marks.ts';
 import type { PaymentView } from '../shared/contract.ts';
-import { isFinalStatus } from '../shared/status.ts';
 import type { ClipboardController } from './clipboard.ts';
 import { CountdownController } from './countdown.ts';
 import type { PixEnvironment } from './environment.ts';
 import type { LocaleController } from './locale.ts';
 import { loadSaved, resumeKey, saveForReload } from './resume.ts';
-import { afterPaint, later, loadLater } from '../load-later.ts';
+import { afterPaint, loadLater } from '../load-later.ts';
 import type { Screen } from '../screens.ts';
-import type { Connection, StatusController, StatusControllerOptions } from './status.ts';
+import type { Connection, StatusController } from './status.ts';
 
 /**
  * `exhausted`: checkout mode, the proxy will issue no new code (409 renewals_exhausted); shown as
@@ -56,7 +55,6 @@ export class PaymentSessionController implements ReactiveController {
   readonly countdown: CountdownController;
   /** Null until its chunk is here. */
   #status: StatusController | null = null;
-  readonly #statusOptions: StatusControllerOptions;
   /** The reference to follow (null: none): what the status controller is told once it is here. */
   #following: string | null = null;
   /** Settles once the status chunk loaded (or failed to) after the last follow. */
@@ -78,18 +76,6 @@ export class PaymentSessionController implements ReactiveController {
     this.sessionHost = host;
     this.sessionOptions = options;
     host.addController(this);
-    this.#statusOptions = {
-      client: () => this.client(),
-      stream: STATUS_EVENTS,
-      isFinal: isFinalStatus,
-      env: options.env,
-      // The status controller is the later chunk's: `later` is here.
-      onView: (view) => later!.applyView(this, view),
-      onError: (error) => this.fail(error, false),
-      onConnection: (connection) => {
-        if (connection !== this.connection) this.setState({ connection });
-      },
-    };
     this.countdown = new CountdownController(
       host,
       () => options.env().clock,
@@ -128,7 +114,7 @@ export class PaymentSessionController implements ReactiveController {
       .then(
         (l) => {
           // Added to the host, which calls its hostConnected at once when connected.
-          this.#status ??= new l.StatusController(this.sessionHost, this.#statusOptions);
+          this.#status ??= new l.StatusController(this.sessionHost, l.statusOptions(this));
           if (this.#following !== null) this.#status.follow(this.#following);
           if (final && final === this.payment) l.fireOutcome(this, final);
           // What the chunk draws besides (buttons, the screens of a code's end) is here now.

@@ -9,12 +9,28 @@ import { kit } from '../kit.ts';
 import type { ProxyError } from '../api/client.ts';
 import type { PaymentView } from '../shared/contract.ts';
 import type { PaymentSessionController } from './payment-session.ts';
+import type { StatusControllerOptions } from './status.ts';
 
 /**
  * Seconds left on a pending code when "I need more time" is offered (WCAG 2.2.1 Timing Adjustable asks
  * for at least 20 s of warning and a simple action to extend; two minutes leave time to act on it).
  */
 const MORE_TIME_AT_S = 120;
+
+/** What the session's status controller (its own chunk, src/controllers/status.ts) reads and tells. */
+export function statusOptions(session: PaymentSessionController): StatusControllerOptions {
+  return {
+    client: () => session.client(),
+    stream: kit.STATUS_EVENTS,
+    isFinal: kit.isFinalStatus,
+    env: session.sessionOptions.env,
+    onView: (view) => applyView(session, view),
+    onError: (error) => session.fail(error, false),
+    onConnection: (connection) => {
+      if (connection !== session.connection) session.setState({ connection });
+    },
+  };
+}
 
 /** A status read (the stream's or a poll's, or more time's answer for the same code) put on screen. */
 export function applyView(session: PaymentSessionController, view: PaymentView): void {
