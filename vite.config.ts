@@ -139,6 +139,10 @@ function mangleInternalProperties(script: string, later: string[]): Plugin {
     renderChunk(code, chunk) {
       if (chunk.fileName !== script && !later.includes(chunk.fileName)) return null;
       const names = chunk.fileName === script ? `${INTERNAL_PROPERTIES}|${ACROSS_CHUNKS.join('|')}` : ACROSS_CHUNKS.join('|');
+      // The script reads a chunk's exports off its module by name: one the script shortens would be lost.
+      const shortened = new RegExp(`^(${INTERNAL_PROPERTIES}|${ACROSS_CHUNKS.join('|')})$`);
+      const lost = chunk.fileName === script ? [] : chunk.exports.filter((name) => shortened.test(name));
+      if (lost.length) this.error(`${chunk.fileName} exports ${lost.join(', ')}, a name the script shortens: rename the export`);
       const taken = FIXED_NAME.exec(code);
       if (taken) this.error(`${chunk.fileName} has a name of the fixed ones already (${taken[0]}): ACROSS_CHUNKS_NAMES must change`);
       const result = minifySync(chunk.fileName, code, {

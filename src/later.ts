@@ -9,8 +9,8 @@
  */
 export { install } from './kit.ts';
 export { ptBRLater } from './locales/pt-BR-later.ts';
-export { fireOutcome, moreTimeOffered, refused, statusOptions } from './controllers/session-later.ts';
-export { TimeAnnouncements, announcementSlot } from './controllers/time-announcements.ts';
+export { announceTimeLeft, fireOutcome, refused, statusOptions } from './controllers/session-later.ts';
+export { announcementSlot } from './controllers/time-announcements.ts';
 export { renderPaid } from './views/paid.ts';
 export { renderCanceled, renderExpired, renderUnverified } from './views/outcome.ts';
 export { moreTimeButton, saveButton, shareButton } from './views/pending-extras.ts';

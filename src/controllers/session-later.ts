@@ -8,8 +8,10 @@
 import { kit } from '../kit.ts';
 import type { ProxyError } from '../api/client.ts';
 import type { PaymentView } from '../shared/contract.ts';
+import type { Translation } from '../locales/translation.ts';
 import type { PaymentSessionController } from './payment-session.ts';
 import type { StatusControllerOptions } from './status.ts';
+import { TimeAnnouncements } from './time-announcements.ts';
 
 /**
  * Seconds left on a pending code when "I need more time" is offered (WCAG 2.2.1 Timing Adjustable asks
@@ -62,6 +64,16 @@ export function renewalsLeft(session: PaymentSessionController): number {
 /** "I need more time" is offered in a pending code's last two minutes, when a new code can be had. */
 export function moreTimeOffered(session: PaymentSessionController, seconds: number): boolean {
   return 0 < seconds && seconds <= MORE_TIME_AT_S && (session.sessionHost.checkout != null ? session.payment!.renewable === true : renewalsLeft(session) > 0);
+}
+
+const announcements = new WeakMap<PaymentSessionController, TimeAnnouncements>();
+
+/** What the element's time-left live region says now (null: nothing new), at each of its updates. */
+export function announceTimeLeft(session: PaymentSessionController, t: Translation): string | null {
+  let times = announcements.get(session);
+  if (!times) announcements.set(session, (times = new TimeAnnouncements()));
+  const seconds = session.screen === 'pending' ? session.countdown.seconds : null;
+  return times.say(t, seconds, session.payment?.reference ?? null, moreTimeOffered(session, seconds ?? 0));
 }
 
 /**
