@@ -91,7 +91,7 @@ export function minifyCssTemplates(): Plugin {
  */
 const INTERNAL_PROPERTIES = [
   // LocaleController, PaymentSessionController, StatusController and their options, ProxyClient.
-  'hasTranslation|localeReady|formatMoney|paidSeen|startIfNew',
+  'hasTranslation|localeReady|startIfNew',
   // ClipboardController, CountdownController, CodeOnScreen, the pending screen's fields, the element's inner state.
   'reset|fraction|copyState|check|path|announcement|timeAnnouncement|phoneScreen|applyTexts|copyCode|urlOf',
   // Keys of src/shared/wire.ts's path and stream constants (the server has its own copy of them).
@@ -112,7 +112,7 @@ const INTERNAL_PROPERTIES = [
 const ACROSS_CHUNKS = (
   'phase|countdown|fail|i18n|announce|createPayment|checkoutPayment|getPayment|eventsUrl|created|retryAfterMs|' +
   'renewalsUsed|creating|askAgain|askRenew|sessionHost|sessionOptions|client|order|show|setState|' +
-  'onView|onError|onConnection|isFinal|follow|checkNow|env|stream|say|html|nothing|statusLine|splitSeconds|PixErrorEvent|PixSaveEvent|PixStatusChangeEvent|PixPaidEvent|PixExpiredEvent|PixCanceledEvent|STATUS_EVENTS|isFinalStatus|connection|' +
+  'onView|onError|onConnection|isFinal|follow|checkNow|env|stream|say|html|nothing|statusLine|splitSeconds|PixErrorEvent|PixSaveEvent|PixStatusChangeEvent|PixPaidEvent|PixExpiredEvent|PixCanceledEvent|STATUS_EVENTS|isFinalStatus|connection|formatMoney|paidSeen|' +
   'busy|seconds|receiver|qr|context|session|copyFirst'
 ).split('|');
 /**

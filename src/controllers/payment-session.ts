@@ -151,10 +151,6 @@ export class PaymentSessionController implements ReactiveController {
     if (this.phase === 'loading') this.setState({ phase: 'idle' });
   }
 
-  hostUpdate(): void {
-    this.paidSeen = this.screen === 'paid' ? this.paidSeen || this.sessionOptions.env().clock.now() : 0;
-  }
-
   /** Starts the checkout when the host shows another (a new endpoint, checkout, amount or description). */
   startIfNew(): void {
     // The server renders what it is given: it asks for nothing.
@@ -270,7 +266,7 @@ export class PaymentSessionController implements ReactiveController {
   }
 
   /** Sets the session's state and renders the host (as the element's own reactive state did; the later chunk's). */
-  setState(state: Partial<Pick<PaymentSessionController, 'phase' | 'payment' | 'connection'>>): void {
+  setState(state: Partial<Pick<PaymentSessionController, 'phase' | 'payment' | 'connection' | 'paidSeen'>>): void {
     Object.assign(this, state);
     this.sessionHost.requestUpdate();
   }
@@ -290,7 +286,7 @@ export class PaymentSessionController implements ReactiveController {
     this.renewalsUsed = renewals;
     if (this.sessionHost.checkout == null && this.#startedKey)
       saveForReload(this.sessionOptions.env().storage, this.#startedKey, { reference: payment.reference, renewals });
-    this.setState({ phase: 'ready', payment });
+    this.setState({ phase: 'ready', payment, paidSeen: 0 });
     this.countdown.set(payment.created_at, payment.expires_at, payment.server_time);
     this.sessionHost.dispatchEvent(new PixCreatedEvent({ payment, resumed, renewal: renewals }));
     if (payment.status === 'pending') this.#follow(payment.reference);

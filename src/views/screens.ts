@@ -34,7 +34,7 @@ export function renderScreen(screen: Screen, c: ScreenContext) {
     loading,
     error: () => renderError(t, () => void session.start()),
     pending: (l) => pending(c, l),
-    paid: (l) => l && paid(c, l),
+    paid: (l) => l?.renderPaid(c),
     expired: (l) => l?.renderExpired(t, session),
     canceled: (l) => l?.renderCanceled(t),
     unverified: (l) => l?.renderUnverified(t),
@@ -46,11 +46,6 @@ export function renderScreen(screen: Screen, c: ScreenContext) {
     () => {},
   );
   return loading();
-}
-
-function paid({ i18n, session, code }: ScreenContext, l: Later) {
-  const payment = session.payment!;
-  return l.renderPaid(i18n.t, payment, i18n.formatMoney(payment.value), code.receiver(payment), session.paidSeen);
 }
 
 function pending(c: ScreenContext, l: Later | undefined) {
