@@ -11,6 +11,5 @@ export { install } from './kit.ts';
 export { ptBRLater } from './locales/pt-BR-later.ts';
 export { announceTimeLeft, fireOutcome, refused, statusOptions } from './controllers/session-later.ts';
 export { announcementSlot } from './controllers/time-announcements.ts';
-export { renderPaid } from './views/paid.ts';
-export { renderCanceled, renderExpired, renderUnverified } from './views/outcome.ts';
+export { renderEnd } from './views/outcome.ts';
 export { moreTimeButton, saveButton, shareButton } from './views/pending-extras.ts';

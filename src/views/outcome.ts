@@ -6,6 +6,21 @@ import { renewalsLeft } from '../controllers/session-later.ts';
 import type { PaymentSessionController } from '../controllers/payment-session.ts';
 import { kit } from '../kit.ts';
 import type { Translation } from '../locales/index.ts';
+import type { EndScreen } from '../screens.ts';
+import { renderPaid } from './paid.ts';
+import type { ScreenContext } from './screens.ts';
+
+/** The screen `screen` for the element's parts `c`. */
+export function renderEnd(screen: EndScreen, c: ScreenContext) {
+  const t = c.i18n.t;
+  const renderers: Record<EndScreen, () => unknown> = {
+    paid: () => renderPaid(c),
+    expired: () => renderExpired(t, c.session),
+    canceled: () => renderCanceled(t),
+    unverified: () => renderUnverified(t),
+  };
+  return renderers[screen]();
+}
 
 export function renderCanceled(t: Translation) {
   return kit.statusLine(t.canceled, t.canceledHint);

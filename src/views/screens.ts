@@ -1,14 +1,15 @@
 /**
- * What the element renders for each screen (src/screens.ts lists them): a record over `Screen`, so a
- * screen without its renderer does not compile. The screens of the later chunk (src/later.ts) draw
- * the loading screen until it is here, and ask for it.
+ * What the element renders for each screen (src/screens.ts lists them): a record over the screens a
+ * first QR may need here, and over the others in the later chunk (src/views/outcome.ts), so a screen
+ * without its renderer does not compile. Those of the later chunk draw the loading screen until it
+ * is here, and ask for it.
  */
 import type { ClipboardController } from '../controllers/clipboard.ts';
 import type { PixEnvironment } from '../controllers/environment.ts';
 import type { LocaleController } from '../controllers/locale.ts';
 import type { PaymentSessionController } from '../controllers/payment-session.ts';
 import { later, loadLater, type Later } from '../load-later.ts';
-import type { Screen } from '../screens.ts';
+import type { EndScreen, Screen } from '../screens.ts';
 import type { CodeOnScreen } from './code.ts';
 import { renderPending } from './pending.ts';
 import { renderError, renderLoading } from './status.ts';
@@ -30,16 +31,12 @@ export function renderScreen(screen: Screen, c: ScreenContext) {
   const { i18n, session } = c;
   const t = i18n.t;
   const loading = () => renderLoading(t, i18n.hasTranslation);
-  const renderers: Record<Screen, (l: Later | undefined) => unknown> = {
+  const renderers: Record<Exclude<Screen, EndScreen>, () => unknown> = {
     loading,
     error: () => renderError(t, () => void session.start()),
-    pending: (l) => pending(c, l),
-    paid: (l) => l?.renderPaid(c),
-    expired: (l) => l?.renderExpired(t, session),
-    canceled: (l) => l?.renderCanceled(t),
-    unverified: (l) => l?.renderUnverified(t),
+    pending: () => pending(c, later),
   };
-  const rendered = renderers[screen](later);
+  const rendered = screen in renderers ? renderers[screen as keyof typeof renderers]() : later?.renderEnd(screen as EndScreen, c);
   if (rendered) return rendered;
   loadLater().then(
     () => c.host.requestUpdate(),
