@@ -5,7 +5,8 @@
  * and its own early requests. Types only are imported here.
  */
 import type { html, nothing } from 'lit';
-import type { STATUS_EVENTS } from './api/client.ts';
+import type { ProxyError } from './api/client.ts';
+import type { STATUS_STREAM, isPaymentView } from './shared/wire.ts';
 import type { isFinalStatus } from './shared/status.ts';
 import type { PixCanceledEvent, PixErrorEvent, PixExpiredEvent, PixPaidEvent, PixSaveEvent, PixStatusChangeEvent } from './events.ts';
 import type { splitSeconds } from './controllers/countdown.ts';
@@ -22,8 +23,10 @@ export interface Kit {
   PixPaidEvent: typeof PixPaidEvent;
   PixExpiredEvent: typeof PixExpiredEvent;
   PixCanceledEvent: typeof PixCanceledEvent;
-  /** How a status stream's event is read (src/api/client.ts: its guard and error class are the script's). */
-  STATUS_EVENTS: typeof STATUS_EVENTS;
+  /** What a status stream's event is read with (src/shared/wire.ts), and the error class of the answers the page cannot read. */
+  STATUS_STREAM: typeof STATUS_STREAM;
+  isPaymentView: typeof isPaymentView;
+  ProxyError: typeof ProxyError;
   isFinalStatus: typeof isFinalStatus;
 }
 

@@ -5,7 +5,8 @@
  * (the browser's module map keeps one), and the loaded modules are kept for synchronous use in render.
  */
 import { html, nothing } from 'lit';
-import { STATUS_EVENTS } from './api/client.ts';
+import { ProxyError } from './api/client.ts';
+import { STATUS_STREAM, isPaymentView } from './shared/wire.ts';
 import { isFinalStatus } from './shared/status.ts';
 import { splitSeconds } from './controllers/countdown.ts';
 import { PixCanceledEvent, PixErrorEvent, PixExpiredEvent, PixPaidEvent, PixSaveEvent, PixStatusChangeEvent } from './events.ts';
@@ -41,7 +42,9 @@ export const loadLater = (): Promise<Later> =>
         PixPaidEvent,
         PixExpiredEvent,
         PixCanceledEvent,
-        STATUS_EVENTS,
+        STATUS_STREAM,
+        isPaymentView,
+        ProxyError,
         isFinalStatus,
       });
       // Every widget's texts inherit from ptBR (src/controllers/locale.ts): they have these at once.

@@ -23,7 +23,19 @@ const MORE_TIME_AT_S = 120;
 export function statusOptions(session: PaymentSessionController): StatusControllerOptions {
   return {
     client: () => session.client(),
-    stream: kit.STATUS_EVENTS,
+    // The status stream's event (STATUS_STREAM) as the controller reads it: its view, or the error to report.
+    stream: {
+      event: kit.STATUS_STREAM.event,
+      read(data) {
+        let view: unknown;
+        try {
+          view = JSON.parse(data);
+        } catch {
+          view = undefined;
+        }
+        return kit.isPaymentView(view) ? view : new kit.ProxyError('bad_response', 'The payment server sent an update this page cannot read.', 200);
+      },
+    },
     isFinal: kit.isFinalStatus,
     env: session.sessionOptions.env,
     onView: (view) => applyView(session, view),

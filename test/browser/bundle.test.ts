@@ -69,6 +69,30 @@ describe('the script-tag bundle', () => {
     el.remove();
   });
 
+  it("a status stream's event the page cannot read is pix-error bad_response, not fatal (the reader in the later chunk, the error class the script's)", async () => {
+    /** A stream (a fault: the environment's EventSource) whose first event is no payment view. */
+    class BadStream extends EventTarget {
+      readyState = 1;
+      onerror: (() => void) | null = null;
+      constructor(readonly url: string) {
+        super();
+        setTimeout(() => this.dispatchEvent(new MessageEvent('status', { data: '{"status":"refunded"}' })));
+      }
+      close() {
+        this.readyState = 2;
+      }
+    }
+    const el = document.createElement('pix-checkout') as HTMLElement & { environment: object; updateComplete: Promise<unknown> };
+    el.environment = { EventSource: BadStream };
+    el.setAttribute('endpoint', apiUrl);
+    el.setAttribute('amount', '10.5');
+    const error = oneEvent(el, 'pix-error');
+    await fixture(html`${el}`);
+    const { detail } = (await error) as unknown as { detail: Record<string, unknown> };
+    expect(detail).to.deep.equal({ code: 'bad_response', message: 'The payment server sent an update this page cannot read.', fatal: false });
+    el.remove();
+  });
+
   it('is styled: its styles adopted by the shadow root (the bundle carries its own css-tag, src/css-tag.ts)', async () => {
     const el = await fixture<HTMLElement>(html`<pix-checkout endpoint=${apiUrl} amount="10.5"></pix-checkout>`);
     await oneEvent(el, 'pix-created');
