@@ -1,5 +1,5 @@
 import type { ReactiveController, ReactiveControllerHost } from 'lit';
-import type { PixEnvironment } from './environment.ts';
+import type { WidgetEnvironment } from './environment.ts';
 
 /** How a copy ended: by the Clipboard API, by the execCommand fallback, or not at all (text selected). */
 export type CopyMethod = 'clipboard' | 'execCommand' | 'manual';
@@ -19,9 +19,9 @@ export class ClipboardController implements ReactiveController {
   #timer: unknown;
 
   readonly #host: ReactiveControllerHost;
-  readonly #env: () => PixEnvironment;
+  readonly #env: () => WidgetEnvironment;
 
-  constructor(host: ReactiveControllerHost, env: () => PixEnvironment) {
+  constructor(host: ReactiveControllerHost, env: () => WidgetEnvironment) {
     this.#host = host;
     this.#env = env;
     host.addController(this);

@@ -6,7 +6,7 @@ import { markOnce } from '../marks.ts';
 import type { PaymentView } from '../shared/contract.ts';
 import type { ClipboardController } from './clipboard.ts';
 import { CountdownController } from './countdown.ts';
-import type { PixEnvironment } from './environment.ts';
+import type { WidgetEnvironment } from './environment.ts';
 import type { LocaleController } from './locale.ts';
 import { loadSaved, resumeKey, saveForReload } from './resume.ts';
 import { afterPaint, loadLater } from '../load-later.ts';
@@ -31,7 +31,7 @@ export interface SessionHost extends ReactiveControllerHost, EventTarget {
 }
 
 export interface SessionOptions {
-  env: () => PixEnvironment;
+  env: () => WidgetEnvironment;
   i18n: LocaleController;
   /** Reset when another payment comes on screen. */
   clipboard: ClipboardController;

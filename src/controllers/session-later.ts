@@ -9,6 +9,7 @@ import { kit } from '../kit.ts';
 import type { ProxyError } from '../api/client.ts';
 import type { PaymentView } from '../shared/contract.ts';
 import type { Translation } from '../locales/translation.ts';
+import type { PixEnvironment, WidgetEnvironment } from './environment.ts';
 import type { PaymentSessionController } from './payment-session.ts';
 import type { StatusControllerOptions } from './status.ts';
 import { TimeAnnouncements } from './time-announcements.ts';
@@ -19,8 +20,26 @@ import { TimeAnnouncements } from './time-announcements.ts';
  */
 const MORE_TIME_AT_S = 120;
 
+/** The element's environments, each with the defaults of the parts only the status controller reads under it. */
+const following = new WeakMap<WidgetEnvironment, PixEnvironment>();
+
 /** What the session's status controller (its own chunk, src/controllers/status.ts) reads and tells. */
 export function statusOptions(session: PaymentSessionController): StatusControllerOptions {
+  const env = () => {
+    const own = session.sessionOptions.env();
+    let full = following.get(own);
+    if (!full) {
+      full = {
+        EventSource: typeof EventSource === 'function' ? EventSource : null,
+        hidden: () => document.visibilityState === 'hidden',
+        online: () => navigator.onLine,
+        random: Math.random,
+        ...own,
+      };
+      following.set(own, full);
+    }
+    return full;
+  };
   return {
     client: () => session.client(),
     // The status stream's event (STATUS_STREAM) as the controller reads it: its view, or the error to report.
@@ -37,7 +56,7 @@ export function statusOptions(session: PaymentSessionController): StatusControll
       },
     },
     isFinal: kit.isFinalStatus,
-    env: session.sessionOptions.env,
+    env,
     onView: (view) => applyView(session, view),
     onError: (error) => session.fail(error, false),
     onConnection: (connection) => {

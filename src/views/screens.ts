@@ -5,7 +5,7 @@
  * is here, and ask for it.
  */
 import type { ClipboardController } from '../controllers/clipboard.ts';
-import type { PixEnvironment } from '../controllers/environment.ts';
+import type { WidgetEnvironment } from '../controllers/environment.ts';
 import type { LocaleController } from '../controllers/locale.ts';
 import type { PaymentSessionController } from '../controllers/payment-session.ts';
 import { later, loadLater, type Later } from '../load-later.ts';
@@ -23,7 +23,7 @@ export interface ScreenContext {
   session: PaymentSessionController;
   code: CodeOnScreen;
   clipboard: ClipboardController;
-  env: PixEnvironment;
+  env: WidgetEnvironment;
   copy: () => void;
 }
 
