@@ -13,8 +13,9 @@ import { minifyCss } from './server/ssr/css.ts';
  */
 export const BUNDLE_BUDGET_GZIP = 16_384;
 /**
- * Each chunk's budget, gzip -9 (dist/pix-checkout.*.js: the languages, the later chunk, the QR
- * drawing): loaded beside the script or after the first QR, but a page still downloads them.
+ * Each chunk's budget, gzip -9 (dist/pix-checkout.*.js: the languages, the later chunk and the
+ * status controller's, the QR drawing): loaded beside the script or after the first QR, but a page
+ * still downloads them. A chunk over it is split in two, not given more.
  */
 export const CHUNK_BUDGET_GZIP = 3 * 1024;
 
