@@ -1,43 +1,15 @@
-import { isServer, type ReactiveController, type ReactiveControllerHost } from 'lit';
+import { isServer, type ReactiveController } from 'lit';
 import { ProxyClient, ProxyError } from '../api/client.ts';
 import { PixCreatedEvent, PixErrorEvent } from '../events.ts';
 import { takeEarly } from '../early.ts';
 import { markOnce } from '../marks.ts';
 import type { PaymentView } from '../shared/contract.ts';
-import type { ClipboardController } from './clipboard.ts';
 import { CountdownController } from './countdown.ts';
-import type { WidgetEnvironment } from './environment.ts';
-import type { LocaleController } from './locale.ts';
 import { loadSaved, resumeKey, saveForReload } from './resume.ts';
+import type { Phase, Session, SessionHost, SessionOptions } from './session-shape.ts';
 import { afterPaint, loadLater } from '../load-later.ts';
 import type { Screen } from '../screens.ts';
 import type { Connection, StatusController } from './status.ts';
-
-/**
- * `exhausted`: checkout mode, the proxy will issue no new code (409 renewals_exhausted); shown as
- * expired. `unverified`: the checkout's next code refused while an earlier one may be paid (503
- * status_unverified), asked for again by itself.
- */
-export type Phase = 'idle' | 'loading' | 'ready' | 'error' | 'exhausted' | 'unverified';
-
-/** The element a session runs in: the checkout it shows (its public properties), where its events are fired. */
-export interface SessionHost extends ReactiveControllerHost, EventTarget {
-  readonly endpoint: string;
-  readonly checkout: string | null | undefined;
-  readonly amount: number | undefined;
-  readonly description: string | undefined;
-  readonly renewals: number;
-  readonly isConnected: boolean;
-}
-
-export interface SessionOptions {
-  env: () => WidgetEnvironment;
-  i18n: LocaleController;
-  /** Reset when another payment comes on screen. */
-  clipboard: ClipboardController;
-  /** Says `text` in the element's polite live region. */
-  announce: (text: string) => void;
-}
 
 /**
  * The payment on screen and its life: started (or resumed from sessionStorage after a reload),
@@ -46,7 +18,7 @@ export interface SessionOptions {
  * (a status read applied, more time, a new code refused) is in the later chunk
  * (src/controllers/session-later.ts), which reads and calls the members marked "the later chunk's".
  */
-export class PaymentSessionController implements ReactiveController {
+export class PaymentSessionController implements ReactiveController, Session {
   phase: Phase = 'idle';
   payment: PaymentView | null = null;
   connection: Connection = 'live';
@@ -130,11 +102,6 @@ export class PaymentSessionController implements ReactiveController {
     if (this.phase === 'exhausted') return 'expired';
     if (this.phase === 'unverified') return 'unverified';
     return this.phase === 'ready' && this.payment ? this.payment.status : 'loading';
-  }
-
-  /** A new code is being asked for ("I need more time"), or a payment is being created or resumed. */
-  get busy(): boolean {
-    return !!this.creating;
   }
 
   hostConnected(): void {
@@ -266,7 +233,7 @@ export class PaymentSessionController implements ReactiveController {
   }
 
   /** Sets the session's state and renders the host (as the element's own reactive state did; the later chunk's). */
-  setState(state: Partial<Pick<PaymentSessionController, 'phase' | 'payment' | 'connection' | 'paidSeen'>>): void {
+  setState(state: Partial<Pick<Session, 'phase' | 'payment' | 'connection' | 'paidSeen'>>): void {
     Object.assign(this, state);
     this.sessionHost.requestUpdate();
   }

@@ -10,7 +10,7 @@ import type { ProxyError } from '../api/client.ts';
 import type { PaymentView } from '../shared/contract.ts';
 import type { Translation } from '../locales/translation.ts';
 import type { PixEnvironment, WidgetEnvironment } from './environment.ts';
-import type { PaymentSessionController } from './payment-session.ts';
+import type { Session } from './session-shape.ts';
 import type { StatusControllerOptions } from './status.ts';
 import { TimeAnnouncements } from './time-announcements.ts';
 
@@ -24,7 +24,7 @@ const MORE_TIME_AT_S = 120;
 const following = new WeakMap<WidgetEnvironment, PixEnvironment>();
 
 /** What the session's status controller (its own chunk, src/controllers/status.ts) reads and tells. */
-export function statusOptions(session: PaymentSessionController): StatusControllerOptions {
+export function statusOptions(session: Session): StatusControllerOptions {
   const env = () => {
     const own = session.sessionOptions.env();
     let full = following.get(own);
@@ -66,7 +66,7 @@ export function statusOptions(session: PaymentSessionController): StatusControll
 }
 
 /** A status read (the stream's or a poll's, or more time's answer for the same code) put on screen. */
-export function applyView(session: PaymentSessionController, view: PaymentView): void {
+export function applyView(session: Session, view: PaymentView): void {
   const previous = session.payment?.status;
   // Status reads carry no `renewable` (only a checkout's answers do): keep the last one known.
   session.setState({ payment: { ...session.payment, ...view } });
@@ -78,7 +78,7 @@ export function applyView(session: PaymentSessionController, view: PaymentView):
 }
 
 /** pix-paid, pix-expired or pix-canceled for a payment in that status; nothing while pending. */
-export function fireOutcome(session: PaymentSessionController, view: PaymentView): void {
+export function fireOutcome(session: Session, view: PaymentView): void {
   const host = session.sessionHost;
   if (view.status === 'paid') host.dispatchEvent(new kit.PixPaidEvent({ payment: view }));
   else if (view.status === 'expired') host.dispatchEvent(new kit.PixExpiredEvent({ payment: view, renewalsLeft: renewalsLeft(session) }));
@@ -86,21 +86,21 @@ export function fireOutcome(session: PaymentSessionController, view: PaymentView
 }
 
 /** Checkout mode: 1 while the widget offers a new code (the proxy decides), 0 once it refused one. */
-export function renewalsLeft(session: PaymentSessionController): number {
+export function renewalsLeft(session: Session): number {
   if (session.sessionHost.checkout != null) return session.phase === 'exhausted' ? 0 : 1;
   const renewals = session.sessionHost.renewals;
   return Math.max(0, (Number.isFinite(renewals) ? renewals : 0) - session.renewalsUsed);
 }
 
 /** "I need more time" is offered in a pending code's last two minutes, when a new code can be had. */
-export function moreTimeOffered(session: PaymentSessionController, seconds: number): boolean {
+export function moreTimeOffered(session: Session, seconds: number): boolean {
   return 0 < seconds && seconds <= MORE_TIME_AT_S && (session.sessionHost.checkout != null ? session.payment!.renewable === true : renewalsLeft(session) > 0);
 }
 
-const announcements = new WeakMap<PaymentSessionController, TimeAnnouncements>();
+const announcements = new WeakMap<Session, TimeAnnouncements>();
 
 /** What the element's time-left live region says now (null: nothing new), at each of its updates. */
-export function announceTimeLeft(session: PaymentSessionController, t: Translation): string | null {
+export function announceTimeLeft(session: Session, t: Translation): string | null {
   let times = announcements.get(session);
   if (!times) announcements.set(session, (times = new TimeAnnouncements()));
   const seconds = session.screen === 'pending' ? session.countdown.seconds : null;
@@ -114,7 +114,7 @@ export function announceTimeLeft(session: PaymentSessionController, t: Translati
  * was; in open-amount mode the proxy checks nothing, so the widget reads this payment first. A
  * failure leaves this code on screen, announced, with the button back (gone once no code is left).
  */
-export async function askMoreTime(session: PaymentSessionController): Promise<void> {
+export async function askMoreTime(session: Session): Promise<void> {
   const current = session.payment;
   if (!current || session.creating) return;
   const creating = new AbortController();
@@ -154,7 +154,7 @@ export async function askMoreTime(session: PaymentSessionController): Promise<vo
  * may still be paid and the proxy cannot tell yet; never "expired for good", asked again by itself
  * after its Retry-After). Nothing if another start took over while this chunk loaded.
  */
-export function refused(session: PaymentSessionController, error: ProxyError, renew: boolean): void {
+export function refused(session: Session, error: ProxyError, renew: boolean): void {
   if (session.phase !== 'loading' || session.creating) return;
   const unverified = error.code === 'status_unverified';
   session.setState({ phase: unverified ? 'unverified' : 'exhausted' });

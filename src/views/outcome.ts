@@ -3,12 +3,12 @@
  * the first QR is on screen (src/later.ts); no first QR needs them.
  */
 import { renewalsLeft } from '../controllers/session-later.ts';
-import type { PaymentSessionController } from '../controllers/payment-session.ts';
+import type { Session } from '../controllers/session-shape.ts';
 import { kit } from '../kit.ts';
 import type { Translation } from '../locales/index.ts';
 import type { EndScreen } from '../screens.ts';
 import { renderPaid } from './paid.ts';
-import type { ScreenContext } from './screens.ts';
+import type { ScreenContext } from './context.ts';
 
 /** The screen `screen` for the element's parts `c`. */
 export function renderEnd(screen: EndScreen, c: ScreenContext) {
@@ -27,7 +27,7 @@ export function renderCanceled(t: Translation) {
 }
 
 /** While a new code can be had, a "generate a new code" button; else why none is offered (the proxy refused, or none is left). */
-export function renderExpired(t: Translation, session: PaymentSessionController) {
+export function renderExpired(t: Translation, session: Session) {
   const { html, statusLine } = kit;
   return renewalsLeft(session) > 0
     ? html`${statusLine(t.expired, t.expiredHint)} <button part="renew-button" @click=${() => void session.start(true)}>${t.renew}</button>`

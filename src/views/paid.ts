@@ -1,5 +1,5 @@
 import { kit } from '../kit.ts';
-import type { ScreenContext } from './screens.ts';
+import type { ScreenContext } from './context.ts';
 
 /**
  * The paid screen: a receipt the customer can print or save (printed black on white, without

@@ -8,11 +8,11 @@ import { kit } from '../kit.ts';
 import { preloadSave, save, share } from '../share.ts';
 import type { PendingScreen } from './pending.ts';
 
-/** Offered in a code's last two minutes when a new code can be had; disabled while one is on its way. */
+/** Offered in a code's last two minutes when a new code can be had; disabled while one (or the first) is on its way. */
 export function moreTimeButton({ t, seconds, context: { session } }: PendingScreen) {
   const { html, nothing } = kit;
   return moreTimeOffered(session, seconds)
-    ? html`<button part="more-time-button" class="secondary" ?disabled=${session.busy} @click=${() => void askMoreTime(session)}>${t.moreTime}</button>`
+    ? html`<button part="more-time-button" class="secondary" ?disabled=${!!session.creating} @click=${() => void askMoreTime(session)}>${t.moreTime}</button>`
     : nothing;
 }
 

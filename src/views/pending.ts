@@ -5,7 +5,7 @@ import type { Connection } from '../controllers/status.ts';
 import type { Translation } from '../locales/index.ts';
 import type { QrPath } from '../qr.ts';
 import type { PaymentView } from '../shared/contract.ts';
-import type { ScreenContext } from './screens.ts';
+import type { ScreenContext } from './context.ts';
 import { statusLine } from './status.ts';
 
 /** What the pending screen shows, and what its buttons do. */

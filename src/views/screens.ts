@@ -4,28 +4,11 @@
  * without its renderer does not compile. Those of the later chunk draw the loading screen until it
  * is here, and ask for it.
  */
-import type { ClipboardController } from '../controllers/clipboard.ts';
-import type { WidgetEnvironment } from '../controllers/environment.ts';
-import type { LocaleController } from '../controllers/locale.ts';
-import type { PaymentSessionController } from '../controllers/payment-session.ts';
 import { later, loadLater, type Later } from '../load-later.ts';
 import type { EndScreen, Screen } from '../screens.ts';
-import type { CodeOnScreen } from './code.ts';
+import type { ScreenContext } from './context.ts';
 import { renderPending } from './pending.ts';
 import { renderError, renderLoading } from './status.ts';
-
-/** The element's parts a screen reads, and the element, for its mode and its events. */
-export interface ScreenContext {
-  host: EventTarget & { readonly mode: 'full' | 'link'; requestUpdate(): void };
-  /** The copy-and-paste code before the QR code (phones: the customer cannot scan their own screen). */
-  copyFirst: boolean;
-  i18n: LocaleController;
-  session: PaymentSessionController;
-  code: CodeOnScreen;
-  clipboard: ClipboardController;
-  env: WidgetEnvironment;
-  copy: () => void;
-}
 
 export function renderScreen(screen: Screen, c: ScreenContext) {
   const { i18n, session } = c;
