@@ -34,8 +34,10 @@ const name = (id: string) => id.replace(`${process.cwd()}/`, '').replace(/^.*nod
 const languages = ['en', 'es'].map((language) => ({ language, ...bundleSizes(`dist/pix-checkout.${language}.js`) }));
 // The "Salvar QR Code" drawing (src/save.ts): loaded on the phone layout, when its button shows.
 const save = bundleSizes('dist/pix-checkout.save.js');
-// What follows the first QR (src/later.ts): loaded on every page once that QR is on screen.
+// What follows the first QR (src/later.ts, and the status controller's file beside it): loaded on
+// every page once that QR is on screen.
 const later = bundleSizes('dist/pix-checkout.later.js');
+const status = bundleSizes('dist/pix-checkout.status.js');
 const chunkVerdict = (size: number) => `budget ${CHUNK_BUDGET_GZIP} B each: ${size <= CHUNK_BUDGET_GZIP ? 'within' : `OVER by ${size - CHUNK_BUDGET_GZIP} B`}`;
 /** The goal for the script the first QR needs (the build's own budget, BUDGET_GZIP, stays the gate). */
 const FIRST_QR_GOAL_GZIP = 16 * 1024;
@@ -45,9 +47,10 @@ console.log(`${file}
   gzip -9   ${kb(gzip)}   (budget ${kb(BUDGET_GZIP)}: ${gzip <= BUDGET_GZIP ? 'within' : `over by ${kb(gzip - BUDGET_GZIP)}`})
   brotli    ${kb(brotli)}
   goal: the first QR's script <= ${kb(FIRST_QR_GOAL_GZIP)} gzip: ${gzip <= FIRST_QR_GOAL_GZIP ? 'met' : `MISSED by ${gzip - FIRST_QR_GOAL_GZIP} B`} (${gzip} B)
-once the first QR is on screen, what follows it (the status, the screens of a code's end, more time, share, save; every page):
+once the first QR is on screen, what follows it, two files asked for together (the screens of a code's end, more time, share, save; following the status; every page):
   dist/pix-checkout.later.js  ${kb(later.minified)} min, ${later.gzip} B gzip -9 (${chunkVerdict(later.gzip)}), ${kb(later.brotli)} brotli
-a page in pt-BR needs that file alone for its first QR; one in another language loads its texts beside it:
+  dist/pix-checkout.status.js  ${kb(status.minified)} min, ${status.gzip} B gzip -9 (${chunkVerdict(status.gzip)}), ${kb(status.brotli)} brotli
+a page in pt-BR needs the script alone for its first QR; one in another language loads its texts beside it:
 ${languages
   .map(
     (l) =>

@@ -5,7 +5,10 @@
  * and its own early requests. Types only are imported here.
  */
 import type { html, nothing } from 'lit';
-import type { PixErrorEvent, PixSaveEvent } from './events.ts';
+import type { ProxyError } from './api/client.ts';
+import type { STATUS_STREAM, isPaymentView } from './shared/wire.ts';
+import type { isFinalStatus } from './shared/status.ts';
+import type { PixCanceledEvent, PixErrorEvent, PixExpiredEvent, PixPaidEvent, PixSaveEvent, PixStatusChangeEvent } from './events.ts';
 import type { splitSeconds } from './controllers/countdown.ts';
 import type { statusLine } from './views/status.ts';
 
@@ -16,6 +19,15 @@ export interface Kit {
   splitSeconds: typeof splitSeconds;
   PixErrorEvent: typeof PixErrorEvent;
   PixSaveEvent: typeof PixSaveEvent;
+  PixStatusChangeEvent: typeof PixStatusChangeEvent;
+  PixPaidEvent: typeof PixPaidEvent;
+  PixExpiredEvent: typeof PixExpiredEvent;
+  PixCanceledEvent: typeof PixCanceledEvent;
+  /** What a status stream's event is read with (src/shared/wire.ts), and the error class of the answers the page cannot read. */
+  STATUS_STREAM: typeof STATUS_STREAM;
+  isPaymentView: typeof isPaymentView;
+  ProxyError: typeof ProxyError;
+  isFinalStatus: typeof isFinalStatus;
 }
 
 /** Set once, by install, before anything of the chunk runs. */

@@ -10,7 +10,7 @@ import { TakeoverController } from './controllers/takeover.ts';
 import { paymentInPage } from './early.ts';
 import { PixCopyEvent } from './events.ts';
 import type { Translation } from './locales/index.ts';
-import { later, type Later } from './load-later.ts';
+import { later } from './load-later.ts';
 import { markOnce } from './marks.ts';
 import { qrPath } from './qr.ts';
 import type { Screen } from './screens.ts';
@@ -138,8 +138,6 @@ export class PixCheckout extends LitElement {
   declare protected announcement: string;
   declare protected timeAnnouncement: string;
 
-  /** Once the later chunk is here (the first announcement is minutes away). */
-  #times: InstanceType<Later['TimeAnnouncements']> | undefined;
   readonly #phone = new PhoneScreenController(this);
   readonly #code = new CodeOnScreen();
   readonly #takeover: TakeoverController;
@@ -263,10 +261,8 @@ export class PixCheckout extends LitElement {
     this.#given = null;
     // A new endpoint, checkout, amount or description (the last two in open-amount mode) is a new checkout.
     this.#session.startIfNew();
-    const session = this.#session;
-    const seconds = this.screen === 'pending' ? session.countdown.seconds : null;
-    this.#times ??= later && new later.TimeAnnouncements();
-    const said = this.#times?.say(this.#i18n.t, seconds, session.payment?.reference ?? null, session.offersMoreTime(seconds ?? 0));
+    // Once the later chunk is here (the first announcement is minutes away).
+    const said = later?.announceTimeLeft(this.#session, this.#i18n.t);
     if (said) this.timeAnnouncement = said;
   }
 

@@ -5,7 +5,7 @@
  * (src/pix-checkout.ts), so the script-tag bundle carries none of it; it imports nothing at run time:
  * the element hands it the QR path it already drew and the texts on screen.
  */
-import type { PixEnvironment } from './controllers/environment.ts';
+import type { WidgetEnvironment } from './controllers/environment.ts';
 import type { QrPath } from './qr.ts';
 
 /** How the image left: the share sheet (with the file) or a download. */
@@ -49,7 +49,7 @@ export function qrImage(path: QrPath, lines: string[], name: string): File {
 }
 
 /** The browser's own download: an `<a download>` with a blob URL, clicked, revoked later. */
-export function download(file: File, clock: PixEnvironment['clock']): void {
+export function download(file: File, clock: WidgetEnvironment['clock']): void {
   const a = document.createElement('a');
   a.download = file.name;
   a.href = URL.createObjectURL(file);
@@ -68,7 +68,7 @@ export function download(file: File, clock: PixEnvironment['clock']): void {
  * (NotAllowedError: the chunk was still loading, a slow phone) downloads instead; any other failure
  * rejects.
  */
-export async function saveQr(env: PixEnvironment, path: QrPath, lines: (string | null)[], reference: string): Promise<SaveMethod | null> {
+export async function saveQr(env: WidgetEnvironment, path: QrPath, lines: (string | null)[], reference: string): Promise<SaveMethod | null> {
   const file = qrImage(
     path,
     lines.filter((line): line is string => !!line),

@@ -9,6 +9,8 @@
 /** What the customer sees; each is also the element's custom state while shown (`:state(paid)`). */
 export const SCREENS = ['loading', 'pending', 'paid', 'expired', 'canceled', 'error', 'unverified'] as const;
 export type Screen = (typeof SCREENS)[number];
+/** The screens of a code's end, and of a renewal the proxy cannot decide yet: the later chunk's. */
+export type EndScreen = 'paid' | 'expired' | 'canceled' | 'unverified';
 
 /** The custom states: the screens, and `reconnecting` beside `pending`. */
 export const STATES = [...SCREENS, 'reconnecting'] as const;

@@ -2,7 +2,7 @@
  * What the share and "Salvar QR Code" buttons do, in the chunk that draws them (src/later.ts). Both are
  * called in the tap itself: share() needs the customer's activation.
  */
-import type { PixEnvironment } from './controllers/environment.ts';
+import type { WidgetEnvironment } from './controllers/environment.ts';
 import { kit } from './kit.ts';
 import type { QrPath } from './qr.ts';
 
@@ -22,7 +22,7 @@ export function preloadSave(): void {
 const failed = (host: EventTarget, error: unknown) => host.dispatchEvent(new kit.PixErrorEvent({ code: 'share_failed', message: String(error), fatal: false }));
 
 /** The share sheet; a dismissed sheet (AbortError) is no failure. */
-export function share(host: EventTarget, env: PixEnvironment, data: ShareData): void {
+export function share(host: EventTarget, env: WidgetEnvironment, data: ShareData): void {
   env.share?.share(data).catch((error: unknown) => {
     if ((error as Error | null)?.name !== 'AbortError') failed(host, error);
   });
@@ -32,7 +32,7 @@ export function share(host: EventTarget, env: PixEnvironment, data: ShareData): 
  * With the chunk at hand (loaded when the button showed), the image is made and share() called
  * synchronously, inside the tap's activation.
  */
-export function save(host: EventTarget, env: PixEnvironment, qr: QrPath, lines: (string | null)[], reference: string): void {
+export function save(host: EventTarget, env: WidgetEnvironment, qr: QrPath, lines: (string | null)[], reference: string): void {
   const draw = (module: typeof import('./save.ts')) => module.saveQr(env, qr, lines, reference);
   (saver ? draw(saver) : loadSaver().then(draw)).then(
     (method) => method && host.dispatchEvent(new kit.PixSaveEvent({ method })),

@@ -2,9 +2,9 @@
  * `GET {basePath}/pix-checkout.js`: the widget's script-tag build, served by the proxy itself, so a
  * merchant's page needs one tag and trusts one origin (the proxy's) for both the script and the API;
  * beside it `pix-checkout.en.js` and `pix-checkout.es.js`, the languages the script loads on demand,
- * `pix-checkout.save.js`, the drawing of "Salvar QR Code" (phones), and `pix-checkout.later.js`,
- * what follows the first QR (the status's following, the screens of a code's end, the buttons no
- * first QR needs: loaded once that QR is on screen).
+ * `pix-checkout.save.js`, the drawing of "Salvar QR Code" (phones), and `pix-checkout.later.js` with
+ * `pix-checkout.status.js`, what follows the first QR (the screens of a code's end, the buttons no
+ * first QR needs; the status's following: loaded once that QR is on screen).
  * Public and the same for everyone: any origin may load it (a module script is a CORS request).
  */
 import { createHash } from 'node:crypto';
@@ -21,7 +21,13 @@ export const WIDGET_SCRIPT_PATH = '/pix-checkout.js';
  * the "Salvar QR Code" drawing and what follows the first QR. The script imports `./pix-checkout.en.js` relative to its own URL,
  * so they are served beside it.
  */
-export const WIDGET_CHUNK_PATHS = ['/pix-checkout.en.js', '/pix-checkout.es.js', '/pix-checkout.save.js', '/pix-checkout.later.js'] as const;
+export const WIDGET_CHUNK_PATHS = [
+  '/pix-checkout.en.js',
+  '/pix-checkout.es.js',
+  '/pix-checkout.save.js',
+  '/pix-checkout.later.js',
+  '/pix-checkout.status.js',
+] as const;
 
 /** dist/ beside lib/ when compiled (the installed package), beside server/ in this repository. */
 const DIST = fileURLToPath(new URL(/\/lib\/server\/routes\/[^/]+$/.test(import.meta.url) ? '../../../dist/' : '../../dist/', import.meta.url));

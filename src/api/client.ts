@@ -3,7 +3,7 @@
  * sit next to the contract's schemas in src/shared, so the script-tag bundle carries no zod.
  */
 import type { CheckoutPaymentRequest, OpenPaymentRequest, PaymentView } from '../shared/contract.ts';
-import { API_PATHS, CHECKOUT_PATHS, STATUS_STREAM, fillPath, isErrorBody, isPaymentView, underEndpoint } from '../shared/wire.ts';
+import { API_PATHS, CHECKOUT_PATHS, fillPath, isErrorBody, isPaymentView, underEndpoint } from '../shared/wire.ts';
 
 export class ProxyError extends Error {
   override readonly name = 'ProxyError';
@@ -20,20 +20,6 @@ export class ProxyError extends Error {
     super(message);
   }
 }
-
-/** The status stream's event (STATUS_STREAM) as the status controller reads it: its view, or the error to report. */
-export const STATUS_EVENTS = {
-  event: STATUS_STREAM.event,
-  read(data: string): PaymentView | ProxyError {
-    let view: unknown;
-    try {
-      view = JSON.parse(data);
-    } catch {
-      view = undefined;
-    }
-    return isPaymentView(view) ? view : new ProxyError('bad_response', 'The payment server sent an update this page cannot read.', 200);
-  },
-};
 
 /** Each request gives up after this long (Adyen's figure): a hung request must not stop polling. */
 export const REQUEST_TIMEOUT_MS = 10_000;

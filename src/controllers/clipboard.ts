@@ -1,6 +1,6 @@
 import type { ReactiveController, ReactiveControllerHost } from 'lit';
 import { COPIED_FOR_MS } from '../shared/first-screen.ts';
-import type { PixEnvironment } from './environment.ts';
+import type { WidgetEnvironment } from './environment.ts';
 
 /** How a copy ended: by the Clipboard API, by the execCommand fallback, or not at all (text selected). */
 export type CopyMethod = 'clipboard' | 'execCommand' | 'manual';
@@ -17,9 +17,9 @@ export class ClipboardController implements ReactiveController {
   #timer: unknown;
 
   readonly #host: ReactiveControllerHost;
-  readonly #env: () => PixEnvironment;
+  readonly #env: () => WidgetEnvironment;
 
-  constructor(host: ReactiveControllerHost, env: () => PixEnvironment) {
+  constructor(host: ReactiveControllerHost, env: () => WidgetEnvironment) {
     this.#host = host;
     this.#env = env;
     host.addController(this);
@@ -30,9 +30,10 @@ export class ClipboardController implements ReactiveController {
     const env = this.#env();
     let written: Promise<void>;
     try {
-      written = env.clipboard ? env.clipboard.writeText(text) : Promise.reject(new Error('no Clipboard API'));
-    } catch (error) {
-      written = Promise.reject(error instanceof Error ? error : new Error(String(error)));
+      // No Clipboard API (null) throws here too: the fallback below, whatever the reason.
+      written = env.clipboard!.writeText(text);
+    } catch {
+      written = Promise.reject(new Error());
     }
     return written.then(
       () => this.#settle('clipboard'),

@@ -37,6 +37,15 @@ export interface PixEnvironment {
   random: () => number;
 }
 
+/** The parts only the status controller reads (a chunk of its own, loaded after the first QR). */
+export type FollowingParts = 'EventSource' | 'hidden' | 'online' | 'random';
+
+/**
+ * The environment as the element makes it: the defaults of the parts only the status controller
+ * reads are made where it is (statusOptions, src/controllers/session-later.ts), under the page's own.
+ */
+export type WidgetEnvironment = Omit<PixEnvironment, FollowingParts> & Partial<Pick<PixEnvironment, FollowingParts>>;
+
 export const systemClock: Clock = {
   now: Date.now,
   setTimeout: (callback, ms) => setTimeout(callback, ms),
@@ -52,18 +61,14 @@ function sessionStore(): PixEnvironment['storage'] {
   }
 }
 
-export function defaultEnvironment(): PixEnvironment {
+export function defaultEnvironment(): WidgetEnvironment {
   return {
     clock: systemClock,
     fetch: (input, init) => fetch(input, init),
-    EventSource: typeof EventSource === 'function' ? EventSource : null,
     clipboard: navigator.clipboard ?? null,
     execCopy: () => document.execCommand('copy'),
     share: typeof navigator.share === 'function' ? navigator : null,
     storage: sessionStore(),
-    hidden: () => document.visibilityState === 'hidden',
-    online: () => navigator.onLine,
-    random: Math.random,
   };
 }
 
@@ -72,11 +77,11 @@ export function defaultEnvironment(): PixEnvironment {
  * those are replaced, not at every read (every render reads it; the defaults touch sessionStorage).
  * The server renders with a clock alone: it has no network, clipboard, storage or screen.
  */
-export function environmentOf(own: () => Partial<PixEnvironment>): () => PixEnvironment {
-  let made: [Partial<PixEnvironment>, PixEnvironment] | null = null;
+export function environmentOf(own: () => Partial<PixEnvironment>): () => WidgetEnvironment {
+  let made: [Partial<PixEnvironment>, WidgetEnvironment] | null = null;
   return () => {
     const parts = own();
-    if (made?.[0] !== parts) made = [parts, { ...(isServer ? ({ clock: systemClock } as PixEnvironment) : defaultEnvironment()), ...parts }];
+    if (made?.[0] !== parts) made = [parts, { ...(isServer ? ({ clock: systemClock } as WidgetEnvironment) : defaultEnvironment()), ...parts }];
     return made[1];
   };
 }

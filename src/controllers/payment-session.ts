@@ -1,58 +1,25 @@
-import { isServer, type ReactiveController, type ReactiveControllerHost } from 'lit';
-import { ProxyClient, ProxyError, STATUS_EVENTS } from '../api/client.ts';
-import { PixCanceledEvent, PixCreatedEvent, PixErrorEvent, PixExpiredEvent, PixPaidEvent, PixStatusChangeEvent } from '../events.ts';
+import { isServer, type ReactiveController } from 'lit';
+import { ProxyClient, ProxyError } from '../api/client.ts';
+import { PixCreatedEvent, PixErrorEvent } from '../events.ts';
 import { takeEarly } from '../early.ts';
 import { markOnce } from '../marks.ts';
 import type { PaymentView } from '../shared/contract.ts';
-import { isFinalStatus } from '../shared/status.ts';
-import type { ClipboardController } from './clipboard.ts';
 import { CountdownController } from './countdown.ts';
-import type { PixEnvironment } from './environment.ts';
-import type { LocaleController } from './locale.ts';
 import { loadSaved, resumeKey, saveForReload } from './resume.ts';
+import type { Phase, Session, SessionHost, SessionOptions } from './session-shape.ts';
 import { loadLater } from '../load-later.ts';
 import { afterPaint } from '../paint.ts';
 import type { Screen } from '../screens.ts';
-import type { Connection, StatusController, StatusControllerOptions } from './status.ts';
-
-/**
- * `exhausted`: checkout mode, the proxy will issue no new code (409 renewals_exhausted); shown as
- * expired. `unverified`: the checkout's next code refused while an earlier one may be paid (503
- * status_unverified), asked for again by itself.
- */
-export type Phase = 'idle' | 'loading' | 'ready' | 'error' | 'exhausted' | 'unverified';
-
-/**
- * Seconds left on a pending code when "I need more time" is offered (WCAG 2.2.1 Timing Adjustable asks
- * for at least 20 s of warning and a simple action to extend; two minutes leave time to act on it).
- */
-const MORE_TIME_AT_S = 120;
-
-/** The element a session runs in: the checkout it shows (its public properties), where its events are fired. */
-export interface SessionHost extends ReactiveControllerHost, EventTarget {
-  readonly endpoint: string;
-  readonly checkout: string | null | undefined;
-  readonly amount: number | undefined;
-  readonly description: string | undefined;
-  readonly renewals: number;
-  readonly isConnected: boolean;
-}
-
-export interface SessionOptions {
-  env: () => PixEnvironment;
-  i18n: LocaleController;
-  /** Reset when another payment comes on screen. */
-  clipboard: ClipboardController;
-  /** Says `text` in the element's polite live region. */
-  announce: (text: string) => void;
-}
+import type { Connection, StatusController } from './status.ts';
 
 /**
  * The payment on screen and its life: started (or resumed from sessionStorage after a reload),
  * followed until final (StatusController) with its time left (CountdownController), given more time
- * or renewed after it expired, and the events the page hears about it.
+ * or renewed after it expired, and the events the page hears about it. What follows the first QR
+ * (a status read applied, more time, a new code refused) is in the later chunk
+ * (src/controllers/session-later.ts), which reads and calls the members marked "the later chunk's".
  */
-export class PaymentSessionController implements ReactiveController {
+export class PaymentSessionController implements ReactiveController, Session {
   phase: Phase = 'idle';
   payment: PaymentView | null = null;
   connection: Connection = 'live';
@@ -61,36 +28,27 @@ export class PaymentSessionController implements ReactiveController {
   readonly countdown: CountdownController;
   /** Null until its chunk is here. */
   #status: StatusController | null = null;
-  readonly #statusOptions: StatusControllerOptions;
   /** The reference to follow (null: none): what the status controller is told once it is here. */
   #following: string | null = null;
   /** Settles once the status chunk loaded (or failed to) after the last follow. */
   #statusLoaded: Promise<void> = Promise.resolve();
-  #renewalsUsed = 0;
+  /** Codes generated after the first (the later chunk's). */
+  renewalsUsed = 0;
   #startedKey: string | null = null;
-  #creating: AbortController | null = null;
-  /** The request asked again by itself after a 503 status_unverified (its Retry-After), and whether it renews. */
-  #askAgain: unknown;
-  #askRenew = false;
+  /** The request of a payment being created or resumed, or of more time (the later chunk's). */
+  creating: AbortController | null = null;
+  /** The request asked again by itself after a 503 status_unverified (its Retry-After), and whether it renews (the later chunk's). */
+  askAgain: unknown;
+  askRenew = false;
 
-  readonly #host: SessionHost;
-  readonly #options: SessionOptions;
+  /** The element and the options (the later chunk's). */
+  readonly sessionHost: SessionHost;
+  readonly sessionOptions: SessionOptions;
 
   constructor(host: SessionHost, options: SessionOptions) {
-    this.#host = host;
-    this.#options = options;
+    this.sessionHost = host;
+    this.sessionOptions = options;
     host.addController(this);
-    this.#statusOptions = {
-      client: () => this.#client(),
-      stream: STATUS_EVENTS,
-      isFinal: isFinalStatus,
-      env: options.env,
-      onView: (view) => this.#applyView(view),
-      onError: (error) => this.fail(error, false),
-      onConnection: (connection) => {
-        if (connection !== this.connection) this.#set({ connection });
-      },
-    };
     this.countdown = new CountdownController(
       host,
       () => options.env().clock,
@@ -106,7 +64,7 @@ export class PaymentSessionController implements ReactiveController {
   #follow(reference: string): void {
     this.#following = reference;
     if (this.#status) this.#status.follow(reference);
-    else this.#loadStatus();
+    else this.#loadStatus(null);
   }
 
   #stopFollowing(): void {
@@ -116,20 +74,24 @@ export class PaymentSessionController implements ReactiveController {
 
   #checkNow(): void {
     if (this.#status) this.#status.checkNow();
-    else if (this.#following !== null) this.#loadStatus();
+    else if (this.#following !== null) this.#loadStatus(null);
   }
 
-  // Following the status is in the chunk loaded once the first QR is on screen (src/later.ts).
-  #loadStatus(): void {
+  /**
+   * Following the status is in the chunks loaded once the first QR is on screen (src/later.ts), and
+   * so are the events of a payment `final` when shown, fired then if it is still on screen.
+   */
+  #loadStatus(final: PaymentView | null): void {
     this.#statusLoaded = afterPaint()
       .then(loadLater)
       .then(
-        ({ StatusController }) => {
+        (l) => {
           // Added to the host, which calls its hostConnected at once when connected.
-          this.#status ??= new StatusController(this.#host, this.#statusOptions);
+          this.#status ??= new l.StatusController(this.sessionHost, l.statusOptions(this));
           if (this.#following !== null) this.#status.follow(this.#following);
+          if (final && final === this.payment) l.fireOutcome(this, final);
           // What the chunk draws besides (buttons, the screens of a code's end) is here now.
-          this.#host.requestUpdate();
+          this.sessionHost.requestUpdate();
         },
         (error: unknown) => this.fail(error, false),
       );
@@ -143,35 +105,26 @@ export class PaymentSessionController implements ReactiveController {
     return this.phase === 'ready' && this.payment ? this.payment.status : 'loading';
   }
 
-  /** A new code is being asked for ("I need more time"), or a payment is being created or resumed. */
-  get busy(): boolean {
-    return !!this.#creating;
-  }
-
   hostConnected(): void {
     // Removed while creating: start again now that it is back.
     if (this.phase === 'idle') this.#startedKey = null;
     // Removed while waiting to ask again (its timer stopped): ask now.
-    if (this.phase === 'unverified') void this.start(this.#askRenew);
+    if (this.phase === 'unverified') void this.start(this.askRenew);
   }
 
   hostDisconnected(): void {
     this.#stopAskingAgain();
-    this.#creating?.abort();
-    this.#creating = null;
-    if (this.phase === 'loading') this.#set({ phase: 'idle' });
-  }
-
-  hostUpdate(): void {
-    this.paidSeen = this.screen === 'paid' ? this.paidSeen || this.#options.env().clock.now() : 0;
+    this.creating?.abort();
+    this.creating = null;
+    if (this.phase === 'loading') this.setState({ phase: 'idle' });
   }
 
   /** Starts the checkout when the host shows another (a new endpoint, checkout, amount or description). */
   startIfNew(): void {
     // The server renders what it is given: it asks for nothing.
     if (isServer) return;
-    const key = resumeKey(this.#host);
-    if (key && key !== this.#startedKey && this.#host.isConnected) void this.start();
+    const key = resumeKey(this.sessionHost);
+    if (key && key !== this.#startedKey && this.sessionHost.isConnected) void this.start();
   }
 
   /**
@@ -186,12 +139,12 @@ export class PaymentSessionController implements ReactiveController {
       this.countdown.set(payment.created_at, payment.expires_at, payment.server_time);
       return;
     }
-    this.#startedKey = resumeKey(this.#host);
-    this.#creating?.abort();
-    this.#creating = null;
+    this.#startedKey = resumeKey(this.sessionHost);
+    this.creating?.abort();
+    this.creating = null;
     // Its server_time was true when the page was made, before the script loaded: the countdown shows
     // the page's value until the first status read (at once: the stream's first event) sets the time.
-    this.#show(payment, true, this.#renewalsUsed);
+    this.show(payment, true, this.renewalsUsed);
   }
 
   /**
@@ -199,21 +152,21 @@ export class PaymentSessionController implements ReactiveController {
    * `renew`, always a new one (the customer asked for a new code after the last expired).
    */
   async start(renew = false): Promise<void> {
-    const key = resumeKey(this.#host);
+    const key = resumeKey(this.sessionHost);
     if (!key) return;
     this.#startedKey = key;
-    this.#creating?.abort();
+    this.creating?.abort();
     const creating = new AbortController();
-    this.#creating = creating;
+    this.creating = creating;
     this.#stopAskingAgain();
     this.#stopFollowing();
     this.countdown.stop();
-    this.#options.clipboard.reset();
-    this.#set({ phase: 'loading', payment: null, connection: 'live' });
-    const client = this.#client();
-    const id = this.#host.checkout;
-    const saved = renew || id != null ? null : loadSaved(this.#options.env().storage, key);
-    let renewals = renew ? this.#renewalsUsed + 1 : (saved?.renewals ?? 0);
+    this.sessionOptions.clipboard.reset();
+    this.setState({ phase: 'loading', payment: null, connection: 'live' });
+    const client = this.client();
+    const id = this.sessionHost.checkout;
+    const saved = renew || id != null ? null : loadSaved(this.sessionOptions.env().storage, key);
+    let renewals = renew ? this.renewalsUsed + 1 : (saved?.renewals ?? 0);
     markOnce('pix-checkout:request');
     try {
       let payment: PaymentView | null = null;
@@ -222,7 +175,7 @@ export class PaymentSessionController implements ReactiveController {
         // Checkout mode: the proxy answers the checkout's live payment (the same one after a reload), or
         // issues the next one once it expired; it alone decides the amount and the number of renewals.
         // Asked for already while the script was evaluated (src/early.ts), unless a new code is wanted.
-        const answer = await ((!renew && takeEarly(this.#host.endpoint, id)) || client.checkoutPayment(id, creating.signal));
+        const answer = await ((!renew && takeEarly(this.sessionHost.endpoint, id)) || client.checkoutPayment(id, creating.signal));
         payment = answer.payment;
         resumed = !answer.created && !renew;
         // Asked for a new code but got the current one (an earlier code was paid after all).
@@ -235,166 +188,81 @@ export class PaymentSessionController implements ReactiveController {
         });
         resumed = payment !== null;
       }
-      payment ??= await client.createPayment(this.#order(), creating.signal);
+      payment ??= await client.createPayment(this.order(), creating.signal);
       if (creating.signal.aborted) return;
       markOnce('pix-checkout:payment');
       // Shown in the page's language, whose texts loaded beside the request.
-      await this.#options.i18n.localeReady;
+      await this.sessionOptions.i18n.localeReady;
       if (creating.signal.aborted) return;
-      this.#show(payment, resumed, renewals);
+      this.show(payment, resumed, renewals);
     } catch (error) {
       if (creating.signal.aborted) return;
-      await this.#options.i18n.localeReady;
+      await this.sessionOptions.i18n.localeReady;
       if (creating.signal.aborted) return;
-      // Checkout mode: the last code expired and the proxy will issue no other. Not an error screen:
-      // the expired one, without the button.
-      const exhausted = error instanceof ProxyError && error.code === 'renewals_exhausted';
-      // An earlier code may still be paid and the proxy cannot tell yet: no new code, and never
-      // "expired for good"; asked again by itself after the proxy's Retry-After.
-      const unverified = error instanceof ProxyError && error.code === 'status_unverified';
-      if (exhausted || unverified) {
-        const phase = unverified ? 'unverified' : 'exhausted';
-        this.#set({ phase });
-        // Its screen's texts are the later chunk's: said once it is here, if still on screen.
-        loadLater().then(
-          () => {
-            if (this.phase === phase) this.#options.announce(this.#options.i18n.t[unverified ? 'unverified' : 'renewalsExhausted']);
-          },
-          () => {},
+      // The proxy refused a new code (the last expired and it will issue no other, or an earlier
+      // one may still be paid): the later chunk's, whose screens say so; if it cannot load, the
+      // error screen does.
+      if (error instanceof ProxyError && (error.code === 'renewals_exhausted' || error.code === 'status_unverified')) {
+        this.#statusLoaded = loadLater().then(
+          (l) => l.refused(this, error, renew),
+          () => this.fail(error, true),
         );
-      }
-      if (unverified) {
-        this.#askRenew = renew;
-        this.#askAgain = this.#options.env().clock.setTimeout(() => void this.start(renew), Math.max(error.retryAfterMs, 1000));
-      }
-      this.fail(error, !exhausted && !unverified);
+      } else this.fail(error, true);
     } finally {
-      if (this.#creating === creating) this.#creating = null;
-    }
-  }
-
-  /**
-   * "I need more time": a new code now, while this one still works, which stays on screen until the
-   * answer (the button disabled meanwhile). A payment made at the last second wins: the proxy confirms
-   * that no code of the checkout was paid before it issues another, and answers the paid one if one
-   * was; in open-amount mode the proxy checks nothing, so the widget reads this payment first. A
-   * failure leaves this code on screen, announced, with the button back (gone once no code is left).
-   */
-  async moreTime(): Promise<void> {
-    const current = this.payment;
-    if (!current || this.#creating) return;
-    const creating = new AbortController();
-    const { signal } = creating;
-    this.#creating = creating;
-    this.#host.requestUpdate();
-    const client = this.#client();
-    const id = this.#host.checkout;
-    try {
-      let payment: PaymentView;
-      let created = true;
-      if (id != null) ({ payment, created } = await client.checkoutPayment(id, signal, { renew: true }));
-      else {
-        payment = await client.getPayment(current.reference, signal);
-        if (payment.status === 'pending') payment = await client.createPayment(this.#order(), signal);
-        else created = false;
-      }
-      // Paid meanwhile (the stream can tell between the check and the answer): that screen stays.
-      if (signal.aborted || this.screen === 'paid') return;
-      if (payment.reference === current.reference) this.#applyView(payment);
-      else this.#show(payment, false, this.#renewalsUsed + +created);
-    } catch (error) {
-      if (signal.aborted) return;
-      if (error instanceof ProxyError && error.code === 'renewals_exhausted') this.#set({ payment: { ...this.payment!, renewable: false } });
-      this.#options.announce(this.#options.i18n.t.moreTimeFailed);
-      this.fail(error, false);
-    } finally {
-      if (this.#creating === creating) this.#creating = null;
-      this.#host.requestUpdate();
+      if (this.creating === creating) this.creating = null;
     }
   }
 
   #stopAskingAgain(): void {
-    this.#options.env().clock.clearTimeout(this.#askAgain);
-    this.#askAgain = undefined;
+    this.sessionOptions.env().clock.clearTimeout(this.askAgain);
+    this.askAgain = undefined;
   }
 
-  /** "I need more time" is offered in a pending code's last two minutes, when a new code can be had. */
-  offersMoreTime(seconds: number): boolean {
-    return 0 < seconds && seconds <= MORE_TIME_AT_S && (this.#host.checkout != null ? this.payment!.renewable === true : this.renewalsLeft() > 0);
-  }
-
-  /** Checkout mode: 1 while the widget offers a new code (the proxy decides), 0 once it refused one. */
-  renewalsLeft(): number {
-    if (this.#host.checkout != null) return this.phase === 'exhausted' ? 0 : 1;
-    const renewals = this.#host.renewals;
-    return Math.max(0, (Number.isFinite(renewals) ? renewals : 0) - this.#renewalsUsed);
-  }
-
-  /** pix-error for `error`; `fatal`: the error screen instead of the payment. */
+  /** pix-error for `error`; `fatal`: the error screen instead of the payment (the later chunk's). */
   fail(error: unknown, fatal: boolean): void {
     const detail =
       error instanceof ProxyError
         ? { code: error.code, message: error.message, ...(error.fields ? { fields: error.fields } : {}), fatal }
         : { code: 'internal', message: String(error), fatal };
     if (fatal) {
-      this.#set({ phase: 'error' });
-      this.#options.announce('');
+      this.setState({ phase: 'error' });
+      this.sessionOptions.announce('');
       // The customer sees only "Não foi possível carregar o pagamento": the page's developer reads why here.
       console.error('pix-checkout:', detail.code, detail.message);
     }
-    this.#host.dispatchEvent(new PixErrorEvent(detail));
+    this.sessionHost.dispatchEvent(new PixErrorEvent(detail));
   }
 
-  /** Sets the session's state and renders the host (as the element's own reactive state did). */
-  #set(state: Partial<Pick<PaymentSessionController, 'phase' | 'payment' | 'connection'>>): void {
+  /** Sets the session's state and renders the host (as the element's own reactive state did; the later chunk's). */
+  setState(state: Partial<Pick<Session, 'phase' | 'payment' | 'connection' | 'paidSeen'>>): void {
     Object.assign(this, state);
-    this.#host.requestUpdate();
+    this.sessionHost.requestUpdate();
   }
 
-  #client(): ProxyClient {
-    return new ProxyClient(this.#host.endpoint, this.#options.env().fetch);
+  /** The later chunk's. */
+  client(): ProxyClient {
+    return new ProxyClient(this.sessionHost.endpoint, this.sessionOptions.env().fetch);
   }
 
-  /** Open-amount mode: the payment the page asks for. */
-  #order() {
-    return { value: this.#host.amount!, description: this.#host.description };
+  /** Open-amount mode: the payment the page asks for (the later chunk's). */
+  order() {
+    return { value: this.sessionHost.amount!, description: this.sessionHost.description };
   }
 
-  /** Puts a payment on screen and follows it while pending; `renewals`: codes generated after the first. */
-  #show(payment: PaymentView, resumed: boolean, renewals: number): void {
-    this.#renewalsUsed = renewals;
-    if (this.#host.checkout == null && this.#startedKey)
-      saveForReload(this.#options.env().storage, this.#startedKey, { reference: payment.reference, renewals });
-    this.#set({ phase: 'ready', payment });
+  /** Puts a payment on screen and follows it while pending; `renewals`: codes generated after the first (the later chunk's). */
+  show(payment: PaymentView, resumed: boolean, renewals: number): void {
+    this.renewalsUsed = renewals;
+    if (this.sessionHost.checkout == null && this.#startedKey)
+      saveForReload(this.sessionOptions.env().storage, this.#startedKey, { reference: payment.reference, renewals });
+    this.setState({ phase: 'ready', payment, paidSeen: 0 });
     this.countdown.set(payment.created_at, payment.expires_at, payment.server_time);
+    this.sessionHost.dispatchEvent(new PixCreatedEvent({ payment, resumed, renewal: renewals }));
     if (payment.status === 'pending') this.#follow(payment.reference);
     else {
       this.#stopFollowing();
-      // Its screen (paid, expired, canceled) is in the later chunk.
-      this.#loadStatus();
+      // Already final (paid before a reload, or a late-paid earlier code): its screen (paid, expired,
+      // canceled) is in the later chunk, which fires its outcome as when it happens on screen.
+      this.#loadStatus(payment);
     }
-    this.#host.dispatchEvent(new PixCreatedEvent({ payment, resumed, renewal: renewals }));
-    // Already final (paid before a reload, or a late-paid earlier code): the page hears the outcome
-    // the same way as when it happens on screen.
-    this.#fireOutcome(payment);
-  }
-
-  #applyView(view: PaymentView): void {
-    const previous = this.payment?.status;
-    // Status reads carry no `renewable` (only a checkout's answers do): keep the last one known.
-    this.#set({ payment: { ...this.payment, ...view } });
-    this.countdown.set(view.created_at, view.expires_at, view.server_time);
-    if (previous === undefined || previous === view.status) return;
-    this.#options.announce(this.#options.i18n.t[view.status]);
-    this.#host.dispatchEvent(new PixStatusChangeEvent({ payment: view, previous }));
-    this.#fireOutcome(view);
-  }
-
-  /** pix-paid, pix-expired or pix-canceled for a payment in that status; nothing while pending. */
-  #fireOutcome(view: PaymentView): void {
-    const host = this.#host;
-    if (view.status === 'paid') host.dispatchEvent(new PixPaidEvent({ payment: view }));
-    else if (view.status === 'expired') host.dispatchEvent(new PixExpiredEvent({ payment: view, renewalsLeft: this.renewalsLeft() }));
-    else if (view.status === 'canceled') host.dispatchEvent(new PixCanceledEvent({ payment: view }));
   }
 }

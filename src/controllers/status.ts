@@ -1,6 +1,7 @@
 /**
- * In the chunk loaded once the first QR is on screen (src/later.ts, dist/pix-checkout.later.js): it
- * imports nothing of the main script but types; what it needs of the contract comes in its options.
+ * A chunk of its own (dist/pix-checkout.status.js), loaded beside the later one (src/later.ts) once
+ * the first QR is on screen (src/load-later.ts): it imports nothing of the main script but types;
+ * what it needs of the contract comes in its options.
  */
 import type { ReactiveController, ReactiveControllerHost } from 'lit';
 import type { ProxyClient } from '../api/client.ts';

@@ -2,19 +2,36 @@
  * The screens of a code's end, and of a renewal the proxy cannot decide yet: in the chunk loaded once
  * the first QR is on screen (src/later.ts); no first QR needs them.
  */
+import { renewalsLeft } from '../controllers/session-later.ts';
+import type { Session } from '../controllers/session-shape.ts';
 import { kit } from '../kit.ts';
 import type { Translation } from '../locales/index.ts';
+import type { EndScreen } from '../screens.ts';
+import { renderPaid } from './paid.ts';
+import type { ScreenContext } from './context.ts';
+
+/** The screen `screen` for the element's parts `c`. */
+export function renderEnd(screen: EndScreen, c: ScreenContext) {
+  const t = c.i18n.t;
+  const renderers: Record<EndScreen, () => unknown> = {
+    paid: () => renderPaid(c),
+    expired: () => renderExpired(t, c.session),
+    canceled: () => renderCanceled(t),
+    unverified: () => renderUnverified(t),
+  };
+  return renderers[screen]();
+}
 
 export function renderCanceled(t: Translation) {
   return kit.statusLine(t.canceled, t.canceledHint);
 }
 
-/** With `renew` a "generate a new code" button; without, why none is offered (`exhausted`: the proxy refused). */
-export function renderExpired(t: Translation, renew: (() => void) | null, exhausted: boolean) {
+/** While a new code can be had, a "generate a new code" button; else why none is offered (the proxy refused, or none is left). */
+export function renderExpired(t: Translation, session: Session) {
   const { html, statusLine } = kit;
-  return renew
-    ? html`${statusLine(t.expired, t.expiredHint)} <button part="renew-button" @click=${renew}>${t.renew}</button>`
-    : statusLine(t.expired, exhausted ? t.renewalsExhausted : t.renewLimit);
+  return renewalsLeft(session) > 0
+    ? html`${statusLine(t.expired, t.expiredHint)} <button part="renew-button" @click=${() => void session.start(true)}>${t.renew}</button>`
+    : statusLine(t.expired, session.phase === 'exhausted' ? t.renewalsExhausted : t.renewLimit);
 }
 
 /**

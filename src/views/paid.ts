@@ -1,15 +1,19 @@
 import { kit } from '../kit.ts';
-import type { Translation } from '../locales/index.ts';
-import type { PaymentView } from '../shared/contract.ts';
+import type { ScreenContext } from './context.ts';
 
 /**
  * The paid screen: a receipt the customer can print or save (printed black on white, without
- * buttons). Its time: the proxy's time of payment, else `seen` (when this widget saw it paid, epoch
- * ms), said in the customer's time zone.
+ * buttons). Its time: the proxy's time of payment, else when this widget first showed it paid (the
+ * session's `paidSeen`, set here), said in the customer's time zone.
  */
-export function renderPaid(t: Translation, payment: PaymentView, amount: string, receiver: string | null, seen: number) {
+export function renderPaid({ i18n, session, code, env }: ScreenContext) {
   const { html, nothing, statusLine } = kit;
-  const when = new Date(Date.parse(payment.paid_at ?? '') || seen);
+  const t = i18n.t;
+  const payment = session.payment!;
+  const amount = i18n.formatMoney(payment.value);
+  const receiver = code.receiver(payment);
+  session.paidSeen ||= env.clock.now();
+  const when = new Date(Date.parse(payment.paid_at ?? '') || session.paidSeen);
   const row = (label: string, value: unknown) =>
     html`<dt>${label}</dt>
       <dd>${value}</dd>`;

@@ -1,11 +1,11 @@
-import { html, nothing, svg } from 'lit';
+import { html, nothing } from 'lit';
 import type { CopyState } from '../controllers/clipboard.ts';
 import { formatTimeLeft } from '../controllers/countdown.ts';
-import type { PixEnvironment } from '../controllers/environment.ts';
 import type { Connection } from '../controllers/status.ts';
 import type { Translation } from '../locales/index.ts';
 import type { QrPath } from '../qr.ts';
 import type { PaymentView } from '../shared/contract.ts';
+import type { ScreenContext } from './context.ts';
 import { statusLine } from './status.ts';
 
 /** What the pending screen shows, and what its buttons do. */
@@ -19,9 +19,6 @@ export interface PendingScreen {
   /** Share of the code's lifetime left, 0 to 1. */
   fraction: number;
   connection: Connection;
-  /** "I need more time" is offered; `busy` while a new code is on its way (the button disabled). */
-  moreTime: (() => void) | null;
-  busy: boolean;
   mode: 'full' | 'link';
   /** The copy-and-paste code before the QR code (phones: the customer cannot scan their own screen). */
   copyFirst: boolean;
@@ -29,20 +26,19 @@ export interface PendingScreen {
   qr: () => QrPath | null;
   copyState: CopyState;
   copy: () => void;
-  sharer: PixEnvironment['share'];
-  share: (data: ShareData) => void;
-  /** "Salvar QR Code" (phones, with the QR drawn): saves the QR as an image; null: no button. */
-  save: (() => void) | null;
   /**
    * The buttons no first QR needs (more time, share, save: src/views/pending-extras.ts), drawn once
-   * the chunk loaded after that QR is here (src/later.ts); null until then.
+   * the chunk loaded after that QR is here (src/later.ts); null until then. They read the element's
+   * parts (`context`) for what they do.
    */
   extras: PendingExtras | null;
+  context: ScreenContext;
 }
 
 export interface PendingExtras {
   moreTimeButton(s: PendingScreen): unknown;
   shareButton(s: PendingScreen): unknown;
+  /** Phones, with the QR drawn (the caller checks the QR). */
   saveButton(s: PendingScreen): unknown;
 }
 
@@ -65,7 +61,8 @@ export function renderPending(s: PendingScreen) {
     ${
       path
         ? html`<svg part="qr" role="img" aria-label=${t.qrAlt(amount)} viewBox="0 0 ${path.size} ${path.size}" shape-rendering="crispEdges">
-            ${svg`<rect width="100%" height="100%" fill="#fff"></rect><path d=${path.d} fill="#000"></path>`}
+            <rect width="100%" height="100%" fill="#fff"></rect>
+            <path d=${path.d} fill="#000"></path>
           </svg>`
         : html`<p part="hint" role="alert">${t.invalidCode}</p>
             ${payment.qr_code_url ? html`<img part="qr" src=${payment.qr_code_url} alt=${t.qrAlt(amount)} />` : nothing}`

@@ -1,45 +1,25 @@
 /**
- * What the element renders for each screen (src/screens.ts lists them): a record over `Screen`, so a
- * screen without its renderer does not compile. The screens of the later chunk (src/later.ts) draw
- * the loading screen until it is here, and ask for it.
+ * What the element renders for each screen (src/screens.ts lists them): a record over the screens a
+ * first QR may need here, and over the others in the later chunk (src/views/outcome.ts), so a screen
+ * without its renderer does not compile. Those of the later chunk draw the loading screen until it
+ * is here, and ask for it.
  */
-import type { ClipboardController } from '../controllers/clipboard.ts';
-import type { PixEnvironment } from '../controllers/environment.ts';
-import type { LocaleController } from '../controllers/locale.ts';
-import type { PaymentSessionController } from '../controllers/payment-session.ts';
 import { later, loadLater, type Later } from '../load-later.ts';
-import type { Screen } from '../screens.ts';
-import type { CodeOnScreen } from './code.ts';
+import type { EndScreen, Screen } from '../screens.ts';
+import type { ScreenContext } from './context.ts';
 import { renderPending } from './pending.ts';
 import { renderError, renderLoading } from './status.ts';
-
-/** The element's parts a screen reads, and the element, for its mode and its events. */
-export interface ScreenContext {
-  host: EventTarget & { readonly mode: 'full' | 'link'; requestUpdate(): void };
-  /** The copy-and-paste code before the QR code (phones: the customer cannot scan their own screen). */
-  copyFirst: boolean;
-  i18n: LocaleController;
-  session: PaymentSessionController;
-  code: CodeOnScreen;
-  clipboard: ClipboardController;
-  env: PixEnvironment;
-  copy: () => void;
-}
 
 export function renderScreen(screen: Screen, c: ScreenContext) {
   const { i18n, session } = c;
   const t = i18n.t;
   const loading = () => renderLoading(t, i18n.hasTranslation);
-  const renderers: Record<Screen, (l: Later | undefined) => unknown> = {
+  const renderers: Record<Exclude<Screen, EndScreen>, () => unknown> = {
     loading,
     error: () => renderError(t, () => void session.start()),
-    pending: (l) => pending(c, l),
-    paid: (l) => l && paid(c, l),
-    expired: (l) => l?.renderExpired(t, session.renewalsLeft() > 0 ? () => void session.start(true) : null, session.phase === 'exhausted'),
-    canceled: (l) => l?.renderCanceled(t),
-    unverified: (l) => l?.renderUnverified(t),
+    pending: () => pending(c, later),
   };
-  const rendered = renderers[screen](later);
+  const rendered = screen in renderers ? renderers[screen as keyof typeof renderers]() : later?.renderEnd(screen as EndScreen, c);
   if (rendered) return rendered;
   loadLater().then(
     () => c.host.requestUpdate(),
@@ -48,35 +28,26 @@ export function renderScreen(screen: Screen, c: ScreenContext) {
   return loading();
 }
 
-function paid({ i18n, session, code }: ScreenContext, l: Later) {
-  const payment = session.payment!;
-  return l.renderPaid(i18n.t, payment, i18n.formatMoney(payment.value), code.receiver(payment), session.paidSeen);
-}
-
-function pending({ host, copyFirst, i18n, session, code, clipboard, env, copy }: ScreenContext, l: Later | undefined) {
+function pending(c: ScreenContext, l: Later | undefined) {
+  const { host, copyFirst, i18n, session, code, clipboard, copy } = c;
   const t = i18n.t;
   const payment = session.payment!;
   const amount = i18n.formatMoney(payment.value);
   const receiver = code.receiver(payment);
-  const seconds = session.countdown.seconds ?? 0;
   return renderPending({
     t,
     payment,
     amount,
     receiver,
-    seconds,
+    seconds: session.countdown.seconds ?? 0,
     fraction: session.countdown.fraction,
     connection: session.connection,
-    moreTime: session.offersMoreTime(seconds) ? () => void session.moreTime() : null,
-    busy: session.busy,
     mode: host.mode,
     copyFirst,
     qr: () => code.qr(payment.brcode),
     copyState: clipboard.copyState,
     copy,
-    sharer: env.share,
-    share: (data) => l?.share(host, env, data),
-    save: copyFirst ? () => l?.save(host, env, code.qr(payment.brcode)!, [amount, receiver && t.paying(receiver)], payment.reference) : null,
     extras: l ?? null,
+    context: c,
   });
 }

@@ -114,6 +114,7 @@ describe('the widget script served by the proxy', () => {
       ['en', script],
       ['es', script],
       ['later', script],
+      ['status', script],
       ['save', laterChunk],
     ] as const) {
       const file = `pix-checkout.${chunk}.js`;
