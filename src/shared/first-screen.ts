@@ -13,11 +13,23 @@
 export const FIRST_SCREEN = { param: 'render', field: 'first_screen', locales: ['pt-BR', 'en', 'es'] } as const;
 export type FirstScreenLocale = (typeof FIRST_SCREEN.locales)[number];
 
-/** The widget's language for a BCP 47 tag: `en*` English, `es*` Spanish, anything else (pt-BR, no tag, another language) Brazilian Portuguese. */
-export function widgetLocale(tag: string | null | undefined): FirstScreenLocale {
+/**
+ * `self[FIRST_SCREENS_PAINTED]`: settles once the first screens a page's head asked for are painted,
+ * or are not coming (FIRST_SCREEN_HOLD_MS after the request, no answer yet): the widget's script
+ * defines the element then (src/define.ts).
+ */
+export const FIRST_SCREENS_PAINTED = 'pixCheckoutScreens';
+/** How long the element's definition waits for a page's first screen still on its way. */
+export const FIRST_SCREEN_HOLD_MS = 250;
+
+/** The widget's other language for a BCP 47 tag: `en*` English, `es*` Spanish; null for anything else (pt-BR, no tag, another language), Brazilian Portuguese. */
+export function otherLanguage(tag: string | null | undefined): 'en' | 'es' | null {
   const lang = (tag ?? '').toLowerCase();
-  return lang.startsWith('en') ? 'en' : lang.startsWith('es') ? 'es' : 'pt-BR';
+  return lang.startsWith('en') ? 'en' : lang.startsWith('es') ? 'es' : null;
 }
+
+/** The widget's locale for a BCP 47 tag (otherLanguage, or pt-BR). */
+export const widgetLocale = (tag: string | null | undefined): FirstScreenLocale => otherLanguage(tag) ?? 'pt-BR';
 
 /** `first_screen`: the shadow root's styles and markup, and the texts of its copy button's inline handler. */
 export interface FirstScreen {

@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { runInNewContext } from 'node:vm';
 import { after, before, test } from 'node:test';
 import { ProxyClient, ProxyError, type Answer } from '../../../src/api/client.ts';
-import { FIRST_SCREEN } from '../../../src/shared/first-screen.ts';
+import { FIRST_SCREEN, FIRST_SCREENS_PAINTED } from '../../../src/shared/first-screen.ts';
 import { CHECKOUT_PATHS, EARLY_REQUESTS, fillPath } from '../../../src/shared/wire.ts';
 import { renderPaymentRequest } from '../../../server/merchant/payment-request.ts';
 import { fencedBlocks, readDoc } from '../../support/markdown.ts';
@@ -55,7 +55,8 @@ function runInPage(tag: string, pageUrl: string, page: Record<string, unknown> =
   const code = /^<script(?: nonce="[^"]*")?>([^]*)<\/script>$/.exec(tag)?.[1];
   assert.ok(code, `one script element: ${tag}`);
   page.self ??= page;
-  runInNewContext(code, Object.assign(page, { location: { href: pageUrl }, performance, fetch, URL }));
+  // A hidden page's document: no element to put a first screen into, no frame to wait for.
+  runInNewContext(code, Object.assign(page, { location: { href: pageUrl }, performance, fetch, URL, setTimeout, document: { hidden: true } }));
   return page;
 }
 
@@ -73,6 +74,10 @@ test("the page's request is the widget's own call, sent once, and its answer is 
   assert.equal(answer.status, 201);
   // The first screen is the page's (no element here to put it in: the page's script goes on), never the widget's.
   assert.ok(!answer.text.includes(FIRST_SCREEN.field), answer.text);
+  // What the widget's script waits for before it defines the element: settled once the answer is in (no frame on a hidden page).
+  const painted = page[FIRST_SCREENS_PAINTED] as Promise<unknown>;
+  assert.equal(typeof painted?.then, 'function', "the page's promise of its first screens painted");
+  await painted;
   assert.deepEqual(await client.checkoutPayment(checkout, undefined, {}, Promise.resolve(answer)), { payment: PAYMENT, created: true });
 });
 
