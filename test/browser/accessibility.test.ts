@@ -102,7 +102,7 @@ describe('accessibility: keyboard and focus', () => {
     part(el, 'copy-button')!.focus();
     await pay(payment.reference);
     await screenIs(el, 'paid');
-    expect(el.shadowRoot!.activeElement).to.equal(part(el, 'status'));
+    expect(el.shadowRoot!.activeElement === part(el, 'status'), 'the focus on the status line').to.equal(true);
   });
 
   it('does not steal focus from the page when the screen changes', async () => {
@@ -113,7 +113,7 @@ describe('accessibility: keyboard and focus', () => {
     input.focus();
     await pay(payment.reference);
     await screenIs(el, 'paid');
-    expect(document.activeElement).to.equal(input);
+    expect(document.activeElement === input, "the focus on the page's input").to.equal(true);
     input.remove();
   });
 });

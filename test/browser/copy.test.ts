@@ -45,7 +45,7 @@ describe('copy', () => {
     expect((await copied).detail).to.deep.equal({ copied: false, method: 'manual' });
     await el.updateComplete;
     const field = part(el, 'code') as HTMLTextAreaElement;
-    expect(el.shadowRoot!.activeElement).to.equal(field);
+    expect(el.shadowRoot!.activeElement === field, 'the focus on the code field').to.equal(true);
     expect(field.value.slice(field.selectionStart, field.selectionEnd)).to.equal(payment.brcode);
     expect(text(el, 'copy-button')).to.equal('Copiar código');
     expect(text(el, 'copy-hint')).to.equal('Não foi possível copiar. O código está selecionado: copie manualmente.');

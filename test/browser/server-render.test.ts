@@ -118,7 +118,7 @@ describe('a server-rendered <pix-checkout>', () => {
     expect(requests.slice(asked).filter((url) => /\/checkouts\//.test(url))).to.deep.equal([]);
     // Focus and selection where the customer left them.
     const again = part(el, 'code') as HTMLTextAreaElement;
-    expect(el.shadowRoot!.activeElement).to.equal(again);
+    expect(el.shadowRoot!.activeElement === again, 'the focus kept in the code field').to.equal(true);
     expect([again.selectionStart, again.selectionEnd]).to.deep.equal([3, 20]);
     await expect(el).to.be.accessible();
 
