@@ -145,18 +145,8 @@ export function createHttpApp(services: Services, settings: ResolvedSettings, dr
   );
   const apiKey = requireApiKey(settings.apiKey);
   // Lit and the widget's code are loaded when a page first asks (a proxy whose pages never do loads neither).
-  const firstScreens = firstScreenRenderer(logger, () => import('./ssr/render.ts'));
-  app.route(
-    basePath,
-    checkoutRoutes({
-      checkouts: services.checkouts,
-      requireApiKey: apiKey,
-      limitCreate,
-      cors,
-      sameOrigin,
-      renderFirstScreen: (payment, options) => firstScreens.render(payment, options),
-    }),
-  );
+  const renderFirstScreen = firstScreenRenderer(logger, () => import('./ssr/render.ts')).render;
+  app.route(basePath, checkoutRoutes({ checkouts: services.checkouts, requireApiKey: apiKey, limitCreate, cors, sameOrigin, renderFirstScreen }));
   app.route(basePath, payoutRoutes({ payouts: services.payouts, requireApiKey: apiKey }));
   app.route(basePath, merchantRoutes({ feed: services.feed, requireApiKey: apiKey }));
   app.route(basePath, openApiRoutes(basePath));
