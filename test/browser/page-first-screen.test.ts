@@ -10,6 +10,7 @@
  */
 import { expect } from '@open-wc/testing';
 import { executeServerCommand } from '@web/test-runner-commands';
+import { watchFrames } from './support/frames.ts';
 import type { PixCheckout } from '../../src/pix-checkout.ts';
 import type { CheckoutView } from '../../src/shared/contract.ts';
 
@@ -61,28 +62,6 @@ async function headAnswered(): Promise<void> {
 async function until(check: () => boolean, what: string): Promise<void> {
   for (let i = 0; i < 400 && !check(); i++) await new Promise((resolve) => setTimeout(resolve, 25));
   expect(check(), what).to.equal(true);
-}
-
-/** Watches every frame until stopped: was the QR ever missing, and did the loading screen ever show. */
-function watchFrames(el: Element) {
-  let missing = 0;
-  let loading = 0;
-  let frames = 0;
-  let on = true;
-  const tick = () => {
-    if (!on) return;
-    frames++;
-    if (!part(el, 'qr')) missing++;
-    if (el.shadowRoot?.querySelector('.loading')) loading++;
-    requestAnimationFrame(tick);
-  };
-  requestAnimationFrame(tick);
-  return {
-    stop: () => {
-      on = false;
-      return { missing, loading, frames };
-    },
-  };
 }
 
 describe("the first screen a page's head puts in before the widget's script", () => {

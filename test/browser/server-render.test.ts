@@ -10,6 +10,7 @@
  */
 import { expect } from '@open-wc/testing';
 import { executeServerCommand } from '@web/test-runner-commands';
+import { watchFrames } from './support/frames.ts';
 import type { PixCheckout } from '../../src/pix-checkout.ts';
 import type { CheckoutView } from '../../src/shared/contract.ts';
 
@@ -41,28 +42,6 @@ const box = (el: Element | null) => {
   const r = el!.getBoundingClientRect();
   return { x: r.x, y: r.y, width: r.width, height: r.height };
 };
-
-/** Watches every frame until stopped: was the QR ever missing, and what did the status line say. */
-function watchFrames(el: Element) {
-  let missing = 0;
-  let frames = 0;
-  const statuses = new Set<string>();
-  let on = true;
-  const tick = () => {
-    if (!on) return;
-    frames++;
-    if (!part(el, 'qr')) missing++;
-    statuses.add(part(el, 'status')?.textContent?.trim() ?? '');
-    requestAnimationFrame(tick);
-  };
-  requestAnimationFrame(tick);
-  return {
-    stop: () => {
-      on = false;
-      return { missing, frames, statuses };
-    },
-  };
-}
 
 /** Counts the page's requests to the proxy's checkout API (the payment must not be asked for again). */
 const requests: string[] = [];

@@ -9,18 +9,9 @@ import { test } from 'node:test';
 import { firstScreenRenderer } from '../../../server/http/first-screens.ts';
 import { createLogger } from '../../../server/log.ts';
 import type { PaymentView } from '../../../src/shared/contract.ts';
+import { PAYMENT_VIEW } from '../../support/payment-view.ts';
 
-const PAYMENT = {
-  reference: 'a'.repeat(32),
-  status: 'pending',
-  value: 12.34,
-  brcode: '000201',
-  qr_code_url: 'https://example.test/qr.svg',
-  checkout_url: 'https://example.test/pay',
-  created_at: '2026-11-29T00:00:00Z',
-  expires_at: '2026-11-29T00:30:00Z',
-  server_time: '2026-11-29T00:00:01Z',
-} as PaymentView;
+const PAYMENT = PAYMENT_VIEW as unknown as PaymentView;
 
 test('without lit and @lit-labs/ssr: each render fails, the log says why once, the import is tried once', async () => {
   const lines: string[] = [];

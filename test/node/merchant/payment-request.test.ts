@@ -15,18 +15,9 @@ import { FIRST_SCREEN, FIRST_SCREENS_PAINTED } from '../../../src/shared/first-s
 import { CHECKOUT_PATHS, EARLY_REQUESTS, fillPath } from '../../../src/shared/wire.ts';
 import { renderPaymentRequest } from '../../../server/merchant/payment-request.ts';
 import { fencedBlocks, readDoc } from '../../support/markdown.ts';
+import { PAYMENT_VIEW } from '../../support/payment-view.ts';
 
-const PAYMENT = {
-  reference: 'a'.repeat(32),
-  status: 'pending',
-  value: 12.34,
-  brcode: '000201',
-  qr_code_url: 'https://example.test/qr.svg',
-  checkout_url: 'https://example.test/pay',
-  created_at: '2026-11-29T00:00:00Z',
-  expires_at: '2026-11-29T00:30:00Z',
-  server_time: '2026-11-29T00:00:01Z',
-};
+const PAYMENT = PAYMENT_VIEW;
 
 let server: Server;
 let origin: string;
