@@ -146,11 +146,7 @@ export function readBrCode(text: string): { ok: true; fields: BrCodeFields } | {
     if (!/^[\dA-F]{4}$/.test(crc)) fail('invalid_field', '63', 'hex');
     // 63 is last and its value is 4 ASCII chars, so the CRC covers all but those 4.
     const body = text.slice(0, -4);
-    if (crc != crc16(body)) {
-      // Some banks hash Latin-1 bytes; still invalid, but saying so eases debugging.
-      const cps = [...body].map((c) => c.codePointAt(0)!);
-      fail('bad_crc', '63', cps.every((c) => c < 256) && crcOf(cps) == crc ? 'latin1' : 'crc');
-    }
+    if (crc != crc16(body)) fail('bad_crc', '63', 'crc');
 
     fields(need('26'), f, '26.');
     fields(need('62'), f, '62.');
@@ -176,7 +172,13 @@ export function readBrCode(text: string): { ok: true; fields: BrCodeFields } | {
  */
 export function checkBrCode(text: string): BrCodeCheck {
   const read = readBrCode(text);
-  if (!read.ok) return read;
+  if (!read.ok) {
+    // Some banks hash Latin-1 bytes; still invalid, but saying so eases debugging. Here, not in
+    // readBrCode: the widget draws or refuses, and needs no reason.
+    const cps = [...text.slice(0, -4)].map((c) => c.codePointAt(0)!);
+    if (read.error == 'bad_crc' && cps.every((c) => c < 256) && crcOf(cps) == text.slice(-4).toUpperCase()) read.at[1] = 'latin1';
+    return read;
+  }
   const f = read.fields;
   const locationUrl = f.get('26.25');
   const txid = f.get('62.05')!;
