@@ -543,6 +543,12 @@ const TIMING = `(() => {
   };
 })()`;
 
+/**
+ * Chromium's own pages (chrome://) seen beside a run's page: a renderer of the browser's UI that a
+ * phone does not have, taking CPU from the page (CHROME_ARGS turns off the ones known).
+ */
+const browserUi = new Set<string>();
+
 /** --trace: runs traced so far, by mode. */
 const traced: Partial<Record<Mode, number>> = {};
 
@@ -697,6 +703,7 @@ async function run(browser: Browser, decoder: Page, mode: Mode): Promise<Run> {
       phases: timing.phases,
     };
   } finally {
+    for (const target of browser.targets()) if (target.url().startsWith('chrome://')) browserUi.add(target.url());
     await context.close();
   }
 }
@@ -889,6 +896,10 @@ profile ${PROFILE_NAME}: CPU ${p.cpuSlowdown}x slower; latency ${p.latencyMs} ms
 screen ${PHONE.width}x${PHONE.height} CSS px at DPR ${PHONE.deviceScaleFactor}, touch, mobile UA; every text file gzip -9 from one loopback origin
 times: ms after navigation start, p50 (min-max); bytes transferred, p50
 files: ${FILES}`);
+  if (browserUi.size)
+    console.log(
+      `WARNING: Chromium's own pages ran beside the page, taking CPU a phone would give it (${[...browserUi].join(', ')}): the figures carry them; turn them off in CHROME_ARGS (test/support/find-chrome.mjs)`,
+    );
   for (const mode of SELECTED) {
     const rs = results.get(mode)!;
     console.log(`\n(${mode}) ${MODES[mode]}`);
