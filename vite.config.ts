@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -6,6 +7,15 @@ import MagicString from 'magic-string';
 import { minify as terserMinify } from 'terser';
 import { defineConfig, minifySync, type Plugin } from 'vite';
 import { minifyCss } from './server/ssr/css.ts';
+import {
+  WIDGET_CHUNKS,
+  WIDGET_MANIFEST_FILE,
+  WIDGET_SCRIPT_FILE,
+  WIDGET_VERSION,
+  WIDGET_VERSION_PARAM,
+  widgetChunkFile,
+  type WidgetManifest,
+} from './src/shared/widget-files.ts';
 
 /**
  * The script-tag bundle's budget: the script a page's first QR needs, gzip -9, at most 16 KB; the
@@ -207,6 +217,45 @@ function compressWithTerser(): Plugin {
   };
 }
 
+/** Stands for the build's version in the chunks' URLs until every file is written (the same length). */
+const VERSION_PLACEHOLDER = '__pixv__';
+
+/**
+ * The build's version in every URL of a chunk (`./pix-checkout.later.js?v=<version>`), and the
+ * manifest the proxy reads (src/shared/widget-files.ts). The version is a hash of every file as written,
+ * with a placeholder where the version goes; then the placeholder becomes the version, which keeps
+ * the source maps' columns. A chunk whose name is not in WIDGET_CHUNKS fails the build: the proxy
+ * serves those names alone.
+ */
+function versionChunks(): Plugin {
+  const chunkUrl = new RegExp(`\\./pix-checkout\\.(${WIDGET_CHUNKS.join('|')})\\.js(?=[\`'"])`, 'g');
+  return {
+    name: 'version-chunks',
+    apply: 'build',
+    renderChunk(code, chunk) {
+      if (!chunk.isEntry && !(WIDGET_CHUNKS as readonly string[]).includes(chunk.name))
+        this.error(`a chunk named ${chunk.name}: the proxy serves ${WIDGET_CHUNKS.join(', ')} alone (src/shared/widget-files.ts)`);
+      const text = new MagicString(code);
+      for (const match of code.matchAll(chunkUrl)) text.appendLeft(match.index + match[0].length, `?${WIDGET_VERSION_PARAM}=${VERSION_PLACEHOLDER}`);
+      return text.hasChanged() ? { code: text.toString(), map: text.generateMap({ hires: true }) } : null;
+    },
+    generateBundle(_options, bundle) {
+      const files = Object.values(bundle)
+        .filter((file) => file.type === 'chunk')
+        .sort((a, b) => (a.fileName < b.fileName ? -1 : 1));
+      const hash = createHash('sha256');
+      for (const file of files) hash.update(file.fileName).update('\0').update(file.code).update('\0');
+      const version = hash.digest('base64url').slice(0, VERSION_PLACEHOLDER.length);
+      if (!WIDGET_VERSION.test(version)) this.error(`the version ${version} is not what src/shared/widget-files.ts's WIDGET_VERSION reads`);
+      for (const file of files) file.code = file.code.replaceAll(VERSION_PLACEHOLDER, version);
+      const chunks = WIDGET_CHUNKS.map(widgetChunkFile).filter((name) => name in bundle);
+      const entry = files.find((file) => file.isEntry);
+      if (entry?.fileName !== WIDGET_SCRIPT_FILE) this.error(`the script is ${entry?.fileName}, not ${WIDGET_SCRIPT_FILE}`);
+      this.emitFile({ type: 'asset', fileName: WIDGET_MANIFEST_FILE, source: `${JSON.stringify({ version, chunks } satisfies WidgetManifest)}\n` });
+    },
+  };
+}
+
 /**
  * Lit's css-tag module, as reactive-element imports it, replaced by src/css-tag.ts (the same exports,
  * with only what the widget needs: 203 B gzip of the script).
@@ -231,6 +280,7 @@ export default defineConfig({
     smallCssTag(),
     minifyCssTemplates(),
     collapseTemplateLineBreaks(),
+    versionChunks(),
     compressWithTerser(),
     mangleInternalProperties('pix-checkout.js', ['pix-checkout.later.js', 'pix-checkout.status.js']),
     sizeBudget('dist/pix-checkout.js'),

@@ -127,7 +127,7 @@ export function createHttpApp(services: Services, settings: ResolvedSettings, dr
   services.metrics.watch({ openStreams: () => streamSlots.open() });
 
   app.route('/', healthRoutes(services.readiness));
-  app.route(basePath, widgetScriptRoutes());
+  app.route(basePath, widgetScriptRoutes({ kept: services.widgetVersions }));
   app.route(
     basePath,
     paymentRoutes({

@@ -23,6 +23,7 @@ import { TransferService } from './domain/transfers.ts';
 import { WebhookHealth } from './domain/webhooks/health.ts';
 import { WebhookIntake, isAuthenticatedIntake } from './domain/webhooks/intake.ts';
 import { WebhookProcessor } from './domain/webhooks/processor.ts';
+import { WidgetVersions, readWidgetBuild } from './domain/widget-versions.ts';
 import { createLogger, type Logger } from './log.ts';
 import { Metrics } from './observability/metrics.ts';
 import { countOutcomes } from './observability/outcome-metrics.ts';
@@ -111,6 +112,8 @@ export interface Services {
   metrics: Metrics;
   /** Where the store failing and recovering is reported: one line per outage (store/outage.ts). */
   outage: StoreOutage;
+  /** The widget's chunks of every version the proxy ran, for pages whose script is of another version (domain/widget-versions.ts). */
+  widgetVersions: WidgetVersions;
   /** Processes stored notifications left over, then starts the reconciler and the delivery worker. */
   start: () => void;
   /** Stops them and waits for work in flight (before closing the store). */
@@ -296,6 +299,8 @@ export function createServices(settings: ResolvedSettings, parts: ServiceParts):
     unrecordedPayments: () => payments.unrecorded.size,
   });
 
+  const widgetVersions = new WidgetVersions({ store: store.widgetFiles, now });
+  let keepingWidgetBuild = Promise.resolve();
   let started = false;
   const services: Services = {
     store,
@@ -320,9 +325,11 @@ export function createServices(settings: ResolvedSettings, parts: ServiceParts):
     personalData,
     metrics,
     outage,
+    widgetVersions,
     start() {
       if (started) return;
       started = true;
+      keepingWidgetBuild = keepWidgetBuild(widgetVersions, logger);
       reconciler.start();
       notifier?.start();
       personalData.start();
@@ -330,6 +337,7 @@ export function createServices(settings: ResolvedSettings, parts: ServiceParts):
     },
     async stop() {
       processor.close();
+      await keepingWidgetBuild;
       // One last try to record what the partner created and the store could not take; what is left is named at error.
       if (payments.unrecorded.size > 0) await payments.unrecorded.attachAll();
       payments.unrecorded.stop();
@@ -368,4 +376,23 @@ function leavingStoreTime(partner: PartnerClient): PartnerClient {
     };
   }
   return wrapped as unknown as PartnerClient;
+}
+
+/** This build's chunks kept for its pages that another version's instance answers (at start, not awaited: a page asks for them seconds later; stop waits for it). */
+function keepWidgetBuild(widgetVersions: WidgetVersions, logger: Logger): Promise<void> {
+  const cannot = (error: unknown) =>
+    logger.warn(
+      { err: error instanceof Error ? { message: error.message } : undefined },
+      "the widget's chunks of this version could not be kept in the store: an instance of another version answers 404 to this version's pages for them",
+    );
+  let build: ReturnType<typeof readWidgetBuild>;
+  try {
+    build = readWidgetBuild();
+  } catch (error) {
+    cannot(error);
+    return Promise.resolve();
+  }
+  if (!build) return Promise.resolve();
+  const { version } = build;
+  return widgetVersions.keep(version, build.files).then(() => logger.debug({ version }, "the widget's chunks of this version kept in the store"), cannot);
 }

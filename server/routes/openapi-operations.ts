@@ -13,6 +13,7 @@ import { REQUEST_ID_HEADER } from '../http/request-log.ts';
 import { HEALTH_PATHS } from './health.ts';
 import { METRICS_PATH } from './metrics.ts';
 import { WEBHOOK_PATH } from './webhooks.ts';
+import { WIDGET_VERSION, WIDGET_VERSION_PARAM } from '../../src/shared/widget-files.ts';
 import { WIDGET_CHUNK_PATHS, WIDGET_SCRIPT_PATH } from './widget-script.ts';
 
 export type Json = Record<string, unknown>;
@@ -124,8 +125,23 @@ export function operations(): Operation[] {
       id: `getWidget${path === WIDGET_SCRIPT_PATH ? 'Script' : path.replace(/^\/pix-checkout\.|\.js$/g, '').replace(/^./, (c) => c.toUpperCase())}`,
       summary: path === WIDGET_SCRIPT_PATH ? 'The widget script' : `The widget chunk ${path.slice(1)}`,
       tag: 'Browser',
+      ...(path === WIDGET_SCRIPT_PATH
+        ? {}
+        : {
+            description:
+              "The script asks for it with its build's version (`?v=`): this proxy's build, or another version's from the store (every instance keeps its own as it starts), cached for good; a version kept nowhere is 404. Without `v`, this proxy's build, revalidated after five minutes.",
+            query: [
+              {
+                name: WIDGET_VERSION_PARAM,
+                in: 'query',
+                required: false,
+                description: "The build's version, as the script writes it.",
+                schema: { type: 'string', pattern: WIDGET_VERSION.source },
+              },
+            ],
+          }),
       ok: { 200: script },
-      errors: { 404: ['not_found'] },
+      errors: path === WIDGET_SCRIPT_PATH ? { 404: ['not_found'] } : { 400: ['invalid_request'], 404: ['not_found'] },
     })),
     {
       method: 'post',

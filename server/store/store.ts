@@ -5,7 +5,7 @@
  * proxy's clock (leases: the database's); values are cents, never floats.
  *
  * One folder per aggregate (payments/, intents/, checkouts/, payouts/ with transfers, notifications/,
- * outbox/, disputes/, leases/; personal-data/ the retention purge and a data subject's records across
+ * outbox/, disputes/, leases/, widget-files/; personal-data/ the retention purge and a data subject's records across
  * them): its records and its part of the interface (types.ts), nested on the Store under its name
  * (`store.payments.get`, `store.checkouts.create`), and its SQLite and Postgres statements side by
  * side (sqlite.ts, postgres.ts). The rules that decide money (what is left to refund, linking a
@@ -26,6 +26,7 @@ import type { PaymentStore } from './payments/types.ts';
 import type { PayoutStore, TransferStore } from './payouts/types.ts';
 import type { PersonalDataStore } from './personal-data/types.ts';
 import type { ReportStore } from './reports/types.ts';
+import type { WidgetFileStore } from './widget-files/types.ts';
 
 export type { CheckoutRecord, CheckoutStore } from './checkouts/types.ts';
 export type { DisputeInput, DisputeOutcomeOf, DisputeRecord, DisputeStore } from './disputes/types.ts';
@@ -46,6 +47,7 @@ export type {
 } from './payouts/types.ts';
 export type { PersonalDataStore, PersonalRecords, PurgeCounts } from './personal-data/types.ts';
 export type { ReportCursor, ReportStore } from './reports/types.ts';
+export type { WidgetFile, WidgetFileStore } from './widget-files/types.ts';
 
 export interface Store {
   /** Which database this is (readiness and the logs name it). */
@@ -74,6 +76,8 @@ export interface Store {
   readonly personalData: PersonalDataStore;
   /** The accounting export's reads: checkouts, payments and payouts created in a time range, a page at a time. */
   readonly reports: ReportStore;
+  /** The widget's chunks of each version the proxy ran, for pages whose script is of another version (widget-files/types.ts). */
+  readonly widgetFiles: WidgetFileStore;
   /** Throws when the store cannot answer (readiness). */
   ping(): Promise<void>;
   /**

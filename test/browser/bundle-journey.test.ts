@@ -74,7 +74,7 @@ describe('the script-tag bundle, on a phone', () => {
       expect((await sharedEvent).detail).to.deep.equal({ method: 'share' });
       expect(shared.map((file) => [file.name, file.type])).to.deep.equal([[`pix-${payment.reference}.png`, 'image/png']]);
       expect((await readQrImage(shared[0]!)).code).to.equal(payment.brcode);
-      expect(performance.getEntriesByType('resource').some((entry) => entry.name.endsWith('/dist/pix-checkout.save.js'))).to.equal(true);
+      expect(performance.getEntriesByType('resource').some((entry) => new URL(entry.name).pathname.endsWith('/dist/pix-checkout.save.js'))).to.equal(true);
 
       const paid = oneEvent(el, 'pix-paid');
       const res = await executeServerCommand<{ status: number }, unknown>('sandbox-pay', { reference: payment.reference });

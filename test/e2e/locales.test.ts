@@ -102,7 +102,10 @@ describe('languages loaded on demand', () => {
       if (message.type() === 'warn') warnings.push(message.text());
     });
     await page.setRequestInterception(true);
-    page.on('request', (request) => void (request.url().endsWith('/pix-checkout.en.js') ? request.abort('connectionrefused') : request.continue()));
+    page.on(
+      'request',
+      (request) => void (new URL(request.url()).pathname.endsWith('/pix-checkout.en.js') ? request.abort('connectionrefused') : request.continue()),
+    );
     try {
       await page.goto(`${stack.url}/bench?locale=en`);
       const view = await waitForScreen(page, 'pending', '#widget');

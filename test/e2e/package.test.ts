@@ -216,6 +216,8 @@ test('npm run pack, as the docs write it, makes two packages: the widget, and th
     'lib/src/shared/index.js',
     'bin/pix-checkout.mjs',
     'dist/pix-checkout.js',
+    'dist/pix-checkout.later.js',
+    'dist/pix-checkout.files.json',
   ]) {
     assert.ok(serverPackage.files.includes(needed), `the server package holds ${needed}`);
   }
@@ -316,7 +318,14 @@ test('the server package installed with --omit=dev serves against Postgres and s
   assert.equal(readiness.checks.database, 'postgres');
   const script = await fetch(`${url}/api/pix-checkout.js`);
   assert.equal(script.status, 200, 'the script-tag build, from the server package itself');
-  assert.match(await script.text(), /customElements\.define\(\s*["'`]pix-checkout["'`]/);
+  const scriptText = await script.text();
+  assert.match(scriptText, /customElements\.define\(\s*["'`]pix-checkout["'`]/);
+  // Its chunks, under the build's version the script names (the package's manifest).
+  const chunkUrl = /\.\/(pix-checkout\.later\.js\?v=[\w-]{8})/.exec(scriptText)?.[1];
+  assert.ok(chunkUrl, 'the script asks for its later chunk with its version');
+  const chunk = await fetch(`${url}/api/${chunkUrl}`);
+  assert.equal(chunk.status, 200, `${chunkUrl}, from the server package itself`);
+  assert.equal(chunk.headers.get('cache-control'), 'public, max-age=31536000, immutable', 'the version is the build of the package');
   const created = await fetch(`${url}/api/checkouts`, {
     method: 'POST',
     headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },

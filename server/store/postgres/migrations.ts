@@ -182,6 +182,14 @@ export const MIGRATIONS: readonly string[] = [
    CREATE INDEX payment_returns_recorded ON payment_returns(recorded_at);
    ALTER TABLE checkouts ADD COLUMN replaces TEXT;
    CREATE INDEX checkouts_replaces ON checkouts(replaces) WHERE replaces IS NOT NULL;`,
+  // The widget's chunks of each version the proxy ran (store/widget-files), kept at each start.
+  `CREATE TABLE widget_files (
+     version TEXT NOT NULL,
+     name TEXT NOT NULL,
+     body BYTEA NOT NULL,
+     kept_at BIGINT NOT NULL,
+     PRIMARY KEY (version, name)
+   );`,
 ];
 
 /** Brings the schema up to date, once across every instance starting now; refuses a database newer than this code. */

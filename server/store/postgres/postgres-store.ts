@@ -36,6 +36,7 @@ import type { StoreOutage } from '../outage.ts';
 import { migrate } from './migrations.ts';
 import { postgresConnection, PostgresTlsError, type PostgresConnection } from './tls.ts';
 import { postgresReports } from '../reports/postgres.ts';
+import { postgresWidgetFiles } from '../widget-files/postgres.ts';
 
 export { CHANGES_CHANNEL } from '../leases/postgres.ts';
 
@@ -147,6 +148,7 @@ function opened(
     outbox: postgresOutbox(context),
     personalData: postgresPersonalData(context),
     reports: postgresReports(context),
+    widgetFiles: postgresWidgetFiles(context),
     async ping() {
       await operation(async () => {
         if (closing) throw new StoreError('the store is closed');

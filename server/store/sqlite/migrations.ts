@@ -180,6 +180,14 @@ export const MIGRATIONS: readonly string[] = [
    CREATE INDEX payment_returns_recorded ON payment_returns(recorded_at);
    ALTER TABLE checkouts ADD COLUMN replaces TEXT;
    CREATE INDEX checkouts_replaces ON checkouts(replaces) WHERE replaces IS NOT NULL;`,
+  // The widget's chunks of each version the proxy ran (store/widget-files), kept at each start.
+  `CREATE TABLE widget_files (
+     version TEXT NOT NULL,
+     name TEXT NOT NULL,
+     body BLOB NOT NULL,
+     kept_at INTEGER NOT NULL,
+     PRIMARY KEY (version, name)
+   );`,
 ];
 
 /** Brings the schema up to date; refuses a database newer than this code. */

@@ -24,6 +24,7 @@ import type { Store } from '../store.ts';
 import { StoreError } from '../store.ts';
 import { sqliteDatabase, type SqliteContext, type SqliteGuard } from './context.ts';
 import { sqliteReports } from '../reports/sqlite.ts';
+import { sqliteWidgetFiles } from '../widget-files/sqlite.ts';
 
 /** The database file inside PIX_DATA_DIR. */
 export const DB_FILE_NAME = 'pix-checkout.db';
@@ -183,6 +184,7 @@ function openedStore(raw: Database.Database, cacheSize: number, claimMs: number,
     outbox: sqliteOutbox(context),
     personalData: sqlitePersonalData(context),
     reports: sqliteReports(context),
+    widgetFiles: sqliteWidgetFiles(context),
     async ping() {
       db.operation(() => {
         if (!raw.open) throw new StoreError('the store is closed');

@@ -13,7 +13,11 @@ import { after, before, describe, test } from 'node:test';
 import { Hono } from 'hono';
 import { ErrorBody } from '../../../src/shared/errors.ts';
 import { startDevStack, type DevStack } from '../../../server/dev-stack.ts';
-import { chooseEncoding, widgetScript } from '../../../server/routes/widget-script.ts';
+import { WidgetVersions, readWidgetBuild } from '../../../server/domain/widget-versions.ts';
+import { chooseEncoding, widgetScript, widgetScriptRoutes } from '../../../server/routes/widget-script.ts';
+import { openStore } from '../../../server/store/open.ts';
+import { waitFor } from '../../support/checks.ts';
+import { WIDGET_CHUNKS, WIDGET_MANIFEST_FILE, WIDGET_VERSION, widgetChunkFile, type WidgetManifest } from '../../../src/shared/widget-files.ts';
 
 describe('the widget script served by the proxy', () => {
   let stack: DevStack;
@@ -128,9 +132,83 @@ describe('the widget script served by the proxy', () => {
       assert.equal(text, readFileSync(new URL(`../../../dist/${file}`, import.meta.url), 'utf8'), file);
       // A chunk of its own: it imports nothing (a second round trip, or a second copy of the script),
       // but the later chunk the drawing, on the tap's button.
-      assert.ok(!/\bimport\b|\bfrom\s*["']/.test(text.replace('import(`./pix-checkout.save.js`)', '')), `${file} imports nothing`);
+      assert.ok(!/\bimport\b|\bfrom\s*["']/.test(text.replace(/import\(`\.\/pix-checkout\.save\.js\?v=[\w-]{8}`\)/, '')), `${file} imports nothing`);
     }
     assert.equal((await fetch(`${stack.apiUrl}/pix-checkout.fr.js`)).status, 404, 'no other file');
+  });
+
+  test("each chunk is asked for with the build's version: that version's bytes, cached for good; without it, revalidated; a version that is no build's is refused", async () => {
+    const manifest = JSON.parse(readFileSync(new URL(`../../../dist/${WIDGET_MANIFEST_FILE}`, import.meta.url), 'utf8')) as WidgetManifest;
+    assert.match(manifest.version, WIDGET_VERSION);
+    assert.deepEqual(manifest.chunks, WIDGET_CHUNKS.map(widgetChunkFile));
+    const script = await (await fetch(`${stack.apiUrl}/pix-checkout.js`)).text();
+    const laterChunk = readFileSync(new URL('../../../dist/pix-checkout.later.js', import.meta.url), 'utf8');
+    // Every chunk URL in the script and the later chunk carries the version: none without it.
+    for (const text of [script, laterChunk]) {
+      const urls = [...text.matchAll(/\.\/pix-checkout\.[a-z]+\.js[^`'"]*/g)].map((m) => m[0]);
+      assert.ok(urls.length > 0);
+      for (const url of urls) assert.ok(url.endsWith(`?v=${manifest.version}`), url);
+    }
+    const versioned = await fetch(`${stack.apiUrl}/pix-checkout.later.js?v=${manifest.version}`);
+    assert.equal(versioned.status, 200);
+    assert.equal(versioned.headers.get('cache-control'), 'public, max-age=31536000, immutable');
+    assert.equal(await versioned.text(), laterChunk);
+    const plain = await fetch(`${stack.apiUrl}/pix-checkout.later.js`);
+    assert.equal(plain.headers.get('cache-control'), 'public, max-age=300');
+    assert.equal(await plain.text(), laterChunk);
+    for (const bad of ['short', 'not/a/version', 'toolongversion1']) {
+      const res = await fetch(`${stack.apiUrl}/pix-checkout.later.js?v=${encodeURIComponent(bad)}`);
+      assert.equal(res.status, 400, bad);
+      const body = ErrorBody.parse(await res.json());
+      assert.equal(body.error.code, 'invalid_request');
+      assert.ok(body.error.fields?.v, 'names v');
+    }
+    const gone = await fetch(`${stack.apiUrl}/pix-checkout.later.js?v=Zz9_Zz9-`);
+    assert.equal(gone.status, 404, "another version's chunk is never this build's");
+    const body = ErrorBody.parse(await gone.json());
+    assert.equal(body.error.code, 'not_found');
+    assert.match(body.error.message, /Zz9_Zz9-/);
+  });
+
+  test("the store keeps this build's chunks as the proxy starts", async () => {
+    const manifest = JSON.parse(readFileSync(new URL(`../../../dist/${WIDGET_MANIFEST_FILE}`, import.meta.url), 'utf8')) as WidgetManifest;
+    for (const name of manifest.chunks) {
+      const kept = await waitFor(`${name} kept`, async () => (await stack.store.widgetFiles.get(manifest.version, name)) ?? undefined);
+      assert.ok(kept, `${name} kept`);
+      assert.deepEqual(Buffer.from(kept), readFileSync(new URL(`../../../dist/${name}`, import.meta.url)), name);
+    }
+  });
+
+  test("two versions over one store: each answers the other's pages with that version's chunks, and a version neither ran with a 404", async () => {
+    // Two builds as two instances' packages would have them: the same file names, other bytes and versions.
+    const build = (version: string, text: string) => {
+      const folder = mkdtempSync(join(dir, 'build-'));
+      writeFileSync(join(folder, 'pix-checkout.js'), `/* the script of ${version} */`);
+      for (const chunk of WIDGET_CHUNKS) writeFileSync(join(folder, widgetChunkFile(chunk)), `/* ${chunk} of ${text} */`);
+      writeFileSync(join(folder, WIDGET_MANIFEST_FILE), JSON.stringify({ version, chunks: WIDGET_CHUNKS.map(widgetChunkFile) }));
+      return join(folder, 'pix-checkout.js');
+    };
+    const older = build('0ld-vers', 'the older');
+    const newer = build('new_Vers', 'the newer');
+    const store = await openStore({ dataDir: mkdtempSync(join(dir, 'store-')) });
+    try {
+      const versions = new WidgetVersions({ store: store.widgetFiles, now: () => 1_000 });
+      const instance = (script: string) => new Hono().route('/api', widgetScriptRoutes({ candidates: [script], kept: versions }));
+      // Each keeps its build as it starts (services.start), the older first.
+      for (const script of [older, newer]) {
+        const kept = readWidgetBuild(script)!;
+        await versions.keep(kept.version, kept.files);
+      }
+      const [a, b] = [instance(older), instance(newer)];
+      assert.equal(await (await b.request('/api/pix-checkout.later.js?v=0ld-vers')).text(), '/* later of the older */', 'the newer instance, an older page');
+      assert.equal(await (await a.request('/api/pix-checkout.status.js?v=new_Vers')).text(), '/* status of the newer */', 'the older instance, a newer page');
+      assert.equal(await (await a.request('/api/pix-checkout.en.js?v=0ld-vers')).text(), '/* en of the older */');
+      const other = await b.request('/api/pix-checkout.later.js?v=neither1');
+      assert.equal(other.status, 404);
+      assert.equal(ErrorBody.parse(await other.json()).error.code, 'not_found');
+    } finally {
+      await store.close();
+    }
   });
 
   test('other methods get 405', async () => {

@@ -156,6 +156,35 @@ for (const kind of kinds) {
       await store.ping();
     });
 
+    test('widget files: each version kept with its files (a second store reads them), kept again, and forgotten once no start kept it since', async () => {
+      const store = await kind.open();
+      const bytes = (text: string) => new TextEncoder().encode(text);
+      const text = (body: Uint8Array | null) => (body ? new TextDecoder().decode(body) : null);
+      await store.widgetFiles.keep(
+        'version1',
+        [
+          { name: 'pix-checkout.later.js', body: bytes('later 1') },
+          { name: 'pix-checkout.en.js', body: bytes('en 1\u0000') },
+        ],
+        1_000,
+        0,
+      );
+      await store.widgetFiles.keep('version2', [{ name: 'pix-checkout.later.js', body: bytes('later 2') }], 2_000, 0);
+      const other = await kind.reopen(store);
+      assert.equal(text(await other.widgetFiles.get('version1', 'pix-checkout.later.js')), 'later 1');
+      assert.equal(text(await other.widgetFiles.get('version1', 'pix-checkout.en.js')), 'en 1\u0000', 'the bytes as kept');
+      assert.equal(text(await other.widgetFiles.get('version2', 'pix-checkout.later.js')), 'later 2');
+      assert.equal(await other.widgetFiles.get('version2', 'pix-checkout.en.js'), null, 'a file that version did not have');
+      assert.equal(await other.widgetFiles.get('version3', 'pix-checkout.later.js'), null, 'a version never kept');
+      // version2 starts again at 5 s and forgets what no start kept since 1.5 s: version1.
+      await store.widgetFiles.keep('version2', [{ name: 'pix-checkout.later.js', body: bytes('later 2') }], 5_000, 1_500);
+      assert.equal(await other.widgetFiles.get('version1', 'pix-checkout.later.js'), null);
+      assert.equal(text(await other.widgetFiles.get('version2', 'pix-checkout.later.js')), 'later 2');
+      // The version starting is never forgotten by its own start, however old its last keep.
+      await store.widgetFiles.keep('version2', [], 9_000, 8_000);
+      assert.equal(text(await other.widgetFiles.get('version2', 'pix-checkout.later.js')), 'later 2');
+    });
+
     test('reports: each table a page at a time by creation time (ties by key), within the range, with the order id; the outbox read in order', async () => {
       const store = await kind.open();
       const id = (n: number) => `co_${String(n).padStart(24, 'R')}`;
@@ -1226,6 +1255,7 @@ const STORE_TABLES = [
   'disputes',
   'payment_intents',
   'payment_returns',
+  'widget_files',
 ];
 
 function hasTables(tables: string[], expected: string[]): void {
@@ -1246,7 +1276,7 @@ describe('SQLite store: its file', () => {
     const versions = (db.prepare('SELECT version FROM migrations').all() as { version: number }[]).map((r) => r.version);
     const tables = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as { name: string }[]).map((r) => r.name);
     db.close();
-    assert.deepEqual(versions, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13]);
+    assert.deepEqual(versions, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14]);
     hasTables(tables, STORE_TABLES);
   });
 
@@ -1268,7 +1298,7 @@ describe('Postgres store: its database', () => {
     await store.close();
     await (await postgresKind.reopen(store)).close();
     const versions = (await sql<{ version: number }>(store, 'SELECT version FROM migrations ORDER BY version')).map((r) => r.version);
-    assert.deepEqual(versions, [1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    assert.deepEqual(versions, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
     const tables = (await sql<{ name: string }>(store, "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = 'public'")).map(
       (r) => r.name,
     );
