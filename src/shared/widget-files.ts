@@ -14,7 +14,6 @@ export const WIDGET_SCRIPT_FILE = 'pix-checkout.js';
  * src/controllers/status.ts). The build fails on a chunk not listed here.
  */
 export const WIDGET_CHUNKS = ['en', 'es', 'save', 'later', 'status'] as const;
-export type WidgetChunk = (typeof WIDGET_CHUNKS)[number];
 
 /** A chunk's file name, beside the script. */
 export const widgetChunkFile = (chunk: string): string => `pix-checkout.${chunk}.js`;
@@ -25,7 +24,7 @@ export const WIDGET_VERSION_PARAM = 'v';
 /** A build's version: 8 characters of base64url, a hash of every file the build wrote. */
 export const WIDGET_VERSION = /^[A-Za-z0-9_-]{8}$/;
 
-/** The build's manifest beside the files: `{version, chunks: {file name: ...}}`, what the proxy reads. */
+/** The build's manifest beside the files (`{version, chunks}`, WidgetManifest): what the proxy reads. */
 export const WIDGET_MANIFEST_FILE = 'pix-checkout.files.json';
 
 /** One of a build's chunks: its file name beside the script (`pix-checkout.later.js`) and its bytes. */
