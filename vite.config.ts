@@ -228,7 +228,9 @@ const VERSION_PLACEHOLDER = '__pixv__';
  * serves those names alone.
  */
 function versionChunks(): Plugin {
-  const chunkUrl = new RegExp(`\\./pix-checkout\\.(${WIDGET_CHUNKS.join('|')})\\.js(?=[\`'"])`, 'g');
+  // `./pix-checkout.<chunk>.js` as an import's string, the name widgetChunkFile writes.
+  const [before, after] = `./${widgetChunkFile('\0')}`.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&').split('\0');
+  const chunkUrl = new RegExp(`${before}(?:${WIDGET_CHUNKS.join('|')})${after}(?=[\`'"])`, 'g');
   return {
     name: 'version-chunks',
     apply: 'build',

@@ -130,15 +130,16 @@ export function widgetScript(candidates: readonly string[] = CANDIDATES): Handle
 /** Other versions' chunks answered lately, by version and name: a deploy's pages ask for the same few. */
 const OLDER_REMEMBERED = 16;
 
+/** The files beside the script, wherever it was found. */
+const beside = (candidates: readonly string[], file: string) => candidates.map((path) => join(dirname(path), file));
+
 /**
- * A chunk beside the script (`name`, e.g. `pix-checkout.later.js`). With `?v=` of this build's version,
- * or none (a page or a copy older than versions): this build's file. Another version's: the store's
- * copy (`kept`), or a 404 naming the version.
+ * A chunk beside the script (`name`, e.g. `pix-checkout.later.js`). With `?v=` of this build's version
+ * (`ownVersion`: its manifest's, undefined without one), or none (a page or a copy older than
+ * versions): this build's file. Another version's: the store's copy (`kept`), or a 404 naming the version.
  */
-export function widgetChunk(name: string, candidates: readonly string[] = CANDIDATES, kept?: Pick<WidgetVersions, 'file'>): Handler {
-  const beside = (file: string) => candidates.map((path) => join(dirname(path), file));
-  const load = fileLoader(beside(name), encode);
-  const manifest = fileLoader(beside(WIDGET_MANIFEST_FILE), (body) => ({ manifest: parseManifest(body.toString('utf8')) }));
+function widgetChunk(name: string, candidates: readonly string[], ownVersion: () => string | undefined, kept?: Pick<WidgetVersions, 'file'>): Handler {
+  const load = fileLoader(beside(candidates, name), encode);
   const older = new Map<string, Encoded>();
   return async (c) => {
     const version = c.req.query(WIDGET_VERSION_PARAM);
@@ -149,7 +150,7 @@ export function widgetChunk(name: string, candidates: readonly string[] = CANDID
         }),
         400,
       );
-    const own = manifest()?.manifest?.version;
+    const own = ownVersion();
     if (version === undefined || own === undefined || version === own) {
       const file = load();
       if (!file) return notBuilt(c);
@@ -175,13 +176,15 @@ export function widgetChunk(name: string, candidates: readonly string[] = CANDID
 }
 
 /** The script's route and its chunks', under the API's base path; `kept`: other versions' chunks (the store's). */
-export function widgetScriptRoutes({ candidates, kept }: { candidates?: readonly string[]; kept?: Pick<WidgetVersions, 'file'> } = {}): Hono {
+export function widgetScriptRoutes({ candidates = CANDIDATES, kept }: { candidates?: readonly string[]; kept?: Pick<WidgetVersions, 'file'> } = {}): Hono {
   const routes = new Hono();
   routes.get(WIDGET_SCRIPT_PATH, widgetScript(candidates));
   allowOnly(routes, WIDGET_SCRIPT_PATH, 'GET');
+  // One manifest for every chunk, read again when it changes (a rebuild during development).
+  const manifest = fileLoader(beside(candidates, WIDGET_MANIFEST_FILE), (body) => ({ manifest: parseManifest(body.toString('utf8')) }));
+  const ownVersion = () => manifest()?.manifest?.version;
   for (const path of WIDGET_CHUNK_PATHS) {
-    // Beside the script, wherever it was found.
-    routes.get(path, widgetChunk(path.slice(1), candidates, kept));
+    routes.get(path, widgetChunk(path.slice(1), candidates, ownVersion, kept));
     allowOnly(routes, path, 'GET');
   }
   return routes;
